@@ -1,0 +1,1 @@
+"""The discrete-event engine: state, events, decisions and the loop that applies them."""

@@ -1,0 +1,100 @@
+"""Records what happened during a run: starts, ends, placements, samples, overheads."""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.engine.state import SystemView
+from dispatchlab.errors import DispatchlabError
+from dispatchlab.platform.platform import Platform
+from dispatchlab.workload.workload import Workload
+
+IntArray = npt.NDArray[np.int64]
+
+
+class Recorder:
+    """Append-only log of one run; :mod:`dispatchlab.metrics` turns it into tables."""
+
+    def __init__(self, workload: Workload, platform: Platform):
+        n = workload.n_jobs
+        self.workload = workload
+        self.platform = platform
+        self.start_time = np.full(n, -1, dtype=np.int64)
+        self.end_time = np.full(n, -1, dtype=np.int64)
+        self.planned = np.full(n, -1, dtype=np.int64)
+        self.alloc_nodes: list[IntArray | None] = [None] * n
+        self.alloc_counts: list[IntArray | None] = [None] * n
+        self.rejected: dict[int, str] = {}
+        self.decision_at = array("q")
+        self.decision_cpu = array("d")
+        n_res = len(platform.resources)
+        self.sample_t = array("q")
+        self.sample_used = [array("q") for _ in range(n_res)]
+        self.sample_queue = array("q")
+        self.sample_running = array("q")
+        self.sim_seconds = 0.0
+        self.dispatcher_stats: dict[str, Any] = {}
+
+    def start(self, job: int, t: int, nodes: IntArray, counts: IntArray) -> None:
+        """Job ``job`` started at ``t`` on ``nodes`` × ``counts`` units."""
+        self.start_time[job] = t
+        self.alloc_nodes[job] = nodes
+        self.alloc_counts[job] = counts
+
+    def end(self, job: int, t: int) -> None:
+        """Job ``job`` ended (completed or killed) at ``t``."""
+        if self.end_time[job] >= 0:
+            raise DispatchlabError(f"job {int(self.workload.job_id[job])} ended twice")
+        self.end_time[job] = t
+
+    def plan(self, job: int, t: int) -> None:
+        """The dispatcher's latest planned start for ``job``."""
+        self.planned[job] = t
+
+    def reject(self, job: int, reason: str) -> None:
+        """Job ``job`` will never run, for ``reason``."""
+        self.rejected[job] = reason
+
+    def decision_time(self, t: int, cpu_seconds: float) -> None:
+        """CPU time the dispatcher spent deciding at ``t``."""
+        self.decision_at.append(t)
+        self.decision_cpu.append(cpu_seconds)
+
+    def sample(self, t: int, view: SystemView) -> None:
+        """State after the decisions at ``t``: used capacity, queue length, running jobs."""
+        if self.sample_t and self.sample_t[-1] == t:
+            for used, tot, free in zip(self.sample_used, view.total, view.free_total,
+                                       strict=True):
+                used[-1] = tot - free
+            self.sample_queue[-1] = len(view.queue)
+            self.sample_running[-1] = len(view.running)
+            return
+        self.sample_t.append(t)
+        for used, tot, free in zip(self.sample_used, view.total, view.free_total, strict=True):
+            used.append(tot - free)
+        self.sample_queue.append(len(view.queue))
+        self.sample_running.append(len(view.running))
+
+    def finish(self, sim_seconds: float, dispatcher_stats: dict[str, Any]) -> None:
+        """Close the run: check every job is accounted for, store overall figures."""
+        self.sim_seconds = sim_seconds
+        self.dispatcher_stats = dispatcher_stats
+        ran = self.start_time >= 0
+        rejected = np.zeros(len(ran), dtype=bool)
+        if self.rejected:
+            rejected[list(self.rejected)] = True
+        missing = ~ran & ~rejected
+        if missing.any():
+            j = int(np.flatnonzero(missing)[0])
+            raise DispatchlabError(
+                f"{int(missing.sum())} job(s) never started (first: job "
+                f"{int(self.workload.job_id[j])})"
+            )
+        unfinished = ran & (self.end_time < 0)
+        if unfinished.any():
+            j = int(np.flatnonzero(unfinished)[0])
+            raise DispatchlabError(f"job {int(self.workload.job_id[j])} started but never ended")

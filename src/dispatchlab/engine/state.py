@@ -1,0 +1,72 @@
+"""The system state a dispatcher reads: queue, running jobs and free resources.
+
+The engine owns it and mutates it only while applying validated decisions and events;
+dispatchers must treat every attribute as read-only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.platform.platform import Platform
+from dispatchlab.workload.workload import Workload
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(slots=True)
+class Running:
+    """A running job: when it started, where, and when the engine will end it."""
+
+    start: int
+    nodes: IntArray
+    counts: IntArray
+    end: int
+
+
+class SystemView:
+    """Read-only view of the simulated system at decision time ``now``.
+
+    ``req[i]`` is job ``i``'s per-unit request over the *platform's* resources,
+    ``demand[i]`` its total (``units × req``). ``queue`` holds queued job indices in
+    arrival order; ``running`` maps job index → :class:`Running`.
+    """
+
+    __slots__ = (
+        "capacity",
+        "demand",
+        "free",
+        "free_total",
+        "jobs",
+        "now",
+        "platform",
+        "queue",
+        "req",
+        "req_rows",
+        "running",
+        "total",
+    )
+
+    def __init__(self, workload: Workload, platform: Platform, req: IntArray):
+        self.jobs = workload
+        self.platform = platform
+        self.capacity: IntArray = platform.capacity
+        self.total: list[int] = platform.total.tolist()
+        self.free: IntArray = platform.capacity.copy()
+        self.free_total: list[int] = list(self.total)
+        self.req: IntArray = req
+        self.req_rows: list[tuple[int, ...]] = [tuple(r) for r in req.tolist()]
+        self.demand: IntArray = req * workload.units[:, None]
+        self.queue: dict[int, None] = {}
+        self.running: dict[int, Running] = {}
+        self.now = 0
+
+    def fits_total(self, job: int) -> bool:
+        """Cheap necessary condition: the job's total demand fits the pooled free capacity."""
+        units = int(self.jobs.units[job])
+        return all(
+            units * r <= f for r, f in zip(self.req_rows[job], self.free_total, strict=True)
+        )

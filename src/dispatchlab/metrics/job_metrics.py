@@ -1,0 +1,84 @@
+"""Per-job metrics (SPEC §2): wait, slowdown, bounded slowdown, tardiness vs. queue ewt."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dispatchlab.engine.recorder import Recorder
+
+#: Default bound of bounded slowdown, seconds.
+TAU = 10
+
+
+def job_table(rec: Recorder, tau: int = TAU) -> pd.DataFrame:
+    """One row per job with times, placement and the SPEC §2 metrics."""
+    wl = rec.workload
+    start = rec.start_time
+    end = rec.end_time
+    ran = start >= 0
+    wait = np.where(ran, start - wl.submit, -1)
+    run = np.where(ran, end - start, 0)
+    ewt = wl.ewt()
+    wait_f = wait.astype(np.float64)
+    run_f = run.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slowdown = (wait_f + run_f) / np.maximum(run_f, 1.0)
+        bsld = np.maximum(1.0, (wait_f + run_f) / np.maximum(run_f, float(tau)))
+        wqt = np.where(ewt > 0, wait_f / ewt, np.nan)
+        tard = np.maximum(0, wait - ewt).astype(np.float64)
+        wtard = np.where(ewt > 0, tard / ewt, np.nan)
+    nodes_used = np.fromiter(
+        (0 if a is None else len(a) for a in rec.alloc_nodes), dtype=np.int64, count=len(start)
+    )
+    node_names = rec.platform.node_names
+    queue_names = np.array([q.name for q in wl.queues], dtype=object)
+    df = pd.DataFrame(
+        {
+            "job_id": wl.job_id,
+            "submit": wl.submit,
+            "start": start,
+            "end": end,
+            "wait": wait,
+            "run": run,
+            "requested": wl.walltime,
+            "actual_runtime": wl.runtime,
+            "units": wl.units,
+            "nodes_used": nodes_used,
+            "node_list": [_fmt_alloc(a, c, node_names) for a, c in
+                          zip(rec.alloc_nodes, rec.alloc_counts, strict=True)],
+            "killed": ran & (wl.runtime > wl.walltime),
+            "slowdown": slowdown,
+            "bounded_slowdown": bsld,
+            "queue": queue_names[wl.queue],
+            "ewt": ewt,
+            "weighted_queue_time": wqt,
+            "tardiness": tard,
+            "weighted_tardiness": wtard,
+            "late": ran & (wait > ewt),
+            "logged_wait": wl.logged_wait,
+            "rejected": ~ran,
+        }
+    )
+    for r, name in enumerate(wl.resources):
+        df.insert(df.columns.get_loc("nodes_used"), f"req_{name}", wl.req[:, r])
+    if rec.rejected:
+        reasons = np.full(len(start), "", dtype=object)
+        for j, why in rec.rejected.items():
+            reasons[j] = why
+        df["reject_reason"] = reasons
+    for col in ("slowdown", "bounded_slowdown"):
+        df.loc[~ran, col] = np.nan
+    return df
+
+
+def _fmt_alloc(nodes: object, counts: object, names: tuple[str, ...]) -> str:
+    if nodes is None or counts is None:
+        return ""
+    assert isinstance(nodes, np.ndarray) and isinstance(counts, np.ndarray)
+    if len(nodes) > 64:
+        return f"{names[int(nodes[0])]}..{names[int(nodes[-1])]} ({len(nodes)} nodes)"
+    return " ".join(
+        names[n] if c == 1 else f"{names[n]}*{c}"
+        for n, c in zip(nodes.tolist(), counts.tolist(), strict=True)
+    )

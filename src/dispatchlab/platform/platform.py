@@ -1,0 +1,140 @@
+"""The machine being simulated: nodes × named resource types, held as arrays."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.errors import ConfigError
+
+IntArray = npt.NDArray[np.int64]
+
+#: The resource every platform has; SWF processors map onto it.
+CORES = "cores"
+
+
+@dataclass(frozen=True, eq=False)
+class Platform:
+    """Nodes with a capacity per resource type, grouped into named partitions.
+
+    ``capacity[n, r]`` is node ``n``'s amount of resource ``resources[r]``; a resource a
+    node lacks has capacity 0. ``groups`` maps a group/partition name to node indices.
+    ``node_power`` is each node's nominal busy power in W (used by energy-aware allocators).
+    """
+
+    resources: tuple[str, ...]
+    capacity: IntArray
+    node_names: tuple[str, ...]
+    groups: Mapping[str, IntArray] = field(default_factory=dict)
+    node_power: npt.NDArray[np.float64] | None = None
+    name: str = "platform"
+
+    def __post_init__(self) -> None:
+        cap = np.asarray(self.capacity, dtype=np.int64)
+        if cap.ndim != 2:
+            raise ConfigError("capacity must be a nodes × resources matrix", field="capacity")
+        if cap.shape[0] == 0:
+            raise ConfigError("a platform needs at least one node", field="nodes")
+        if cap.shape[1] != len(self.resources):
+            raise ConfigError(
+                f"{cap.shape[1]} capacity columns for {len(self.resources)} resources",
+                field="resources",
+            )
+        if len(set(self.resources)) != len(self.resources):
+            raise ConfigError(f"duplicate resource names {self.resources}", field="resources")
+        if CORES not in self.resources:
+            raise ConfigError("every platform needs a 'cores' resource", field="resources")
+        if (cap < 0).any():
+            n, r = np.argwhere(cap < 0)[0]
+            raise ConfigError(
+                f"node {self.node_names[n]} has negative capacity {cap[n, r]}",
+                field=self.resources[r],
+            )
+        if len(self.node_names) != cap.shape[0]:
+            raise ConfigError("one name per node is needed", field="node_names")
+        if len(set(self.node_names)) != len(self.node_names):
+            raise ConfigError("node names must be unique", field="node_names")
+        groups: dict[str, IntArray] = {}
+        for gname, members in self.groups.items():
+            idx = np.asarray(members, dtype=np.int64)
+            if idx.size and (idx.min() < 0 or idx.max() >= cap.shape[0]):
+                raise ConfigError(f"group '{gname}' names a node that does not exist", field=gname)
+            groups[gname] = idx
+        cap.setflags(write=False)
+        object.__setattr__(self, "capacity", cap)
+        object.__setattr__(self, "groups", groups)
+        if self.node_power is not None:
+            power = np.asarray(self.node_power, dtype=np.float64)
+            if power.shape != (cap.shape[0],):
+                raise ConfigError("one power rating per node is needed", field="node_power")
+            object.__setattr__(self, "node_power", power)
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes."""
+        return int(self.capacity.shape[0])
+
+    @property
+    def total(self) -> IntArray:
+        """Summed capacity per resource type."""
+        return np.asarray(self.capacity.sum(axis=0), dtype=np.int64)
+
+    def resource_index(self, name: str) -> int:
+        """Column of resource ``name``; a ConfigError when the platform lacks it."""
+        try:
+            return self.resources.index(name)
+        except ValueError:
+            raise ConfigError(
+                f"unknown resource '{name}' (platform has {', '.join(self.resources)})",
+                field="resources",
+            ) from None
+
+    @classmethod
+    def homogeneous(
+        cls, nodes: int, resources: Mapping[str, int], *, name: str = "platform"
+    ) -> Platform:
+        """``nodes`` identical nodes with the given per-node capacities."""
+        if nodes <= 0:
+            raise ConfigError(f"must be positive, got {nodes}", field="nodes")
+        names = tuple(resources)
+        row = np.array([int(resources[r]) for r in names], dtype=np.int64)
+        cap = np.tile(row, (nodes, 1))
+        width = len(str(nodes - 1))
+        node_names = tuple(f"n{i:0{width}d}" for i in range(nodes))
+        return cls(resources=names, capacity=cap, node_names=node_names, name=name)
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready description (recorded in every result's configuration)."""
+        distinct, counts = np.unique(self.capacity, axis=0, return_counts=True)
+        return {
+            "name": self.name,
+            "nodes": self.n_nodes,
+            "resources": list(self.resources),
+            "total": dict(zip(self.resources, self.total.tolist(), strict=True)),
+            "node_types": [
+                {"count": int(c), **dict(zip(self.resources, row.tolist(), strict=True))}
+                for row, c in zip(distinct, counts, strict=True)
+            ],
+            "groups": {g: len(v) for g, v in self.groups.items()},
+        }
+
+    def can_ever_host(self, req: Sequence[int] | IntArray) -> bool:
+        """True when at least one node could host one unit asking ``req`` when empty."""
+        r = np.asarray(req, dtype=np.int64)
+        return bool((self.capacity >= r).all(axis=1).any())
+
+    def max_units(self, req: Sequence[int] | IntArray) -> int:
+        """How many units asking ``req`` the empty machine can host at once."""
+        return int(units_fitting(self.capacity, np.asarray(req, dtype=np.int64)).sum())
+
+
+def units_fitting(free: IntArray, req: IntArray) -> IntArray:
+    """Per node, how many units asking ``req`` fit into ``free`` (nodes × resources)."""
+    mask = req > 0
+    if not mask.any():
+        raise ConfigError("a job unit must request at least one resource", field="req")
+    return np.asarray((free[:, mask] // req[mask]).min(axis=1), dtype=np.int64)

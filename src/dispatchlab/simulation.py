@@ -1,0 +1,50 @@
+"""``simulate()``: the one call that runs a dispatcher on a workload and a platform."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.dispatchers.registry import get_dispatcher
+from dispatchlab.engine.simulator import Simulator
+from dispatchlab.metrics.results import Results
+from dispatchlab.platform.platform import Platform
+from dispatchlab.platform.resolve import resolve_platform
+from dispatchlab.workload.workload import Workload
+
+
+def simulate(
+    workload: Workload | str | Path,
+    platform: Platform | str,
+    dispatcher: Dispatcher | str = "fifo",
+    *,
+    seed: int = 0,
+    on_infeasible: str = "error",
+    progress: Callable[[int, int], None] | None = None,
+    **load_options: Any,
+) -> Results:
+    """Simulate ``workload`` on ``platform`` under ``dispatcher`` and return the results.
+
+    Strings are resolved: a workload path is loaded (format detected; ``load_options``
+    go to the reader), a platform spec/preset/file is parsed, a dispatcher name is
+    looked up in the registry.
+    """
+    if not isinstance(workload, Workload):
+        from dispatchlab.workload.load import load_workload
+
+        workload = load_workload(workload, **load_options)
+    plat = resolve_platform(platform)
+    disp = get_dispatcher(dispatcher) if isinstance(dispatcher, str) else dispatcher
+    config = {
+        "workload": {"source": workload.source, "jobs": workload.n_jobs,
+                     **{k: v for k, v in workload.meta.items() if k != "load_report"}},
+        "platform": plat.describe(),
+        "dispatcher": disp.describe(),
+        "seed": seed,
+        "on_infeasible": on_infeasible,
+    }
+    rec = Simulator(workload, plat, disp, seed=seed, on_infeasible=on_infeasible,
+                    progress=progress).run()
+    return Results.from_recorder(rec, config)

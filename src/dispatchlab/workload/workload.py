@@ -1,0 +1,258 @@
+"""A workload: jobs held as columns (structure of arrays), sorted by submit time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.errors import WorkloadError
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+#: Marker for "unknown" in integer columns (as in SWF).
+UNKNOWN = -1
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A submission queue; ``ewt`` is its expected waiting time in seconds."""
+
+    name: str
+    ewt: int = 3600
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """Jobs as numpy columns, row ``i`` is job ``i`` (the engine's job index).
+
+    Times are integer seconds relative to the workload origin. Each job asks for
+    ``units[i]`` identical units needing ``req[i, r]`` of resource ``resources[r]`` on one
+    node. ``walltime`` is the requested time (the kill limit), ``runtime`` the actual one.
+    ``origin_unix`` / ``timezone`` give the absolute time of 0, when the source has one.
+    """
+
+    job_id: IntArray
+    submit: IntArray
+    walltime: IntArray
+    runtime: IntArray
+    units: IntArray
+    req: IntArray
+    resources: tuple[str, ...]
+    queue: IntArray
+    queues: tuple[Queue, ...]
+    user: IntArray
+    users: tuple[str, ...]
+    app: IntArray
+    apps: tuple[str, ...]
+    power: FloatArray
+    est: IntArray
+    lst: IntArray
+    logged_wait: IntArray
+    origin_unix: int | None = None
+    timezone: str | None = None
+    source: str = "<memory>"
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = len(self.job_id)
+        for name in ("submit", "walltime", "runtime", "units", "queue", "user", "app",
+                     "power", "est", "lst", "logged_wait"):
+            if len(getattr(self, name)) != n:
+                raise WorkloadError(f"column has {len(getattr(self, name))} rows, expected {n}",
+                                    source=self.source, field=name)
+        if self.req.shape != (n, len(self.resources)):
+            raise WorkloadError(f"req must be {n} × {len(self.resources)}", source=self.source,
+                                field="req")
+        for arr in (self.job_id, self.submit, self.walltime, self.runtime, self.units, self.req,
+                    self.queue, self.user, self.app, self.power, self.est, self.lst,
+                    self.logged_wait):
+            arr.setflags(write=False)
+
+    def __len__(self) -> int:
+        return len(self.job_id)
+
+    @property
+    def n_jobs(self) -> int:
+        """Number of jobs."""
+        return len(self.job_id)
+
+    @classmethod
+    def from_columns(
+        cls,
+        *,
+        submit: Sequence[int] | IntArray,
+        walltime: Sequence[int] | IntArray,
+        runtime: Sequence[int] | IntArray,
+        units: Sequence[int] | IntArray,
+        req: Mapping[str, Sequence[int] | IntArray],
+        job_id: Sequence[int] | IntArray | None = None,
+        queue: Sequence[str] | IntArray | None = None,
+        queues: Sequence[Queue] | Mapping[str, int] | None = None,
+        user: Sequence[str] | IntArray | None = None,
+        app: Sequence[str] | IntArray | None = None,
+        power: Sequence[float] | FloatArray | None = None,
+        est: Sequence[int] | IntArray | None = None,
+        lst: Sequence[int] | IntArray | None = None,
+        logged_wait: Sequence[int] | IntArray | None = None,
+        origin_unix: int | None = None,
+        timezone: str | None = None,
+        source: str = "<memory>",
+        meta: Mapping[str, Any] | None = None,
+        validate: bool = True,
+    ) -> Workload:
+        """Build and validate a workload from plain columns; rows are sorted by submit time."""
+        sub = _ints(submit)
+        n = len(sub)
+        jid = np.arange(1, n + 1, dtype=np.int64) if job_id is None else _ints(job_id)
+        resources = tuple(req)
+        req_m = (np.column_stack([_ints(req[r]) for r in resources]) if resources
+                 else np.zeros((n, 0), np.int64)).reshape(n, len(resources))
+        queue_objs, queue_idx = _encode_queues(queue, queues, n, source)
+        users, user_idx = _encode(user, n, "-")
+        apps, app_idx = _encode(app, n, "-")
+        cols: dict[str, Any] = {
+            "job_id": jid,
+            "submit": sub,
+            "walltime": _ints(walltime),
+            "runtime": _ints(runtime),
+            "units": _ints(units),
+            "req": req_m,
+            "queue": queue_idx,
+            "user": user_idx,
+            "app": app_idx,
+            "power": (np.full(n, np.nan) if power is None
+                      else np.asarray(power, dtype=np.float64)),
+            "est": np.full(n, UNKNOWN, np.int64) if est is None else _ints(est),
+            "lst": np.full(n, UNKNOWN, np.int64) if lst is None else _ints(lst),
+            "logged_wait": (np.full(n, UNKNOWN, np.int64) if logged_wait is None
+                            else _ints(logged_wait)),
+        }
+        order = np.lexsort((cols["job_id"], cols["submit"]))
+        if not np.array_equal(order, np.arange(n)):
+            cols = {k: v[order] for k, v in cols.items()}
+        wl = cls(resources=resources, queues=queue_objs, users=users, apps=apps,
+                 origin_unix=origin_unix, timezone=timezone, source=source,
+                 meta=dict(meta or {}), **cols)
+        if validate:
+            wl.validate()
+        return wl
+
+    def validate(self) -> None:
+        """Check every job; raise a WorkloadError naming the first bad job and field."""
+        checks: list[tuple[str, npt.NDArray[np.bool_], str]] = [
+            ("submit", self.submit < 0, "negative submit time"),
+            ("walltime", self.walltime <= 0, "requested time must be positive"),
+            ("runtime", self.runtime < 0, "negative run time"),
+            ("units", self.units <= 0, "a job needs at least one unit"),
+            ("req", (self.req < 0).any(axis=1), "negative resource request"),
+            ("req", (self.req == 0).all(axis=1), "a unit must request some resource"),
+            ("queue", (self.queue < 0) | (self.queue >= max(len(self.queues), 1)),
+             "unknown queue"),
+        ]
+        for fld, bad, msg in checks:
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise WorkloadError(f"{msg} ({int(bad.sum())} job(s) affected)",
+                                    source=self.source, job=int(self.job_id[i]), field=fld)
+        if len(np.unique(self.job_id)) != len(self.job_id):
+            vals, counts = np.unique(self.job_id, return_counts=True)
+            raise WorkloadError("duplicate job id", source=self.source,
+                                job=int(vals[counts > 1][0]), field="job_id")
+
+    def take(self, index: IntArray | slice) -> Workload:
+        """A new workload with the selected rows (order kept)."""
+        cols = {k: getattr(self, k)[index] for k in _ROW_COLUMNS}
+        return replace(self, **cols)
+
+    def ewt(self) -> IntArray:
+        """Each job's queue expected waiting time (seconds)."""
+        table = np.array([q.ewt for q in self.queues] or [0], dtype=np.int64)
+        return np.asarray(table[self.queue], dtype=np.int64)
+
+    def req_of(self, resource: str) -> IntArray:
+        """Per-unit request of one resource (zeros when the workload never asks for it)."""
+        if resource not in self.resources:
+            return np.zeros(self.n_jobs, np.int64)
+        return np.asarray(self.req[:, self.resources.index(resource)], dtype=np.int64)
+
+    def to_frame(self) -> Any:
+        """The workload as a pandas DataFrame (one row per job, readable labels)."""
+        import pandas as pd
+
+        data: dict[str, Any] = {
+            "job_id": self.job_id,
+            "submit": self.submit,
+            "walltime": self.walltime,
+            "runtime": self.runtime,
+            "units": self.units,
+        }
+        for r, name in enumerate(self.resources):
+            data[f"req_{name}"] = self.req[:, r]
+        data["queue"] = np.array([q.name for q in self.queues], dtype=object)[self.queue] \
+            if self.queues else "-"
+        data["user"] = np.array(self.users, dtype=object)[self.user] if self.users else "-"
+        data["app"] = np.array(self.apps, dtype=object)[self.app] if self.apps else "-"
+        data["power"] = self.power
+        data["est"] = self.est
+        data["lst"] = self.lst
+        data["logged_wait"] = self.logged_wait
+        return pd.DataFrame(data)
+
+
+_ROW_COLUMNS = ("job_id", "submit", "walltime", "runtime", "units", "req", "queue", "user",
+                "app", "power", "est", "lst", "logged_wait")
+
+
+def _ints(values: Sequence[int] | IntArray) -> IntArray:
+    arr = np.asarray(values)
+    if arr.dtype.kind == "f":
+        if np.isnan(arr).any():
+            raise WorkloadError("missing value in an integer column")
+        arr = np.rint(arr)
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def _encode(
+    values: Sequence[str] | IntArray | None, n: int, default: str
+) -> tuple[tuple[str, ...], IntArray]:
+    """Categories and codes; numeric input is labelled by its decimal value."""
+    if values is None:
+        return (default,), np.zeros(n, np.int64)
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        cats_i, idx = np.unique(arr, return_inverse=True)
+        return tuple(str(int(c)) for c in cats_i), idx.astype(np.int64).reshape(-1)
+    cats, idx = np.unique(arr.astype(str), return_inverse=True)
+    return tuple(str(c) for c in cats), idx.astype(np.int64).reshape(-1)
+
+
+def _encode_queues(
+    queue: Sequence[str] | IntArray | None,
+    queues: Sequence[Queue] | Mapping[str, int] | None,
+    n: int,
+    source: str,
+) -> tuple[tuple[Queue, ...], IntArray]:
+    if isinstance(queues, Mapping):
+        defined = [Queue(name, int(ewt)) for name, ewt in queues.items()]
+    else:
+        defined = list(queues or [])
+    if queue is None:
+        if not defined:
+            defined = [Queue("default")]
+        return tuple(defined), np.zeros(n, np.int64)
+    names_t, idx = _encode(queue, n, "default")
+    names = list(names_t)
+    by_name = {q.name: q for q in defined}
+    order = [q.name for q in defined]
+    for name in names:
+        if name not in by_name:
+            by_name[name] = Queue(str(name))
+            order.append(str(name))
+    position = {name: i for i, name in enumerate(order)}
+    remap = np.array([position[str(name)] for name in names], dtype=np.int64)
+    return tuple(by_name[name] for name in order), remap[idx]
