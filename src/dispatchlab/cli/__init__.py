@@ -1,0 +1,1 @@
+"""The ``dispatchlab`` command line."""
