@@ -9,6 +9,7 @@ from typing import Any
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.simulator import Simulator
+from dispatchlab.metrics.audit import audit
 from dispatchlab.metrics.results import Results
 from dispatchlab.platform.platform import Platform
 from dispatchlab.platform.resolve import resolve_platform
@@ -23,13 +24,15 @@ def simulate(
     seed: int = 0,
     on_infeasible: str = "error",
     progress: Callable[[int, int], None] | None = None,
+    check: bool = True,
     **load_options: Any,
 ) -> Results:
     """Simulate ``workload`` on ``platform`` under ``dispatcher`` and return the results.
 
     Strings are resolved: a workload path is loaded (format detected; ``load_options``
     go to the reader), a platform spec/preset/file is parsed, a dispatcher name is
-    looked up in the registry.
+    looked up in the registry. ``check`` audits the finished schedule independently of
+    the engine (capacity never exceeded, every job accounted for, kills at the wall-time).
     """
     if not isinstance(workload, Workload):
         from dispatchlab.workload.load import load_workload
@@ -47,4 +50,8 @@ def simulate(
     }
     rec = Simulator(workload, plat, disp, seed=seed, on_infeasible=on_infeasible,
                     progress=progress).run()
-    return Results.from_recorder(rec, config)
+    if check:
+        audit(rec)
+    res = Results.from_recorder(rec, config)
+    res.summary["audited"] = check
+    return res

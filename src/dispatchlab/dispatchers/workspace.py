@@ -1,4 +1,4 @@
-"""A dispatcher's scratch copy of free resources while it builds one round of decisions."""
+"""A dispatcher's scratch view of free resources while it builds one round of decisions."""
 
 from __future__ import annotations
 
@@ -14,32 +14,44 @@ IntArray = npt.NDArray[np.int64]
 class Workspace:
     """Free capacity as it will be after the starts decided so far in this call.
 
-    The node matrix is copied lazily, on the first start, so calls that start nothing
-    cost no copy.
+    Pooled totals are updated at once; the node matrix is materialized lazily (copied and
+    updated only when :attr:`free` is read after a start), so a call that starts one job
+    or none copies nothing.
     """
 
-    __slots__ = ("_copied", "free", "free_total", "view")
+    __slots__ = ("_free", "_pending", "free_total", "view")
 
     def __init__(self, view: SystemView):
         self.view = view
-        self.free: IntArray = view.free
+        self._free: IntArray = view.free
+        self._pending: list[Start] = []
         self.free_total: list[int] = list(view.free_total)
-        self._copied = False
+
+    @property
+    def free(self) -> IntArray:
+        """Node × resource free capacity after the starts taken so far."""
+        if self._pending:
+            if self._free is self.view.free:
+                self._free = self._free.copy()
+            req = self.view.req
+            for s in self._pending:
+                self._free[s.nodes] -= s.counts[:, None] * req[s.job]
+            self._pending.clear()
+        return self._free
 
     def fits_total(self, job: int) -> bool:
         """Necessary condition: the job's demand fits the pooled free capacity."""
         u = int(self.view.jobs.units[job])
-        return all(u * r <= f for r, f in zip(self.view.req_rows[job], self.free_total,
-                                              strict=True))
+        for r, f in zip(self.view.req_rows[job], self.free_total, strict=True):
+            if u * r > f:
+                return False
+        return True
 
     def take(self, job: int, nodes: IntArray, counts: IntArray) -> Start:
         """Record a start of ``job`` on ``nodes``/``counts`` and return the decision."""
-        if not self._copied:
-            self.free = self.free.copy()
-            self._copied = True
-        req = self.view.req[job]
-        self.free[nodes] -= counts[:, None] * req
-        u = int(counts.sum())
+        start = Start(job, nodes, counts)
+        self._pending.append(start)
+        u = int(self.view.jobs.units[job])
         self.free_total = [f - u * r for r, f in zip(self.view.req_rows[job], self.free_total,
                                                       strict=True)]
-        return Start(job, np.asarray(nodes, dtype=np.int64), np.asarray(counts, dtype=np.int64))
+        return start

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
-
-@dataclass(slots=True)
 class Events:
-    """Job indices submitted and finished at the current decision point.
+    """Job indices submitted and finished at the current decision point ``time``.
 
     ``killed`` is the subset of ``finished`` stopped at their wall-time; ``woken`` is true
     when a timer the dispatcher asked for fired.
     """
 
-    time: int = 0
-    submitted: list[int] = field(default_factory=list)
-    finished: list[int] = field(default_factory=list)
-    killed: list[int] = field(default_factory=list)
-    woken: bool = False
+    __slots__ = ("finished", "killed", "submitted", "time", "woken")
+
+    def __init__(self, time: int = 0):
+        self.time = time
+        self.submitted: list[int] = []
+        self.finished: list[int] = []
+        self.killed: list[int] = []
+        self.woken = False
+
+    def __repr__(self) -> str:
+        return (f"Events(time={self.time}, submitted={self.submitted}, "
+                f"finished={self.finished}, killed={self.killed}, woken={self.woken})")

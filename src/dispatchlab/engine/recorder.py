@@ -23,6 +23,8 @@ class Recorder:
         n = workload.n_jobs
         self.workload = workload
         self.platform = platform
+        self._start: list[int] = [-1] * n
+        self._end: list[int] = [-1] * n
         self.start_time = np.full(n, -1, dtype=np.int64)
         self.end_time = np.full(n, -1, dtype=np.int64)
         self.planned = np.full(n, -1, dtype=np.int64)
@@ -31,25 +33,22 @@ class Recorder:
         self.rejected: dict[int, str] = {}
         self.decision_at = array("q")
         self.decision_cpu = array("d")
-        n_res = len(platform.resources)
-        self.sample_t = array("q")
-        self.sample_used = [array("q") for _ in range(n_res)]
-        self.sample_queue = array("q")
-        self.sample_running = array("q")
+        # one tuple per decision point: (time, queue length, running jobs, *free per resource)
+        self.samples: list[tuple[int, ...]] = []
         self.sim_seconds = 0.0
         self.dispatcher_stats: dict[str, Any] = {}
 
     def start(self, job: int, t: int, nodes: IntArray, counts: IntArray) -> None:
         """Job ``job`` started at ``t`` on ``nodes`` × ``counts`` units."""
-        self.start_time[job] = t
+        self._start[job] = t
         self.alloc_nodes[job] = nodes
         self.alloc_counts[job] = counts
 
     def end(self, job: int, t: int) -> None:
         """Job ``job`` ended (completed or killed) at ``t``."""
-        if self.end_time[job] >= 0:
+        if self._end[job] >= 0:
             raise DispatchlabError(f"job {int(self.workload.job_id[job])} ended twice")
-        self.end_time[job] = t
+        self._end[job] = t
 
     def plan(self, job: int, t: int) -> None:
         """The dispatcher's latest planned start for ``job``."""
@@ -59,30 +58,26 @@ class Recorder:
         """Job ``job`` will never run, for ``reason``."""
         self.rejected[job] = reason
 
-    def decision_time(self, t: int, cpu_seconds: float) -> None:
-        """CPU time the dispatcher spent deciding at ``t``."""
+    def decision_time(self, t: int, seconds: float) -> None:
+        """Time the dispatcher spent deciding at ``t``."""
         self.decision_at.append(t)
-        self.decision_cpu.append(cpu_seconds)
+        self.decision_cpu.append(seconds)
 
     def sample(self, t: int, view: SystemView) -> None:
-        """State after the decisions at ``t``: used capacity, queue length, running jobs."""
-        if self.sample_t and self.sample_t[-1] == t:
-            for used, tot, free in zip(self.sample_used, view.total, view.free_total,
-                                       strict=True):
-                used[-1] = tot - free
-            self.sample_queue[-1] = len(view.queue)
-            self.sample_running[-1] = len(view.running)
-            return
-        self.sample_t.append(t)
-        for used, tot, free in zip(self.sample_used, view.total, view.free_total, strict=True):
-            used.append(tot - free)
-        self.sample_queue.append(len(view.queue))
-        self.sample_running.append(len(view.running))
+        """State after the decisions at ``t``: free capacity, queue length, running jobs."""
+        row = (t, len(view.queue), len(view.running), *view.free_total)
+        samples = self.samples
+        if samples and samples[-1][0] == t:
+            samples[-1] = row
+        else:
+            samples.append(row)
 
     def finish(self, sim_seconds: float, dispatcher_stats: dict[str, Any]) -> None:
         """Close the run: check every job is accounted for, store overall figures."""
         self.sim_seconds = sim_seconds
         self.dispatcher_stats = dispatcher_stats
+        self.start_time = np.array(self._start, dtype=np.int64)
+        self.end_time = np.array(self._end, dtype=np.int64)
         ran = self.start_time >= 0
         rejected = np.zeros(len(ran), dtype=bool)
         if self.rejected:

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
 from dispatchlab.engine.events import Events
+from dispatchlab.engine.kernels import OK, check_and_take, release
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.state import Running, SystemView
 from dispatchlab.errors import DispatchlabError, InfeasibleJob, InvalidDecision
@@ -27,7 +28,6 @@ from dispatchlab.workload.workload import Workload
 IntArray = npt.NDArray[np.int64]
 
 _END, _WAKE = 0, 1  # heap event kinds; ends sort before timers at one timestamp
-
 
 class Simulator:
     """Simulates ``workload`` on ``platform`` under ``dispatcher``.
@@ -61,6 +61,8 @@ class Simulator:
         wl, plat, disp = self.workload, self.platform, self.dispatcher
         view = SystemView(wl, plat, self.req)
         rec = Recorder(wl, plat)
+        self._units: list[int] = wl.units.tolist()
+        self._n_nodes = plat.n_nodes
         rejected = self._check_feasible(rec)
         rng = np.random.default_rng(self.seed)
         disp.reset(view, rng)
@@ -70,70 +72,77 @@ class Simulator:
         killed_flag = (wl.runtime > wl.walltime).tolist()
         n = len(submit)
         heap: list[tuple[int, int, int, int]] = []
+        heappush, heappop = heapq.heappush, heapq.heappop
+        queue, running = view.queue, view.running
+        decide = disp.decide
+        start_job, release = self._start, self._release
+        rec_start, rec_end, rec_sample = rec.start, rec.end, rec.sample
+        dec_at, dec_time = rec.decision_at.append, rec.decision_cpu.append
         seq = 0
         nxt = 0
-        clock = time.process_time
-        wall0 = time.perf_counter()
+        clock = time.perf_counter
+        wall0 = clock()
+        progress = self.progress
         progress_every = max(n // 200, 1)
         done = 0
-        events = Events()
 
         while nxt < n or heap:
             t = submit[nxt] if nxt < n else heap[0][0]
             if heap and heap[0][0] < t:
                 t = heap[0][0]
-            events = Events(time=t)
+            events = Events(t)
             view.now = t
             # 1. completions (and kills) at t, then timers
             while heap and heap[0][0] == t:
-                _, kind, _, job = heapq.heappop(heap)
+                _, kind, _, job = heappop(heap)
                 if kind == _END:
-                    run = view.running.pop(job)
-                    self._release(view, job, run)
+                    release(view, job, running.pop(job))
                     events.finished.append(job)
                     if killed_flag[job]:
                         events.killed.append(job)
-                    rec.end(job, t)
+                    rec_end(job, t)
                     done += 1
                 else:
                     events.woken = True
             # 2. submissions at t
             while nxt < n and submit[nxt] == t:
                 if nxt not in rejected:
-                    view.queue[nxt] = None
+                    queue[nxt] = None
                     events.submitted.append(nxt)
                 nxt += 1
-            # 3. one dispatcher call
+            # 3. one dispatcher call, timed
             c0 = clock()
-            decisions = disp.decide(view, events)
-            rec.decision_time(t, clock() - c0)
+            decisions = decide(view, events)
+            dec_time(clock() - c0)
+            dec_at(t)
             # 4. validate and apply
             for d in decisions:
                 if type(d) is Start:
-                    self._start(view, d)
-                    end = t + duration[d.job]
-                    view.running[d.job] = Running(t, d.nodes, d.counts, end)
-                    rec.start(d.job, t, d.nodes, d.counts)
-                    heapq.heappush(heap, (end, _END, seq, d.job))
+                    start_job(view, d)
+                    job = d.job
+                    end = t + duration[job]
+                    running[job] = Running(t, d.nodes, d.counts, end)
+                    rec_start(job, t, d.nodes, d.counts)
+                    heappush(heap, (end, _END, seq, job))
                     seq += 1
                 elif type(d) is WakeAt:
                     if d.time <= t:
                         raise InvalidDecision(
                             f"{disp.name}: wake-up at {d.time} is not after now ({t})"
                         )
-                    heapq.heappush(heap, (d.time, _WAKE, seq, -1))
+                    heappush(heap, (d.time, _WAKE, seq, -1))
                     seq += 1
                 elif type(d) is Plan:
                     rec.plan(d.job, d.time)
                 else:
                     raise InvalidDecision(f"{disp.name}: unknown decision {d!r}")
-            rec.sample(t, view)
-            if self.progress is not None and done % progress_every == 0:
-                self.progress(done, n)
-            if not heap and nxt >= n and view.queue:
-                stuck = list(view.queue)[:5]
+            rec_sample(t, view)
+            if progress is not None and done % progress_every == 0:
+                progress(done, n)
+            if not heap and nxt >= n and queue:
+                stuck = list(queue)[:5]
                 raise DispatchlabError(
-                    f"dispatcher '{disp.name}' left {len(view.queue)} job(s) queued on an "
+                    f"dispatcher '{disp.name}' left {len(queue)} job(s) queued on an "
                     f"idle machine with no pending event (first job ids: "
                     f"{[int(wl.job_id[j]) for j in stuck]})"
                 )
@@ -145,50 +154,60 @@ class Simulator:
     # ---- validation and application -------------------------------------------------
 
     def _start(self, view: SystemView, d: Start) -> None:
+        """Validate a start and take its resources (InvalidDecision when it is wrong)."""
         job = d.job
-        name = self.dispatcher.name
         if job not in view.queue:
             state = "running" if job in view.running else "not queued"
-            raise InvalidDecision(f"{name}: job {self._jid(job)} cannot start: it is {state}")
+            raise InvalidDecision(
+                f"{self.dispatcher.name}: job {self._jid(job)} cannot start: it is {state}")
         nodes, counts = d.nodes, d.counts
-        if len(nodes) != len(counts) or len(nodes) == 0:
-            raise InvalidDecision(f"{name}: job {self._jid(job)}: nodes and counts must be "
-                                  "non-empty and of equal length")
-        units = int(self.workload.units[job])
-        if int(counts.sum()) != units or (counts <= 0).any():
-            raise InvalidDecision(
-                f"{name}: job {self._jid(job)} needs {units} units, decision places "
-                f"{counts.tolist()} on nodes {nodes.tolist()}"
-            )
-        if nodes.min() < 0 or nodes.max() >= view.free.shape[0]:
-            raise InvalidDecision(f"{name}: job {self._jid(job)}: node index out of range")
-        if len(nodes) > 1 and len(np.unique(nodes)) != len(nodes):
-            raise InvalidDecision(f"{name}: job {self._jid(job)}: a node is listed twice")
-        need = counts[:, None] * view.req[job]
-        after = view.free[nodes] - need
-        if (after < 0).any():
-            k, r = np.argwhere(after < 0)[0]
-            raise InvalidDecision(
-                f"{name}: job {self._jid(job)} needs {need[k, r]} "
-                f"{self.platform.resources[r]} on node {self.platform.node_names[nodes[k]]}, "
-                f"{view.free[nodes[k], r]} free"
-            )
-        view.free[nodes] = after
+        units = self._units[job]
+        if check_and_take(view.free, nodes, counts, view.req[job], units) != OK:
+            raise self._explain(view, d)
         ft = view.free_total
         for r, q in enumerate(view.req_rows[job]):
             if q:
                 ft[r] -= units * q
         del view.queue[job]
 
+    def _explain(self, view: SystemView, d: Start) -> InvalidDecision:
+        """The precise reason a start was refused."""
+        name, jid = self.dispatcher.name, self._jid(d.job)
+        nodes = np.asarray(d.nodes)
+        counts = np.asarray(d.counts)
+        units = self._units[d.job]
+        where = f"nodes {nodes.tolist()} counts {counts.tolist()}"
+        if len(nodes) == 0 or len(nodes) != len(counts):
+            return InvalidDecision(f"{name}: job {jid}: nodes and counts must be non-empty and "
+                                   f"of equal length ({where})")
+        if int(counts.sum()) != units or counts.min() <= 0:
+            return InvalidDecision(f"{name}: job {jid} needs {units} units, decision places "
+                                   f"{where}")
+        if nodes.min() < 0 or nodes.max() >= self._n_nodes:
+            return InvalidDecision(f"{name}: job {jid}: node index out of range ({where})")
+        if len(nodes) > 1 and not (nodes[1:] > nodes[:-1]).all():
+            return InvalidDecision(f"{name}: job {jid}: nodes must be listed in strictly "
+                                   f"increasing order ({where})")
+        need = counts[:, None] * view.req[d.job]
+        after = view.free[nodes] - need
+        k, r = np.argwhere(after < 0)[0]
+        return InvalidDecision(
+            f"{name}: job {jid} needs {need[k, r]} {self.platform.resources[r]} on node "
+            f"{self.platform.node_names[nodes[k]]}, {view.free[nodes[k], r]} free"
+        )
+
     def _release(self, view: SystemView, job: int, run: Running) -> None:
-        view.free[run.nodes] += run.counts[:, None] * view.req[job]
-        units = int(self.workload.units[job])
+        release(view.free, run.nodes, run.counts, view.req[job])
+        units = self._units[job]
         ft = view.free_total
         for r, q in enumerate(view.req_rows[job]):
             if q:
                 ft[r] += units * q
 
-    def _jid(self, job: int) -> int:
+    def _jid(self, job: int) -> int | str:
+        """The trace's id of engine index ``job`` (or a marker for an unknown index)."""
+        if not 0 <= job < self.workload.n_jobs:
+            return f"<unknown index {job}>"
         return int(self.workload.job_id[job])
 
     def _check_feasible(self, rec: Recorder) -> set[int]:

@@ -19,7 +19,11 @@ IntArray = npt.NDArray[np.int64]
 
 @dataclass(slots=True)
 class Running:
-    """A running job: when it started, where, and when the engine will end it."""
+    """A running job: when it started, where, and when the engine will end it.
+
+    ``end`` is the engine's knowledge of the future (actual end or kill time): dispatchers
+        must plan with ``start`` plus their own estimate instead.
+    """
 
     start: int
     nodes: IntArray

@@ -10,11 +10,15 @@ from dispatchlab.engine.recorder import Recorder
 
 def time_series(rec: Recorder) -> pd.DataFrame:
     """Step series: each row holds from ``time`` until the next row's time."""
-    data: dict[str, object] = {"time": np.frombuffer(rec.sample_t, dtype=np.int64)}
-    for name, used in zip(rec.platform.resources, rec.sample_used, strict=True):
-        data[f"used_{name}"] = np.frombuffer(used, dtype=np.int64)
-    data["queue_length"] = np.frombuffer(rec.sample_queue, dtype=np.int64)
-    data["running_jobs"] = np.frombuffer(rec.sample_running, dtype=np.int64)
+    resources = rec.platform.resources
+    n_cols = 3 + len(resources)
+    raw = np.array(rec.samples, dtype=np.int64).reshape(-1, n_cols)
+    total = rec.platform.total
+    data: dict[str, object] = {"time": raw[:, 0]}
+    for r, name in enumerate(resources):
+        data[f"used_{name}"] = total[r] - raw[:, 3 + r]
+    data["queue_length"] = raw[:, 1]
+    data["running_jobs"] = raw[:, 2]
     return pd.DataFrame(data)
 
 

@@ -1,9 +1,13 @@
-"""Inline platform specs such as ``nodes=128,cores=16`` or ``nodes=64,cores=16,gpu=2,mem=16384``."""
+"""Inline platform specs such as ``nodes=128,cores=16`` or ``nodes=64,cores=16,gpu=2,mem=16GB``.
+
+Memory is in MB; ``mem`` also accepts a unit (``mem=16GB``, ``mem=512MB``).
+"""
 
 from __future__ import annotations
 
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.platform import CORES, Platform
+from dispatchlab.platform.quantities import MEMORY_RESOURCES, parse_memory_mb
 
 #: Aliases accepted in inline specs, mapped to canonical resource names.
 ALIASES = {"core": CORES, "cpus": CORES, "cpu": CORES, "procs": CORES, "memory": "mem",
@@ -21,6 +25,9 @@ def parse_inline(spec: str) -> Platform:
         key = ALIASES.get(key, key)
         if key in values:
             raise ConfigError("given twice", field=key)
+        if key in MEMORY_RESOURCES:
+            values[key] = parse_memory_mb(raw.strip(), field=key)
+            continue
         try:
             values[key] = int(raw.strip())
         except ValueError:

@@ -1,11 +1,14 @@
-"""Named platforms shipped with dispatchlab."""
+"""Named platforms shipped with dispatchlab (``--platform eurora``, ``eurora-64``, …)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from importlib import resources
 
 import numpy as np
 
+from dispatchlab.platform.files import parse_eurora_nodes
 from dispatchlab.platform.platform import Platform
 
 
@@ -23,4 +26,33 @@ def eurora() -> Platform:
                     groups=groups, name="eurora")
 
 
-PRESETS: dict[str, Callable[[], Platform]] = {"eurora": eurora}
+def eurora_node_list(preset: str) -> Platform:
+    """A Eurora node list shipped in ``dispatchlab/data/platforms/<preset>.nodes``."""
+    ref = resources.files("dispatchlab") / "data" / "platforms" / f"{preset}.nodes"
+    return parse_eurora_nodes(ref.read_text(encoding="utf-8"), source=f"preset {preset}",
+                              name=preset)
+
+
+#: Preset name → factory. The ``eurora-N`` lists come from Borghesi's power-aware simulator
+#: (``system_configs/nodes_#N``): GPU and MIC nodes, 16 cores (128 for ``8-big``) and 32 GB.
+PRESETS: dict[str, Callable[[], Platform]] = {
+    "eurora": eurora,
+    "eurora-8": partial(eurora_node_list, "eurora-8"),
+    "eurora-8-big": partial(eurora_node_list, "eurora-8-big"),
+    "eurora-32": partial(eurora_node_list, "eurora-32"),
+    "eurora-64": partial(eurora_node_list, "eurora-64"),
+}
+
+#: One line per preset, for ``--help`` texts and listings.
+DESCRIPTIONS: dict[str, str] = {
+    "eurora": "Eurora as in the papers: 64 nodes × 16 cores × 16 GB, 32 with 2 GPUs, 32 with "
+              "2 MICs",
+    "eurora-8": "Eurora node list nodes_#8: 8 nodes × 16 cores × 32 GB, 4 with 2 MICs, 4 with "
+                "2 GPUs",
+    "eurora-8-big": "Eurora node list nodes_#8_big: 8 nodes × 128 cores × 32 GB, 4 with 16 "
+                    "MICs, 4 with 16 GPUs",
+    "eurora-32": "Eurora node list nodes_#32: 32 nodes × 16 cores × 32 GB, 16 with 2 MICs, 16 "
+                 "with 2 GPUs",
+    "eurora-64": "Eurora node list nodes_#64: 64 nodes × 16 cores × 32 GB, 32 with 2 MICs, 32 "
+                 "with 2 GPUs",
+}

@@ -1,0 +1,136 @@
+"""Hot inner loops of the engine and the allocators, compiled with Numba when available.
+
+Each kernel has a plain-numpy twin with identical results (used when Numba is missing
+and, in the tests, as the reference). Kernels only compute; messages are built in Python.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+
+#: Status codes of :func:`check_and_take`.
+OK, BAD_COUNTS, BAD_RANGE, NOT_INCREASING, NO_ROOM = 0, 1, 2, 3, 4
+
+
+def _check_and_take_py(
+    free: IntArray, nodes: IntArray, counts: IntArray, req: IntArray, units: int
+) -> int:
+    """Validate a placement of ``units`` units and, when valid, take it from ``free``."""
+    k = len(nodes)
+    if k == 0 or len(counts) != k or counts.min() <= 0 or int(counts.sum()) != units:
+        return BAD_COUNTS
+    if nodes[0] < 0 or nodes[k - 1] >= free.shape[0] or nodes.min() < 0 \
+            or nodes.max() >= free.shape[0]:
+        return BAD_RANGE
+    if k > 1 and not (nodes[1:] > nodes[:-1]).all():
+        return NOT_INCREASING
+    after = free[nodes] - counts[:, None] * req
+    if after.min() < 0:
+        return NO_ROOM
+    free[nodes] = after
+    return OK
+
+
+def _release_py(free: IntArray, nodes: IntArray, counts: IntArray, req: IntArray) -> None:
+    """Give a placement's resources back to ``free``."""
+    free[nodes] += counts[:, None] * req
+
+
+def _first_fit_py(free: IntArray, req: IntArray, units: int) -> tuple[IntArray, IntArray]:
+    """Lowest-index nodes hosting ``units`` units; empty arrays when they do not fit."""
+    mask = req > 0
+    per_node = (free[:, mask] // req[mask]).min(axis=1)
+    cum = per_node.cumsum()
+    last = int(cum.searchsorted(units))
+    if last >= len(cum):
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    nodes = per_node[: last + 1].nonzero()[0].astype(np.int64)
+    counts = per_node[nodes].astype(np.int64)
+    counts[-1] -= int(cum[last]) - units
+    return nodes, counts
+
+
+def _check_and_take_nb(free: Any, nodes: Any, counts: Any, req: Any, units: int) -> int:
+    k = nodes.shape[0]
+    n_nodes, n_res = free.shape
+    if k == 0 or counts.shape[0] != k:
+        return BAD_COUNTS
+    total = 0
+    for a in range(k):
+        total += counts[a]
+    if total != units:
+        return BAD_COUNTS
+    prev = -1
+    for a in range(k):
+        if counts[a] <= 0:
+            return BAD_COUNTS
+        nd = nodes[a]
+        if nd < 0 or nd >= n_nodes:
+            return BAD_RANGE
+        if nd <= prev:
+            return NOT_INCREASING
+        prev = nd
+        c = counts[a]
+        for r in range(n_res):
+            if free[nd, r] < c * req[r]:
+                return NO_ROOM
+    for a in range(k):
+        nd = nodes[a]
+        c = counts[a]
+        for r in range(n_res):
+            free[nd, r] -= c * req[r]
+    return OK
+
+
+def _release_nb(free: Any, nodes: Any, counts: Any, req: Any) -> None:
+    n_res = free.shape[1]
+    for a in range(nodes.shape[0]):
+        nd = nodes[a]
+        c = counts[a]
+        for r in range(n_res):
+            free[nd, r] += c * req[r]
+
+
+def _first_fit_nb(free: Any, req: Any, units: int) -> Any:
+    n_nodes, n_res = free.shape
+    nodes = np.empty(min(units, n_nodes), np.int64)
+    counts = np.empty(min(units, n_nodes), np.int64)
+    k = 0
+    left = units
+    for nd in range(n_nodes):
+        fit = left
+        for r in range(n_res):
+            q = req[r]
+            if q > 0:
+                m = free[nd, r] // q
+                if m < fit:
+                    fit = m
+        if fit > 0:
+            nodes[k] = nd
+            counts[k] = fit
+            k += 1
+            left -= fit
+            if left == 0:
+                return nodes[:k], counts[:k]
+    return nodes[:0], counts[:0]
+
+
+def _compile() -> tuple[Callable[..., int], Callable[..., None], Callable[..., Any], bool]:
+    if os.environ.get("DISPATCHLAB_NO_NUMBA"):
+        return _check_and_take_py, _release_py, _first_fit_py, False
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - exercised only without numba installed
+        return _check_and_take_py, _release_py, _first_fit_py, False
+    jit = numba.njit(cache=True, nogil=True)
+    return jit(_check_and_take_nb), jit(_release_nb), jit(_first_fit_nb), True
+
+
+check_and_take, release, first_fit_nodes, COMPILED = _compile()

@@ -1,0 +1,134 @@
+"""One run's configuration: plain, picklable values and the hash that names its results."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Bumped when the meaning of a configuration changes, so old run folders are not reused.
+HASH_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class WorkloadRef:
+    """Where a worker finds the jobs: a path (or generator spec) plus reader options.
+
+    ``digest`` is the SHA-256 of the file's bytes (None for non-file specs); it names the
+    data in the hash, so moving the file keeps finished runs and editing it does not.
+    """
+
+    path: str
+    format: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    skip: int | None = None
+    limit: int | None = None
+    digest: str | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """What determines the jobs (used in the run hash)."""
+        return {"source": f"sha256:{self.digest}" if self.digest else self.path,
+                "format": self.format, "options": self.options, "skip": self.skip,
+                "limit": self.limit}
+
+    def load_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`dispatchlab.workload.load.load_workload`."""
+        kwargs: dict[str, Any] = dict(self.options)
+        if self.format is not None:
+            kwargs["format"] = self.format
+        if self.skip is not None:
+            kwargs["skip"] = self.skip
+        if self.limit is not None:
+            kwargs["limit"] = self.limit
+        return kwargs
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a worker needs to run one simulation, as plain values.
+
+    ``platform`` is an inline spec, a preset name, a file path or ``auto`` (the machine
+    the trace's header describes); ``platform_digest`` is set for files.
+    """
+
+    workload: WorkloadRef
+    platform: str
+    dispatcher: str
+    seed: int = 0
+    on_infeasible: str = "error"
+    platform_digest: str | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """The values that determine the results; labels and engines are not part of it."""
+        platform = (f"file sha256:{self.platform_digest}" if self.platform_digest
+                    else self.platform)
+        return {"schema": HASH_SCHEMA, "workload": self.workload.identity(),
+                "platform": platform, "dispatcher": self.dispatcher, "seed": self.seed,
+                "on_infeasible": self.on_infeasible}
+
+    @property
+    def key(self) -> str:
+        """Hash of :meth:`identity`: the name of this run's result folder."""
+        return config_hash(self.identity())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (stored in ``run.json``)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        """Inverse of :meth:`to_dict`."""
+        wl = WorkloadRef(**data["workload"])
+        return cls(**{**data, "workload": wl})
+
+
+@dataclass(frozen=True)
+class RunLabels:
+    """How a run is shown and grouped; not part of the hash.
+
+    ``block`` names the set a run belongs to (everything but the dispatcher): runs sharing a
+    block are compared with each other by the ranking statistics.
+    """
+
+    experiment: str
+    workload: str
+    window: int | None
+    platform: str
+    dispatcher: str
+    seed: int
+    params: dict[str, Any]
+    block: str
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """A run of the grid: its configuration and its labels."""
+
+    config: RunConfig
+    labels: RunLabels
+
+    @property
+    def key(self) -> str:
+        """The run's hash."""
+        return self.config.key
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON (sorted keys, no spaces) for hashing."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def config_hash(identity: dict[str, Any]) -> str:
+    """First 16 hex digits of the SHA-256 of the canonical JSON of ``identity``."""
+    return hashlib.sha256(canonical_json(identity).encode()).hexdigest()[:16]
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 of a file's bytes, read in chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

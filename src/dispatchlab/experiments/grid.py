@@ -1,0 +1,324 @@
+"""Expand an experiment into its runs, checking every entry before anything runs.
+
+Every workload is loaded once here (to count its jobs and cut windows), every platform
+and dispatcher spec is resolved, so a typo fails in a second with the key that holds it
+instead of an hour into a campaign.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from dispatchlab.errors import ConfigError, DispatchlabError
+from dispatchlab.experiments.config import (
+    PlannedRun,
+    RunConfig,
+    RunLabels,
+    WorkloadRef,
+    file_digest,
+)
+from dispatchlab.experiments.spec import ExperimentSpec, NamedSpec, WorkloadEntry
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_RESERVED = {"seed"}
+AUTO = "auto"
+
+
+def plan(spec: ExperimentSpec, base_dir: str | Path = ".", *,
+         source: str | None = None) -> list[PlannedRun]:
+    """All runs of ``spec`` (relative paths are taken from ``base_dir``), validated."""
+    base = Path(base_dir)
+    params = dict(spec.parameters)
+    _check_parameters(spec, params, source)
+    seeds = spec.seed_list()
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError("seeds must be distinct", field="seeds", source=source)
+
+    workloads = list(_workload_refs(spec, params, base, source))
+    platforms = list(_platforms(spec, params, base, source))
+    dispatchers = list(_dispatchers(spec, params, source))
+    runs: list[PlannedRun] = []
+    seen: dict[str, str] = {}
+    shown: dict[tuple[str, str], str] = {}
+    for (w_field, w_label, window, ref, w_used), (p_field, p_label, p_spec, p_digest, p_used), \
+            (d_field, d_label, d_spec, d_used) in itertools.product(workloads, platforms,
+                                                                    dispatchers):
+        shared = {k: v for k, v in (w_used | p_used).items()}
+        if any(k in shared and shared[k] != v for k, v in d_used.items()):
+            continue  # this dispatcher variant belongs to another parameter combination
+        for seed in seeds:
+            fixed = {**shared, **d_used}
+            if "seed" in _names(d_spec) or "seed" in _names(d_label):
+                d_spec_s = _subst(d_spec, {"seed": seed})
+                d_label_s = _subst(d_label, {"seed": seed})
+            else:
+                d_spec_s, d_label_s = d_spec, d_label
+            cfg = RunConfig(workload=_seeded(ref, seed), platform=p_spec,
+                            dispatcher=d_spec_s, seed=seed,
+                            on_infeasible=spec.on_infeasible, platform_digest=p_digest)
+            block_params = ",".join(f"{k}={v}" for k, v in sorted(shared.items()))
+            block = "|".join(x for x in (
+                w_label if window is None else f"{w_label}#w{window}", p_label,
+                block_params, f"seed={seed}") if x)
+            labels = RunLabels(experiment=spec.name, workload=w_label, window=window,
+                               platform=p_label, dispatcher=d_label_s, seed=seed,
+                               params=fixed, block=block)
+            where = f"{w_field} × {p_field} × {d_field} (seed {seed})"
+            if cfg.key in seen:
+                raise ConfigError(f"{where} repeats the run of {seen[cfg.key]}",
+                                  field=d_field, source=source)
+            seen[cfg.key] = where
+            if (block, d_label_s) in shown and shown[(block, d_label_s)] != d_spec_s:
+                raise ConfigError(f"two dispatchers are both named '{d_label_s}'",
+                                  field=d_field, source=source)
+            shown[(block, d_label_s)] = d_spec_s
+            runs.append(PlannedRun(cfg, labels))
+    return runs
+
+
+# --- parameters ---------------------------------------------------------------------------
+
+def _names(text: str) -> set[str]:
+    return set(_PLACEHOLDER.findall(text))
+
+
+def _names_in(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return _names(value)
+    if isinstance(value, Mapping):
+        return set().union(*(_names_in(v) for v in value.values())) if value else set()
+    if isinstance(value, (list, tuple)):
+        return set().union(*(_names_in(v) for v in value)) if value else set()
+    return set()
+
+
+def _subst(text: str, values: Mapping[str, Any]) -> str:
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values
+                            else m.group(0), text)
+
+
+def _subst_value(value: Any, values: Mapping[str, Any]) -> Any:
+    """Substitute inside strings; a string that is one placeholder takes the value's type."""
+    if isinstance(value, str):
+        m = _PLACEHOLDER.fullmatch(value)
+        if m and m.group(1) in values:
+            return values[m.group(1)]
+        return _subst(value, values)
+    if isinstance(value, Mapping):
+        return {k: _subst_value(v, values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_subst_value(v, values) for v in value]
+    return value
+
+
+def _combos(names: set[str], params: Mapping[str, list[Any]]) -> Iterator[dict[str, Any]]:
+    keys = sorted(names - _RESERVED)
+    for values in itertools.product(*(params[k] for k in keys)):
+        yield dict(zip(keys, values, strict=True))
+
+
+def _spec_text(entry: str | NamedSpec) -> tuple[str, str | None]:
+    return (entry, None) if isinstance(entry, str) else (entry.spec, entry.name)
+
+
+def _check_parameters(spec: ExperimentSpec, params: Mapping[str, list[Any]],
+                      source: str | None) -> None:
+    used: set[str] = set()
+    places: list[tuple[str, set[str]]] = []
+    for i, w in enumerate(spec.workloads):
+        places.append((f"workloads[{i}]", _names_in(w.model_dump())))
+    for key in ("platforms", "dispatchers"):
+        for i, entry in enumerate(getattr(spec, key)):
+            text, name = _spec_text(entry)
+            places.append((f"{key}[{i}]", _names(text) | _names(name or "")))
+    for where, names in places:
+        unknown = names - set(params) - _RESERVED
+        if unknown:
+            raise ConfigError(f"uses undefined parameter '{{{sorted(unknown)[0]}}}' "
+                              f"(defined: {', '.join(sorted(params)) or 'none'})",
+                              field=where, source=source)
+        used |= names
+    for name, values in params.items():
+        if not name.isidentifier() or name in _RESERVED:
+            raise ConfigError("parameter names are identifiers other than 'seed'",
+                              field=f"parameters.{name}", source=source)
+        if name not in used:
+            raise ConfigError("not used by any {placeholder} of a workload, platform or "
+                              "dispatcher", field=f"parameters.{name}", source=source)
+        if len({repr(v) for v in values}) != len(values):
+            raise ConfigError("values must be distinct", field=f"parameters.{name}",
+                              source=source)
+
+
+# --- workloads ----------------------------------------------------------------------------
+
+WorkloadItem = tuple[str, str, int | None, WorkloadRef, dict[str, Any]]
+
+
+def _workload_refs(spec: ExperimentSpec, params: Mapping[str, list[Any]], base: Path,
+                   source: str | None) -> Iterator[WorkloadItem]:
+    loaded: dict[str, int] = {}
+    for i, entry in enumerate(spec.workloads):
+        field = f"workloads[{i}]"
+        names = _names_in(entry.model_dump())
+        for combo in _combos(names, params):
+            raw = _subst_value(entry.model_dump(), combo)
+            e = WorkloadEntry.model_validate(raw)
+            ref, label = _resolve_workload(e, base, field, source)
+            key = repr(ref.identity())
+            if key not in loaded:
+                loaded[key] = _count_jobs(ref, field, source)
+            n = loaded[key]
+            if combo:
+                label = f"{label}[{','.join(f'{k}={v}' for k, v in combo.items())}]"
+            if e.windows == 1:
+                yield field, label, None, ref, combo
+                continue
+            size = e.window_jobs or n // e.windows
+            if size < 1 or size * e.windows > n:
+                raise ConfigError(f"{e.windows} windows of {size} jobs need {e.windows * size} "
+                                  f"jobs; the workload has {n}", field=f"{field}.windows",
+                                  source=source)
+            for w in range(e.windows):
+                win = WorkloadRef(ref.path, ref.format, ref.options,
+                                  skip=(ref.skip or 0) + w * size, limit=size,
+                                  digest=ref.digest)
+                yield field, label, w, win, combo
+
+
+def _resolve_workload(e: WorkloadEntry, base: Path, field: str,
+                      source: str | None) -> tuple[WorkloadRef, str]:
+    from dispatchlab.workload.load import detect_format
+    from dispatchlab.workload.swf import SwfOptions
+
+    for key in ("skip", "limit"):
+        if key in e.options:
+            raise ConfigError(f"give '{key}' on the workload, not in its options",
+                              field=f"{field}.options.{key}", source=source)
+    path = Path(e.path).expanduser()
+    if not path.is_absolute() and (base / path).exists():
+        path = base / path
+    digest = None
+    options = dict(e.options)
+    fmt = e.format
+    if path.exists():
+        path = path.resolve()
+        if fmt is None:
+            try:
+                fmt = detect_format(path)
+            except DispatchlabError as exc:
+                raise ConfigError(str(exc), field=f"{field}.format", source=source) from None
+        digest = file_digest(path) if path.is_file() else None
+        if fmt == "swf":
+            try:
+                full = asdict(SwfOptions(**options))
+            except TypeError as exc:
+                bad = str(exc).split("'")[1] if "'" in str(exc) else "options"
+                raise ConfigError("unknown SWF option", field=f"{field}.options.{bad}",
+                                  source=source) from None
+            except DispatchlabError as exc:
+                sub = getattr(exc, "field", None)
+                raise ConfigError(str(exc), field=f"{field}.options" + (f".{sub}" if sub
+                                  else ""), source=source) from None
+            full.pop("skip")
+            full.pop("limit")
+            options = full
+        text = str(path)
+    else:
+        text = e.path
+    label = e.name or _stem(Path(e.path).name)
+    skip = e.skip or None
+    return WorkloadRef(text, fmt, options, skip=skip, limit=e.limit, digest=digest), label
+
+
+def _stem(name: str) -> str:
+    for suffix in (".gz", ".swf", ".csv", ".parquet"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _count_jobs(ref: WorkloadRef, field: str, source: str | None) -> int:
+    """Load the workload once, as a worker will, and return its job count."""
+    from dispatchlab.workload.load import load_workload
+
+    try:
+        wl = load_workload(ref.path, **ref.load_kwargs())
+    except DispatchlabError as exc:
+        sub = getattr(exc, "field", None)
+        where = f"{field}.path" if "not found" in str(exc) or sub is None else \
+            f"{field}.options.{sub}"
+        raise ConfigError(str(exc), field=where, source=source) from None
+    except TypeError as exc:
+        raise ConfigError(f"reader rejected the options: {exc}", field=f"{field}.options",
+                          source=source) from None
+    if wl.n_jobs == 0:
+        raise ConfigError("the workload has no jobs", field=field, source=source)
+    return wl.n_jobs
+
+
+def _seeded(ref: WorkloadRef, seed: int) -> WorkloadRef:
+    """Substitute ``{seed}`` in a generator's options and path."""
+    if not (_names(ref.path) | _names_in(ref.options)) & {"seed"}:
+        return ref
+    return WorkloadRef(_subst(ref.path, {"seed": seed}), ref.format,
+                       _subst_value(ref.options, {"seed": seed}), ref.skip, ref.limit,
+                       ref.digest)
+
+
+# --- platforms and dispatchers ------------------------------------------------------------
+
+PlatformItem = tuple[str, str, str, str | None, dict[str, Any]]
+
+
+def _platforms(spec: ExperimentSpec, params: Mapping[str, list[Any]], base: Path,
+               source: str | None) -> Iterator[PlatformItem]:
+    from dispatchlab.platform.resolve import resolve_platform
+
+    for i, entry in enumerate(spec.platforms):
+        field = f"platforms[{i}]"
+        text, name = _spec_text(entry)
+        for combo in _combos(_names(text) | _names(name or ""), params):
+            s = _subst(text, combo).strip()
+            label = _subst(name, combo) if name else s
+            if s == AUTO:
+                yield field, label, AUTO, None, combo
+                continue
+            candidate = Path(s).expanduser()
+            if not candidate.is_absolute() and (base / candidate).exists():
+                candidate = base / candidate
+            digest = None
+            if candidate.is_file():
+                s = str(candidate.resolve())
+                digest = file_digest(candidate)
+                label = name or candidate.stem
+            try:
+                resolve_platform(s)
+            except DispatchlabError as exc:
+                raise ConfigError(str(exc), field=field, source=source) from None
+            yield field, label, s, digest, combo
+
+
+DispatcherItem = tuple[str, str, str, dict[str, Any]]
+
+
+def _dispatchers(spec: ExperimentSpec, params: Mapping[str, list[Any]],
+                 source: str | None) -> Iterator[DispatcherItem]:
+    from dispatchlab.dispatchers.registry import get_dispatcher
+
+    for i, entry in enumerate(spec.dispatchers):
+        field = f"dispatchers[{i}]"
+        text, name = _spec_text(entry)
+        for combo in _combos(_names(text) | _names(name or ""), params):
+            s = _subst(text, combo).strip()
+            label = _subst(name, combo) if name else s
+            try:
+                get_dispatcher(_subst(s, {"seed": 0}))
+            except DispatchlabError as exc:
+                raise ConfigError(str(exc).removeprefix("field 'dispatcher': "),
+                                  field=field, source=source) from None
+            yield field, label, s, combo

@@ -1,0 +1,160 @@
+"""The experiment file (TOML): its schema, and errors that name the offending key."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from dispatchlab.errors import ConfigError
+from dispatchlab.stats.metrics import METRICS
+
+Scalar = str | int | float | bool
+ENGINES = ("local", "dask-local", "dask")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class WorkloadEntry(_Strict):
+    """A workload: a trace path (relative to the experiment file) or a generator spec.
+
+    ``options`` go to the reader (for SWF: ``procs``, ``units``, ``cores_per_node``,
+    ``missing_estimate``, ``drop_zero_runtime``, ``drop_invalid``, ``skip_bad_lines``,
+    ``rebase``). ``skip``/``limit`` slice the jobs after cleaning; ``windows = K`` then cuts
+    that slice into K consecutive windows of ``window_jobs`` jobs (default: equal parts),
+    each a separate set for the statistics.
+    """
+
+    path: str
+    name: str | None = None
+    format: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    skip: Annotated[int, Field(ge=0)] = 0
+    limit: Annotated[int | None, Field(ge=1)] = None
+    windows: Annotated[int, Field(ge=1)] = 1
+    window_jobs: Annotated[int | None, Field(ge=1)] = None
+
+
+class NamedSpec(_Strict):
+    """A platform or dispatcher spec with a display name."""
+
+    spec: str
+    name: str | None = None
+
+
+class StatsSection(_Strict):
+    """Which metrics to summarize and rank, and at what levels."""
+
+    metrics: list[str] = Field(default_factory=lambda: [
+        "mean_wait", "mean_bounded_slowdown", "utilization"])
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    confidence: Annotated[float, Field(gt=0, lt=1)] = 0.95
+    p_adjust: Literal["holm", "none"] = "holm"
+
+    @field_validator("metrics")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        for m in value:
+            if m not in METRICS:
+                raise ValueError(f"unknown metric '{m}' (known: {', '.join(METRICS)})")
+        return value
+
+
+class ExecutionSection(_Strict):
+    """Default engine for this experiment (command-line options override it)."""
+
+    engine: Literal["local", "dask-local", "dask"] = "local"
+    scheduler: str | None = None
+    workers: Annotated[int | None, Field(ge=1)] = None
+
+
+class ExperimentSpec(_Strict):
+    """A grid: workloads × platforms × dispatchers × parameters × seeds.
+
+    ``parameters`` are named value lists substituted into ``{name}`` placeholders of
+    workload, platform and dispatcher strings; an entry multiplies only over the parameters
+    it uses. ``{seed}`` is always available. ``seeds = N`` means seeds 0 … N−1.
+    """
+
+    name: str
+    description: str = ""
+    workloads: Annotated[list[WorkloadEntry], Field(min_length=1)]
+    platforms: Annotated[list[str | NamedSpec], Field(min_length=1)] = Field(
+        default_factory=lambda: ["auto"])
+    dispatchers: Annotated[list[str | NamedSpec], Field(min_length=1)]
+    parameters: dict[str, Annotated[list[Scalar], Field(min_length=1)]] = Field(
+        default_factory=dict)
+    seeds: list[Annotated[int, Field(ge=0)]] | Annotated[int, Field(ge=1)] = Field(
+        default_factory=lambda: [0])
+    on_infeasible: Literal["error", "reject"] = "error"
+    out: str | None = None
+    stats: StatsSection = Field(default_factory=StatsSection)
+    execution: ExecutionSection = Field(default_factory=ExecutionSection)
+
+    def seed_list(self) -> list[int]:
+        """The seeds as a list."""
+        return list(range(self.seeds)) if isinstance(self.seeds, int) else list(self.seeds)
+
+
+def parse_experiment(data: dict[str, Any], *, source: str | None = None) -> ExperimentSpec:
+    """Validate a decoded experiment; the first problem becomes a ConfigError naming its key."""
+    try:
+        return ExperimentSpec.model_validate(data)
+    except ValidationError as exc:
+        err = _most_specific(exc.errors())
+        raise ConfigError(_message(err), field=_loc(err["loc"]) or None, source=source) from None
+
+
+def load_experiment(path: str | Path) -> ExperimentSpec:
+    """Read and validate an experiment TOML file."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", source=str(p)) from None
+    return parse_experiment(data, source=str(p))
+
+
+_TAGS = {"str", "int", "float", "bool", "NamedSpec", "list[int]", "constrained-int",
+         "WorkloadEntry"}
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    """``('workloads', 0, 'limit')`` → ``workloads[0].limit`` (union-member tags dropped)."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in _TAGS or str(part).startswith(("function-", "list[", "constrained")):
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _most_specific(errors: list[Any]) -> Any:
+    """The error to report: among a union's alternatives, a violated constraint beats a
+    type mismatch; when every alternative is a type mismatch, say so in one message."""
+    where = _loc(errors[0]["loc"])
+    same = [e for e in errors if _loc(e["loc"]).startswith(where.split(".")[0])]
+    constraint = [e for e in same if not str(e["type"]).endswith("_type")]
+    if constraint:
+        return max(constraint, key=lambda e: len(e["loc"]))
+    if len({_loc(e["loc"]) for e in same}) < len(same):
+        given = type(same[0].get("input")).__name__
+        return {"loc": same[0]["loc"], "type": "wrong_type",
+                "msg": f"wrong type ({given}); see the experiment file reference"}
+    return max(same, key=lambda e: len(e["loc"]))
+
+
+def _message(err: Any) -> str:
+    if err["type"] == "extra_forbidden":
+        return "unknown key"
+    if err["type"] == "missing":
+        return "required key is missing"
+    msg = str(err["msg"])
+    return msg.removeprefix("Value error, ")
