@@ -36,6 +36,18 @@ TIME_OFFSET = 1_000_000
 POLICIES = ("fifo", "sjf", "ebf")
 
 
+def peak_rss_kb() -> int:
+    """Peak RSS of this process (VmHWM; unlike ``ru_maxrss`` it is not inherited across
+    fork+exec from the launching process) and of any child it waited for."""
+    hwm = 0
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                hwm = int(line.split()[1])
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(hwm, children)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--swf", required=True)
@@ -77,7 +89,7 @@ def main() -> None:
         "jobs": sim.loaded_jobs,
         "dispatched": sim.dispatched_jobs,
         "rejected": sim.rejected_jobs,
-        "maxrss_kb": usage.ru_maxrss,
+        "maxrss_kb": peak_rss_kb(),
         "cpu": usage.ru_utime + usage.ru_stime,
         "time_offset": TIME_OFFSET,
         "schedule_file": (os.path.join(args.results, "sched-" + os.path.basename(args.swf))

@@ -16,6 +16,18 @@ import resource
 import time
 
 
+def peak_rss_kb() -> int:
+    """Peak RSS of this process (VmHWM; unlike ``ru_maxrss`` it is not inherited across
+    fork+exec from the launching process) and of any child it waited for."""
+    hwm = 0
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                hwm = int(line.split()[1])
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(hwm, children)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--swf", required=True)
@@ -67,7 +79,7 @@ def main() -> None:
         "decisions": len(rec.decision_cpu) if rec is not None else None,
         "jobs": int(workload.n_jobs),
         "started": int((results.jobs["start"] >= 0).sum()),
-        "maxrss_kb": usage.ru_maxrss,
+        "maxrss_kb": peak_rss_kb(),
         "cpu": usage.ru_utime + usage.ru_stime,
         "dispatcher": results.config.get("dispatcher"),
         "version": getattr(dispatchlab, "__version__", None),

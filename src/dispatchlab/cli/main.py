@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from dispatchlab.cli import demo_cmd, simulate_cmd  # noqa: F401  (registers commands)
+from dispatchlab.cli import (  # noqa: F401  (importing registers the commands)
+    demo_cmd,
+    simulate_cmd,
+    trace_info_cmd,
+)
 from dispatchlab.cli.app import app
 
 __all__ = ["app"]

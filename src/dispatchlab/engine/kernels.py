@@ -100,11 +100,31 @@ def _release_nb(free: Any, nodes: Any, counts: Any, req: Any) -> None:
 
 def _first_fit_nb(free: Any, req: Any, units: int) -> Any:
     n_nodes, n_res = free.shape
-    nodes = np.empty(min(units, n_nodes), np.int64)
-    counts = np.empty(min(units, n_nodes), np.int64)
+    # pass 1: how many nodes are needed (exact-size outputs keep no oversized buffers alive)
     k = 0
     left = units
+    last = -1
     for nd in range(n_nodes):
+        fit = left
+        for r in range(n_res):
+            q = req[r]
+            if q > 0:
+                m = free[nd, r] // q
+                if m < fit:
+                    fit = m
+        if fit > 0:
+            k += 1
+            left -= fit
+            if left == 0:
+                last = nd
+                break
+    if last < 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    nodes = np.empty(k, np.int64)
+    counts = np.empty(k, np.int64)
+    k = 0
+    left = units
+    for nd in range(last + 1):
         fit = left
         for r in range(n_res):
             q = req[r]
@@ -117,9 +137,7 @@ def _first_fit_nb(free: Any, req: Any, units: int) -> Any:
             counts[k] = fit
             k += 1
             left -= fit
-            if left == 0:
-                return nodes[:k], counts[:k]
-    return nodes[:0], counts[:0]
+    return nodes, counts
 
 
 def _compile() -> tuple[Callable[..., int], Callable[..., None], Callable[..., Any], bool]:

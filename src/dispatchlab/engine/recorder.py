@@ -33,8 +33,9 @@ class Recorder:
         self.rejected: dict[int, str] = {}
         self.decision_at = array("q")
         self.decision_cpu = array("d")
-        # one tuple per decision point: (time, queue length, running jobs, *free per resource)
-        self.samples: list[tuple[int, ...]] = []
+        # per decision point, flat: time, queue length, running jobs, free per resource
+        self.sample_width = 3 + len(platform.resources)
+        self.samples = array("q")
         self.sim_seconds = 0.0
         self.dispatcher_stats: dict[str, Any] = {}
 
@@ -65,12 +66,14 @@ class Recorder:
 
     def sample(self, t: int, view: SystemView) -> None:
         """State after the decisions at ``t``: free capacity, queue length, running jobs."""
-        row = (t, len(view.queue), len(view.running), *view.free_total)
         samples = self.samples
-        if samples and samples[-1][0] == t:
-            samples[-1] = row
-        else:
-            samples.append(row)
+        w = self.sample_width
+        if samples and samples[-w] == t:
+            del samples[-w:]
+        samples.append(t)
+        samples.append(len(view.queue))
+        samples.append(len(view.running))
+        samples.extend(view.free_total)
 
     def finish(self, sim_seconds: float, dispatcher_stats: dict[str, Any]) -> None:
         """Close the run: check every job is accounted for, store overall figures."""

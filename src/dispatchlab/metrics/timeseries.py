@@ -11,8 +11,7 @@ from dispatchlab.engine.recorder import Recorder
 def time_series(rec: Recorder) -> pd.DataFrame:
     """Step series: each row holds from ``time`` until the next row's time."""
     resources = rec.platform.resources
-    n_cols = 3 + len(resources)
-    raw = np.array(rec.samples, dtype=np.int64).reshape(-1, n_cols)
+    raw = np.frombuffer(rec.samples, dtype=np.int64).reshape(-1, rec.sample_width)
     total = rec.platform.total
     data: dict[str, object] = {"time": raw[:, 0]}
     for r, name in enumerate(resources):

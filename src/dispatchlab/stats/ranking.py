@@ -261,3 +261,38 @@ def compare_on_metric(
         ranking.note = (f"Friedman p = {fr.p_value:.3g} ≥ α = {alpha}: no significant "
                         "difference, post-hoc tests not applied")
     return ranking
+
+
+@dataclass
+class SetStatistics:
+    """Means with intervals and rankings of several metrics over the same sets."""
+
+    means: pd.DataFrame
+    rankings: dict[str, Ranking]
+    n_sets: int
+    confidence: float
+
+
+def analyze_sets(
+    runs: pd.DataFrame,
+    metrics: Sequence[str],
+    *,
+    alpha: float = 0.05,
+    adjust: str = "holm",
+    confidence: float = 0.95,
+    treatment: str = "dispatcher",
+    block: str = "block",
+) -> SetStatistics:
+    """Mean ± interval per dispatcher and the Friedman ranking, for each metric."""
+    from dispatchlab.stats.ci import summarize_runs
+    from dispatchlab.stats.metrics import metric_info
+
+    present = [m for m in metrics if m in runs]
+    means = summarize_runs(runs, present, by=treatment, confidence=confidence)
+    rankings = {
+        m: compare_on_metric(runs, m, lower_is_better=metric_info(m).lower_is_better,
+                             treatment=treatment, block=block, alpha=alpha, adjust=adjust)
+        for m in present
+    }
+    return SetStatistics(means, rankings, int(runs[block].nunique()) if len(runs) else 0,
+                         confidence)

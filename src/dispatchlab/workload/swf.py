@@ -215,6 +215,8 @@ def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
     opts = options or SwfOptions()
     p = Path(path)
     src = str(p)
+    if not p.is_file():
+        raise WorkloadError("file not found", source=src)
     header = read_header(p)
     data, linemap, bad = read_swf_table(p, skip_bad_lines=opts.skip_bad_lines)
     rep = SwfReport(source=src, records=len(data) + bad, bad_lines_skipped=bad, header=header)

@@ -1,0 +1,46 @@
+"""``dispatchlab trace-info``: what a trace holds and what cleaning would drop."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from dispatchlab.cli.app import app
+from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.simulate_cmd import console
+
+
+@app.command("trace-info")
+@friendly_errors
+def trace_info_command(
+    path: Annotated[str, typer.Argument(help="Trace file (SWF, .swf.gz, Eurora batch, …).")],
+    platform: Annotated[str | None, typer.Option(
+        "--platform", "-p", help="Compute the offered load against this platform.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Jobs, time span, widest job, offered load and what each cleaning option would drop."""
+    from dispatchlab.workload.trace_info import trace_info
+
+    info = trace_info(path, platform=platform)
+    if as_json:
+        typer.echo(json.dumps(info, default=str))
+        return
+    table = Table(title=f"trace {path}", show_header=False)
+    table.add_column("field")
+    table.add_column("value")
+    for key, value in info.items():
+        table.add_row(key, _fmt(value))
+    console.print(table)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_fmt(v)}" for k, v in value.items())
+    if isinstance(value, float):
+        return f"{value:,.4g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)

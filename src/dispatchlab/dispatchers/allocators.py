@@ -1,0 +1,161 @@
+"""Allocators: which nodes host a job's units, several units per node when they fit.
+
+Every allocator ranks the nodes with room for at least one unit and fills them in that
+order, each with as many units as it can hold, until the job's units are placed. They
+differ only in the ranking:
+
+- ``first-fit``: node index order.
+- ``best-fit``: least free capacity left on the node after placing its units first.
+- ``worst-fit`` (alias ``spread``): most free capacity left first.
+- ``energy``: lowest power rating first (``Platform.node_power``), then most loaded.
+
+"Free capacity left" sums every resource of the node, each normalized by the largest
+node capacity of that resource, so idle GPUs count as waste when a CPU-only job lands on a
+GPU node. Ties always go to the lower node index, so allocations are reproducible.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.dispatchers.first_fit import first_fit, units_per_node
+from dispatchlab.errors import ConfigError
+from dispatchlab.platform.platform import Platform
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+Placement = tuple[IntArray, IntArray]
+
+
+class Allocator:
+    """Base class: ``place(free, req, units)`` returns ``(nodes, counts)`` or ``None``."""
+
+    name = "allocator"
+
+    def reset(self, platform: Platform) -> None:
+        """Per-run preparation (node weights); nothing by default."""
+
+    def place(self, free: IntArray, req: IntArray, units: int) -> Placement | None:
+        """Nodes and unit counts for ``units`` units asking ``req`` each, within ``free``."""
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready configuration."""
+        return {"name": self.name}
+
+
+class FirstFit(Allocator):
+    """Lowest node index first."""
+
+    name = "first-fit"
+
+    def place(self, free: IntArray, req: IntArray, units: int) -> Placement | None:
+        """First-fit in index order."""
+        return first_fit(free, req, units)
+
+
+class _Ranked(Allocator):
+    """Fill nodes in the order given by a score (smallest first, ties by index)."""
+
+    def __init__(self) -> None:
+        self._scale: FloatArray = np.ones(1)
+
+    def reset(self, platform: Platform) -> None:
+        """Normalize each resource by its largest node capacity."""
+        top = platform.capacity.max(axis=0).astype(np.float64)
+        self._scale = 1.0 / np.where(top > 0, top, 1.0)
+
+    def _left(self, free: IntArray, req: IntArray, fit: IntArray) -> FloatArray:
+        """Normalized free capacity each node keeps after taking ``fit`` units."""
+        left = free - fit[:, None] * req
+        return np.asarray(left @ self._scale, dtype=np.float64)
+
+    def _score(self, free: IntArray, req: IntArray, fit: IntArray) -> FloatArray:
+        raise NotImplementedError
+
+    def place(self, free: IntArray, req: IntArray, units: int) -> Placement | None:
+        """Rank the nodes with room and fill them in rank order."""
+        fit = units_per_node(free, req)
+        cand = np.flatnonzero(fit)
+        if int(fit[cand].sum()) < units:
+            return None
+        score = self._score(free[cand], req, fit[cand])
+        nodes = cand[np.argsort(score, kind="stable")]
+        return _fill(nodes, fit[nodes], units)
+
+
+class BestFit(_Ranked):
+    """The node left with the least free capacity first (packs jobs tightly)."""
+
+    name = "best-fit"
+
+    def _score(self, free: IntArray, req: IntArray, fit: IntArray) -> FloatArray:
+        return self._left(free, req, fit)
+
+
+class WorstFit(_Ranked):
+    """The node left with the most free capacity first (spreads jobs out)."""
+
+    name = "worst-fit"
+
+    def _score(self, free: IntArray, req: IntArray, fit: IntArray) -> FloatArray:
+        return -self._left(free, req, fit)
+
+
+class EnergyFirst(_Ranked):
+    """Lowest power rating first, then the most loaded node (power paper §4)."""
+
+    name = "energy"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._power: FloatArray | None = None
+
+    def reset(self, platform: Platform) -> None:
+        """Read the node power ratings (all equal when the platform has none)."""
+        super().reset(platform)
+        self._power = platform.node_power
+
+    def place(self, free: IntArray, req: IntArray, units: int) -> Placement | None:
+        """Rank by (power, free capacity now), fill in that order."""
+        fit = units_per_node(free, req)
+        cand = np.flatnonzero(fit)
+        if int(fit[cand].sum()) < units:
+            return None
+        load = np.asarray(free[cand] @ self._scale, dtype=np.float64)
+        if self._power is None:
+            order = np.argsort(load, kind="stable")
+        else:
+            order = np.lexsort((load, self._power[cand]))
+        nodes = cand[order]
+        return _fill(nodes, fit[nodes], units)
+
+
+def _fill(nodes: IntArray, fit: IntArray, units: int) -> Placement:
+    """Take whole nodes in the given order until ``units`` units are placed."""
+    cum = np.cumsum(fit)
+    last = int(np.searchsorted(cum, units))
+    counts = fit[: last + 1].copy()
+    counts[-1] -= int(cum[last]) - units
+    return nodes[: last + 1], counts
+
+
+ALLOCATORS: dict[str, type[Allocator]] = {
+    "first-fit": FirstFit,
+    "best-fit": BestFit,
+    "worst-fit": WorstFit,
+    "spread": WorstFit,
+    "energy": EnergyFirst,
+}
+
+
+def get_allocator(name: str) -> Allocator:
+    """A new allocator by name (see :data:`ALLOCATORS`)."""
+    try:
+        return ALLOCATORS[name]()
+    except KeyError:
+        known = ", ".join(ALLOCATORS)
+        raise ConfigError(f"unknown allocator '{name}' (known: {known})", field="alloc") from None

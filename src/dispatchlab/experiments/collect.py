@@ -1,0 +1,105 @@
+"""Gather stored runs into tidy tables: one row per run, one row per run × job group."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dispatchlab.experiments.store import RunRecord, RunStore
+
+LABEL_COLUMNS = ("experiment", "workload", "window", "platform", "dispatcher", "seed", "block")
+
+
+def _flat_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in summary.items():
+        if k == "utilization_by_resource" and isinstance(v, dict):
+            out.update({f"utilization_{r}": u for r, u in v.items()})
+        elif k == "dispatcher_stats" and isinstance(v, dict):
+            out.update({f"dispatcher_{s}": x for s, x in v.items()
+                        if isinstance(x, (int, float, str, bool))})
+        elif isinstance(v, (int, float, str, bool)) or v is None:
+            out[k] = v
+    return out
+
+
+def run_row(rec: RunRecord) -> dict[str, Any]:
+    """The tidy row of one run: labels, parameters, configuration and summary metrics."""
+    labels = rec.labels
+    cfg = rec.doc["config"]
+    row: dict[str, Any] = {"run": rec.key}
+    row.update({k: labels.get(k) for k in LABEL_COLUMNS})
+    row.update({f"param_{k}": v for k, v in labels.get("params", {}).items()})
+    row.update({
+        "workload_path": cfg["workload"]["path"],
+        "workload_skip": cfg["workload"].get("skip"),
+        "workload_limit": cfg["workload"].get("limit"),
+        "platform_spec": cfg["platform"],
+        "dispatcher_spec": cfg["dispatcher"],
+        "on_infeasible": cfg["on_infeasible"],
+        "engine": rec.doc.get("worker", {}).get("engine"),
+        "worker_host": rec.doc.get("worker", {}).get("host"),
+        "run_seconds": rec.doc.get("worker", {}).get("seconds"),
+    })
+    row.update(_flat_summary(rec.summary))
+    return row
+
+
+def runs_table(records: Iterable[RunRecord]) -> pd.DataFrame:
+    """One row per run (columns: labels, ``param_*``, configuration, summary metrics)."""
+    rows = [run_row(r) for r in records]
+    df = pd.DataFrame(rows)
+    if len(df):
+        df = df.sort_values(["experiment", "workload", "window", "platform", "seed",
+                             "dispatcher"], na_position="first", kind="stable")
+        df = df.reset_index(drop=True)
+        if "window" in df:
+            df["window"] = df["window"].astype("Int64")
+    return df
+
+
+def breakdown_table(records: Iterable[RunRecord]) -> pd.DataFrame:
+    """One row per run × job group (duration class, queue) with the group's metrics."""
+    parts = []
+    for rec in records:
+        b = rec.breakdown()
+        if not len(b):
+            continue
+        labels = rec.labels
+        for k in reversed(LABEL_COLUMNS):
+            b.insert(0, k, labels.get(k))
+        b.insert(0, "run", rec.key)
+        parts.append(b)
+    if not parts:
+        return pd.DataFrame()
+    df = pd.concat(parts, ignore_index=True)
+    df["window"] = df["window"].astype("Int64")
+    return df
+
+
+def write_tables(root: str | Path, records: list[RunRecord], *,
+                 formats: Iterable[str] = ("parquet", "csv")) -> list[Path]:
+    """Write ``results.*`` and ``breakdown.*`` into ``root``; return the paths written."""
+    out = Path(root)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, table in (("results", runs_table(records)),
+                        ("breakdown", breakdown_table(records))):
+        for fmt in formats:
+            path = out / f"{name}.{fmt}"
+            if fmt == "parquet":
+                table.to_parquet(path, index=False)
+            elif fmt == "csv":
+                table.to_csv(path, index=False)
+            else:
+                raise ValueError(f"unknown table format {fmt}")
+            written.append(path)
+    return written
+
+
+def collect(root: str | Path, keys: set[str] | None = None) -> list[RunRecord]:
+    """All finished runs under ``root/runs`` (or only ``keys``)."""
+    return list(RunStore(root).records(keys))

@@ -1,0 +1,218 @@
+"""Where runs execute: a local process pool, or Dask distributed (local or a cluster).
+
+Every engine maps one picklable function over plain configurations and yields
+``(item, result-or-exception)`` as runs finish, in completion order. The caller stores each
+result as it arrives, so a killed campaign loses only the runs in flight.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from types import TracebackType
+from typing import Any, Protocol, TypeVar
+
+from dispatchlab.errors import ConfigError, DispatchlabError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+ENGINES = ("local", "dask-local", "dask")
+
+
+class WorkerLost(DispatchlabError):
+    """A run kept killing the worker process that ran it."""
+
+
+class Engine(Protocol):
+    """What a campaign needs from an execution engine."""
+
+    name: str
+
+    def __enter__(self) -> Engine: ...
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
+
+    @property
+    def workers(self) -> int:
+        """How many runs can execute at once."""
+        ...
+
+    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T],
+                      key: Callable[[T], str]) -> Iterator[tuple[T, R | BaseException]]:
+        """Run ``fn`` on every item; yield each with its result or exception as it ends."""
+        ...
+
+
+def available_cores() -> int:
+    """Cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+class LocalEngine:
+    """A pool of worker processes on this machine (``spawn``ed: no fork-with-threads issues).
+
+    A worker that dies (killed, out of memory) breaks the pool; the runs that had not
+    finished are resubmitted to a fresh pool, each at most ``max_attempts`` times.
+    """
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None, *, max_attempts: int = 3):
+        self._workers = workers or available_cores()
+        self.max_attempts = max_attempts
+        self._pool: ProcessPoolExecutor | None = None
+
+    @property
+    def workers(self) -> int:
+        """Pool size."""
+        return self._workers
+
+    def __enter__(self) -> LocalEngine:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T],
+                      key: Callable[[T], str]) -> Iterator[tuple[T, R | BaseException]]:
+        """Run the items on the pool, rebuilding it when a worker dies."""
+        attempts: dict[str, int] = {}
+        todo = list(items)
+        ctx = multiprocessing.get_context("spawn")
+        while todo:
+            size = max(1, min(self._workers, len(todo)))
+            self._pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx)
+            futures: dict[Future[R], T] = {self._pool.submit(fn, it): it for it in todo}
+            todo = []
+            try:
+                pending = set(futures)
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        item = futures[fut]
+                        try:
+                            yield item, fut.result()
+                        except BrokenProcessPool:
+                            k = key(item)
+                            attempts[k] = attempts.get(k, 0) + 1
+                            if attempts[k] >= self.max_attempts:
+                                yield item, WorkerLost(
+                                    f"run {k}: its worker process died {attempts[k]} times")
+                            else:
+                                todo.append(item)
+                        except Exception as exc:
+                            yield item, exc
+            finally:
+                self._shutdown()
+
+
+class DaskEngine:
+    """Dask distributed: an existing scheduler (``address``) or a LocalCluster started here.
+
+    Tasks are keyed by the run's hash, so the scheduler never runs one twice at once; if a
+    worker dies, the scheduler reschedules its tasks on the others.
+    """
+
+    def __init__(self, address: str | None = None, workers: int | None = None, *,
+                 connect_timeout: float = 30.0):
+        self.address = address
+        self.name = "dask" if address else "dask-local"
+        self._n = workers
+        self.connect_timeout = connect_timeout
+        self._cluster: Any = None
+        self._client: Any = None
+
+    @property
+    def workers(self) -> int:
+        """Workers currently connected to the scheduler."""
+        if self._client is None:
+            return self._n or 0
+        return max(1, len(self._client.scheduler_info(n_workers=-1)["workers"]))
+
+    def __enter__(self) -> DaskEngine:
+        from distributed import Client, LocalCluster
+
+        if self.address is None:
+            self._cluster = LocalCluster(n_workers=self._n or available_cores(),
+                                         threads_per_worker=1, processes=True,
+                                         host="127.0.0.1", dashboard_address=None)
+            self._client = Client(self._cluster)
+        else:
+            try:
+                self._client = Client(self.address, timeout=self.connect_timeout)
+            except (OSError, TimeoutError) as exc:
+                raise ConfigError(f"cannot reach the Dask scheduler at {self.address}: {exc}",
+                                  field="scheduler") from None
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    @property
+    def client(self) -> Any:
+        """The ``distributed.Client`` (inside the ``with`` block)."""
+        return self._client
+
+    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T],
+                      key: Callable[[T], str]) -> Iterator[tuple[T, R | BaseException]]:
+        """Submit everything, yield results as the cluster finishes them."""
+        from distributed import as_completed
+
+        if self._client is None:
+            raise RuntimeError("use DaskEngine inside a with block")
+        futures = {}
+        for it in items:
+            fut = self._client.submit(fn, it, key=f"dispatchlab-run-{key(it)}", pure=False)
+            futures[fut.key] = (fut, it)
+        try:
+            for fut in as_completed([f for f, _ in futures.values()]):
+                item = futures[fut.key][1]
+                try:
+                    yield item, fut.result()
+                except Exception as exc:
+                    yield item, exc
+                finally:
+                    fut.release()
+        finally:
+            for f, _ in futures.values():
+                f.cancel()
+
+
+def make_engine(name: str = "local", *, scheduler: str | None = None,
+                workers: int | None = None) -> LocalEngine | DaskEngine:
+    """The engine called ``name`` (``local``, ``dask-local`` or ``dask`` + ``scheduler``)."""
+    if name == "local":
+        if scheduler:
+            raise ConfigError("--scheduler needs --engine dask", field="scheduler")
+        return LocalEngine(workers)
+    if name == "dask-local":
+        if scheduler:
+            raise ConfigError("--engine dask-local starts its own cluster; drop --scheduler "
+                              "or use --engine dask", field="scheduler")
+        return DaskEngine(None, workers)
+    if name == "dask":
+        if not scheduler:
+            raise ConfigError("--engine dask needs --scheduler tcp://host:8786",
+                              field="scheduler")
+        return DaskEngine(scheduler, workers)
+    raise ConfigError(f"unknown engine '{name}' (known: {', '.join(ENGINES)})", field="engine")

@@ -1,0 +1,177 @@
+"""Result folders, one per run, named by the run's hash and written atomically.
+
+A run is written into ``runs/.tmp-<hash>-<random>/`` and renamed to ``runs/<hash>/`` only
+when complete, so a folder named by a hash is always a finished run: a campaign killed at
+any instant leaves at most temporary folders, which the next campaign removes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dispatchlab.experiments.config import PlannedRun
+from dispatchlab.experiments.worker import RunOutput
+from dispatchlab.metrics.results import Results
+from dispatchlab.provenance import versions
+
+RUN_FILE = "run.json"
+RUNS_DIR = "runs"
+_TMP = ".tmp-"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A finished run on disk: its folder and the parsed ``run.json``."""
+
+    path: Path
+    doc: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        """The run's hash."""
+        return str(self.doc["hash"])
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        """Display labels (experiment, workload, window, platform, dispatcher, seed, …)."""
+        return dict(self.doc["labels"])
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The run's summary metrics."""
+        return dict(self.doc["summary"])
+
+    def jobs(self) -> pd.DataFrame:
+        """Per-job table."""
+        return pd.read_parquet(self.path / "jobs.parquet")
+
+    def timeseries(self) -> pd.DataFrame:
+        """Time series (used capacity, queue length, running jobs)."""
+        return pd.read_parquet(self.path / "timeseries.parquet")
+
+    def alloc(self) -> pd.DataFrame:
+        """Exact placement: one row per (job, node)."""
+        return pd.read_parquet(self.path / "alloc.parquet")
+
+    def breakdown(self) -> pd.DataFrame:
+        """Per-class / per-queue metrics."""
+        return pd.DataFrame(self.doc.get("breakdown", []))
+
+
+class RunStore:
+    """The ``runs/`` folder of an experiment output directory."""
+
+    def __init__(self, root: str | Path, *, csv: bool = True):
+        self.root = Path(root)
+        self.runs = self.root / RUNS_DIR
+        self.csv = csv
+
+    def path(self, key: str) -> Path:
+        """Folder of run ``key``."""
+        return self.runs / key
+
+    def is_done(self, key: str) -> bool:
+        """True when run ``key`` finished and was stored."""
+        return (self.runs / key / RUN_FILE).is_file()
+
+    def clean_temporary(self) -> int:
+        """Remove half-written folders a killed campaign left behind; return how many."""
+        if not self.runs.is_dir():
+            return 0
+        n = 0
+        for p in self.runs.iterdir():
+            if p.name.startswith(_TMP) and p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+                n += 1
+        return n
+
+    def save(self, run: PlannedRun, out: RunOutput, *, engine: str) -> bool:
+        """Store ``out`` as run ``run.key``; False when it was already stored (a duplicate)."""
+        key = run.key
+        if out.key != key:
+            raise ValueError(f"result {out.key} does not belong to run {key}")
+        if self.is_done(key):
+            return False
+        self.runs.mkdir(parents=True, exist_ok=True)
+        tmp = self.runs / f"{_TMP}{key}-{uuid.uuid4().hex[:8]}"
+        try:
+            res = Results(jobs=out.jobs, timeseries=out.timeseries, summary=out.summary,
+                          config=out.sim_config)
+            res.save(tmp, csv=self.csv)
+            out.alloc.to_parquet(tmp / "alloc.parquet", index=False)
+            doc = {
+                "hash": key,
+                "config": run.config.to_dict(),
+                "identity": run.config.identity(),
+                "labels": asdict(run.labels),
+                "summary": out.summary,
+                "breakdown": out.breakdown.to_dict(orient="records"),
+                "simulation": out.sim_config,
+                "worker": {**out.worker, "engine": engine},
+                "stored_by": versions(),
+                "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            _write_json(tmp / RUN_FILE, doc)
+            _fsync_dir(tmp)
+            try:
+                os.rename(tmp, self.runs / key)
+            except OSError:
+                if self.is_done(key):  # stored meanwhile by someone else: keep theirs
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    return False
+                raise
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        _fsync_dir(self.runs)
+        return True
+
+    def records(self, keys: set[str] | None = None) -> Iterator[RunRecord]:
+        """Finished runs (all, or only ``keys``), in folder-name order."""
+        if not self.runs.is_dir():
+            return
+        for p in sorted(self.runs.iterdir()):
+            if p.name.startswith(_TMP) or not (p / RUN_FILE).is_file():
+                continue
+            if keys is not None and p.name not in keys:
+                continue
+            doc = json.loads((p / RUN_FILE).read_text())
+            yield RunRecord(p, doc)
+
+
+def _write_json(path: Path, doc: dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=2, default=_json_default)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)

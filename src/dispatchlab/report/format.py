@@ -1,0 +1,60 @@
+"""Human-readable numbers for tables: durations in s/min/h/d, ratios in %."""
+
+from __future__ import annotations
+
+import math
+
+from dispatchlab.stats.metrics import METRICS
+
+
+def fmt_duration(seconds: float) -> str:
+    """``42 s``, ``12.5 min``, ``3.2 h``, ``4.1 d``."""
+    s = float(seconds)
+    if math.isnan(s):
+        return "–"
+    a = abs(s)
+    if a < 120:
+        return f"{s:.0f} s"
+    if a < 7200:
+        return f"{s / 60:.1f} min"
+    if a < 172800:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:.1f} d"
+
+
+def fmt_number(value: float) -> str:
+    """Three significant digits, thousands separated."""
+    v = float(value)
+    if math.isnan(v):
+        return "–"
+    if v == int(v) and abs(v) < 1e9:
+        return f"{int(v):,}"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.3g}" if abs(v) >= 0.001 else f"{v:.2e}"
+
+
+def fmt_metric(key: str, value: float) -> str:
+    """``value`` of summary metric ``key`` in its natural unit."""
+    info = METRICS.get(key)
+    unit = info.unit if info else ""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if unit == "s":
+        return fmt_duration(value)
+    if unit == "ratio":
+        return f"{100 * float(value):.1f} %"
+    if unit == "ms":
+        return f"{float(value):.3g} ms"
+    if unit == "%":
+        return f"{float(value):.2g} %"
+    return fmt_number(value)
+
+
+def fmt_ci(key: str, mean: float, low: float, high: float) -> str:
+    """``mean ± half-width`` in the metric's unit (just the mean when undefined)."""
+    if math.isnan(low) or math.isnan(high):
+        return fmt_metric(key, mean)
+    return f"{fmt_metric(key, mean)} ± {fmt_metric(key, (high - low) / 2)}"
