@@ -21,11 +21,8 @@ class StrictFifo(BaseDispatcher):
         """Start the longest prefix of the queue that fits, first-fit on nodes."""
         if not view.queue:
             return ()
-        head = next(iter(view.queue))
-        u = int(view.jobs.units[head])
-        for r, f in zip(view.req_rows[head], view.free_total, strict=True):
-            if u * r > f:
-                return ()
+        if not view.fits_total(next(iter(view.queue))):
+            return ()
         ws = Workspace(view)
         decisions: list[Decision] = []
         units = view.jobs.units

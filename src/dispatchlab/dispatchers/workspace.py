@@ -41,9 +41,9 @@ class Workspace:
 
     def fits_total(self, job: int) -> bool:
         """Necessary condition: the job's demand fits the pooled free capacity."""
-        u = int(self.view.jobs.units[job])
-        for r, f in zip(self.view.req_rows[job], self.free_total, strict=True):
-            if u * r > f:
+        ft = self.free_total
+        for r, amount in self.view.demand_nz[job]:
+            if amount > ft[r]:
                 return False
         return True
 
@@ -51,7 +51,7 @@ class Workspace:
         """Record a start of ``job`` on ``nodes``/``counts`` and return the decision."""
         start = Start(job, nodes, counts)
         self._pending.append(start)
-        u = int(self.view.jobs.units[job])
-        self.free_total = [f - u * r for r, f in zip(self.view.req_rows[job], self.free_total,
-                                                      strict=True)]
+        ft = self.free_total
+        for r, amount in self.view.demand_nz[job]:
+            ft[r] -= amount
         return start

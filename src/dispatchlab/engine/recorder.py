@@ -65,15 +65,12 @@ class Recorder:
         self.decision_cpu.append(seconds)
 
     def sample(self, t: int, view: SystemView) -> None:
-        """State after the decisions at ``t``: free capacity, queue length, running jobs."""
-        samples = self.samples
-        w = self.sample_width
-        if samples and samples[-w] == t:
-            del samples[-w:]
-        samples.append(t)
-        samples.append(len(view.queue))
-        samples.append(len(view.running))
-        samples.extend(view.free_total)
+        """State after the decisions at ``t``: free capacity, queue length, running jobs.
+
+        Several decision points at one timestamp each append a row; the time series keeps
+        the last one.
+        """
+        self.samples.extend((t, len(view.queue), len(view.running), *view.free_total))
 
     def finish(self, sim_seconds: float, dispatcher_stats: dict[str, Any]) -> None:
         """Close the run: check every job is accounted for, store overall figures."""

@@ -76,7 +76,9 @@ class Simulator:
         queue, running = view.queue, view.running
         decide = disp.decide
         start_job, release = self._start, self._release
-        rec_start, rec_end, rec_sample = rec.start, rec.end, rec.sample
+        rec_start, rec_end = rec.start, rec.end
+        sample = rec.samples.extend
+        free_total = view.free_total
         dec_at, dec_time = rec.decision_at.append, rec.decision_cpu.append
         seq = 0
         nxt = 0
@@ -136,7 +138,7 @@ class Simulator:
                     rec.plan(d.job, d.time)
                 else:
                     raise InvalidDecision(f"{disp.name}: unknown decision {d!r}")
-            rec_sample(t, view)
+            sample((t, len(queue), len(running), *free_total))
             if progress is not None and done % progress_every == 0:
                 progress(done, n)
             if not heap and nxt >= n and queue:
@@ -165,9 +167,8 @@ class Simulator:
         if check_and_take(view.free, nodes, counts, view.req[job], units) != OK:
             raise self._explain(view, d)
         ft = view.free_total
-        for r, q in enumerate(view.req_rows[job]):
-            if q:
-                ft[r] -= units * q
+        for r, amount in view.demand_nz[job]:
+            ft[r] -= amount
         del view.queue[job]
 
     def _explain(self, view: SystemView, d: Start) -> InvalidDecision:
@@ -198,11 +199,9 @@ class Simulator:
 
     def _release(self, view: SystemView, job: int, run: Running) -> None:
         release(view.free, run.nodes, run.counts, view.req[job])
-        units = self._units[job]
         ft = view.free_total
-        for r, q in enumerate(view.req_rows[job]):
-            if q:
-                ft[r] += units * q
+        for r, amount in view.demand_nz[job]:
+            ft[r] += amount
 
     def _jid(self, job: int) -> int | str:
         """The trace's id of engine index ``job`` (or a marker for an unknown index)."""

@@ -35,13 +35,15 @@ class SystemView:
     """Read-only view of the simulated system at decision time ``now``.
 
     ``req[i]`` is job ``i``'s per-unit request over the *platform's* resources,
-    ``demand[i]`` its total (``units × req``). ``queue`` holds queued job indices in
+    ``demand[i]`` its total (``units × req``) and ``demand_nz[i]`` the non-zero
+    ``(resource, amount)`` pairs of that total. ``queue`` holds queued job indices in
     arrival order; ``running`` maps job index → :class:`Running`.
     """
 
     __slots__ = (
         "capacity",
         "demand",
+        "demand_nz",
         "free",
         "free_total",
         "jobs",
@@ -64,13 +66,22 @@ class SystemView:
         self.req: IntArray = req
         self.req_rows: list[tuple[int, ...]] = [tuple(r) for r in req.tolist()]
         self.demand: IntArray = req * workload.units[:, None]
+        self.demand_nz: list[tuple[tuple[int, int], ...]] = _nonzero_pairs(self.demand)
         self.queue: dict[int, None] = {}
         self.running: dict[int, Running] = {}
         self.now = 0
 
     def fits_total(self, job: int) -> bool:
         """Cheap necessary condition: the job's total demand fits the pooled free capacity."""
-        units = int(self.jobs.units[job])
-        return all(
-            units * r <= f for r, f in zip(self.req_rows[job], self.free_total, strict=True)
-        )
+        ft = self.free_total
+        for r, amount in self.demand_nz[job]:
+            if amount > ft[r]:
+                return False
+        return True
+
+
+def _nonzero_pairs(demand: IntArray) -> list[tuple[tuple[int, int], ...]]:
+    """Per job, the ``(resource, total amount)`` pairs it actually asks for."""
+    if demand.shape[1] == 1:
+        return [((0, v),) for v in demand[:, 0].tolist()]
+    return [tuple((r, v) for r, v in enumerate(row) if v) for row in demand.tolist()]

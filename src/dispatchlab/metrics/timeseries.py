@@ -12,6 +12,9 @@ def time_series(rec: Recorder) -> pd.DataFrame:
     """Step series: each row holds from ``time`` until the next row's time."""
     resources = rec.platform.resources
     raw = np.frombuffer(rec.samples, dtype=np.int64).reshape(-1, rec.sample_width)
+    if len(raw) > 1:  # keep the last row of each timestamp
+        last = np.r_[raw[1:, 0] != raw[:-1, 0], True]
+        raw = raw[last]
     total = rec.platform.total
     data: dict[str, object] = {"time": raw[:, 0]}
     for r, name in enumerate(resources):

@@ -1,0 +1,81 @@
+"""EASY backfilling: protect the first waiting job, fill holes with the others.
+
+Textbook rule (Lifka 1995; Mu'alem & Feitelson 2001). Jobs start in priority order while
+they fit. The first that does not (the *head*) gets a reservation: the earliest time it
+fits if running jobs end at their expected ends (the *shadow* time), on resources chosen
+then; what else is free at the shadow time is *extra*. A later job starts now iff it fits
+now and either ends by the shadow time or uses only extra resources, so the head's start
+never moves later — given that jobs end no later than expected (true for requested times,
+which the engine enforces by killing).
+
+The reservation is kept between calls while nothing but submissions happened and the head
+is the same job: it cannot change then. Each reservation is also returned as a
+:class:`~dispatchlab.engine.decisions.Plan` for the head, when it changes.
+"""
+
+from __future__ import annotations
+
+from dispatchlab.dispatchers.machine import Machine
+from dispatchlab.dispatchers.selection.base import Selection, check_depth
+from dispatchlab.engine.decisions import Decision, Plan
+from dispatchlab.engine.events import Events
+from dispatchlab.engine.state import SystemView
+
+
+class Easy(Selection):
+    """EASY backfilling; ``depth`` limits backfilling to the first ``depth`` queued jobs
+    counted from the head (PBS-style ``backfill depth``)."""
+
+    name = "easy"
+
+    def __init__(self, depth: int | None = None) -> None:
+        self.depth = check_depth(depth)
+        self._head = -1
+        self._shadow = -1
+        self._planned: tuple[int, int] = (-1, -1)
+
+    def reset(self, machine: Machine) -> None:
+        """Forget the previous run's reservation."""
+        self._head = -1
+        self._shadow = -1
+        self._planned = (-1, -1)
+
+    def select(
+        self, view: SystemView, events: Events, order: list[int], machine: Machine
+    ) -> list[Decision]:
+        """Start the startable prefix, reserve for the head, backfill behind it."""
+        out: list[Decision] = []
+        n = len(order)
+        if not n or not machine.any_free():
+            return out
+        i = 0
+        while i < n and machine.fits(order[i]):
+            out.append(machine.start(order[i]))
+            i += 1
+        if i == n or not machine.any_free():
+            return out
+        head = order[i]
+        now = view.now
+        if i or events.finished or head != self._head or self._shadow <= now:
+            self._head = head
+            self._shadow = machine.reserve(head)
+        shadow = self._shadow
+        if self._planned != (head, shadow):
+            self._planned = (head, shadow)
+            out.append(Plan(head, shadow))
+        stop = n if self.depth is None else min(n, i + self.depth)
+        estimate = machine.estimator.estimate
+        for k in range(i + 1, stop):
+            j = order[k]
+            if now + estimate(j) <= shadow:
+                if machine.fits(j):
+                    out.append(machine.start(j))
+                else:
+                    continue
+            elif machine.fits_beside(j):
+                out.append(machine.start_beside(j))
+            else:
+                continue
+            if not machine.any_free():
+                break
+        return out

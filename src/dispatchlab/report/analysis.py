@@ -1,0 +1,144 @@
+"""A comparison of dispatchers assembled from stored runs: the tables and the statistics.
+
+The *main* runs (the whole workload, one per dispatcher and seed) feed the summary, the
+per-class tables and the time-series figures; the *sets* (trace windows, or seeds when
+there are no windows) feed the confidence intervals and the Friedman ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from dispatchlab.experiments.collect import breakdown_table, runs_table
+from dispatchlab.experiments.store import RunRecord
+from dispatchlab.report.tables import group_table, summary_table
+from dispatchlab.stats.ranking import SetStatistics, analyze_sets
+
+DEFAULT_STATS_METRICS = ("mean_wait", "mean_bounded_slowdown", "utilization")
+
+
+@dataclass
+class Comparison:
+    """Everything the terminal table and the HTML report show."""
+
+    title: str
+    order: list[str]
+    main: dict[str, RunRecord]
+    runs: pd.DataFrame
+    breakdown: pd.DataFrame
+    summary: pd.DataFrame
+    classes: pd.DataFrame
+    queues: pd.DataFrame
+    stats: SetStatistics | None
+    sets_label: str
+    context: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (``--json`` output and ``compare.json``)."""
+        def frame(df: pd.DataFrame) -> list[dict[str, Any]]:
+            return [] if not len(df) else df.reset_index().to_dict(orient="records")
+
+        def wide(df: pd.DataFrame) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for disp, row in df.iterrows():
+                groups: dict[str, dict[str, Any]] = {}
+                for (g, m), v in row.items():
+                    groups.setdefault(str(g), {})[str(m)] = _plain(v)
+                out[str(disp)] = groups
+            return out
+
+        doc: dict[str, Any] = {
+            "title": self.title,
+            "dispatchers": self.order,
+            "summary": {str(d): {k: _plain(v) for k, v in row.items()}
+                        for d, row in self.summary.iterrows()},
+            "classes": wide(self.classes) if len(self.classes) else {},
+            "queues": wide(self.queues) if len(self.queues) else {},
+            "runs": {d: r.key for d, r in self.main.items()},
+            "context": self.context,
+        }
+        if self.stats is not None:
+            doc["statistics"] = {
+                "sets": self.sets_label,
+                "n_sets": self.stats.n_sets,
+                "means": frame(self.stats.means),
+                "rankings": {m: _ranking_json(r) for m, r in self.stats.rankings.items()},
+            }
+        return doc
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and v != v:
+        return None
+    return v
+
+
+def _ranking_json(r: Any) -> dict[str, Any]:
+    fr = r.friedman
+    return {
+        "metric": r.metric, "lower_is_better": r.lower_is_better, "n_blocks": r.n_blocks,
+        "dropped_blocks": r.dropped_blocks, "alpha": r.alpha, "p_adjust": r.adjust,
+        "note": r.note,
+        "friedman": None if fr is None else {
+            "chi2": fr.chi2, "p_value": fr.p_value, "k": fr.k, "n": fr.n_blocks,
+            "iman_davenport_f": _plain(fr.f), "f_p_value": _plain(fr.f_p_value),
+            "standard_error": r.standard_error},
+        "ranking": [{"dispatcher": x.name, "mean_rank": x.mean_rank, "tier": x.tier,
+                     "better_than": list(x.better_than), "worse_than": list(x.worse_than)}
+                    for x in r.rows],
+        "pairs": [{k: _plain(v) for k, v in vars(p).items()} for p in r.pairs],
+    }
+
+
+def build_comparison(
+    records: Sequence[RunRecord],
+    *,
+    title: str,
+    order: Sequence[str] | None = None,
+    stats_metrics: Sequence[str] = DEFAULT_STATS_METRICS,
+    alpha: float = 0.05,
+    adjust: str = "holm",
+    confidence: float = 0.95,
+    context: dict[str, Any] | None = None,
+) -> Comparison:
+    """Split ``records`` into main runs and sets, and compute every table."""
+    main_recs = [r for r in records if r.labels.get("window") is None]
+    set_recs = [r for r in records if r.labels.get("window") is not None]
+    if not main_recs:
+        main_recs = list(records)
+    names = list(order) if order else list(dict.fromkeys(r.labels["dispatcher"]
+                                                          for r in main_recs))
+    runs = runs_table(main_recs)
+    bd = breakdown_table(main_recs)
+    main: dict[str, RunRecord] = {}
+    for rec in sorted(main_recs, key=lambda r: r.labels["seed"]):
+        main.setdefault(rec.labels["dispatcher"], rec)
+    stats = None
+    sets_label = ""
+    if set_recs:
+        set_runs = runs_table(set_recs)
+        n_win = int(set_runs["window"].nunique())
+        n_seed = int(set_runs["seed"].nunique())
+        size = int(set_runs["jobs"].iloc[0])
+        sets_label = f"{n_win} consecutive trace windows of {size:,} jobs"
+        if n_seed > 1:
+            sets_label += f" × {n_seed} seeds"
+    else:
+        set_runs = runs
+        n_seed = int(runs["seed"].nunique()) if len(runs) else 0
+        sets_label = f"{n_seed} seeds of the whole workload"
+    if len(set_runs) and set_runs["block"].nunique() >= 2:
+        stats = analyze_sets(set_runs, stats_metrics, alpha=alpha, adjust=adjust,
+                             confidence=confidence)
+    return Comparison(
+        title=title, order=names, main={d: main[d] for d in names if d in main}, runs=runs,
+        breakdown=bd, summary=summary_table(runs, names),
+        classes=group_table(bd, "class", names), queues=group_table(bd, "queue", names),
+        stats=stats, sets_label=sets_label, context=dict(context or {}),
+    )
