@@ -46,8 +46,8 @@ def audit(rec: Recorder) -> None:
     counts_list = [rec.alloc_counts[j] for j in idx.tolist()]
     sizes = np.fromiter((len(a) for a in nodes_list if a is not None), dtype=np.int64,
                         count=len(idx))
-    nodes = np.concatenate(nodes_list)  # type: ignore[arg-type]
-    counts = np.concatenate(counts_list)  # type: ignore[arg-type]
+    nodes: np.ndarray = np.concatenate([a for a in nodes_list if a is not None])
+    counts: np.ndarray = np.concatenate([a for a in counts_list if a is not None])
     owner = np.repeat(idx, sizes)
     placed = np.add.reduceat(counts, np.concatenate(([0], np.cumsum(sizes)[:-1])))
     bad_units = placed != wl.units[idx]

@@ -31,7 +31,7 @@ def summarize(rec: Recorder, jobs: pd.DataFrame, ts: pd.DataFrame) -> dict[str, 
         return float(ran[col].mean()) if n_ran else 0.0
 
     summary: dict[str, Any] = {
-        "jobs": int(len(jobs)),
+        "jobs": len(jobs),
         "jobs_run": n_ran,
         "rejected": int(jobs["rejected"].sum()),
         "mean_wait": mean("wait"),
@@ -51,7 +51,7 @@ def summarize(rec: Recorder, jobs: pd.DataFrame, ts: pd.DataFrame) -> dict[str, 
         "weighted_tardiness": float(ran["weighted_tardiness"].sum()),
         "mean_queue_length": (busy_integral(ts, "queue_length", last_end) / span),
         "max_queue_length": int(ts["queue_length"].max()) if len(ts) else 0,
-        "decision_points": int(len(dec)),
+        "decision_points": len(dec),
         "dispatch_time_mean_ms": float(dec.mean() * 1e3) if len(dec) else 0.0,
         "dispatch_time_max_ms": float(dec.max() * 1e3) if len(dec) else 0.0,
         "dispatch_time_total_s": float(dec.sum()),

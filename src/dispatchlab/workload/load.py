@@ -99,10 +99,10 @@ def load_workload(path: str | Path, format: str | None = None, **options: Any) -
                             "see dispatchlab.workload.list_eurora_batches)", source=str(p))
     fmt = format or detect_format(p)
     if fmt == "swf":
-        swf_opts = options.pop("swf", None) or _options(SwfOptions, options, "swf", p)
+        swf_opts = options.pop("swf", None) or reader_options(SwfOptions, options, "swf", p)
         return load_swf(p, swf_opts)
     if fmt == "eurora":
-        eu_opts = options.pop("eurora", None) or _options(EuroraOptions, options, "eurora", p)
+        eu_opts = options.pop("eurora", None) or reader_options(EuroraOptions, options, "eurora", p)
         return load_eurora(p, eu_opts)
     if fmt in ("parquet", "csv"):
         if options:
@@ -113,7 +113,8 @@ def load_workload(path: str | Path, format: str | None = None, **options: Any) -
                         source=str(p))
 
 
-def _options(cls: Any, options: dict[str, Any], fmt: str, path: Path) -> Any:
+def reader_options(cls: Any, options: dict[str, Any], fmt: str, path: str | Path) -> Any:
+    """``cls(**options)``; an unknown option is a WorkloadError listing the known ones."""
     known = {f.name for f in fields(cls)}
     unknown = sorted(set(options) - known)
     if unknown:

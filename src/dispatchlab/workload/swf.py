@@ -126,7 +126,7 @@ class SwfReport:
 def _open_text(path: Path) -> io.TextIOBase:
     if path.suffix == ".gz":
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
+    return open(path, encoding="utf-8", errors="replace")
 
 
 def read_header(path: str | Path) -> dict[str, str]:

@@ -150,7 +150,7 @@ class Workload:
             ("runtime", self.runtime < 0, "negative run time"),
             ("units", self.units <= 0, "a job needs at least one unit"),
             ("req", (self.req < 0).any(axis=1), "negative resource request"),
-            ("req", (self.req == 0).all(axis=1), "a unit must request some resource"),
+            ("req", np.asarray((self.req == 0).all(axis=1)), "a unit must request some resource"),
             ("queue", (self.queue < 0) | (self.queue >= max(len(self.queues), 1)),
              "unknown queue"),
         ]

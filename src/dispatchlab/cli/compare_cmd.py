@@ -1,0 +1,408 @@
+"""``dispatchlab compare``: several dispatchers on one workload and platform, side by side."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as Bar
+from rich.table import Table
+
+from dispatchlab.cli.app import app
+from dispatchlab.cli.errors import err_console, friendly_errors
+from dispatchlab.cli.simulate_cmd import (
+    BadOpt,
+    CpnOpt,
+    FormatOpt,
+    KeepOpt,
+    LimitOpt,
+    MissingOpt,
+    PlatformOpt,
+    ProcsOpt,
+    SkipOpt,
+    UnitsOpt,
+    WorkloadOpt,
+    ZeroOpt,
+    console,
+    load_options,
+)
+from dispatchlab.errors import ConfigError, DispatchlabError
+from dispatchlab.experiments.campaign import CampaignOutcome, Progress, run_campaign
+from dispatchlab.experiments.collect import write_tables
+from dispatchlab.experiments.config import PlannedRun
+from dispatchlab.experiments.engines import make_engine
+from dispatchlab.experiments.grid import plan
+from dispatchlab.experiments.spec import parse_experiment
+from dispatchlab.experiments.store import RunStore
+from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, Comparison, build_comparison
+from dispatchlab.report.format import fmt_metric
+from dispatchlab.report.tables import group_label
+from dispatchlab.stats.metrics import METRICS
+from dispatchlab.stats.ranking import Ranking
+
+#: Columns of the terminal table (the HTML report shows more).
+TERMINAL_METRICS = ("mean_wait", "p90_wait", "mean_bounded_slowdown", "max_bounded_slowdown",
+                    "utilization", "makespan", "killed", "dispatch_time_mean_ms")
+
+EngineOpt = Annotated[str, typer.Option(
+    "--engine", "-e", help="local (process pool) | dask-local (starts a local Dask cluster) | "
+    "dask (connect to --scheduler).")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    "--scheduler", help="Dask scheduler address for --engine dask, e.g. tcp://host:8786.")]
+WorkersOpt = Annotated[int | None, typer.Option(
+    "--workers", help="Worker processes for local / dask-local (default: the cores).")]
+
+
+@dataclass
+class CompareRequest:
+    """Everything ``compare`` (and ``demo``) needs, as plain values."""
+
+    workload: dict[str, Any]
+    dispatchers: list[str]
+    out: Path
+    platform: str = "auto"
+    seeds: list[int] = field(default_factory=lambda: [0])
+    windows: int = 1
+    engine: str = "local"
+    scheduler: str | None = None
+    workers: int | None = None
+    on_infeasible: str = "error"
+    stats_metrics: list[str] = field(default_factory=lambda: list(DEFAULT_STATS_METRICS))
+    alpha: float = 0.05
+    p_adjust: str = "holm"
+    confidence: float = 0.95
+    report: bool = True
+    gantt_max_jobs: int = 5000
+    as_json: bool = False
+    title: str | None = None
+
+
+def split_dispatchers(values: Sequence[str]) -> list[str]:
+    """``["fifo,sjf", "order=sjf,select=easy"]`` → presets split on commas, specs kept whole.
+
+    ``all`` stands for every registered preset.
+    """
+    from dispatchlab.dispatchers.registry import presets
+
+    out: list[str] = []
+    for v in values:
+        if "=" in v:
+            out.append(v.strip())
+            continue
+        for part in v.split(","):
+            part = part.strip()
+            if part == "all":
+                out.extend(presets())
+            elif part:
+                out.append(part)
+    if not out:
+        raise ConfigError("give at least one dispatcher", field="dispatchers")
+    return list(dict.fromkeys(out))
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``0,1,2`` or a range ``0-4``."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                a, b = part.split("-", 1)
+                seeds.extend(range(int(a), int(b) + 1))
+            elif part:
+                seeds.append(int(part))
+        except ValueError:
+            raise ConfigError(f"expected seeds like 0,1,2 or 0-4, got '{text}'",
+                              field="seeds") from None
+    if not seeds:
+        raise ConfigError("give at least one seed", field="seeds")
+    return seeds
+
+
+def progress_bar(enabled: bool) -> tuple[Bar | None, Callable[[Progress], None] | None]:
+    """A rich progress bar and the callback that feeds it (None when disabled)."""
+    if not enabled:
+        return None, None
+    bar = Bar(TextColumn("runs"), BarColumn(), MofNCompleteColumn(),
+              TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=console,
+              transient=True)
+    task = bar.add_task("runs", total=1, info="")
+
+    def update(p: Progress) -> None:
+        info = f"{p.skipped} already done" if p.skipped else ""
+        if p.failed:
+            info += f", {p.failed} failed"
+        bar.update(task, total=p.total, completed=p.finished, info=info)
+
+    return bar, update
+
+
+def execute(runs: Sequence[PlannedRun], out: Path, engine: str, scheduler: str | None,
+            workers: int | None, *, quiet: bool) -> CampaignOutcome:
+    """Run the runs not yet in ``out/runs`` on the chosen engine, with a progress bar."""
+    store = RunStore(out)
+    eng = make_engine(engine, scheduler=scheduler, workers=workers)
+    bar, update = progress_bar(not quiet and console.is_terminal)
+    with eng:
+        if bar is not None:
+            with bar:
+                outcome = run_campaign(runs, store, eng, on_progress=update)
+        else:
+            outcome = run_campaign(runs, store, eng)
+    return outcome
+
+
+def report_outcome(outcome: CampaignOutcome, runs: Sequence[PlannedRun], *, quiet: bool) -> None:
+    """One line on what ran, then one line per failed run."""
+    if not quiet:
+        console.print(f"{outcome.total} runs: {outcome.stored} run now, {outcome.skipped} "
+                      f"already done, {len(outcome.failures)} failed "
+                      f"(engine {outcome.engine})", highlight=False)
+    labels = {r.key: r.labels for r in runs}
+    for key, why in outcome.failures.items():
+        lab = labels[key]
+        where = f"{lab.dispatcher} on {lab.workload}" + (
+            f" window {lab.window}" if lab.window is not None else "") + f" seed {lab.seed}"
+        err_console.print(f"[bold red]failed:[/] {where} (run {key}): {why}", highlight=False)
+
+
+# --- terminal tables ----------------------------------------------------------------------
+
+def print_comparison(cmp: Comparison) -> None:
+    """Summary, per-class (and per-queue) tables and the rankings, on the terminal."""
+    t = Table(title=cmp.title, title_justify="left")
+    t.add_column("dispatcher")
+    keys = [k for k in TERMINAL_METRICS if k in cmp.summary]
+    for k in keys:
+        t.add_column(METRICS[k].label, justify="right")
+    best = _best(cmp, keys)
+    for d, row in cmp.summary.iterrows():
+        t.add_row(str(d), *(f"[bold green]{fmt_metric(k, row[k])}[/]" if best.get(k) == d
+                            else fmt_metric(k, row[k]) for k in keys))
+    console.print(t)
+    for kind, table in (("class", cmp.classes), ("queue", cmp.queues)):
+        if not len(table):
+            continue
+        groups = list(dict.fromkeys(g for g, _m in table.columns))
+        gt = Table(title="by job duration class (actual run time)" if kind == "class"
+                   else "by queue", title_justify="left")
+        gt.add_column("dispatcher")
+        for g in groups:
+            n = table[(g, "jobs")].iloc[0]
+            label = group_label(kind, str(g))
+            jobs = "" if isinstance(n, float) and math.isnan(n) else f" [{int(n):,}]"
+            gt.add_column(f"{label}{jobs}\nmean wait", justify="right")
+            gt.add_column("mean bsld", justify="right")
+        for d, row in table.iterrows():
+            cells = [str(d)]
+            for g in groups:
+                cells += [fmt_metric("mean_wait", row[(g, "mean_wait")]),
+                          fmt_metric("mean_bounded_slowdown", row[(g, "mean_bounded_slowdown")])]
+            gt.add_row(*cells)
+        console.print(gt)
+    if cmp.stats is not None:
+        console.print(f"statistics over {cmp.sets_label} (N = {cmp.stats.n_sets})",
+                      highlight=False)
+        for r in cmp.stats.rankings.values():
+            print_ranking(r)
+    elif cmp.sets_label:
+        console.print("[dim]one set only: add --windows K or several --seeds for "
+                      "confidence intervals and significance tests[/]")
+
+
+def _best(cmp: Comparison, keys: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if len(cmp.summary) < 2:
+        return out
+    for k in keys:
+        col = cmp.summary[k].astype(float)
+        if col.isna().all() or col.nunique() < 2:
+            continue
+        out[k] = str(col.idxmin() if METRICS[k].lower_is_better else col.idxmax())
+    return out
+
+
+def print_ranking(r: Ranking) -> None:
+    """The "significantly better" table of one metric."""
+    info = METRICS[r.metric]
+    fr = r.friedman
+    head = f"ranking by {info.label}"
+    if fr is not None:
+        head += (f": Friedman χ² = {fr.chi2:.2f}, p = {fr.p_value:.3g} (k = {fr.k}, "
+                 f"N = {fr.n_blocks}); SE = {r.standard_error:.3f}, α = {r.alpha}, "
+                 f"{'Holm' if r.adjust == 'holm' else 'unadjusted'} p")
+    t = Table(title=head, title_justify="left")
+    for col in ("tier", "dispatcher", "mean rank", "significantly better than"):
+        t.add_column(col, justify="right" if col in ("tier", "mean rank") else "left")
+    for row in r.rows:
+        t.add_row(str(row.tier) if row.tier else "–", row.name, f"{row.mean_rank:.2f}",
+                  ", ".join(row.better_than) or "–")
+    console.print(t)
+    if r.note:
+        console.print(f"[dim]{r.note}[/]", highlight=False)
+
+
+# --- the command --------------------------------------------------------------------------
+
+def build_runs(req: CompareRequest) -> list[PlannedRun]:
+    """The experiment a comparison amounts to, planned (and validated)."""
+    entries = [{**req.workload}]
+    if req.windows > 1:
+        entries.append({**req.workload, "windows": req.windows})
+    data = {
+        "name": req.title or "compare",
+        "workloads": entries,
+        "platforms": [req.platform],
+        "dispatchers": req.dispatchers,
+        "seeds": req.seeds,
+        "on_infeasible": req.on_infeasible,
+    }
+    return plan(parse_experiment(data), Path.cwd())
+
+
+def run_compare(req: CompareRequest) -> int:
+    """Run, print and report a comparison; the exit code (1 when some run failed)."""
+    quiet = req.as_json
+    runs = build_runs(req)
+    req.out.mkdir(parents=True, exist_ok=True)
+    outcome = execute(runs, req.out, req.engine, req.scheduler, req.workers, quiet=quiet)
+    report_outcome(outcome, runs, quiet=quiet)
+    records = list(RunStore(req.out).records({r.key for r in runs}))
+    if not any(r.labels.get("window") is None for r in records):
+        err_console.print("[bold red]error:[/] no run of the whole workload finished")
+        return 1
+    workload_label = runs[0].labels.workload
+    first = next(r for r in records if r.labels.get("window") is None)
+    plat = first.doc["simulation"]["platform"]
+    n_jobs = int(first.summary["jobs"])
+    context = {
+        "workload": f"{workload_label} ({n_jobs:,} jobs)",
+        "platform": f"{plat['name']} ({plat['nodes']} nodes; "
+                    + ", ".join(f"{v:,} {k}" for k, v in plat["total"].items()) + ")",
+        "created": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": " ".join(shlex.quote(a) for a in ["dispatchlab", *sys.argv[1:]]),
+        "request": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(req).items()},
+    }
+    cmp = build_comparison(records, title=req.title or f"Dispatchers on {workload_label}",
+                           order=[r.labels.dispatcher for r in runs
+                                  if r.labels.window is None and r.labels.seed == req.seeds[0]],
+                           stats_metrics=req.stats_metrics, alpha=req.alpha,
+                           adjust=req.p_adjust, confidence=req.confidence, context=context)
+    write_tables(req.out, records)
+    doc = cmp.to_json()
+    (req.out / "compare.json").write_text(json.dumps(doc, indent=2, default=str))
+    page = None
+    if req.report:
+        from dispatchlab.report.build import write_report
+
+        page = write_report(cmp, req.out / "report", gantt_max_jobs=req.gantt_max_jobs).html
+        doc["report"] = str(page)
+    if req.as_json:
+        typer.echo(json.dumps(doc, default=str))
+    else:
+        print_comparison(cmp)
+        console.print(f"results: {req.out}/results.csv"
+                      + (f"; report: {page}" if page else ""), highlight=False)
+    return 1 if outcome.failures else 0
+
+
+def workload_entry(path: str, fmt: str | None, skip: int, limit: int | None, procs: str,
+                   missing: str, units: str, cpn: int | None, zero: bool, keep: bool,
+                   bad: bool) -> dict[str, Any]:
+    """The experiment-file form of the loading flags shared with ``simulate``."""
+    from dispatchlab.workload.load import detect_format
+
+    opts = load_options(fmt, skip, limit, procs, missing, units, cpn, zero, keep, bad)
+    entry: dict[str, Any] = {"path": path, "skip": skip, "limit": limit}
+    if fmt is not None:
+        entry["format"] = fmt
+    p = Path(path)
+    detected = fmt
+    if detected is None and p.exists():
+        try:
+            detected = detect_format(p)
+        except DispatchlabError:
+            detected = None
+    if detected == "swf":
+        entry["options"] = {"procs": opts.swf_procs, "missing_estimate": opts.swf_missing_estimate,
+                            "units": opts.swf_units, "cores_per_node": opts.swf_cores_per_node,
+                            "drop_zero_runtime": opts.drop_zero_runtime,
+                            "drop_invalid": not opts.keep_invalid,
+                            "skip_bad_lines": opts.skip_bad_lines}
+    return entry
+
+
+@app.command("compare")
+@friendly_errors
+def compare_command(
+    workload: WorkloadOpt,
+    dispatchers: Annotated[list[str], typer.Option(
+        "--dispatchers", "-d", help="Comma-separated presets (fifo,sjf,easy), 'all', or a "
+        "key=value spec; repeat the option to add more.")] = ["all"],  # noqa: B006
+    platform: PlatformOpt = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (runs, tables, "
+                                      "report). Re-running resumes.")] = Path("compare-output"),
+    engine: EngineOpt = "local",
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    seeds: Annotated[str, typer.Option(help="Seeds, e.g. 0 or 0,1,2 or 0-9.")] = "0",
+    windows: Annotated[int, typer.Option(
+        min=1, help="Also cut the workload into K consecutive windows and test which "
+        "dispatchers are significantly better over them.")] = 1,
+    stats_metrics: Annotated[str, typer.Option(
+        help="Metrics for the confidence intervals and rankings.")]
+    = ",".join(DEFAULT_STATS_METRICS),
+    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    p_adjust: Annotated[str, typer.Option(help="holm | none (the paper's raw p-values).")]
+    = "holm",
+    report: Annotated[bool, typer.Option(help="Write the HTML report.")] = True,
+    gantt_max_jobs: Annotated[int, typer.Option(help="Draw Gantt charts up to this many "
+                                                "jobs.")] = 5000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")]
+    = False,
+    format: FormatOpt = None,
+    skip: SkipOpt = 0,
+    limit: LimitOpt = None,
+    swf_procs: ProcsOpt = "allocated",
+    swf_missing_estimate: MissingOpt = "runtime",
+    swf_units: UnitsOpt = "pool",
+    swf_cores_per_node: CpnOpt = None,
+    drop_zero_runtime: ZeroOpt = False,
+    keep_invalid: KeepOpt = False,
+    skip_bad_lines: BadOpt = False,
+    reject_infeasible: Annotated[bool, typer.Option(
+        "--reject-infeasible", help="Record jobs the machine can never host as rejected.")]
+    = False,
+) -> None:
+    """Run several dispatchers on one workload and platform in parallel, print a comparison
+    table and write a report folder (OUT/report/index.html)."""
+    metrics = [m.strip() for m in stats_metrics.split(",") if m.strip()]
+    for m in metrics:
+        if m not in METRICS:
+            raise ConfigError(f"unknown metric '{m}' (known: {', '.join(METRICS)})",
+                              field="stats-metrics")
+    if p_adjust not in ("holm", "none"):
+        raise ConfigError("must be holm or none", field="p-adjust")
+    if not 0 < alpha < 1:
+        raise ConfigError("must be between 0 and 1", field="alpha")
+    req = CompareRequest(
+        workload=workload_entry(workload, format, skip, limit, swf_procs, swf_missing_estimate,
+                                swf_units, swf_cores_per_node, drop_zero_runtime,
+                                keep_invalid, skip_bad_lines),
+        dispatchers=split_dispatchers(dispatchers), out=out, platform=platform or "auto",
+        seeds=parse_seeds(seeds), windows=windows, engine=engine, scheduler=scheduler,
+        workers=workers, on_infeasible="reject" if reject_infeasible else "error",
+        stats_metrics=metrics, alpha=alpha, p_adjust=p_adjust, report=report,
+        gantt_max_jobs=gantt_max_jobs, as_json=as_json)
+    code = run_compare(req)
+    if code:
+        raise typer.Exit(code)

@@ -1,0 +1,206 @@
+"""What a trace holds, for ``dispatchlab trace-info PATH``: size, span, load, cleaning.
+
+The offered load is the work the jobs bring divided by what the machine could do over
+the arrival span: ``Σ units × cores × min(runtime, walltime) / (capacity × span)`` (the
+engine kills a job at its wall-time, so work past it is never offered). Capacity is the
+given platform's cores, else the SWF header's ``MaxProcs``. ``cleaning`` tells what each
+cleaning option drops or changes, counted on the raw records, so it is there even when
+loading with the default options fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+
+from dispatchlab.errors import WorkloadError
+from dispatchlab.platform.platform import CORES, Platform
+from dispatchlab.workload.generators.registry import is_generator_spec
+from dispatchlab.workload.load import detect_format, load_workload, reader_options
+from dispatchlab.workload.swf import FIELDS, SwfOptions, read_header, read_swf_table
+from dispatchlab.workload.workload import Workload
+
+_COL = {name: k for k, name in enumerate(FIELDS)}
+
+
+def trace_info(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    platform: Platform | str | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """A JSON-ready description of a trace (file or ``gen:`` spec); options go to the reader.
+
+    When loading fails, the dict holds ``error`` (and for SWF the header and cleaning
+    counts) instead of raising, so the CLI can still show what is wrong.
+    """
+    text = str(path)
+    spec = format == "gen" or (format is None and is_generator_spec(text))
+    p = Path(path)
+    if not spec and not p.exists():
+        raise WorkloadError("file not found", source=text)
+    fmt = "gen" if spec else (format or detect_format(p))
+    info: dict[str, Any] = {"source": text, "format": fmt}
+    if fmt == "swf":
+        swf_opts = options.get("swf") or reader_options(
+            SwfOptions, {k: v for k, v in options.items() if k != "swf"}, "swf", p)
+        header = read_header(p)
+        info["header"] = header
+        info["cleaning"] = swf_cleaning(p, swf_opts)
+    try:
+        wl = load_workload(path, format=None if spec else fmt, **options)
+    except WorkloadError as exc:
+        info["error"] = str(exc)
+        return info
+    info.update(describe_workload(wl, platform=platform))
+    report = wl.meta.get("load_report")
+    if isinstance(report, Mapping):
+        info["load_report"] = dict(report)
+        if fmt == "eurora":
+            info["cleaning"] = eurora_cleaning(report)
+    return info
+
+
+def describe_workload(wl: Workload, *, platform: Platform | str | None = None) -> dict[str, Any]:
+    """Size, time span, largest job, queues and offered load of a loaded workload."""
+    n = wl.n_jobs
+    out: dict[str, Any] = {"jobs": n, "resources": list(wl.resources)}
+    if n == 0:
+        return out
+    cores = wl.req_of(CORES)
+    procs = wl.units * cores
+    first, last = int(wl.submit.min()), int(wl.submit.max())
+    span = last - first
+    out.update({
+        "first_submit": first,
+        "last_submit": last,
+        "span_s": span,
+        "span": human_duration(span),
+        "max_units": int(wl.units.max()),
+        "max_procs": int(procs.max()),
+        "max_request": {r: int(wl.req[:, k].max()) for k, r in enumerate(wl.resources)},
+        "runtime_s": {"mean": float(wl.runtime.mean()), "median": float(np.median(wl.runtime)),
+                      "max": int(wl.runtime.max())},
+        "walltime_s": {"mean": float(wl.walltime.mean()), "max": int(wl.walltime.max())},
+        "runtime_over_walltime": int((wl.runtime > wl.walltime).sum()),
+        "queues": {q.name: {"ewt": q.ewt, "jobs": int((wl.queue == k).sum())}
+                   for k, q in enumerate(wl.queues)},
+        "users": int(len(np.unique(wl.user))),
+        "apps": int(len(np.unique(wl.app))),
+    })
+    if wl.origin_unix is not None:
+        out["origin_unix"] = wl.origin_unix
+        out["timezone"] = wl.timezone
+        out["start"] = _iso(wl.origin_unix + first, wl.timezone)
+        out["end"] = _iso(wl.origin_unix + last, wl.timezone)
+    effective = np.minimum(wl.runtime, wl.walltime).astype(np.float64)
+    work = wl.units.astype(np.float64)[:, None] * wl.req * effective[:, None]
+    out["work"] = {r: float(work[:, k].sum()) for k, r in enumerate(wl.resources)}
+
+    capacity: dict[str, int] = {}
+    capacity_from = None
+    if platform is not None:
+        from dispatchlab.platform.resolve import resolve_platform
+
+        plat = resolve_platform(platform)
+        capacity = dict(zip(plat.resources, plat.total.tolist(), strict=True))
+        capacity_from = f"platform {plat.name}"
+    else:
+        max_procs = _header_int(wl, "MaxProcs")
+        if max_procs:
+            capacity = {CORES: max_procs}
+            capacity_from = "header MaxProcs"
+    out["capacity"] = capacity
+    out["capacity_from"] = capacity_from
+    if capacity.get(CORES) and span > 0:
+        out["offered_load"] = out["work"].get(CORES, 0.0) / (capacity[CORES] * span)
+        out["offered_load_by_resource"] = {
+            r: out["work"][r] / (capacity[r] * span)
+            for r in wl.resources if capacity.get(r)}
+    else:
+        out["offered_load"] = None
+    return out
+
+
+def swf_cleaning(path: str | Path, options: SwfOptions | None = None) -> dict[str, Any]:
+    """Per cleaning option of :class:`SwfOptions`, how many raw records it drops/changes."""
+    opts = options or SwfOptions()
+    data, _, bad = read_swf_table(path, skip_bad_lines=True)
+    col = {name: data[:, k] for name, k in _COL.items()}
+    alloc, reqp = col["alloc_procs"], col["req_procs"]
+    if opts.procs == "allocated":
+        procs, other = alloc, reqp
+    elif opts.procs == "requested":
+        procs, other = reqp, alloc
+    else:
+        procs = other = np.maximum(alloc, reqp)
+    fallback = (procs <= 0) & (other > 0)
+    procs = np.where(fallback, other, procs)
+    no_procs = procs <= 0
+    unknown_rt = col["run_time"] < 0
+    valid = ~no_procs & ~unknown_rt
+    return {
+        "records": int(len(data) + bad),
+        "skip_bad_lines": int(bad),
+        "unknown_submit": int((col["submit"] < 0).sum()),
+        "negative_values": {f: int(((col[f] < 0) & (col[f] != -1)).sum())
+                            for f in ("submit", "run_time", "alloc_procs", "req_procs",
+                                      "req_time")},
+        "procs_fallback": int(fallback.sum()),
+        "drop_invalid": {"no_procs": int(no_procs.sum()),
+                         "unknown_runtime": int((unknown_rt & ~no_procs).sum())},
+        "drop_zero_runtime": int((valid & (col["run_time"] == 0)).sum()),
+        "missing_estimate": int((valid & (col["req_time"] <= 0)).sum()),
+        "runtime_over_request": int((valid & (col["req_time"] > 0)
+                                     & (col["run_time"] > col["req_time"])).sum()),
+    }
+
+
+def eurora_cleaning(report: Mapping[str, Any]) -> dict[str, Any]:
+    """What each :class:`EuroraOptions` choice drops or changes, from a load report."""
+    return {
+        "duplicates": report.get("duplicate_lines_dropped", 0),
+        "skip_bad_lines": report.get("bad_lines_skipped", 0),
+        "overrun": report.get("runtime_over_walltime", 0),
+        "cores": report.get("cores_mismatch", 0),
+    }
+
+
+def human_duration(seconds: float) -> str:
+    """``93784`` → ``"1 d 2 h 3 min 4 s"`` (leading zero units left out)."""
+    s = int(round(seconds))
+    if s < 0:
+        return "-" + human_duration(-s)
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        q, s = divmod(s, size)
+        if q or parts:
+            parts.append(f"{q} {unit}")
+    parts.append(f"{s} s")
+    return " ".join(parts)
+
+
+def _header_int(wl: Workload, key: str) -> int | None:
+    rep = wl.meta.get("load_report")
+    header = rep.get("header") if isinstance(rep, Mapping) else None
+    if not isinstance(header, Mapping) or key not in header:
+        return None
+    try:
+        value = int(str(header[key]).split()[0])
+    except (ValueError, IndexError):
+        return None
+    return value if value > 0 else None
+
+
+def _iso(unix: int, tz_name: str | None) -> str:
+    try:
+        tz = ZoneInfo(tz_name) if tz_name else ZoneInfo("UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        tz = ZoneInfo("UTC")
+    return datetime.fromtimestamp(unix, tz).isoformat()
