@@ -61,7 +61,7 @@ def job_table(rec: Recorder, tau: int = TAU) -> pd.DataFrame:
         }
     )
     for r, name in enumerate(wl.resources):
-        df.insert(int(df.columns.get_indexer(["nodes_used"])[0]), f"req_{name}", wl.req[:, r])
+        df.insert(list(df.columns).index("nodes_used"), f"req_{name}", wl.req[:, r])
     if rec.rejected:
         reasons = np.full(len(start), "", dtype=object)
         for j, why in rec.rejected.items():

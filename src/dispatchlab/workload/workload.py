@@ -149,7 +149,7 @@ class Workload:
             ("walltime", self.walltime <= 0, "requested time must be positive"),
             ("runtime", self.runtime < 0, "negative run time"),
             ("units", self.units <= 0, "a job needs at least one unit"),
-            ("req", (self.req < 0).any(axis=1), "negative resource request"),
+            ("req", np.asarray((self.req < 0).any(axis=1)), "negative resource request"),
             ("req", np.asarray((self.req == 0).all(axis=1)), "a unit must request some resource"),
             ("queue", (self.queue < 0) | (self.queue >= max(len(self.queues), 1)),
              "unknown queue"),
