@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.engine.decisions import Start
+from dispatchlab.engine.kernels import check_and_take
 from dispatchlab.engine.state import SystemView
 
 IntArray = npt.NDArray[np.int64]
@@ -34,8 +35,9 @@ class Workspace:
             if self._free is self.view.free:
                 self._free = self._free.copy()
             req = self.view.req
+            units = self.view.jobs.units
             for s in self._pending:
-                self._free[s.nodes] -= s.counts[:, None] * req[s.job]
+                check_and_take(self._free, s.nodes, s.counts, req[s.job], int(units[s.job]))
             self._pending.clear()
         return self._free
 

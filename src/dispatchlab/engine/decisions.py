@@ -15,9 +15,13 @@ import numpy.typing as npt
 IntArray = npt.NDArray[np.int64]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Start:
-    """Start queued job ``job`` now with ``counts[k]`` units on node ``nodes[k]``."""
+    """Start queued job ``job`` now with ``counts[k]`` units on node ``nodes[k]``.
+
+    ``nodes`` must be strictly increasing. Treat as immutable (not frozen only because
+    frozen dataclasses are several times slower to build, and this one is built per start).
+    """
 
     job: int
     nodes: IntArray

@@ -76,7 +76,8 @@ class Simulator:
         queue, running = view.queue, view.running
         decide = disp.decide
         start_job, release = self._start, self._release
-        rec_start, rec_end = rec.start, rec.end
+        rec_end = rec.end
+        rec_starts, rec_nodes, rec_counts = rec._start, rec.alloc_nodes, rec.alloc_counts
         sample = rec.samples.extend
         free_total = view.free_total
         dec_at, dec_time = rec.decision_at.append, rec.decision_cpu.append
@@ -124,7 +125,9 @@ class Simulator:
                     job = d.job
                     end = t + duration[job]
                     running[job] = Running(t, d.nodes, d.counts, end)
-                    rec_start(job, t, d.nodes, d.counts)
+                    rec_starts[job] = t  # inlined Recorder.start (hot path)
+                    rec_nodes[job] = d.nodes
+                    rec_counts[job] = d.counts
                     heappush(heap, (end, _END, seq, job))
                     seq += 1
                 elif type(d) is WakeAt:

@@ -67,6 +67,8 @@ def job_table(rec: Recorder, tau: int = TAU) -> pd.DataFrame:
         for j, why in rec.rejected.items():
             reasons[j] = why
         df["reject_reason"] = reasons
+    if (rec.planned >= 0).any():
+        df["planned_start"] = rec.planned
     for col in ("slowdown", "bounded_slowdown"):
         df.loc[~ran, col] = np.nan
     return df
