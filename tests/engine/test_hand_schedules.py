@@ -82,3 +82,14 @@ def test_zero_runtime_job_ends_where_it_starts() -> None:
     res = simulate(wl, "nodes=1,cores=1", "fifo")
     assert starts(res) == [0, 0]
     assert res.jobs["end"].tolist() == [0, 5]
+
+
+def test_absolute_local_timestamps() -> None:
+    # origin 2014-03-31 09:00:00 UTC = 11:00 in Rome (CEST, +02:00)
+    wl = jobs((0, 60, 60, 1), (30, 60, 60, 1), origin_unix=1396256400,
+              timezone="Europe/Rome")
+    res = simulate(wl, "nodes=1,cores=1", "fifo")
+    assert res.jobs["submit_at"].tolist() == ["2014-03-31T11:00:00+02:00",
+                                              "2014-03-31T11:00:30+02:00"]
+    assert res.jobs["start_at"].tolist()[1] == "2014-03-31T11:01:00+02:00"
+    assert res.jobs["end_at"].tolist()[1] == "2014-03-31T11:02:00+02:00"

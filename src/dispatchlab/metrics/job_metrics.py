@@ -67,11 +67,38 @@ def job_table(rec: Recorder, tau: int = TAU) -> pd.DataFrame:
         for j, why in rec.rejected.items():
             reasons[j] = why
         df["reject_reason"] = reasons
+    if wl.origin_unix is not None:
+        for col in ("submit", "start", "end"):
+            df.insert(list(df.columns).index(col) + 1, f"{col}_at",
+                      local_timestamps(df[col].to_numpy(), wl.origin_unix, wl.timezone))
     if (rec.planned >= 0).any():
         df["planned_start"] = rec.planned
     for col in ("slowdown", "bounded_slowdown"):
         df.loc[~ran, col] = np.nan
     return df
+
+
+def local_timestamps(seconds: np.ndarray, origin_unix: int, tz: str | None) -> pd.Series:
+    """ISO 8601 local date-times of relative ``seconds`` (empty where the value is < 0)."""
+    secs = np.asarray(seconds, dtype=np.int64)
+    utc = pd.DatetimeIndex(pd.to_datetime(secs + origin_unix, unit="s", utc=True))
+    local = utc
+    if tz:
+        try:
+            local = utc.tz_convert(tz)
+        except (KeyError, ValueError):  # unknown zone name: keep UTC, still absolute
+            local = utc
+    naive = local.tz_localize(None).to_numpy().astype("datetime64[s]")
+    offset = (naive - utc.tz_localize(None).to_numpy().astype("datetime64[s]")).astype(np.int64)
+    body = np.datetime_as_string(naive, unit="s").astype(object)
+    suffix = np.empty(len(secs), dtype=object)
+    for off in np.unique(offset).tolist():
+        sign = "+" if off >= 0 else "-"
+        hh, mm = divmod(abs(int(off)) // 60, 60)
+        suffix[offset == off] = f"{sign}{hh:02d}:{mm:02d}"
+    text = body + suffix
+    text[secs < 0] = ""
+    return pd.Series(text, dtype=object)
 
 
 def _fmt_alloc(nodes: object, counts: object, names: tuple[str, ...]) -> str:
