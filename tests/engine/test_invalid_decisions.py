@@ -113,3 +113,16 @@ def test_request_for_a_resource_the_platform_lacks() -> None:
                                req={"cores": [1], "mic": [1]})
     with pytest.raises(InfeasibleJob, match="requests 'mic'"):
         simulate(wl, "nodes=2,cores=4", "fifo")
+
+
+def test_unit_no_node_configuration_can_host() -> None:
+    from dispatchlab import Workload
+
+    plat = Platform(resources=("cores", "gpu", "mic"),
+                    capacity=np.array([[16, 2, 0], [16, 0, 2]]), node_names=("g", "m"))
+    wl = Workload.from_columns(submit=[0, 0], runtime=[5, 5], walltime=[5, 5], units=[1, 1],
+                               req={"cores": [1, 32], "gpu": [1, 0], "mic": [1, 0]})
+    res = simulate(wl, plat, "fifo", on_infeasible="reject")
+    reasons = res.jobs["reject_reason"].tolist()
+    assert "no node has cores and gpu and mic together" in reasons[0]
+    assert "no node has cores=32 (largest node has 16)" in reasons[1]

@@ -219,10 +219,11 @@ class Simulator:
             fit = int(units_fitting(self.platform.capacity, req_row).sum())
             units = self.workload.units[idx]
             over = idx[units > fit]
+            why = _why_unhostable(self.platform, req_row) if fit == 0 else ""
             for j in over.tolist():
                 reason = (f"needs {int(self.workload.units[j])} unit(s) of "
                           f"{_fmt_req(self.platform.resources, req_row)}; the empty machine "
-                          f"hosts at most {fit}")
+                          f"hosts at most {fit}{why}")
                 if self.on_infeasible == "error":
                     raise InfeasibleJob(f"{self.workload.source}: job {self._jid(j)} {reason}")
                 rec.reject(j, reason)
@@ -253,6 +254,18 @@ def _distinct_rows(req: IntArray) -> Sequence[tuple[IntArray, IntArray]]:
     order = np.argsort(inverse, kind="stable")
     bounds = np.searchsorted(inverse[order], np.arange(len(rows) + 1))
     return [(rows[k], order[bounds[k]:bounds[k + 1]]) for k in range(len(rows))]
+
+
+def _why_unhostable(platform: Platform, req: IntArray) -> str:
+    """Why no node can host one unit: a resource no node has enough of, or no combination."""
+    cap = platform.capacity
+    short = [r for r in range(len(req)) if req[r] > 0 and cap[:, r].max() < req[r]]
+    if short:
+        parts = [f"{platform.resources[r]}={int(req[r])} (largest node has "
+                 f"{int(cap[:, r].max())})" for r in short]
+        return ": no node has " + ", ".join(parts)
+    asked = [platform.resources[r] for r in range(len(req)) if req[r] > 0]
+    return f": no node has {' and '.join(asked)} together in these amounts"
 
 
 def _fmt_req(resources: Sequence[str], row: IntArray) -> str:
