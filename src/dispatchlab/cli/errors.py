@@ -13,7 +13,7 @@ from dispatchlab.errors import DispatchlabError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def friendly_errors(func: F) -> F:

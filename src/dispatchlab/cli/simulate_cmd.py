@@ -111,7 +111,8 @@ def simulate_command(
         return
     report = wl.meta.get("load_report")
     if report and any(report.get(k) for k in ("dropped_no_procs", "dropped_unknown_runtime",
-                                               "dropped_zero_runtime", "bad_lines_skipped")):
+                                               "dropped_unknown_submit", "dropped_zero_runtime",
+                                               "bad_lines_skipped")):
         console.print("cleaning: " + ", ".join(f"{k}={v}" for k, v in report.items()
                       if isinstance(v, int) and v and k not in ("records", "jobs")))
     print_summary(res, title=f"{disp.name} on {Path(workload).name}")

@@ -63,8 +63,9 @@ def load_platform_file(path: str | Path) -> Platform:
     if not p.exists():
         raise ConfigError("file not found", source=src)
     if p.is_dir():
-        raise ConfigError("is a folder, expected a platform file (.toml or a node list)",
-                          source=src)
+        raise ConfigError(
+            "is a folder, expected a platform file (.toml or a node list)", source=src
+        )
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -76,7 +77,8 @@ def load_platform_file(path: str | Path) -> Platform:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(
             f"not valid TOML ({exc}); platform files are TOML descriptions or Eurora node "
-            f"lists ('node_id cores gpus mics memory reserved' per line)", source=src
+            f"lists ('node_id cores gpus mics memory reserved' per line)",
+            source=src,
         ) from None
     return platform_from_mapping(doc, source=src, name=p.stem)
 
@@ -102,8 +104,11 @@ def platform_from_mapping(
         doc, prefix = doc["platform"], "platform."
     unknown = sorted(set(doc) - set(TOP_KEYS))
     if unknown:
-        raise ConfigError(f"unknown key (allowed: {', '.join(TOP_KEYS)})",
-                          field=prefix + unknown[0], source=source)
+        raise ConfigError(
+            f"unknown key (allowed: {', '.join(TOP_KEYS)})",
+            field=prefix + unknown[0],
+            source=source,
+        )
     pname = doc.get("name", name or "platform")
     if not isinstance(pname, str) or not pname:
         raise ConfigError("must be a non-empty string", field=prefix + "name", source=source)
@@ -111,15 +116,18 @@ def platform_from_mapping(
         raise ConfigError("must be a string", field=prefix + "description", source=source)
     groups_doc = doc.get("nodes")
     if groups_doc is None:
-        raise ConfigError("missing: describe the machine with [[nodes]] tables",
-                          field=prefix + "nodes", source=source)
+        raise ConfigError(
+            "missing: describe the machine with [[nodes]] tables",
+            field=prefix + "nodes",
+            source=source,
+        )
     if not isinstance(groups_doc, list) or not groups_doc:
-        raise ConfigError("must be a non-empty array of tables ([[nodes]])",
-                          field=prefix + "nodes", source=source)
+        raise ConfigError(
+            "must be a non-empty array of tables ([[nodes]])", field=prefix + "nodes", source=source
+        )
 
     declared = _declared_resources(doc.get("resources"), prefix, source)
-    parsed = [_parse_group(g, f"{prefix}nodes[{k}]", source)
-              for k, g in enumerate(groups_doc)]
+    parsed = [_parse_group(g, f"{prefix}nodes[{k}]", source) for k, g in enumerate(groups_doc)]
     resources = _resource_order(declared, parsed, prefix, source)
 
     total = sum(g.count for g in parsed)
@@ -132,13 +140,15 @@ def platform_from_mapping(
     with_power = [g.power is not None for g in parsed]
     if any(with_power) and not all(with_power):
         k = with_power.index(False)
-        raise ConfigError("power is given for some node groups but not this one; give it "
-                          "for all groups or none", field=f"{prefix}nodes[{k}].power",
-                          source=source)
+        raise ConfigError(
+            "power is given for some node groups but not this one; give it for all groups or none",
+            field=f"{prefix}nodes[{k}].power",
+            source=source,
+        )
     row = 0
     for g in parsed:
         for r, amount in g.capacity.items():
-            cap[row:row + g.count, resources.index(r)] = amount
+            cap[row : row + g.count, resources.index(r)] = amount
         if g.names is not None:
             gnames = list(g.names)
         elif g.name_prefix is not None:
@@ -148,8 +158,11 @@ def platform_from_mapping(
             gnames = [f"n{i:0{width}d}" for i in range(row, row + g.count)]
         for nm in gnames:
             if nm in owner:
-                raise ConfigError(f"node name '{nm}' is also produced by {owner[nm]}",
-                                  field=g.where + ".names", source=source)
+                raise ConfigError(
+                    f"node name '{nm}' is also produced by {owner[nm]}",
+                    field=g.where + ".names",
+                    source=source,
+                )
             owner[nm] = g.where
         names += gnames
         for label in g.groups:
@@ -158,11 +171,16 @@ def platform_from_mapping(
             powers += [g.power] * g.count
         row += g.count
     if total == 0:
-        raise ConfigError("the platform has no nodes (every group has count = 0)",
-                          field=prefix + "nodes", source=source)
+        raise ConfigError(
+            "the platform has no nodes (every group has count = 0)",
+            field=prefix + "nodes",
+            source=source,
+        )
     try:
         return Platform(
-            resources=tuple(resources), capacity=cap, node_names=tuple(names),
+            resources=tuple(resources),
+            capacity=cap,
+            node_names=tuple(names),
             groups={k: np.asarray(v, dtype=np.int64) for k, v in groups.items()},
             node_power=np.asarray(powers, dtype=np.float64) if powers else None,
             name=pname,
@@ -189,21 +207,34 @@ def _parse_group(g: object, where: str, source: str | None) -> _Group:
         raise ConfigError("must be a table", field=where, source=source)
     unknown = sorted(set(g) - set(NODE_KEYS))
     if unknown:
-        hint = (" (resource capacities go in `capacity = { ... }`)"
-                if _canonical(unknown[0]) in (CORES, "mem", "gpu", "mic") else "")
-        raise ConfigError(f"unknown key (allowed: {', '.join(NODE_KEYS)}){hint}",
-                          field=f"{where}.{unknown[0]}", source=source)
+        hint = (
+            " (resource capacities go in `capacity = { ... }`)"
+            if _canonical(unknown[0]) in (CORES, "mem", "gpu", "mic")
+            else ""
+        )
+        raise ConfigError(
+            f"unknown key (allowed: {', '.join(NODE_KEYS)}){hint}",
+            field=f"{where}.{unknown[0]}",
+            source=source,
+        )
     count = g.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise ConfigError(f"must be a non-negative integer, got {count!r}",
-                          field=f"{where}.count", source=source)
+        raise ConfigError(
+            f"must be a non-negative integer, got {count!r}", field=f"{where}.count", source=source
+        )
     raw_cap = g.get("capacity")
     if raw_cap is None:
-        raise ConfigError("missing: e.g. capacity = { cores = 16, mem = \"16 GB\" }",
-                          field=f"{where}.capacity", source=source)
+        raise ConfigError(
+            'missing: e.g. capacity = { cores = 16, mem = "16 GB" }',
+            field=f"{where}.capacity",
+            source=source,
+        )
     if not isinstance(raw_cap, Mapping) or not raw_cap:
-        raise ConfigError("must be a non-empty table of resource = amount",
-                          field=f"{where}.capacity", source=source)
+        raise ConfigError(
+            "must be a non-empty table of resource = amount",
+            field=f"{where}.capacity",
+            source=source,
+        )
     capacity: dict[str, int] = {}
     for key, value in raw_cap.items():
         res = _canonical(key)
@@ -213,30 +244,36 @@ def _parse_group(g: object, where: str, source: str | None) -> _Group:
         capacity[res] = parse_capacity(res, value, field=fld, source=source)
     prefix = g.get("name_prefix")
     if prefix is not None and (not isinstance(prefix, str) or not prefix):
-        raise ConfigError("must be a non-empty string", field=f"{where}.name_prefix",
-                          source=source)
+        raise ConfigError("must be a non-empty string", field=f"{where}.name_prefix", source=source)
     names = g.get("names")
     if names is not None:
         if prefix is not None:
-            raise ConfigError("give either names or name_prefix, not both",
-                              field=f"{where}.names", source=source)
-        if (not isinstance(names, list) or not all(isinstance(n, str) and n for n in names)):
-            raise ConfigError("must be a list of non-empty strings", field=f"{where}.names",
-                              source=source)
+            raise ConfigError(
+                "give either names or name_prefix, not both", field=f"{where}.names", source=source
+            )
+        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+            raise ConfigError(
+                "must be a list of non-empty strings", field=f"{where}.names", source=source
+            )
         if len(names) != count:
-            raise ConfigError(f"{len(names)} names for count = {count}",
-                              field=f"{where}.names", source=source)
+            raise ConfigError(
+                f"{len(names)} names for count = {count}", field=f"{where}.names", source=source
+            )
     labels = g.get("group", [])
     if isinstance(labels, str):
         labels = [labels]
     if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
-        raise ConfigError("must be a label or a list of labels", field=f"{where}.group",
-                          source=source)
+        raise ConfigError(
+            "must be a label or a list of labels", field=f"{where}.group", source=source
+        )
     power = g.get("power")
     if power is not None:
         if isinstance(power, bool) or not isinstance(power, int | float) or power < 0:
-            raise ConfigError(f"must be a non-negative number of W, got {power!r}",
-                              field=f"{where}.power", source=source)
+            raise ConfigError(
+                f"must be a non-negative number of W, got {power!r}",
+                field=f"{where}.power",
+                source=source,
+            )
         power = float(power)
     return _Group(where, count, capacity, prefix, names, list(dict.fromkeys(labels)), power)
 
@@ -260,33 +297,40 @@ def _declared_resources(value: object, prefix: str, source: str | None) -> list[
     return names
 
 
-def _resource_order(declared: Sequence[str] | None, groups: Sequence[_Group], prefix: str,
-                    source: str | None) -> list[str]:
+def _resource_order(
+    declared: Sequence[str] | None, groups: Sequence[_Group], prefix: str, source: str | None
+) -> list[str]:
     if declared is not None:
         for g in groups:
             for r in g.capacity:
                 if r not in declared:
-                    raise ConfigError(f"resource '{r}' is not in resources = {list(declared)}",
-                                      field=f"{g.where}.capacity.{r}", source=source)
+                    raise ConfigError(
+                        f"resource '{r}' is not in resources = {list(declared)}",
+                        field=f"{g.where}.capacity.{r}",
+                        source=source,
+                    )
         return list(declared)
     order = [CORES]
     for g in groups:
         order += [r for r in g.capacity if r not in order]
     if not any(CORES in g.capacity for g in groups):
-        raise ConfigError("no node group gives 'cores'; every platform needs cores",
-                          field=prefix + "nodes[0].capacity.cores", source=source)
+        raise ConfigError(
+            "no node group gives 'cores'; every platform needs cores",
+            field=prefix + "nodes[0].capacity.cores",
+            source=source,
+        )
     return order
 
 
 # --------------------------------------------------------------------------- Eurora lists
 
+
 def _looks_like_node_list(text: str) -> bool:
+    """The first data line is whitespace-separated values with no TOML ``=`` or ``[``."""
     for line in text.splitlines():
         s = line.split("#", 1)[0].strip()
         if s:
-            parts = s.split()
-            return len(parts) == len(EURORA_NODE_COLUMNS) and all(
-                p.lstrip("-").isdigit() for p in parts)
+            return len(s.split()) >= 3 and "=" not in s and "[" not in s
     return False
 
 
@@ -295,16 +339,19 @@ def load_eurora_nodes(path: str | Path, *, mem_unit: MemUnit = "kb") -> Platform
     p = Path(path)
     if not p.is_file():
         raise ConfigError("file not found", source=str(p))
-    return parse_eurora_nodes(p.read_text(encoding="utf-8"), source=str(p), name=p.name,
-                              mem_unit=mem_unit)
+    return parse_eurora_nodes(
+        p.read_text(encoding="utf-8"), source=str(p), name=p.name, mem_unit=mem_unit
+    )
 
 
-def parse_eurora_nodes(text: str, *, source: str = "<text>", name: str = "eurora-nodes",
-                       mem_unit: MemUnit = "kb") -> Platform:
+def parse_eurora_nodes(
+    text: str, *, source: str = "<text>", name: str = "eurora-nodes", mem_unit: MemUnit = "kb"
+) -> Platform:
     """A Platform (cores, mem [MB], gpu, mic) from the text of a Eurora node list."""
     if mem_unit not in _MEM_DIVISOR:
-        raise ConfigError(f"mem_unit must be one of {', '.join(_MEM_DIVISOR)}",
-                          field="mem_unit", source=source)
+        raise ConfigError(
+            f"mem_unit must be one of {', '.join(_MEM_DIVISOR)}", field="mem_unit", source=source
+        )
     rows: list[list[int]] = []
     ids: dict[int, int] = {}
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -314,9 +361,11 @@ def parse_eurora_nodes(text: str, *, source: str = "<text>", name: str = "eurora
         where = f"{source}:{lineno}"
         parts = s.split()
         if len(parts) != len(EURORA_NODE_COLUMNS):
-            raise ConfigError(f"expected {len(EURORA_NODE_COLUMNS)} columns "
-                              f"({' '.join(EURORA_NODE_COLUMNS)}), found {len(parts)}",
-                              source=where)
+            raise ConfigError(
+                f"expected {len(EURORA_NODE_COLUMNS)} columns "
+                f"({' '.join(EURORA_NODE_COLUMNS)}), found {len(parts)}",
+                source=where,
+            )
         values: list[int] = []
         for col, tok in zip(EURORA_NODE_COLUMNS, parts, strict=True):
             try:
@@ -329,27 +378,43 @@ def parse_eurora_nodes(text: str, *, source: str = "<text>", name: str = "eurora
         if values[5] not in (0, 1):
             raise ConfigError(f"must be 0 or 1, got {values[5]}", field="reserved", source=where)
         if values[0] in ids:
-            raise ConfigError(f"node id {values[0]} already given on line {ids[values[0]]}",
-                              field="node_id", source=where)
+            raise ConfigError(
+                f"node id {values[0]} already given on line {ids[values[0]]}",
+                field="node_id",
+                source=where,
+            )
         mem_raw = values[4]
         if mem_raw % _MEM_DIVISOR[mem_unit]:
-            raise ConfigError(f"{mem_raw} {mem_unit} is not a whole number of MB",
-                              field="memory", source=where)
+            raise ConfigError(
+                f"{mem_raw} {mem_unit} is not a whole number of MB", field="memory", source=where
+            )
         ids[values[0]] = lineno
         rows.append(values)
     if not rows:
         raise ConfigError("no nodes in the node list", source=source)
     data = np.array(rows, dtype=np.int64)
-    cap = np.column_stack([data[:, 1], data[:, 4] // _MEM_DIVISOR[mem_unit], data[:, 2],
-                           data[:, 3]])
+    cap = np.column_stack(
+        [data[:, 1], data[:, 4] // _MEM_DIVISOR[mem_unit], data[:, 2], data[:, 3]]
+    )
     width = max(2, len(str(int(data[:, 0].max()))))
     names = tuple(f"node{i:0{width}d}" for i in data[:, 0].tolist())
-    groups = {label: np.flatnonzero(mask) for label, mask in
-              (("gpu", data[:, 2] > 0), ("mic", data[:, 3] > 0), ("reserved", data[:, 5] == 1))
-              if mask.any()}
+    groups = {
+        label: np.flatnonzero(mask)
+        for label, mask in (
+            ("gpu", data[:, 2] > 0),
+            ("mic", data[:, 3] > 0),
+            ("reserved", data[:, 5] == 1),
+        )
+        if mask.any()
+    }
     try:
-        return Platform(resources=(CORES, "mem", "gpu", "mic"), capacity=cap, node_names=names,
-                        groups=groups, name=name)
+        return Platform(
+            resources=(CORES, "mem", "gpu", "mic"),
+            capacity=cap,
+            node_names=names,
+            groups=groups,
+            name=name,
+        )
     except ConfigError as exc:
         raise _with_source(exc, source) from None
 

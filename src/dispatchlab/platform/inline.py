@@ -10,8 +10,15 @@ from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.platform.quantities import MEMORY_RESOURCES, parse_memory_mb
 
 #: Aliases accepted in inline specs, mapped to canonical resource names.
-ALIASES = {"core": CORES, "cpus": CORES, "cpu": CORES, "procs": CORES, "memory": "mem",
-           "gpus": "gpu", "mics": "mic"}
+ALIASES = {
+    "core": CORES,
+    "cpus": CORES,
+    "cpu": CORES,
+    "procs": CORES,
+    "memory": "mem",
+    "gpus": "gpu",
+    "mics": "mic",
+}
 
 
 def parse_inline(spec: str) -> Platform:

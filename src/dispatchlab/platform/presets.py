@@ -22,15 +22,21 @@ def eurora() -> Platform:
     cap[32:, 3] = 2
     names = tuple(f"node{i:02d}" for i in range(n))
     groups = {"gpu": np.arange(32), "mic": np.arange(32, 64)}
-    return Platform(resources=("cores", "mem", "gpu", "mic"), capacity=cap, node_names=names,
-                    groups=groups, name="eurora")
+    return Platform(
+        resources=("cores", "mem", "gpu", "mic"),
+        capacity=cap,
+        node_names=names,
+        groups=groups,
+        name="eurora",
+    )
 
 
 def eurora_node_list(preset: str) -> Platform:
     """A Eurora node list shipped in ``dispatchlab/data/platforms/<preset>.nodes``."""
     ref = resources.files("dispatchlab") / "data" / "platforms" / f"{preset}.nodes"
-    return parse_eurora_nodes(ref.read_text(encoding="utf-8"), source=f"preset {preset}",
-                              name=preset)
+    return parse_eurora_nodes(
+        ref.read_text(encoding="utf-8"), source=f"preset {preset}", name=preset
+    )
 
 
 #: Preset name → factory. The ``eurora-N`` lists come from Borghesi's power-aware simulator
@@ -46,13 +52,13 @@ PRESETS: dict[str, Callable[[], Platform]] = {
 #: One line per preset, for ``--help`` texts and listings.
 DESCRIPTIONS: dict[str, str] = {
     "eurora": "Eurora as in the papers: 64 nodes × 16 cores × 16 GB, 32 with 2 GPUs, 32 with "
-              "2 MICs",
+    "2 MICs",
     "eurora-8": "Eurora node list nodes_#8: 8 nodes × 16 cores × 32 GB, 4 with 2 MICs, 4 with "
-                "2 GPUs",
+    "2 GPUs",
     "eurora-8-big": "Eurora node list nodes_#8_big: 8 nodes × 128 cores × 32 GB, 4 with 16 "
-                    "MICs, 4 with 16 GPUs",
+    "MICs, 4 with 16 GPUs",
     "eurora-32": "Eurora node list nodes_#32: 32 nodes × 16 cores × 32 GB, 16 with 2 MICs, 16 "
-                 "with 2 GPUs",
+    "with 2 GPUs",
     "eurora-64": "Eurora node list nodes_#64: 64 nodes × 16 cores × 32 GB, 32 with 2 MICs, 32 "
-                 "with 2 GPUs",
+    "with 2 GPUs",
 }

@@ -99,23 +99,28 @@ class EuroraOptions:
 
     def __post_init__(self) -> None:
         if self.overrun not in ("keep", "clip", "extend"):
-            raise WorkloadError(f"overrun must be keep, clip or extend, not {self.overrun!r}",
-                                field="overrun")
+            raise WorkloadError(
+                f"overrun must be keep, clip or extend, not {self.overrun!r}", field="overrun"
+            )
         if self.cores not in ("chunks", "requested"):
-            raise WorkloadError(f"cores must be chunks or requested, not {self.cores!r}",
-                                field="cores")
+            raise WorkloadError(
+                f"cores must be chunks or requested, not {self.cores!r}", field="cores"
+            )
         if self.duplicates not in ("drop", "error"):
-            raise WorkloadError(f"duplicates must be drop or error, not {self.duplicates!r}",
-                                field="duplicates")
+            raise WorkloadError(
+                f"duplicates must be drop or error, not {self.duplicates!r}", field="duplicates"
+            )
         for name, ewt in (self.queues or {}).items():
             if isinstance(ewt, bool) or not isinstance(ewt, int) or ewt < 0:
-                raise WorkloadError(f"expected waiting time of queue '{name}' must be a "
-                                    f"non-negative integer, got {ewt!r}", field="queues")
+                raise WorkloadError(
+                    f"expected waiting time of queue '{name}' must be a "
+                    f"non-negative integer, got {ewt!r}",
+                    field="queues",
+                )
         try:
             ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError):
-            raise WorkloadError(f"unknown time zone {self.timezone!r}",
-                                field="timezone") from None
+            raise WorkloadError(f"unknown time zone {self.timezone!r}", field="timezone") from None
         if self.power_predictions is not None:
             object.__setattr__(self, "power_predictions", str(self.power_predictions))
 
@@ -125,7 +130,7 @@ class EuroraReport:
     """What loading a Eurora batch did: lines read and every anomaly counted."""
 
     source: str
-    lines: int = 0
+    records: int = 0
     bad_lines_skipped: int = 0
     duplicate_lines_dropped: int = 0
     runtime_over_walltime: int = 0
@@ -144,23 +149,23 @@ class EuroraReport:
         """JSON-ready form."""
         return asdict(self)
 
-    def lines_text(self) -> list[str]:
+    def lines(self) -> list[str]:
         """Human-readable lines, one per non-zero count."""
         labels = {
             "bad_lines_skipped": "malformed lines skipped",
             "duplicate_lines_dropped": "duplicate lines dropped",
             "runtime_over_walltime": "run time above wall-time (killed at wall-time unless "
-                                     "clipped/extended)",
+            "clipped/extended)",
             "runtime_clipped": "run time clipped to the wall-time",
             "walltime_extended": "wall-time extended to the run time",
             "chunk_count_mismatch": "chunk count differs from requested nodes (requested "
-                                    "nodes used)",
+            "nodes used)",
             "cores_mismatch": "requested cores differ from units × chunk cores",
             "heterogeneous_chunks": "jobs with unequal chunks (largest per resource used)",
             "reservation_queue": "jobs of reservation queues ('R…') put in 'reservation'",
             "power_predicted": "jobs with a power prediction",
         }
-        out = [f"{self.lines} lines read from {self.source}"]
+        out = [f"{self.records} lines read from {self.source}"]
         out += [f"{getattr(self, k)} {v}" for k, v in labels.items() if getattr(self, k)]
         if self.unknown_queues:
             out.append(f"queues without a known expected wait: {', '.join(self.unknown_queues)}")
@@ -181,7 +186,7 @@ class _Job:
     req: tuple[int, int, int, int]
     walltime: int
     app_type: str
-    line: int
+    flags: tuple[str, ...]  # report counters this job adds to (counted once it is kept)
 
 
 def load_eurora(path: str | Path, options: EuroraOptions | None = None) -> Workload:
@@ -192,8 +197,9 @@ def load_eurora(path: str | Path, options: EuroraOptions | None = None) -> Workl
     if not p.exists():
         raise WorkloadError("file not found", source=src)
     if p.is_dir():
-        raise WorkloadError("is a folder; load one batch file (list_eurora_batches() lists "
-                            "them)", source=src)
+        raise WorkloadError(
+            "is a folder; load one batch file (list_eurora_batches() lists them)", source=src
+        )
     tz = ZoneInfo(opts.timezone)
     rep = EuroraReport(source=src)
     jobs: list[_Job] = []
@@ -203,9 +209,9 @@ def load_eurora(path: str | Path, options: EuroraOptions | None = None) -> Workl
             line = raw.strip()
             if not line:
                 continue
-            rep.lines += 1
+            rep.records += 1
             try:
-                job = _parse_line(line, tz, src, lineno, rep, opts.cores)
+                job = _parse_line(line, tz, src, lineno, opts.cores)
             except WorkloadError:
                 if opts.skip_bad_lines:
                     rep.bad_lines_skipped += 1
@@ -214,16 +220,27 @@ def load_eurora(path: str | Path, options: EuroraOptions | None = None) -> Workl
             if job.job_id in seen:
                 first_text, first_line = seen[job.job_id]
                 if first_text != line:
-                    raise WorkloadError(f"job id also used on line {first_line} with different "
-                                        f"fields", source=src, line=lineno, job=job.job_id,
-                                        field="job_id")
+                    raise WorkloadError(
+                        f"job id also used on line {first_line} with different fields",
+                        source=src,
+                        line=lineno,
+                        job=job.job_id,
+                        field="job_id",
+                    )
                 if opts.duplicates == "error":
-                    raise WorkloadError(f"duplicate of line {first_line}", source=src,
-                                        line=lineno, job=job.job_id, field="job_id")
+                    raise WorkloadError(
+                        f"duplicate of line {first_line}",
+                        source=src,
+                        line=lineno,
+                        job=job.job_id,
+                        field="job_id",
+                    )
                 rep.duplicate_lines_dropped += 1
                 continue
             seen[job.job_id] = (line, lineno)
             jobs.append(job)
+            for flag in job.flags:
+                setattr(rep, flag, getattr(rep, flag) + 1)
     if not jobs:
         raise WorkloadError("no jobs in the file", source=src)
 
@@ -255,8 +272,11 @@ def load_eurora(path: str | Path, options: EuroraOptions | None = None) -> Workl
         rep.power_predicted = int(np.isfinite(power).sum())
     rep.jobs = n
     origin = int(arrival.min())
-    meta: dict[str, Any] = {"format": "eurora", "options": _options_dict(opts),
-                            "load_report": rep.as_dict()}
+    meta: dict[str, Any] = {
+        "format": "eurora",
+        "options": _options_dict(opts),
+        "load_report": rep.as_dict(),
+    }
     return Workload.from_columns(
         job_id=np.fromiter((j.job_id for j in jobs), np.int64, n),
         submit=arrival - origin,
@@ -277,8 +297,7 @@ def load_eurora(path: str | Path, options: EuroraOptions | None = None) -> Workl
     )
 
 
-def _parse_line(line: str, tz: ZoneInfo, src: str, lineno: int, rep: EuroraReport,
-                cores_from: CoresFrom) -> _Job:
+def _parse_line(line: str, tz: ZoneInfo, src: str, lineno: int, cores_from: CoresFrom) -> _Job:
     """One job from one line; a WorkloadError naming file, line and field otherwise."""
 
     def fail(msg: str, fld: str | None = None, job: int | None = None) -> WorkloadError:
@@ -286,15 +305,18 @@ def _parse_line(line: str, tz: ZoneInfo, src: str, lineno: int, rep: EuroraRepor
 
     sections = line.split("__")
     if len(sections) != 3:
-        raise fail(f"expected two '__' markers around the used nodes, found "
-                   f"{len(sections) - 1}")
+        raise fail(f"expected two '__' markers around the used nodes, found {len(sections) - 1}")
     pre, used, post = sections[0].split(";"), sections[1], sections[2].split(";")
     if len(pre) != _N_PRE:
-        raise fail(f"expected {_N_PRE} ';'-separated fields before '__' (job id, executable, "
-                   f"user, queue, arrival), found {len(pre)}")
+        raise fail(
+            f"expected {_N_PRE} ';'-separated fields before '__' (job id, executable, "
+            f"user, queue, arrival), found {len(pre)}"
+        )
     if len(post) < _N_POST_MIN:
-        raise fail(f"expected at least {_N_POST_MIN} fields after '__' (start, end, nodes, "
-                   f"cores, memory, wall-time), found {len(post)}")
+        raise fail(
+            f"expected at least {_N_POST_MIN} fields after '__' (start, end, nodes, "
+            f"cores, memory, wall-time), found {len(post)}"
+        )
     try:
         job_id = int(pre[0])
     except ValueError:
@@ -306,8 +328,7 @@ def _parse_line(line: str, tz: ZoneInfo, src: str, lineno: int, rep: EuroraRepor
         try:
             stamp = datetime.fromisoformat(text.strip())
         except ValueError:
-            raise fail(f"not a date-time (YYYY-MM-DD HH:MM:SS): {text!r}", fld,
-                       job_id) from None
+            raise fail(f"not a date-time (YYYY-MM-DD HH:MM:SS): {text!r}", fld, job_id) from None
         if stamp.tzinfo is None:
             stamp = stamp.replace(tzinfo=tz)
         return int(stamp.timestamp())
@@ -344,32 +365,51 @@ def _parse_line(line: str, tz: ZoneInfo, src: str, lineno: int, rep: EuroraRepor
             continue
         fields = part.split(";")
         if len(fields) != 5:
-            raise fail(f"used-node entry {part!r} should be node;cores;gpus;mics;memory_kb",
-                       "used_nodes", job_id)
+            raise fail(
+                f"used-node entry {part!r} should be node;cores;gpus;mics;memory_kb",
+                "used_nodes",
+                job_id,
+            )
         c, g, m, kb = (count(x, "used_nodes") for x in fields[1:])
         chunks.append((c, -(-kb // 1024), g, m))
     if not chunks:
         raise fail("no used nodes between the '__' markers", "used_nodes", job_id)
-    per_unit = chunks[0]
-    if any(ch != per_unit for ch in chunks):
-        rep.heterogeneous_chunks += 1
-        per_unit = (max(ch[0] for ch in chunks), max(ch[1] for ch in chunks),
-                    max(ch[2] for ch in chunks), max(ch[3] for ch in chunks))
-    if len(chunks) != units:
-        rep.chunk_count_mismatch += 1
-    if units * per_unit[0] != req_cores:
-        rep.cores_mismatch += 1
-        if cores_from == "requested":
-            per_unit = (-(-req_cores // units), per_unit[1], per_unit[2], per_unit[3])
     queue = pre[3].strip()
-    if _RESERVATION.match(queue):
-        rep.reservation_queue += 1
-        queue = "reservation"
     if not queue:
         raise fail("empty queue name", "queue", job_id)
-    return _Job(job_id=job_id, app=pre[1], user=pre[2], queue=queue, arrival=arrival,
-                start=start, end=end, units=units, req=per_unit, walltime=walltime,
-                app_type=post[9].strip() if len(post) > 9 else "-", line=lineno)
+    flags: list[str] = []
+    if _RESERVATION.match(queue):
+        flags.append("reservation_queue")
+        queue = "reservation"
+    per_unit = chunks[0]
+    if any(ch != per_unit for ch in chunks):
+        flags.append("heterogeneous_chunks")
+        per_unit = (
+            max(ch[0] for ch in chunks),
+            max(ch[1] for ch in chunks),
+            max(ch[2] for ch in chunks),
+            max(ch[3] for ch in chunks),
+        )
+    if len(chunks) != units:
+        flags.append("chunk_count_mismatch")
+    if units * per_unit[0] != req_cores:
+        flags.append("cores_mismatch")
+        if cores_from == "requested":
+            per_unit = (-(-req_cores // units), per_unit[1], per_unit[2], per_unit[3])
+    return _Job(
+        job_id=job_id,
+        app=pre[1],
+        user=pre[2],
+        queue=queue,
+        arrival=arrival,
+        start=start,
+        end=end,
+        units=units,
+        req=per_unit,
+        walltime=walltime,
+        app_type=post[9].strip() if len(post) > 9 else "-",
+        flags=tuple(flags),
+    )
 
 
 def _walltime(text: str) -> int | None:
@@ -407,8 +447,9 @@ def load_power_predictions(path: str | Path) -> dict[int, float]:
             except ValueError:
                 raise WorkloadError("expected job_id;watts", source=str(p), line=lineno) from None
             if not sep or not math.isfinite(watts) or watts < 0:
-                raise WorkloadError("expected job_id;watts with non-negative watts",
-                                    source=str(p), line=lineno)
+                raise WorkloadError(
+                    "expected job_id;watts with non-negative watts", source=str(p), line=lineno
+                )
             out[job] = watts
     return out
 

@@ -14,9 +14,12 @@ the content:
 from __future__ import annotations
 
 import gzip
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.workload.eurora import EuroraOptions, load_eurora
@@ -43,8 +46,9 @@ def detect_format(path: Path) -> str:
     sniffed = _sniff(path)
     if sniffed is not None:
         return sniffed
-    raise WorkloadError("cannot tell the format; pass --format swf|eurora|parquet|csv",
-                        source=str(path))
+    raise WorkloadError(
+        "cannot tell the format; pass --format swf|eurora|parquet|csv", source=str(path)
+    )
 
 
 def _sniff(path: Path) -> str | None:
@@ -86,31 +90,104 @@ def load_workload(path: str | Path, format: str | None = None, **options: Any) -
     """Load ``path`` in ``format`` (detected when None), or run a ``gen:`` spec.
 
     ``options`` go to the reader (:class:`SwfOptions` / :class:`EuroraOptions` fields, or
-    an ``swf=`` / ``eurora=`` options object) or override the generator's parameters.
+    an ``swf=`` / ``eurora=`` options object, ignored when the format differs) or override
+    the generator's parameters. ``skip`` / ``limit`` slice the jobs in every format (for
+    SWF after cleaning, as :class:`SwfOptions` does); times are then rebased so the first
+    kept job arrives at 0, the origin moving along.
     """
     text = str(path)
+    skip = options.pop("skip", None)
+    limit = options.pop("limit", None)
+    swf_obj = options.pop("swf", None)
+    eurora_obj = options.pop("eurora", None)
+    _check_slice(skip, limit, text)
     if format == "gen" or (format is None and is_generator_spec(text)):
-        return generate(text, **options)
+        return slice_workload(generate(text, **options), skip, limit)
     p = Path(path)
     if not p.exists():
         raise WorkloadError("file not found", source=str(p))
     if p.is_dir():
-        raise WorkloadError("is a folder; give one workload file (for Eurora batch folders "
-                            "see dispatchlab.workload.list_eurora_batches)", source=str(p))
+        raise WorkloadError(
+            "is a folder; give one workload file (for Eurora batch folders "
+            "see dispatchlab.workload.list_eurora_batches)",
+            source=str(p),
+        )
     fmt = format or detect_format(p)
     if fmt == "swf":
-        swf_opts = options.pop("swf", None) or reader_options(SwfOptions, options, "swf", p)
-        return load_swf(p, swf_opts)
+        if swf_obj is None:
+            sliced = {k: v for k, v in (("skip", skip), ("limit", limit)) if v is not None}
+            swf_obj = reader_options(SwfOptions, {**options, **sliced}, "swf", p)
+        elif options:
+            raise WorkloadError(
+                "give SWF options either as swf=SwfOptions(...) or as keywords, not both",
+                source=str(p),
+                field=next(iter(options)),
+            )
+        elif skip is not None or limit is not None:
+            swf_obj = replace(
+                swf_obj,
+                skip=skip if skip is not None else swf_obj.skip,
+                limit=limit if limit is not None else swf_obj.limit,
+            )
+        return load_swf(p, swf_obj)
     if fmt == "eurora":
-        eu_opts = options.pop("eurora", None) or reader_options(EuroraOptions, options, "eurora", p)
-        return load_eurora(p, eu_opts)
+        if eurora_obj is None:
+            eurora_obj = reader_options(EuroraOptions, options, "eurora", p)
+        elif options:
+            raise WorkloadError(
+                "give Eurora options either as eurora=EuroraOptions(...) or as keywords, not both",
+                source=str(p),
+                field=next(iter(options)),
+            )
+        return slice_workload(load_eurora(p, eurora_obj), skip, limit)
     if fmt in ("parquet", "csv"):
         if options:
-            raise WorkloadError(f"{fmt} tables take no options (got {', '.join(options)})",
-                                source=str(p), field=next(iter(options)))
-        return load_parquet(p) if fmt == "parquet" else load_csv(p)
-    raise WorkloadError(f"unknown or unsupported format '{fmt}' (known: {', '.join(FORMATS)})",
-                        source=str(p))
+            raise WorkloadError(
+                f"{fmt} tables take no options (got {', '.join(options)})",
+                source=str(p),
+                field=next(iter(options)),
+            )
+        wl = load_parquet(p) if fmt == "parquet" else load_csv(p)
+        return slice_workload(wl, skip, limit)
+    raise WorkloadError(
+        f"unknown or unsupported format '{fmt}' (known: {', '.join(FORMATS)})", source=str(p)
+    )
+
+
+def slice_workload(wl: Workload, skip: int | None = None, limit: int | None = None) -> Workload:
+    """Jobs ``skip .. skip + limit`` of ``wl``, rebased so the first kept one arrives at 0."""
+    if not skip and limit is None:
+        return wl
+    start = min(skip or 0, wl.n_jobs)
+    stop = wl.n_jobs if limit is None else min(wl.n_jobs, start + limit)
+    part = wl.take(slice(start, stop))
+    shift = int(part.submit[0]) if part.n_jobs else 0
+    meta = {**wl.meta, "slice": {"skip": skip or 0, "limit": limit, "time_shift": shift}}
+
+    def shifted(values: npt.NDArray[np.int64], keep_unknown: bool) -> npt.NDArray[np.int64]:
+        out = np.where(values >= 0, values - shift, values) if keep_unknown else values - shift
+        arr = np.ascontiguousarray(out, dtype=np.int64)
+        arr.setflags(write=False)
+        return arr
+
+    return replace(
+        part,
+        meta=meta,
+        submit=shifted(part.submit, False),
+        est=shifted(part.est, True),
+        lst=shifted(part.lst, True),
+        origin_unix=None if wl.origin_unix is None else wl.origin_unix + shift,
+    )
+
+
+def _check_slice(skip: object, limit: object, source: str) -> None:
+    for name, value in (("skip", skip), ("limit", limit)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise WorkloadError(
+                f"must be a non-negative integer, got {value!r}", source=source, field=name
+            )
 
 
 def reader_options(cls: Any, options: dict[str, Any], fmt: str, path: str | Path) -> Any:
@@ -118,8 +195,11 @@ def reader_options(cls: Any, options: dict[str, Any], fmt: str, path: str | Path
     known = {f.name for f in fields(cls)}
     unknown = sorted(set(options) - known)
     if unknown:
-        raise WorkloadError(f"unknown {fmt} option (known: {', '.join(sorted(known))})",
-                            source=str(path), field=unknown[0])
+        raise WorkloadError(
+            f"unknown {fmt} option (known: {', '.join(sorted(known))})",
+            source=str(path),
+            field=unknown[0],
+        )
     return cls(**options)
 
 
@@ -127,14 +207,21 @@ def save_workload(workload: Workload, path: str | Path, format: str | None = Non
     """Write ``workload`` as Parquet, CSV (+ sidecar) or SWF, chosen by ``format`` or name."""
     p = Path(path)
     name = p.name.lower()
-    fmt = format or ("parquet" if name.endswith(".parquet") else
-                     "csv" if name.endswith((".csv", ".csv.gz")) else
-                     "swf" if name.endswith((".swf", ".swf.gz")) else None)
+    fmt = format or (
+        "parquet"
+        if name.endswith(".parquet")
+        else "csv"
+        if name.endswith((".csv", ".csv.gz"))
+        else "swf"
+        if name.endswith((".swf", ".swf.gz"))
+        else None
+    )
     if fmt == "parquet":
         return write_parquet(workload, p)
     if fmt == "csv":
         return write_csv(workload, p)
     if fmt == "swf":
         return write_swf(workload, p)
-    raise WorkloadError("cannot tell the output format; use .parquet, .csv or .swf (or pass "
-                        "format)", source=str(p))
+    raise WorkloadError(
+        "cannot tell the output format; use .parquet, .csv or .swf (or pass format)", source=str(p)
+    )

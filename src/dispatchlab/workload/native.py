@@ -24,6 +24,7 @@ an ``ewt`` column sets the queues' expected waits; other columns are ignored (li
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -51,13 +52,19 @@ _ALIASES = {"requested": "walltime", "actual_runtime": "runtime"}
 
 def workload_header(wl: Workload) -> dict[str, Any]:
     """The JSON document of everything a row does not hold."""
-    for what, names in (("queue", [q.name for q in wl.queues]), ("user", list(wl.users)),
-                        ("app", list(wl.apps))):
+    for what, names in (
+        ("queue", [q.name for q in wl.queues]),
+        ("user", list(wl.users)),
+        ("app", list(wl.apps)),
+    ):
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
-            raise WorkloadError(f"{what} name '{dup}' appears twice in the name table; a "
-                                f"table file cannot tell them apart", source=wl.source,
-                                field=what)
+            raise WorkloadError(
+                f"{what} name '{dup}' appears twice in the name table; a "
+                f"table file cannot tell them apart",
+                source=wl.source,
+                field=what,
+            )
     return {
         "format_version": FORMAT_VERSION,
         "resources": list(wl.resources),
@@ -76,8 +83,11 @@ def workload_frame(wl: Workload) -> pd.DataFrame:
     data: dict[str, Any] = {name: getattr(wl, name) for name in _INT_COLUMNS}
     for r, name in enumerate(wl.resources):
         data[f"req_{name}"] = wl.req[:, r]
-    for col, table in (("queue", [q.name for q in wl.queues]), ("user", wl.users),
-                       ("app", wl.apps)):
+    for col, table in (
+        ("queue", [q.name for q in wl.queues]),
+        ("user", wl.users),
+        ("app", wl.apps),
+    ):
         labels = np.array(table, dtype=object) if table else np.array(["-"], dtype=object)
         data[col] = labels[getattr(wl, col)] if wl.n_jobs else np.array([], dtype=object)
     data["power"] = wl.power
@@ -87,6 +97,7 @@ def workload_frame(wl: Workload) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------- Parquet
+
 
 def write_parquet(wl: Workload, path: str | Path) -> Path:
     """Write ``wl`` as a Parquet table (workload document in the schema metadata)."""
@@ -115,6 +126,7 @@ def load_parquet(path: str | Path) -> Workload:
 
 # --------------------------------------------------------------------------------- CSV
 
+
 def csv_sidecar(path: str | Path) -> Path:
     """The JSON document written beside a CSV table: ``<file>.meta.json``."""
     p = Path(path)
@@ -125,9 +137,11 @@ def write_csv(wl: Workload, path: str | Path) -> Path:
     """Write ``wl`` as CSV (``.csv`` or ``.csv.gz``) plus its ``.meta.json`` sidecar."""
     p = Path(path)
     header = workload_header(wl)
-    workload_frame(wl).to_csv(p, index=False, na_rep="")
-    csv_sidecar(p).write_text(json.dumps(header, indent=1, ensure_ascii=False) + "\n",
-                              encoding="utf-8")
+    # quoting every string keeps names with line breaks ("\r") and "NA"-like text intact
+    workload_frame(wl).to_csv(p, index=False, na_rep="", quoting=csv.QUOTE_NONNUMERIC)
+    csv_sidecar(p).write_text(
+        json.dumps(header, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     return p
 
 
@@ -137,13 +151,13 @@ def load_csv(path: str | Path) -> Workload:
     if not p.is_file():
         raise WorkloadError("file not found", source=str(p))
     side = csv_sidecar(p)
-    header = (_parse_header(side.read_text(encoding="utf-8"), str(side))
-              if side.is_file() else None)
+    header = _parse_header(side.read_text(encoding="utf-8"), str(side)) if side.is_file() else None
     try:
         if header is not None:
             dtypes: dict[str, Any] = {c: str for c in _LABEL_COLUMNS}
-            df = pd.read_csv(p, dtype=dtypes, keep_default_na=False,
-                             na_values={"power": ["", "nan", "NaN"]})
+            df = pd.read_csv(
+                p, dtype=dtypes, keep_default_na=False, na_values={"power": ["", "nan", "NaN"]}
+            )
         else:
             df = pd.read_csv(p)
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -153,21 +167,29 @@ def load_csv(path: str | Path) -> Workload:
 
 # ------------------------------------------------------------------------------ shared
 
+
 def _parse_header(text: str, source: str) -> dict[str, Any]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise WorkloadError(f"workload document is not valid JSON: {exc}",
-                            source=source) from None
+        raise WorkloadError(f"workload document is not valid JSON: {exc}", source=source) from None
     if not isinstance(doc, dict):
         raise WorkloadError("workload document must be a JSON object", source=source)
     version = doc.get("format_version")
     if version != FORMAT_VERSION:
-        raise WorkloadError(f"workload document version {version!r} is not supported "
-                            f"(this dispatchlab reads version {FORMAT_VERSION})", source=source,
-                            field="format_version")
-    for key, kind in (("resources", list), ("queues", list), ("users", list), ("apps", list),
-                      ("meta", dict)):
+        raise WorkloadError(
+            f"workload document version {version!r} is not supported "
+            f"(this dispatchlab reads version {FORMAT_VERSION})",
+            source=source,
+            field="format_version",
+        )
+    for key, kind in (
+        ("resources", list),
+        ("queues", list),
+        ("users", list),
+        ("apps", list),
+        ("meta", dict),
+    ):
         if not isinstance(doc.get(key), kind):
             raise WorkloadError(f"missing or not a {kind.__name__}", source=source, field=key)
     return doc
@@ -177,24 +199,38 @@ def _from_frame(df: pd.DataFrame, header: Mapping[str, Any] | None, source: str)
     if header is None:
         return _from_foreign_frame(df, source)
     resources = tuple(str(r) for r in header["resources"])
-    needed = [*_INT_COLUMNS, *(f"req_{r}" for r in resources), *_LABEL_COLUMNS, "power",
-              *_TAIL_INT_COLUMNS]
+    needed = [
+        *_INT_COLUMNS,
+        *(f"req_{r}" for r in resources),
+        *_LABEL_COLUMNS,
+        "power",
+        *_TAIL_INT_COLUMNS,
+    ]
     missing = [c for c in needed if c not in df.columns]
     if missing:
-        raise WorkloadError(f"column missing from a dispatchlab table: {missing[0]}",
-                            source=source, field=missing[0])
+        raise WorkloadError(
+            f"column missing from a dispatchlab table: {missing[0]}",
+            source=source,
+            field=missing[0],
+        )
     try:
         queues = tuple(Queue(str(q["name"]), int(q["ewt"])) for q in header["queues"])
     except (KeyError, TypeError, ValueError):
-        raise WorkloadError("each queue needs a name and an integer ewt", source=source,
-                            field="queues") from None
-    tables = {"queue": tuple(q.name for q in queues),
-              "user": tuple(str(u) for u in header["users"]),
-              "app": tuple(str(a) for a in header["apps"])}
+        raise WorkloadError(
+            "each queue needs a name and an integer ewt", source=source, field="queues"
+        ) from None
+    tables = {
+        "queue": tuple(q.name for q in queues),
+        "user": tuple(str(u) for u in header["users"]),
+        "app": tuple(str(a) for a in header["apps"]),
+    }
     codes = {col: _codes(df[col], tables[col], col, source) for col in _LABEL_COLUMNS}
     n = len(df)
-    req = (np.column_stack([_int_column(df, f"req_{r}", source) for r in resources])
-           if resources else np.zeros((n, 0), np.int64)).reshape(n, len(resources))
+    req = (
+        np.column_stack([_int_column(df, f"req_{r}", source) for r in resources])
+        if resources
+        else np.zeros((n, 0), np.int64)
+    ).reshape(n, len(resources))
     origin = header.get("origin_unix")
     wl = Workload(
         job_id=_int_column(df, "job_id", source),
@@ -204,9 +240,12 @@ def _from_frame(df: pd.DataFrame, header: Mapping[str, Any] | None, source: str)
         units=_int_column(df, "units", source),
         req=np.ascontiguousarray(req, dtype=np.int64),
         resources=resources,
-        queue=codes["queue"], queues=queues,
-        user=codes["user"], users=tables["user"],
-        app=codes["app"], apps=tables["app"],
+        queue=codes["queue"],
+        queues=queues,
+        user=codes["user"],
+        users=tables["user"],
+        app=codes["app"],
+        apps=tables["app"],
         power=pd.to_numeric(df["power"], errors="coerce").to_numpy(np.float64),
         est=_int_column(df, "est", source),
         lst=_int_column(df, "lst", source),
@@ -218,26 +257,42 @@ def _from_frame(df: pd.DataFrame, header: Mapping[str, Any] | None, source: str)
     )
     order = np.lexsort((wl.job_id, wl.submit))
     if not np.array_equal(order, np.arange(n)):
-        raise WorkloadError("rows are not in submit order (was the table edited?)",
-                            source=source, field="submit")
+        raise WorkloadError(
+            "rows are not in submit order (was the table edited?)", source=source, field="submit"
+        )
     wl.validate()
     return wl
 
 
 def _from_foreign_frame(df: pd.DataFrame, source: str) -> Workload:
-    df = df.rename(columns={k: v for k, v in _ALIASES.items()
-                            if k in df.columns and v not in df.columns})
+    df = df.rename(
+        columns={k: v for k, v in _ALIASES.items() if k in df.columns and v not in df.columns}
+    )
     for col in ("submit", "walltime", "runtime"):
         if col not in df.columns:
-            raise WorkloadError(f"required column '{col}' is missing (found: "
-                                f"{', '.join(map(str, df.columns))})", source=source, field=col)
+            raise WorkloadError(
+                f"required column '{col}' is missing (found: {', '.join(map(str, df.columns))})",
+                source=source,
+                field=col,
+            )
     req_cols = [c for c in df.columns if str(c).startswith("req_") and len(str(c)) > 4]
     if not req_cols:
-        raise WorkloadError("no per-unit request column (req_cores, req_mem, ...)",
-                            source=source, field="req_cores")
+        raise WorkloadError(
+            "no per-unit request column (req_cores, req_mem, ...)", source=source, field="req_cores"
+        )
     n = len(df)
-    used = {"submit", "walltime", "runtime", "units", "job_id", "ewt", "power",
-            *_LABEL_COLUMNS, *_TAIL_INT_COLUMNS, *req_cols}
+    used = {
+        "submit",
+        "walltime",
+        "runtime",
+        "units",
+        "job_id",
+        "ewt",
+        "power",
+        *_LABEL_COLUMNS,
+        *_TAIL_INT_COLUMNS,
+        *req_cols,
+    }
     queues: list[Queue] | None = None
     if "ewt" in df.columns and "queue" in df.columns:
         ewt = pd.DataFrame({"q": df["queue"].astype(str), "e": df["ewt"]}).drop_duplicates("q")
@@ -246,8 +301,9 @@ def _from_foreign_frame(df: pd.DataFrame, source: str) -> Workload:
     def labels(col: str) -> list[str] | None:
         if col not in df.columns:
             return None
-        return [("-" if (isinstance(v, float) and math.isnan(v)) else str(v))
-                for v in df[col].tolist()]
+        return [
+            ("-" if (isinstance(v, float) and math.isnan(v)) else str(v)) for v in df[col].tolist()
+        ]
 
     meta: dict[str, Any] = {"format": "table"}
     ignored = [str(c) for c in df.columns if c not in used]
@@ -264,12 +320,16 @@ def _from_foreign_frame(df: pd.DataFrame, source: str) -> Workload:
         queues=queues,
         user=labels("user"),
         app=labels("app"),
-        power=(pd.to_numeric(df["power"], errors="coerce").to_numpy(np.float64)
-               if "power" in df.columns else None),
+        power=(
+            pd.to_numeric(df["power"], errors="coerce").to_numpy(np.float64)
+            if "power" in df.columns
+            else None
+        ),
         est=_int_column(df, "est", source) if "est" in df.columns else None,
         lst=_int_column(df, "lst", source) if "lst" in df.columns else None,
-        logged_wait=(_int_column(df, "logged_wait", source) if "logged_wait" in df.columns
-                     else None),
+        logged_wait=(
+            _int_column(df, "logged_wait", source) if "logged_wait" in df.columns else None
+        ),
         source=source,
         meta=meta,
     )
@@ -283,23 +343,32 @@ def _int_column(df: pd.DataFrame, col: str, source: str) -> np.ndarray[Any, np.d
     bad = ~np.isfinite(values) | (values != np.rint(values))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise WorkloadError(f"row {row + 1}: not an integer: {series.iloc[row]!r}",
-                            source=source, field=col)
+        raise WorkloadError(
+            f"row {row + 1}: not an integer: {series.iloc[row]!r}", source=source, field=col
+        )
     return np.ascontiguousarray(values.astype(np.int64))
 
 
-def _codes(values: pd.Series, table: Sequence[str], col: str,
-           source: str) -> np.ndarray[Any, np.dtype[np.int64]]:
+def _codes(
+    values: pd.Series, table: Sequence[str], col: str, source: str
+) -> np.ndarray[Any, np.dtype[np.int64]]:
     if not len(values):
         return np.zeros(0, np.int64)
     if len(set(table)) != len(table):
         raise WorkloadError("name table has duplicates", source=source, field=col)
-    cat = pd.Categorical(values.astype(str), categories=list(table))
-    codes = np.asarray(cat.codes, dtype=np.int64)
+    position = {name: k for k, name in enumerate(table)}
+    codes = np.fromiter(
+        (position.get(v, -1) for v in values.astype(str).tolist()),
+        dtype=np.int64,
+        count=len(values),
+    )
     if (codes < 0).any():
         row = int(np.flatnonzero(codes < 0)[0])
-        raise WorkloadError(f"row {row + 1}: '{values.iloc[row]}' is not in the {col} table",
-                            source=source, field=col)
+        raise WorkloadError(
+            f"row {row + 1}: '{values.iloc[row]}' is not in the {col} table",
+            source=source,
+            field=col,
+        )
     return codes
 
 

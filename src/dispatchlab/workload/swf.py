@@ -46,8 +46,8 @@ class SwfOptions:
     - ``procs``: which processor count to use; when the chosen field is unknown the other
       one is used (counted as ``procs_fallback``).
     - ``missing_estimate``: a missing requested time becomes the run time, or is an error.
-    - ``drop_invalid``: drop records with no processor count or unknown run time (the
-      standard cleaning); when false they are errors naming the line.
+    - ``drop_invalid``: drop records with unknown submit time, no processor count or unknown
+      run time (the standard cleaning); when false they are errors naming the line.
     - ``drop_zero_runtime``: drop jobs whose run time is 0.
     - ``units``: ``pool`` = each processor is a 1-core unit (units may share nodes);
       ``nodes`` = ``ceil(p / cores_per_node)`` exclusive whole nodes.
@@ -89,6 +89,7 @@ class SwfReport:
     source: str
     records: int = 0
     bad_lines_skipped: int = 0
+    dropped_unknown_submit: int = 0
     dropped_no_procs: int = 0
     dropped_unknown_runtime: int = 0
     dropped_zero_runtime: int = 0
@@ -108,6 +109,7 @@ class SwfReport:
         """Human-readable lines, one per non-zero count."""
         labels = {
             "bad_lines_skipped": "malformed lines skipped",
+            "dropped_unknown_submit": "dropped: unknown submit time",
             "dropped_no_procs": "dropped: no processor count",
             "dropped_unknown_runtime": "dropped: unknown run time",
             "dropped_zero_runtime": "dropped: zero run time",
@@ -141,7 +143,9 @@ def read_header(path: str | Path) -> dict[str, str]:
                 break
             key, sep, value = s.lstrip(";").partition(":")
             key = key.strip()
-            if sep and key and " " not in key and key not in header:
+            # header keys are capitalised words (Version, MaxProcs, …); this skips
+            # continuation lines such as a wrapped "http://…" address
+            if sep and key[:1].isupper() and key.isalnum() and key not in header:
                 header[key] = value.strip()
     return header
 
@@ -241,8 +245,6 @@ def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
         neg = (v < 0) & (v != -1)
         if neg.any():
             raise fail(int(rows[neg][0]), fld, f"negative value {v[neg][0]:g}")
-    if (submit < 0).any():
-        raise fail(int(rows[submit < 0][0]), "submit", "unknown submit time")
 
     alloc, reqp = col["alloc_procs"], col["req_procs"]
     if opts.procs == "allocated":
@@ -258,7 +260,9 @@ def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
     keep = np.ones(len(data), dtype=bool)
     no_procs = procs <= 0
     unknown_rt = col["run_time"] < 0
+    unknown_submit = submit < 0
     for mask, fld, attr, msg in (
+        (unknown_submit, "submit", "dropped_unknown_submit", "unknown submit time"),
         (no_procs, "alloc_procs", "dropped_no_procs", "no processor count"),
         (unknown_rt, "run_time", "dropped_unknown_runtime", "unknown run time"),
     ):

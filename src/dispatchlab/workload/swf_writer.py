@@ -34,6 +34,7 @@ import pandas as pd
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES, Platform
+from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload.swf import FIELDS
 from dispatchlab.workload.workload import Workload
 
@@ -53,19 +54,22 @@ def write_swf(
     workload: Workload,
     path: str | Path,
     *,
-    platform: Platform | None = None,
+    platform: Platform | str | None = None,
     header: Mapping[str, object] | None = None,
     notes: Sequence[str] = (),
 ) -> Path:
-    """Write ``workload`` as SWF (``.gz`` compresses); see the module docstring."""
+    """Write ``workload`` as SWF (``.gz`` compresses); see the module docstring.
+
+    ``platform`` (object, preset, inline spec or file) sets ``MaxNodes``/``MaxProcs``;
+    ``header`` adds or overrides header fields; ``notes`` become ``; Note:`` lines.
+    """
     wl = workload
     n = wl.n_jobs
     procs = _procs(wl)
     status = np.where(wl.runtime > wl.walltime, STATUS_KILLED, STATUS_COMPLETED)
     table = _table(wl, wait=wl.logged_wait, run=wl.runtime, alloc=procs, status=status)
     last = int(wl.submit.max()) if n else 0
-    return _write(path, table, _header(wl, platform, header, notes, end=last,
-                                       kind="workload"))
+    return _write(path, table, _header(wl, platform, header, notes, end=last, kind="workload"))
 
 
 def write_schedule_swf(
@@ -73,7 +77,7 @@ def write_schedule_swf(
     workload: Workload,
     path: str | Path,
     *,
-    platform: Platform | None = None,
+    platform: Platform | str | None = None,
     header: Mapping[str, object] | None = None,
     notes: Sequence[str] = (),
     drop_rejected: bool = False,
@@ -86,17 +90,21 @@ def write_schedule_swf(
     wl = workload
     missing = [c for c in ("job_id", "start", "end") if c not in jobs.columns]
     if missing:
-        raise WorkloadError(f"schedule table lacks column '{missing[0]}' (expected a "
-                            f"Results.jobs table)", field=missing[0])
+        raise WorkloadError(
+            f"schedule table lacks column '{missing[0]}' (expected a Results.jobs table)",
+            field=missing[0],
+        )
     if len(jobs) != wl.n_jobs:
-        raise WorkloadError(f"schedule has {len(jobs)} rows, the workload {wl.n_jobs} jobs",
-                            source=wl.source)
-    pos = pd.Index(wl.job_id).get_indexer(jobs["job_id"].to_numpy())
+        raise WorkloadError(
+            f"schedule has {len(jobs)} rows, the workload {wl.n_jobs} jobs", source=wl.source
+        )
+    pos = pd.Index(wl.job_id).get_indexer(pd.Index(jobs["job_id"]))
     if (pos < 0).any() or len(np.unique(pos)) != len(pos):
         bad = jobs["job_id"].to_numpy()[pos < 0]
         what = f"job {int(bad[0])} is not in the workload" if len(bad) else "duplicate job ids"
-        raise WorkloadError(f"schedule does not match the workload: {what}",
-                            source=wl.source, field="job_id")
+        raise WorkloadError(
+            f"schedule does not match the workload: {what}", source=wl.source, field="job_id"
+        )
     start = np.full(wl.n_jobs, -1, np.int64)
     end = np.full(wl.n_jobs, -1, np.int64)
     start[pos] = jobs["start"].to_numpy(np.int64)
@@ -110,15 +118,22 @@ def write_schedule_swf(
         killed = ran & (wl.runtime > wl.walltime)
     wait = np.where(ran, start - wl.submit, -1)
     run = np.where(finished, end - start, -1)
-    status = np.select([~ran, ~finished, killed], [STATUS_CANCELLED, STATUS_UNKNOWN,
-                                                   STATUS_KILLED], STATUS_COMPLETED)
+    status = np.select(
+        [~ran, ~finished, killed],
+        [STATUS_CANCELLED, STATUS_UNKNOWN, STATUS_KILLED],
+        STATUS_COMPLETED,
+    )
     table = _table(wl, wait=wait, run=run, alloc=np.where(ran, _procs(wl), -1), status=status)
     if drop_rejected:
         table = table[ran]
-    last = int(end[finished].max()) if finished.any() else (int(wl.submit.max())
-                                                            if wl.n_jobs else 0)
-    return _write(path, table, _header(wl, platform, header, notes, end=last,
-                                       kind="schedule", rows=len(table)))
+    last = (
+        int(end[finished].max()) if finished.any() else (int(wl.submit.max()) if wl.n_jobs else 0)
+    )
+    return _write(
+        path,
+        table,
+        _header(wl, platform, header, notes, end=last, kind="schedule", rows=len(table)),
+    )
 
 
 def _procs(wl: Workload) -> IntArray:
@@ -126,29 +141,43 @@ def _procs(wl: Workload) -> IntArray:
     return np.asarray(wl.units * np.maximum(cores, 1), dtype=np.int64)
 
 
-def _table(wl: Workload, *, wait: IntArray, run: IntArray, alloc: IntArray,
-           status: IntArray) -> npt.NDArray[np.int64]:
+def _table(
+    wl: Workload, *, wait: IntArray, run: IntArray, alloc: IntArray, status: IntArray
+) -> npt.NDArray[np.int64]:
     n = wl.n_jobs
     procs = _procs(wl)
     cores = wl.req_of(CORES)
     if "mem" in wl.resources:
         mem_mb = wl.req_of("mem")
-        req_mem = np.where((mem_mb > 0) & (cores > 0),
-                           -(-(mem_mb * 1024) // np.maximum(cores, 1)), -1)
+        req_mem = np.where(
+            (mem_mb > 0) & (cores > 0), -(-(mem_mb * 1024) // np.maximum(cores, 1)), -1
+        )
     else:
         req_mem = np.full(n, -1, np.int64)
     unknown = np.full(n, -1, np.int64)
     cols = {
-        "job_id": wl.job_id, "submit": wl.submit, "wait": wait, "run_time": run,
-        "alloc_procs": alloc, "avg_cpu": unknown, "used_mem": unknown, "req_procs": procs,
-        "req_time": wl.walltime, "req_mem": req_mem, "status": status,
-        "user": _numeric_labels(wl.users, wl.user), "group": unknown,
+        "job_id": wl.job_id,
+        "submit": wl.submit,
+        "wait": wait,
+        "run_time": run,
+        "alloc_procs": alloc,
+        "avg_cpu": unknown,
+        "used_mem": unknown,
+        "req_procs": procs,
+        "req_time": wl.walltime,
+        "req_mem": req_mem,
+        "status": status,
+        "user": _numeric_labels(wl.users, wl.user),
+        "group": unknown,
         "executable": _numeric_labels(wl.apps, wl.app),
         "queue": _numeric_labels(tuple(q.name for q in wl.queues), wl.queue),
-        "partition": unknown, "preceding_job": unknown, "think_time": unknown,
+        "partition": unknown,
+        "preceding_job": unknown,
+        "think_time": unknown,
     }
     return np.column_stack([np.asarray(cols[f], dtype=np.int64) for f in FIELDS]).reshape(
-        n, len(FIELDS))
+        n, len(FIELDS)
+    )
 
 
 def _numeric_labels(table: Sequence[str], codes: IntArray) -> IntArray:
@@ -164,9 +193,16 @@ def _numeric_labels(table: Sequence[str], codes: IntArray) -> IntArray:
     return np.asarray(np.array(values, dtype=np.int64)[codes], dtype=np.int64)
 
 
-def _header(wl: Workload, platform: Platform | None, extra: Mapping[str, object] | None,
-            notes: Sequence[str], *, end: int, kind: str,
-            rows: int | None = None) -> list[tuple[str, str]]:
+def _header(
+    wl: Workload,
+    platform: Platform | str | None,
+    extra: Mapping[str, object] | None,
+    notes: Sequence[str],
+    *,
+    end: int,
+    kind: str,
+    rows: int | None = None,
+) -> list[tuple[str, str]]:
     n = wl.n_jobs if rows is None else rows
     fields: dict[str, str] = {"Version": "2.2"}
     source_header = _source_header(wl)
@@ -183,12 +219,15 @@ def _header(wl: Workload, platform: Platform | None, extra: Mapping[str, object]
     if tz_name:
         fields["TimeZoneString"] = tz_name
     if wl.origin_unix is not None:
-        fields["StartTime"] = _human_time(int(wl.origin_unix), tz_name)
-        fields["EndTime"] = _human_time(int(wl.origin_unix) + end, tz_name)
+        for key, unix in (("StartTime", wl.origin_unix), ("EndTime", wl.origin_unix + end)):
+            text = _human_time(int(unix), tz_name)
+            if text is not None:
+                fields[key] = text
     if platform is not None:
-        fields["MaxNodes"] = str(platform.n_nodes)
-        if CORES in platform.resources:
-            fields["MaxProcs"] = str(int(platform.total[platform.resource_index(CORES)]))
+        plat = resolve_platform(platform)
+        fields["MaxNodes"] = str(plat.n_nodes)
+        if CORES in plat.resources:
+            fields["MaxProcs"] = str(int(plat.total[plat.resource_index(CORES)]))
     else:
         for key in ("MaxNodes", "MaxProcs"):
             if key in source_header:
@@ -213,12 +252,16 @@ def _source_header(wl: Workload) -> dict[str, str]:
     return {str(k): str(v) for k, v in header.items() if k in _PASS_THROUGH}
 
 
-def _human_time(unix: int, tz_name: str | None) -> str:
+def _human_time(unix: int, tz_name: str | None) -> str | None:
+    """``Mon Mar 31 09:08:42 CEST 2014``; None when the date cannot be written."""
     try:
         tz = ZoneInfo(tz_name) if tz_name else ZoneInfo("UTC")
     except (ZoneInfoNotFoundError, ValueError):
         tz = ZoneInfo("UTC")
-    return datetime.fromtimestamp(unix, tz).strftime("%a %b %d %H:%M:%S %Z %Y")
+    try:
+        return datetime.fromtimestamp(unix, tz).strftime("%a %b %d %H:%M:%S %Z %Y")
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def _is_int(text: str) -> bool:
@@ -229,15 +272,17 @@ def _is_int(text: str) -> bool:
     return True
 
 
-def _write(path: str | Path, table: npt.NDArray[np.int64],
-           header: list[tuple[str, str]]) -> Path:
+def _write(path: str | Path, table: npt.NDArray[np.int64], header: list[tuple[str, str]]) -> Path:
     p = Path(path)
     fh: IO[Any]
-    if p.name.endswith(".gz"):  # mtime=0: the same schedule gives the same bytes
-        fh = io.TextIOWrapper(gzip.GzipFile(p, "wb", mtime=0), encoding="utf-8")
+    raw = open(p, "wb")  # noqa: SIM115
+    if p.name.endswith(".gz"):  # no name, mtime 0: the same schedule gives the same bytes
+        fh = io.TextIOWrapper(
+            gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0), encoding="utf-8"
+        )
     else:
-        fh = open(p, "w", encoding="utf-8")  # noqa: SIM115
-    with fh:
+        fh = io.TextIOWrapper(raw, encoding="utf-8")
+    with raw, fh:
         for key, value in header:
             fh.write(f"; {key}: {value}\n")
         fh.write(";\n")

@@ -49,7 +49,8 @@ def trace_info(
     info: dict[str, Any] = {"source": text, "format": fmt}
     if fmt == "swf":
         swf_opts = options.get("swf") or reader_options(
-            SwfOptions, {k: v for k, v in options.items() if k != "swf"}, "swf", p)
+            SwfOptions, {k: v for k, v in options.items() if k != "swf"}, "swf", p
+        )
         header = read_header(p)
         info["header"] = header
         info["cleaning"] = swf_cleaning(p, swf_opts)
@@ -61,7 +62,7 @@ def trace_info(
     info.update(describe_workload(wl, platform=platform))
     report = wl.meta.get("load_report")
     if isinstance(report, Mapping):
-        info["load_report"] = dict(report)
+        info["load_report"] = {k: v for k, v in report.items() if k != "header"}
         if fmt == "eurora":
             info["cleaning"] = eurora_cleaning(report)
     return info
@@ -77,23 +78,30 @@ def describe_workload(wl: Workload, *, platform: Platform | str | None = None) -
     procs = wl.units * cores
     first, last = int(wl.submit.min()), int(wl.submit.max())
     span = last - first
-    out.update({
-        "first_submit": first,
-        "last_submit": last,
-        "span_s": span,
-        "span": human_duration(span),
-        "max_units": int(wl.units.max()),
-        "max_procs": int(procs.max()),
-        "max_request": {r: int(wl.req[:, k].max()) for k, r in enumerate(wl.resources)},
-        "runtime_s": {"mean": float(wl.runtime.mean()), "median": float(np.median(wl.runtime)),
-                      "max": int(wl.runtime.max())},
-        "walltime_s": {"mean": float(wl.walltime.mean()), "max": int(wl.walltime.max())},
-        "runtime_over_walltime": int((wl.runtime > wl.walltime).sum()),
-        "queues": {q.name: {"ewt": q.ewt, "jobs": int((wl.queue == k).sum())}
-                   for k, q in enumerate(wl.queues)},
-        "users": int(len(np.unique(wl.user))),
-        "apps": int(len(np.unique(wl.app))),
-    })
+    out.update(
+        {
+            "first_submit": first,
+            "last_submit": last,
+            "span_s": span,
+            "span": human_duration(span),
+            "max_units": int(wl.units.max()),
+            "max_procs": int(procs.max()),
+            "max_request": {r: int(wl.req[:, k].max()) for k, r in enumerate(wl.resources)},
+            "runtime_s": {
+                "mean": float(wl.runtime.mean()),
+                "median": float(np.median(wl.runtime)),
+                "max": int(wl.runtime.max()),
+            },
+            "walltime_s": {"mean": float(wl.walltime.mean()), "max": int(wl.walltime.max())},
+            "runtime_over_walltime": int((wl.runtime > wl.walltime).sum()),
+            "queues": {
+                q.name: {"ewt": q.ewt, "jobs": int((wl.queue == k).sum())}
+                for k, q in enumerate(wl.queues)
+            },
+            "users": len(np.unique(wl.user)),
+            "apps": len(np.unique(wl.app)),
+        }
+    )
     if wl.origin_unix is not None:
         out["origin_unix"] = wl.origin_unix
         out["timezone"] = wl.timezone
@@ -121,8 +129,8 @@ def describe_workload(wl: Workload, *, platform: Platform | str | None = None) -
     if capacity.get(CORES) and span > 0:
         out["offered_load"] = out["work"].get(CORES, 0.0) / (capacity[CORES] * span)
         out["offered_load_by_resource"] = {
-            r: out["work"][r] / (capacity[r] * span)
-            for r in wl.resources if capacity.get(r)}
+            r: out["work"][r] / (capacity[r] * span) for r in wl.resources if capacity.get(r)
+        }
     else:
         out["offered_load"] = None
     return out
@@ -131,7 +139,10 @@ def describe_workload(wl: Workload, *, platform: Platform | str | None = None) -
 def swf_cleaning(path: str | Path, options: SwfOptions | None = None) -> dict[str, Any]:
     """Per cleaning option of :class:`SwfOptions`, how many raw records it drops/changes."""
     opts = options or SwfOptions()
-    data, _, bad = read_swf_table(path, skip_bad_lines=True)
+    try:  # the fast column-wise pass; the line-by-line one only to count bad lines
+        data, _, bad = read_swf_table(path)
+    except WorkloadError:
+        data, _, bad = read_swf_table(path, skip_bad_lines=True)
     col = {name: data[:, k] for name, k in _COL.items()}
     alloc, reqp = col["alloc_procs"], col["req_procs"]
     if opts.procs == "allocated":
@@ -149,16 +160,20 @@ def swf_cleaning(path: str | Path, options: SwfOptions | None = None) -> dict[st
         "records": int(len(data) + bad),
         "skip_bad_lines": int(bad),
         "unknown_submit": int((col["submit"] < 0).sum()),
-        "negative_values": {f: int(((col[f] < 0) & (col[f] != -1)).sum())
-                            for f in ("submit", "run_time", "alloc_procs", "req_procs",
-                                      "req_time")},
+        "negative_values": {
+            f: int(((col[f] < 0) & (col[f] != -1)).sum())
+            for f in ("submit", "run_time", "alloc_procs", "req_procs", "req_time")
+        },
         "procs_fallback": int(fallback.sum()),
-        "drop_invalid": {"no_procs": int(no_procs.sum()),
-                         "unknown_runtime": int((unknown_rt & ~no_procs).sum())},
+        "drop_invalid": {
+            "no_procs": int(no_procs.sum()),
+            "unknown_runtime": int((unknown_rt & ~no_procs).sum()),
+        },
         "drop_zero_runtime": int((valid & (col["run_time"] == 0)).sum()),
         "missing_estimate": int((valid & (col["req_time"] <= 0)).sum()),
-        "runtime_over_request": int((valid & (col["req_time"] > 0)
-                                     & (col["run_time"] > col["req_time"])).sum()),
+        "runtime_over_request": int(
+            (valid & (col["req_time"] > 0) & (col["run_time"] > col["req_time"])).sum()
+        ),
     }
 
 
@@ -174,10 +189,10 @@ def eurora_cleaning(report: Mapping[str, Any]) -> dict[str, Any]:
 
 def human_duration(seconds: float) -> str:
     """``93784`` → ``"1 d 2 h 3 min 4 s"`` (leading zero units left out)."""
-    s = int(round(seconds))
+    s = round(seconds)
     if s < 0:
         return "-" + human_duration(-s)
-    parts = []
+    parts: list[str] = []
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
         q, s = divmod(s, size)
         if q or parts:

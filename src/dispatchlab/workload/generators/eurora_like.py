@@ -42,6 +42,8 @@ from dispatchlab.platform.platform import CORES
 from dispatchlab.workload.generators.registry import (
     canonical_spec,
     parse_bool,
+    parse_float,
+    parse_int,
     register_generator,
 )
 from dispatchlab.workload.workload import Queue, Workload
@@ -94,8 +96,19 @@ def eurora_like(
     mapping gives debug / parallel / np_longpar maxima. ``split``: queue shares (scaled to
     sum 1). ``cores_per_node``: upper bound of ``RC``. See the module docstring.
     """
-    args = _check(jobs, nmax, split, day_share, cores_per_node, full_runtime_share,
-                  proportions, start, timezone)
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise WorkloadError(f"must be a non-negative integer, got {seed!r}", field="seed")
+    args = _check(
+        jobs,
+        nmax,
+        split,
+        day_share,
+        cores_per_node,
+        full_runtime_share,
+        proportions,
+        start,
+        timezone,
+    )
     nmax_q, shares = args["nmax"], args["split"]
     exact = proportions == "exact"
     rng = np.random.default_rng(seed)
@@ -129,20 +142,33 @@ def eurora_like(
     walltime = np.maximum(np.rint(avu / (nodes * cores)), 1).astype(np.int64)
     if cap_walltime:
         walltime = np.minimum(walltime, limit)
-    full = _categorical(rng, n, np.array([1, 0]),
-                        (full_runtime_share, 1 - full_runtime_share), exact) == 1
+    full = (
+        _categorical(rng, n, np.array([1, 0]), (full_runtime_share, 1 - full_runtime_share), exact)
+        == 1
+    )
     partial = np.floor(rng.uniform(0.2 * walltime, walltime)).astype(np.int64)
     runtime = np.maximum(np.where(full, walltime, partial), 1)
 
     order = np.argsort(submit, kind="stable")
-    params: dict[str, Any] = {"jobs": jobs, "seed": seed, "nmax": list(nmax_q),
-                              "split": list(shares), "day_share": day_share,
-                              "cores_per_node": cores_per_node,
-                              "full_runtime_share": full_runtime_share,
-                              "cap_walltime": cap_walltime, "proportions": proportions,
-                              "start": start, "timezone": timezone}
-    meta: dict[str, Any] = {"format": "generator", "generator": "eurora-like",
-                            "params": params, "mic_requests_dropped": mic_short}
+    params: dict[str, Any] = {
+        "jobs": jobs,
+        "seed": seed,
+        "nmax": list(nmax_q),
+        "split": list(shares),
+        "day_share": day_share,
+        "cores_per_node": cores_per_node,
+        "full_runtime_share": full_runtime_share,
+        "cap_walltime": cap_walltime,
+        "proportions": proportions,
+        "start": start,
+        "timezone": timezone,
+    }
+    meta: dict[str, Any] = {
+        "format": "generator",
+        "generator": "eurora-like",
+        "params": params,
+        "mic_requests_dropped": mic_short,
+    }
     return Workload.from_columns(
         job_id=np.arange(1, n + 1, dtype=np.int64),
         submit=submit[order],
@@ -159,13 +185,21 @@ def eurora_like(
     )
 
 
-def _check(jobs: int, nmax: int | Sequence[int] | Mapping[str, int] | None,
-           split: Sequence[float], day_share: float, cores_per_node: int,
-           full_runtime_share: float, proportions: str, start: str,
-           timezone: str) -> dict[str, Any]:
+def _check(
+    jobs: int,
+    nmax: int | Sequence[int] | Mapping[str, int] | None,
+    split: Sequence[float],
+    day_share: float,
+    cores_per_node: int,
+    full_runtime_share: float,
+    proportions: str,
+    start: str,
+    timezone: str,
+) -> dict[str, Any]:
     """Validate the arguments; a WorkloadError naming the parameter otherwise."""
     if isinstance(jobs, bool) or not isinstance(jobs, int | np.integer) or jobs < 1:
         raise WorkloadError(f"must be a positive integer, got {jobs!r}", field="jobs")
+    nmax_q: tuple[int, ...]
     if nmax is None:
         nmax_q = NMAX
     elif isinstance(nmax, int | np.integer):
@@ -181,23 +215,25 @@ def _check(jobs: int, nmax: int | Sequence[int] | Mapping[str, int] | None,
         else:
             nmax_q = tuple(int(v) for v in nmax)
         if len(nmax_q) != 3 or min(nmax_q) < 1:
-            raise WorkloadError("needs three positive maxima (debug/parallel/np_longpar)",
-                                field="nmax")
+            raise WorkloadError(
+                "needs three positive maxima (debug/parallel/np_longpar)", field="nmax"
+            )
     shares = tuple(float(s) for s in split)
     if len(shares) != 3 or min(shares) < 0 or sum(shares) <= 0:
-        raise WorkloadError("needs three non-negative shares (debug/parallel/np_longpar)",
-                            field="split")
+        raise WorkloadError(
+            "needs three non-negative shares (debug/parallel/np_longpar)", field="split"
+        )
     total = sum(shares)
     shares = tuple(s / total for s in shares)
     for name, value in (("day_share", day_share), ("full_runtime_share", full_runtime_share)):
         if not 0.0 <= float(value) <= 1.0:
             raise WorkloadError(f"must be between 0 and 1, got {value!r}", field=name)
     if isinstance(cores_per_node, bool) or int(cores_per_node) < 1:
-        raise WorkloadError(f"must be a positive integer, got {cores_per_node!r}",
-                            field="cores_per_node")
+        raise WorkloadError(
+            f"must be a positive integer, got {cores_per_node!r}", field="cores_per_node"
+        )
     if proportions not in ("exact", "random"):
-        raise WorkloadError(f"must be exact or random, not {proportions!r}",
-                            field="proportions")
+        raise WorkloadError(f"must be exact or random, not {proportions!r}", field="proportions")
     try:
         tz = ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
@@ -212,16 +248,21 @@ def _check(jobs: int, nmax: int | Sequence[int] | Mapping[str, int] | None,
 
 def _given(params: Mapping[str, Any]) -> dict[str, Any]:
     """``jobs``, ``seed`` and every parameter that differs from its default."""
-    defaults: dict[str, Any] = {"nmax": list(NMAX), "split": list(QUEUE_SPLIT),
-                                "day_share": 0.89, "cores_per_node": 16,
-                                "full_runtime_share": 0.2, "cap_walltime": False,
-                                "proportions": "exact", "start": "2014-12-01",
-                                "timezone": "Europe/Rome"}
+    defaults: dict[str, Any] = {
+        "nmax": list(NMAX),
+        "split": list(QUEUE_SPLIT),
+        "day_share": 0.89,
+        "cores_per_node": 16,
+        "full_runtime_share": 0.2,
+        "cap_walltime": False,
+        "proportions": "exact",
+        "start": "2014-12-01",
+        "timezone": "Europe/Rome",
+    }
     out = {"jobs": params["jobs"], "seed": params["seed"]}
     for key, default in defaults.items():
         value = params[key]
-        same = (np.allclose(value, default) if key == "split"
-                else value == default)
+        same = np.allclose(value, default) if key == "split" else value == default
         if not same:
             out[key] = value
     return out
@@ -240,20 +281,23 @@ def _exact_counts(n: int, shares: Sequence[float]) -> IntArray:
     return counts
 
 
-def _categorical(rng: np.random.Generator, n: int, values: IntArray,
-                 shares: Sequence[float], exact: bool) -> IntArray:
+def _categorical(
+    rng: np.random.Generator, n: int, values: IntArray, shares: Sequence[float], exact: bool
+) -> IntArray:
     """``n`` values with the given shares: exact group sizes shuffled, or i.i.d. draws."""
     if n == 0:
         return np.zeros(0, np.int64)
     if exact:
-        return np.asarray(rng.permutation(np.repeat(values, _exact_counts(n, shares))),
-                          dtype=np.int64)
+        return np.asarray(
+            rng.permutation(np.repeat(values, _exact_counts(n, shares))), dtype=np.int64
+        )
     p = np.asarray(shares, dtype=np.float64)
     return np.asarray(rng.choice(values, size=n, p=p / p.sum()), dtype=np.int64)
 
 
-def _mic_for(rng: np.random.Generator, idx: IntArray, gpu: IntArray, q: int,
-             exact: bool) -> tuple[IntArray, int]:
+def _mic_for(
+    rng: np.random.Generator, idx: IntArray, gpu: IntArray, q: int, exact: bool
+) -> tuple[IntArray, int]:
     """MICs per unit for the jobs ``idx`` of queue ``q``, only where no GPU is asked.
 
     Returns the values and how many MIC requests found no GPU-free job (0 with the
@@ -285,10 +329,10 @@ def _parse_nmax(text: str) -> int | tuple[int, ...]:
     """``8`` (cap every queue) or ``2/32/32`` (debug/parallel/np_longpar)."""
     parts = text.split("/")
     if len(parts) == 1:
-        return int(parts[0])
+        return parse_int(parts[0])
     if len(parts) != 3:
         raise ValueError("give one number or three separated by '/' (debug/parallel/np_longpar)")
-    return tuple(int(p) for p in parts)
+    return tuple(parse_int(p) for p in parts)
 
 
 def _parse_split(text: str) -> tuple[float, ...]:
@@ -296,7 +340,7 @@ def _parse_split(text: str) -> tuple[float, ...]:
     parts = text.split("/")
     if len(parts) != 3:
         raise ValueError("give three shares separated by '/' (debug/parallel/np_longpar)")
-    return tuple(float(p) for p in parts)
+    return tuple(parse_float(p) for p in parts)
 
 
 def _parse_proportions(text: str) -> str:
@@ -311,9 +355,16 @@ register_generator(
     "Eurora-like day of jobs (thesis §4.5.2): 89 % daytime arrivals, debug/parallel/"
     "np_longpar 27/72/1 %, AVU-based wall-times, GPU/MIC/memory from the Eurora tables",
     {
-        "jobs": int, "seed": int, "nmax": _parse_nmax, "split": _parse_split,
-        "day_share": float, "cores_per_node": int, "full_runtime_share": float,
-        "cap_walltime": parse_bool, "proportions": _parse_proportions, "start": str,
+        "jobs": parse_int,
+        "seed": parse_int,
+        "nmax": _parse_nmax,
+        "split": _parse_split,
+        "day_share": parse_float,
+        "cores_per_node": parse_int,
+        "full_runtime_share": parse_float,
+        "cap_walltime": parse_bool,
+        "proportions": _parse_proportions,
+        "start": str,
         "timezone": str,
     },
 )

@@ -36,8 +36,12 @@ class GeneratorInfo:
 _REGISTRY: dict[str, GeneratorInfo] = {}
 
 
-def register_generator(name: str, func: Callable[..., Workload], description: str,
-                       params: Mapping[str, Callable[[str], Any]]) -> None:
+def register_generator(
+    name: str,
+    func: Callable[..., Workload],
+    description: str,
+    params: Mapping[str, Callable[[str], Any]],
+) -> None:
     """Make ``func`` available as ``gen:<name>``; ``params`` parse each key's text value."""
     if not _NAME.match(name):
         raise ValueError(f"generator names are lower-case words with '-'/'_', not {name!r}")
@@ -59,13 +63,16 @@ def parse_generator_spec(spec: str) -> tuple[str, dict[str, str]]:
     """``gen:name:k=v,k=v`` (or ``gen:name?k=v&k=v``) → ``(name, {k: v})``, unconverted."""
     text = spec.strip()
     if not is_generator_spec(text):
-        raise WorkloadError(f"a generator spec starts with '{PREFIX}', got {spec!r}",
-                            field="workload")
-    body = text[len(PREFIX):]
+        raise WorkloadError(
+            f"a generator spec starts with '{PREFIX}', got {spec!r}", field="workload"
+        )
+    body = text[len(PREFIX) :]
     m = re.match(r"^([A-Za-z0-9_-]+)(?:([:?])(.*))?$", body)
     if m is None:
-        raise WorkloadError(f"cannot read generator spec {spec!r}; e.g. "
-                            f"gen:eurora-like:jobs=330,seed=3", field="workload")
+        raise WorkloadError(
+            f"cannot read generator spec {spec!r}; e.g. gen:eurora-like:jobs=330,seed=3",
+            field="workload",
+        )
     name = m.group(1).lower()
     params: dict[str, str] = {}
     rest = m.group(3) or ""
@@ -75,8 +82,9 @@ def parse_generator_spec(spec: str) -> tuple[str, dict[str, str]]:
         key, sep, value = part.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise WorkloadError(f"expected key=value in generator spec, got {part!r}",
-                                field="workload")
+            raise WorkloadError(
+                f"expected key=value in generator spec, got {part!r}", field="workload"
+            )
         if key in params:
             raise WorkloadError("given twice in the generator spec", field=key)
         params[key] = value.strip()
@@ -90,8 +98,9 @@ def get_generator(name: str) -> GeneratorInfo:
         return _REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise WorkloadError(f"unknown generator '{name}' (known: {known})",
-                            field="workload") from None
+        raise WorkloadError(
+            f"unknown generator '{name}' (known: {known})", field="workload"
+        ) from None
 
 
 def generate(spec: str, **overrides: Any) -> Workload:
@@ -101,16 +110,20 @@ def generate(spec: str, **overrides: Any) -> Workload:
     kwargs: dict[str, Any] = {}
     for key, text in raw.items():
         if key not in info.params:
-            raise WorkloadError(f"unknown parameter of generator '{name}' (known: "
-                                f"{', '.join(info.params)})", field=key)
+            raise WorkloadError(
+                f"unknown parameter of generator '{name}' (known: {', '.join(info.params)})",
+                field=key,
+            )
         try:
             kwargs[key] = info.params[key](text)
         except (ValueError, TypeError) as exc:
             raise WorkloadError(f"bad value {text!r}: {exc}", field=key) from None
     for key in overrides:
         if key not in info.params:
-            raise WorkloadError(f"unknown parameter of generator '{name}' (known: "
-                                f"{', '.join(info.params)})", field=key)
+            raise WorkloadError(
+                f"unknown parameter of generator '{name}' (known: {', '.join(info.params)})",
+                field=key,
+            )
     kwargs.update(overrides)
     return info.func(**kwargs)
 
@@ -130,6 +143,22 @@ def _fmt(value: Any) -> str:
     if isinstance(value, Mapping):
         return "/".join(_fmt(v) for v in value.values())
     return str(value)
+
+
+def parse_int(text: str) -> int:
+    """A whole number (``330``, ``-1``)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError("expected a whole number") from None
+
+
+def parse_float(text: str) -> float:
+    """A number (``0.89``, ``1e-3``)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError("expected a number") from None
 
 
 def parse_bool(text: str) -> bool:
