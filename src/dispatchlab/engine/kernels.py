@@ -152,3 +152,19 @@ def _compile() -> tuple[Callable[..., int], Callable[..., None], Callable[..., A
 
 
 check_and_take, release, first_fit_nodes, COMPILED = _compile()
+
+
+_warm = False
+
+
+def warm_up() -> None:
+    """Compile (or load from cache) every kernel now, so no decision is charged for it."""
+    global _warm
+    if _warm:
+        return
+    free = np.ones((2, 2), dtype=np.int64)
+    req = np.array([1, 0], dtype=np.int64)
+    nodes, counts = first_fit_nodes(free, req, 1)
+    check_and_take(free, nodes, counts, req, 1)
+    release(free, nodes, counts, req)
+    _warm = True

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
 from dispatchlab.engine.events import Events
-from dispatchlab.engine.kernels import OK, check_and_take, release
+from dispatchlab.engine.kernels import OK, check_and_take, release, warm_up
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.state import Running, SystemView
 from dispatchlab.errors import DispatchlabError, InfeasibleJob, InvalidDecision
@@ -65,6 +65,7 @@ class Simulator:
         self._n_nodes = plat.n_nodes
         rejected = self._check_feasible(rec)
         rng = np.random.default_rng(self.seed)
+        warm_up()
         disp.reset(view, rng)
 
         submit = wl.submit.tolist()
