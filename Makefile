@@ -23,7 +23,6 @@ test-slow: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
 bench: $(STAMP)

@@ -5,7 +5,8 @@ order, each with as many units as it can hold, until the job's units are placed.
 differ only in the ranking:
 
 - ``first-fit``: node index order.
-- ``best-fit``: least free capacity left on the node after placing its units first.
+- ``best-fit``: least free capacity left on the node after placing the job's units
+  there (as many as fit, at most the job's) first.
 - ``worst-fit`` (alias ``spread``): most free capacity left first.
 - ``energy``: lowest power rating first (``Platform.node_power``), then most loaded.
 
@@ -58,7 +59,7 @@ class FirstFit(Allocator):
 
 
 class _Ranked(Allocator):
-    """Fill nodes in the order given by a score (smallest first, ties by index)."""
+    """Fill nodes in the order of :meth:`_rank` (call :meth:`reset` first)."""
 
     def __init__(self) -> None:
         self._scale: FloatArray = np.ones(1)
@@ -68,12 +69,13 @@ class _Ranked(Allocator):
         top = platform.capacity.max(axis=0).astype(np.float64)
         self._scale = 1.0 / np.where(top > 0, top, 1.0)
 
-    def _left(self, free: IntArray, req: IntArray, fit: IntArray) -> FloatArray:
-        """Normalized free capacity each node keeps after taking ``fit`` units."""
-        left = free - fit[:, None] * req
+    def _left(self, free: IntArray, req: IntArray, take: IntArray) -> FloatArray:
+        """Normalized free capacity each node keeps after taking ``take`` units."""
+        left = free - take[:, None] * req
         return np.asarray(left @ self._scale, dtype=np.float64)
 
-    def _score(self, free: IntArray, req: IntArray, fit: IntArray) -> FloatArray:
+    def _rank(self, nodes: IntArray, free: IntArray, req: IntArray, take: IntArray) -> IntArray:
+        """Positions of the candidate ``nodes`` (rows of ``free``) in filling order."""
         raise NotImplementedError
 
     def place(self, free: IntArray, req: IntArray, units: int) -> Placement | None:
@@ -82,9 +84,8 @@ class _Ranked(Allocator):
         cand = np.flatnonzero(fit)
         if int(fit[cand].sum()) < units:
             return None
-        score = self._score(free[cand], req, fit[cand])
-        nodes = cand[np.argsort(score, kind="stable")]
-        return _fill(nodes, fit[nodes], units)
+        nodes = cand[self._rank(cand, free[cand], req, np.minimum(fit[cand], units))]
+        return fill_in_order(nodes, fit[nodes], units)
 
 
 class BestFit(_Ranked):
@@ -92,8 +93,8 @@ class BestFit(_Ranked):
 
     name = "best-fit"
 
-    def _score(self, free: IntArray, req: IntArray, fit: IntArray) -> FloatArray:
-        return self._left(free, req, fit)
+    def _rank(self, nodes: IntArray, free: IntArray, req: IntArray, take: IntArray) -> IntArray:
+        return np.argsort(self._left(free, req, take), kind="stable")
 
 
 class WorstFit(_Ranked):
@@ -101,8 +102,8 @@ class WorstFit(_Ranked):
 
     name = "worst-fit"
 
-    def _score(self, free: IntArray, req: IntArray, fit: IntArray) -> FloatArray:
-        return -self._left(free, req, fit)
+    def _rank(self, nodes: IntArray, free: IntArray, req: IntArray, take: IntArray) -> IntArray:
+        return np.argsort(-self._left(free, req, take), kind="stable")
 
 
 class EnergyFirst(_Ranked):
@@ -119,28 +120,25 @@ class EnergyFirst(_Ranked):
         super().reset(platform)
         self._power = platform.node_power
 
-    def place(self, free: IntArray, req: IntArray, units: int) -> Placement | None:
-        """Rank by (power, free capacity now), fill in that order."""
-        fit = units_per_node(free, req)
-        cand = np.flatnonzero(fit)
-        if int(fit[cand].sum()) < units:
-            return None
-        load = np.asarray(free[cand] @ self._scale, dtype=np.float64)
+    def _rank(self, nodes: IntArray, free: IntArray, req: IntArray, take: IntArray) -> IntArray:
+        load = np.asarray(free @ self._scale, dtype=np.float64)  # free now: small = loaded
         if self._power is None:
-            order = np.argsort(load, kind="stable")
-        else:
-            order = np.lexsort((load, self._power[cand]))
-        nodes = cand[order]
-        return _fill(nodes, fit[nodes], units)
+            return np.argsort(load, kind="stable")
+        return np.lexsort((load, self._power[nodes]))
 
 
-def _fill(nodes: IntArray, fit: IntArray, units: int) -> Placement:
-    """Take whole nodes in the given order until ``units`` units are placed."""
+def fill_in_order(nodes: IntArray, fit: IntArray, units: int) -> Placement:
+    """Fill nodes in the given order until ``units`` units are placed.
+
+    Returns the placement with nodes increasing, as the engine expects.
+    """
     cum = np.cumsum(fit)
     last = int(np.searchsorted(cum, units))
     counts = fit[: last + 1].copy()
     counts[-1] -= int(cum[last]) - units
-    return nodes[: last + 1], counts
+    chosen = nodes[: last + 1]
+    order = np.argsort(chosen)
+    return chosen[order], counts[order]
 
 
 ALLOCATORS: dict[str, type[Allocator]] = {

@@ -1,8 +1,14 @@
-"""Registers the built-in dispatcher presets."""
+"""Registers the built-in dispatcher presets and the rule-based spec parser."""
 
 from __future__ import annotations
 
-from dispatchlab.dispatchers.fifo import StrictFifo
-from dispatchlab.dispatchers.registry import register
+from functools import partial
 
-register("fifo", StrictFifo, "strict FIFO (submit order) with first-fit allocation")
+from dispatchlab.dispatchers.presets import PRESETS, build_preset, parse_spec
+from dispatchlab.dispatchers.registry import register, register_spec_parser
+
+for _name, (_spec, _description) in PRESETS.items():
+    register(_name, partial(build_preset, _name), _description)
+register_spec_parser(parse_spec)
+
+import dispatchlab.dispatchers.cp.presets  # noqa: E402, F401  (registers the CP presets)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.dispatchers.allocators import Allocator, Placement
+from dispatchlab.dispatchers.allocators import Allocator, Placement, fill_in_order
 from dispatchlab.dispatchers.first_fit import units_per_node
 from dispatchlab.dispatchers.profile import NodeProfile, Profile, SlotProfile
 from dispatchlab.dispatchers.workspace import Workspace
@@ -92,6 +92,14 @@ class Machine:
                 break
             out.append(j)
         return out
+
+    def postpone(self, jobs: list[int], until: int) -> None:
+        """Expect running ``jobs`` to end at ``until`` instead (they outlived the estimate)."""
+        for j in jobs:
+            e = self.end_of[j]
+            del self.ends[bisect_left(self.ends, (e, j))]
+            insort(self.ends, (until, j))
+            self.end_of[j] = until
 
     # ---- interface of the subclasses -------------------------------------------------
 
@@ -289,12 +297,8 @@ class NodeMachine(Machine):
         fit = units_per_node(future, need_req)
         cand = np.flatnonzero(fit)
         busy = np.asarray(ws.free[cand] @ self._scale)
-        nodes = cand[np.argsort(busy, kind="stable")]
-        cum = np.cumsum(fit[nodes])
-        last = int(np.searchsorted(cum, need_units))
-        nodes = nodes[: last + 1]
-        counts = fit[nodes].copy()
-        counts[-1] -= int(cum[last]) - need_units
+        ranked = cand[np.argsort(busy, kind="stable")]
+        nodes, counts = fill_in_order(ranked, fit[ranked], need_units)
         future[nodes] -= counts[:, None] * need_req
         self.extra = future
         return shadow
@@ -328,9 +332,7 @@ class NodeMachine(Machine):
         return self._record(job, nodes, counts)
 
 
-def make_machine(
-    view: SystemView, allocator: Allocator, estimator: DurationEstimator
-) -> Machine:
+def make_machine(view: SystemView, allocator: Allocator, estimator: DurationEstimator) -> Machine:
     """A :class:`SlotMachine` when all units ask the same vector, else a NodeMachine."""
     req = view.req
     if len(req) and (req == req[0]).all():

@@ -37,10 +37,11 @@ class Ordering:
         """Per-job sort keys for the whole workload, most significant first."""
         raise NotImplementedError
 
-    def scores(
-        self, view: SystemView, jobs: IntArray, est: FloatArray, now: int
-    ) -> FloatArray:
-        """Scores of queued ``jobs`` at time ``now`` (``est``: their duration estimates)."""
+    def reset(self, view: SystemView) -> None:
+        """Per-run constants of dynamic orderings; nothing by default."""
+
+    def scores(self, jobs: IntArray, now: int, estimator: DurationEstimator) -> FloatArray:
+        """Scores of queued ``jobs`` at time ``now``."""
         raise NotImplementedError
 
     def describe(self) -> dict[str, Any]:
@@ -96,8 +97,7 @@ class EarliestDeadline(Ordering):
     def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
         """Latest start time."""
         wl = view.jobs
-        ewt = np.array([q.ewt for q in wl.queues] or [0], dtype=np.int64)[wl.queue]
-        return (np.where(wl.lst >= 0, wl.lst, wl.submit + ewt),)
+        return (np.where(wl.lst >= 0, wl.lst, wl.submit + wl.ewt()),)
 
 
 class ExpectedWait(Ordering):
@@ -112,10 +112,9 @@ class ExpectedWait(Ordering):
     def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
         """Queue ewt, then demand."""
         wl = view.jobs
-        ewt = np.array([q.ewt for q in wl.queues] or [0], dtype=np.int64)[wl.queue]
         total = np.asarray(view.total, dtype=np.float64)
         share = view.demand / np.where(total > 0, total, 1.0)
-        return (ewt, share.sum(axis=1) * wl.walltime)
+        return (wl.ewt(), share.sum(axis=1) * wl.walltime)
 
 
 class ResourceOrdering(Ordering):
@@ -149,11 +148,24 @@ class F1(Ordering):
 
 
 class _Dynamic(Ordering):
+    """Scores from the wait so far ``w``, requested time ``r`` and processors ``n``."""
+
     dynamic = True
+
+    def __init__(self) -> None:
+        self._submit: FloatArray = np.zeros(0)
+        self._r: FloatArray = np.zeros(0)
+        self._n: FloatArray = np.zeros(0)
 
     def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
         """Dynamic orderings have no static key."""
         raise TypeError(f"{self.name} is a dynamic ordering")
+
+    def reset(self, view: SystemView) -> None:
+        """Cache submit times, requested times and processors of every job."""
+        self._submit = view.jobs.submit.astype(np.float64)
+        self._r = view.jobs.walltime.astype(np.float64)
+        self._n = _cores(view)
 
 
 class Wfp3(_Dynamic):
@@ -161,14 +173,10 @@ class Wfp3(_Dynamic):
 
     name = "wfp3"
 
-    def scores(
-        self, view: SystemView, jobs: IntArray, est: FloatArray, now: int
-    ) -> FloatArray:
+    def scores(self, jobs: IntArray, now: int, estimator: DurationEstimator) -> FloatArray:
         """The WFP3 score."""
-        wl = view.jobs
-        w = (now - wl.submit[jobs]).astype(np.float64)
-        r = wl.walltime[jobs].astype(np.float64)
-        return np.asarray(-((w / r) ** 3) * _cores(view)[jobs], dtype=np.float64)
+        w = now - self._submit[jobs]
+        return np.asarray(-((w / self._r[jobs]) ** 3) * self._n[jobs], dtype=np.float64)
 
 
 class Uni(_Dynamic):
@@ -180,28 +188,26 @@ class Uni(_Dynamic):
 
     name = "uni"
 
-    def scores(
-        self, view: SystemView, jobs: IntArray, est: FloatArray, now: int
-    ) -> FloatArray:
+    def scores(self, jobs: IntArray, now: int, estimator: DurationEstimator) -> FloatArray:
         """The UNI score."""
-        wl = view.jobs
-        w = (now - wl.submit[jobs]).astype(np.float64)
-        r = wl.walltime[jobs].astype(np.float64)
-        n = np.maximum(_cores(view)[jobs], 2.0)
-        return np.asarray(-w / (np.log2(n) * r), dtype=np.float64)
+        w = now - self._submit[jobs]
+        n = np.maximum(self._n[jobs], 2.0)
+        return np.asarray(-w / (np.log2(n) * self._r[jobs]), dtype=np.float64)
 
 
 class Slowdown(_Dynamic):
-    """Slowdown priority (Galleguillos et al.): ``(t − q + d)/d``, largest first."""
+    """Slowdown priority (Galleguillos et al.): ``(t − q + d)/d``, largest first.
+
+    ``d`` is the dispatcher's duration estimate (the requested time by default).
+    """
 
     name = "slowdown"
 
-    def scores(
-        self, view: SystemView, jobs: IntArray, est: FloatArray, now: int
-    ) -> FloatArray:
-        """Minus the slowdown the job would have if started now."""
-        w = (now - view.jobs.submit[jobs]).astype(np.float64)
-        return np.asarray(-(w + est) / est, dtype=np.float64)
+    def scores(self, jobs: IntArray, now: int, estimator: DurationEstimator) -> FloatArray:
+        """Minus the slowdown each job would have if started now."""
+        estimate = estimator.estimate
+        d = np.array([estimate(j) for j in jobs.tolist()], dtype=np.float64)
+        return np.asarray(-(now - self._submit[jobs] + d) / d, dtype=np.float64)
 
 
 ORDERINGS: dict[str, type[Ordering]] = {
@@ -237,7 +243,7 @@ class JobQueue:
     deletion. Dynamic orderings sort the queue at every call.
     """
 
-    __slots__ = ("_jobs", "_ranks", "_rank_of", "ordering")
+    __slots__ = ("_jobs", "_rank_of", "_ranks", "ordering")
 
     def __init__(self, ordering: Ordering) -> None:
         self.ordering = ordering
@@ -250,6 +256,7 @@ class JobQueue:
         self._ranks, self._jobs = [], []
         if self.ordering.dynamic:
             self._rank_of = []
+            self.ordering.reset(view)
             return
         keys = self.ordering.keys(view)
         idx = np.arange(view.jobs.n_jobs)
@@ -284,7 +291,7 @@ class JobQueue:
         del self._ranks[k]
         del self._jobs[k]
 
-    def order(self, view: SystemView, est: list[int]) -> list[int]:
+    def order(self, view: SystemView, estimator: DurationEstimator) -> list[int]:
         """Queued jobs, highest priority first (do not mutate the returned list)."""
         if not self.ordering.dynamic:
             return self._jobs
@@ -292,7 +299,6 @@ class JobQueue:
         if len(q) < 2:
             return list(q)
         jobs = np.fromiter(q, dtype=np.int64, count=len(q))
-        d = np.array([est[j] for j in jobs.tolist()], dtype=np.float64)
-        score = self.ordering.scores(view, jobs, d, view.now)
+        score = self.ordering.scores(jobs, view.now, estimator)
         result: list[int] = jobs[np.lexsort((jobs, score))].tolist()
         return result

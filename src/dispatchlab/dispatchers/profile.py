@@ -185,24 +185,38 @@ class NodeProfile:
     ) -> tuple[int, Placement] | None:
         """Earliest start ``< before`` where the job's units fit on some nodes for ``dur``.
 
-        The placement is chosen by the allocator on the node-wise minimum over the window.
+        Units fitting per node over a window = the minimum over its segments; all candidate
+        windows are checked at once with a sparse table of range minima. The placement is
+        chosen by the allocator on the node-wise minimum of free capacity over the window.
         """
         req, need = self.req[job], self.units[job]
-        times, free = self.times, self.free
-        n = len(times)
+        free = self.free
+        n = len(self.times)
+        times = np.asarray(self.times, dtype=np.int64)
         fit = units_per_node(free.reshape(-1, free.shape[2]), req).reshape(n, -1)
-        room = fit.sum(axis=1) >= need
-        for i in np.flatnonzero(room).tolist():
-            t = times[i]
-            if before is not None and t >= before:
-                return None
-            e = bisect_left(times, t + dur, i + 1)
-            if int(fit[i:e].min(axis=0).sum()) < need:
-                continue
+        starts = np.flatnonzero(fit.sum(axis=1) >= need)
+        if before is not None:
+            starts = starts[times[starts] < before]
+        if not len(starts):
+            return None
+        ends = np.searchsorted(times, times[starts] + dur)  # window = segments [start, end)
+        span = ends - starts
+        level = np.log2(span).astype(np.int64)  # 2**level ≤ span
+        table = [fit]
+        while (1 << len(table)) <= int(span.max()):
+            step = 1 << (len(table) - 1)
+            table.append(np.minimum(table[-1][:-step], table[-1][step:]))
+        room = np.empty((len(starts), fit.shape[1]), dtype=fit.dtype)
+        for k in np.unique(level).tolist():
+            sel = level == k
+            lo, hi = starts[sel], ends[sel] - (1 << k)
+            room[sel] = np.minimum(table[k][lo], table[k][hi])
+        for c in np.flatnonzero(room.sum(axis=1) >= need).tolist():
+            i, e = int(starts[c]), int(ends[c])
             placed = self.alloc.place(free[i:e].min(axis=0), req, need)
             if placed is not None:
-                return t, placed
-        return None  # pragma: no cover - the last segment is the empty machine
+                return self.times[i], placed
+        return None
 
     def min_free(self) -> int:
         """Smallest free amount anywhere (negative = overcommitted)."""

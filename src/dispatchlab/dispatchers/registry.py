@@ -9,7 +9,9 @@ from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.errors import ConfigError
 
 Factory = Callable[[], Dispatcher]
-SpecParser = Callable[[dict[str, str]], Dispatcher]
+#: Turns ``key=value`` fields into a dispatcher, or returns ``None`` when the keys belong
+#: to another family (the next parser is tried).
+SpecParser = Callable[[dict[str, str]], Dispatcher | None]
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,13 @@ def get_dispatcher(spec: str) -> Dispatcher:
         if not sep or not key.strip():
             raise ConfigError(f"expected key=value, got '{part}'", field="dispatcher")
         fields[key.strip()] = value.strip()
-    if not _SPEC_PARSERS:
-        raise ConfigError("no dispatcher accepts key=value specs", field="dispatcher")
-    return _SPEC_PARSERS[0](fields)
+    for parser in _SPEC_PARSERS:
+        disp = parser(fields)
+        if disp is not None:
+            return disp
+    raise ConfigError(
+        f"no dispatcher family accepts the keys {', '.join(fields)} in '{spec}'", field="dispatcher"
+    )
 
 
 def _load_builtin() -> None:

@@ -8,15 +8,19 @@ from dispatchlab.dispatchers.machine import Machine
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
+from dispatchlab.errors import ConfigError
 
 
 class Selection:
     """Base class. ``depth`` (when the scheme has one) limits how far past the first job
-    that cannot start it looks: only the first ``depth`` queued jobs from there on count.
+    that cannot start it looks: that job and the next ``depth − 1`` queued jobs count.
     """
 
     name = "selection"
     depth: int | None = None
+    #: True when the scheme starts nothing while nothing is free (the policy then skips
+    #: the call, and the re-sorting of dynamic orderings, altogether).
+    idle_when_full = True
 
     def reset(self, machine: Machine) -> None:
         """Per-run state; nothing by default."""
@@ -26,6 +30,10 @@ class Selection:
     ) -> list[Decision]:
         """Start decisions (and plans) for ``view.now``; ``order`` is the queue by priority."""
         raise NotImplementedError
+
+    def run_stats(self) -> dict[str, Any]:
+        """Per-run statistics of the scheme; none by default."""
+        return {}
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready configuration."""
@@ -38,7 +46,15 @@ class Selection:
 def check_depth(depth: int | None) -> int | None:
     """Validate a depth limit (``None`` = the whole queue)."""
     if depth is not None and depth < 1:
-        from dispatchlab.errors import ConfigError
-
         raise ConfigError(f"depth must be at least 1, got {depth}", field="depth")
     return depth
+
+
+def start_in_order(order: list[int], machine: Machine, out: list[Decision]) -> int:
+    """Start queued jobs in priority order while they fit; the index of the first that
+    does not (``len(order)`` when all started)."""
+    i, n = 0, len(order)
+    while i < n and machine.fits(order[i]):
+        out.append(machine.start(order[i]))
+        i += 1
+    return i

@@ -16,7 +16,7 @@ is the same job: it cannot change then. Each reservation is also returned as a
 from __future__ import annotations
 
 from dispatchlab.dispatchers.machine import Machine
-from dispatchlab.dispatchers.selection.base import Selection, check_depth
+from dispatchlab.dispatchers.selection.base import Selection, check_depth, start_in_order
 from dispatchlab.engine.decisions import Decision, Plan
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
@@ -33,12 +33,18 @@ class Easy(Selection):
         self._head = -1
         self._shadow = -1
         self._planned: tuple[int, int] = (-1, -1)
+        self._backfilled = 0
 
     def reset(self, machine: Machine) -> None:
         """Forget the previous run's reservation."""
         self._head = -1
         self._shadow = -1
         self._planned = (-1, -1)
+        self._backfilled = 0
+
+    def run_stats(self) -> dict[str, int]:
+        """How many jobs started ahead of a waiting head."""
+        return {"backfilled": self._backfilled}
 
     def select(
         self, view: SystemView, events: Events, order: list[int], machine: Machine
@@ -48,10 +54,7 @@ class Easy(Selection):
         n = len(order)
         if not n or not machine.any_free():
             return out
-        i = 0
-        while i < n and machine.fits(order[i]):
-            out.append(machine.start(order[i]))
-            i += 1
+        i = start_in_order(order, machine, out)
         if i == n or not machine.any_free():
             return out
         head = order[i]
@@ -65,6 +68,7 @@ class Easy(Selection):
             out.append(Plan(head, shadow))
         stop = n if self.depth is None else min(n, i + self.depth)
         estimate = machine.estimator.estimate
+        before = len(out)
         for k in range(i + 1, stop):
             j = order[k]
             if now + estimate(j) <= shadow:
@@ -78,4 +82,5 @@ class Easy(Selection):
                 continue
             if not machine.any_free():
                 break
+        self._backfilled += len(out) - before
         return out

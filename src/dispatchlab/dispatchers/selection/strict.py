@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dispatchlab.dispatchers.machine import Machine
-from dispatchlab.dispatchers.selection.base import Selection, check_depth
+from dispatchlab.dispatchers.selection.base import Selection, check_depth, start_in_order
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
@@ -19,12 +19,8 @@ class Strict(Selection):
     ) -> list[Decision]:
         """The longest startable prefix of the queue."""
         out: list[Decision] = []
-        if not order or not machine.any_free():
-            return out
-        for j in order:
-            if not machine.fits(j):
-                break
-            out.append(machine.start(j))
+        if order and machine.any_free():
+            start_in_order(order, machine, out)
         return out
 
 
@@ -39,18 +35,16 @@ class NonStrict(Selection):
     def select(
         self, view: SystemView, events: Events, order: list[int], machine: Machine
     ) -> list[Decision]:
-        """Every job that fits, up to ``depth`` jobs past the first that does not."""
+        """The startable prefix, then every later job (within ``depth``) that fits."""
         out: list[Decision] = []
         if not order or not machine.any_free():
             return out
-        stop = len(order)
-        for k, j in enumerate(order):
-            if k >= stop:
+        i = start_in_order(order, machine, out)
+        n = len(order)
+        stop = n if self.depth is None else min(n, i + self.depth)
+        for k in range(i + 1, stop):
+            if not machine.any_free():
                 break
-            if machine.fits(j):
-                out.append(machine.start(j))
-                if not machine.any_free():
-                    break
-            elif stop == len(order) and self.depth is not None:
-                stop = min(stop, k + self.depth)
+            if machine.fits(order[k]):
+                out.append(machine.start(order[k]))
         return out

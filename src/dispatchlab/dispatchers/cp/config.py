@@ -1,0 +1,172 @@
+"""Parameters of the CP dispatchers (PCP, HCP) and what each paper version switches on.
+
+Versions (Galleguillos et al., Table 1): **v0** the original model (HCP postpones jobs
+beyond the first *m* to the end of the horizon, PCP keeps every queued job and every node);
+**v1** smaller models (first *m* jobs only, jobs that cannot start now and unused
+cumulatives dropped) and solver-state-aware restarts; **v2** v1 + a running job past its
+predicted end keeps 1 s of remaining time; **v3** v2 + slowdown objective and priority.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from dispatchlab.errors import ConfigError
+
+OBJECTIVES = ("wait", "tardiness", "slowdown", "makespan", "late")
+PRIORITIES = ("wait", "slowdown")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """How CP-SAT is run at one decision point.
+
+    ``deterministic`` (default): the budget is CP-SAT *deterministic time* (``delta`` and
+    ``delta_max`` in its work units), one worker, fixed seed: same inputs ⇒ same decisions,
+    whatever the machine load; ``wall_limit`` (s) is only a safety net (a decision where it
+    fires is counted, it may not be reproducible). ``deterministic=False`` is the paper's
+    mode: ``delta``/``delta_max`` are wall-clock seconds (δ = 1 s, δmax = 16 s there).
+    The search restarts with a doubled budget only while no solution was found, stops
+    on proven infeasibility, after ``k`` restarts without change, or once the budget
+    would exceed ``delta_max``.
+    """
+
+    deterministic: bool = True
+    delta: float = 0.02
+    delta_max: float = 0.32
+    k: int = 2
+    wall_limit: float = 1.0
+    workers: int = 1
+    hint: bool = True
+    priority_search: bool | None = None  # None: as the version says
+    presolve: bool | None = None  # None: off for PCP (cpsat.md), on for HCP
+    gap: float = 0.0  # relative gap at which the search may stop
+    fixed_search: bool = False  # FIXED_SEARCH branching (1 worker): the strategy only
+
+    def __post_init__(self) -> None:
+        if self.delta <= 0 or self.delta_max < self.delta:
+            raise ConfigError("need 0 < delta <= delta_max", field="delta")
+        if self.k < 1 or self.workers < 1 or self.wall_limit <= 0:
+            raise ConfigError("k, workers and wall_limit must be positive", field="search")
+        if not 0.0 <= self.gap < 1.0:
+            raise ConfigError("gap must be in [0, 1)", field="gap")
+
+
+@dataclass(frozen=True)
+class CPConfig:
+    """One CP dispatcher: model kind, version, objective, sizes and search control.
+
+    ``objective``/``priority`` of ``None`` take the version's defaults (PCP v0–v2:
+    weighted tardiness, HCP v0–v2: weighted wait, v3: slowdown; priority by weighted wait
+    before v3). ``bounded`` lists objectives turned into constraints (thesis composite
+    models): each is bounded by ``bound_slack`` × its optimum found by the pure model.
+    ``m``: queued jobs in the model; ``candidates``: nodes per job in PCP (v1+);
+    ``max_optional``: PCP models larger than this are not built (greedy, counted).
+    ``skip_trivial``: decide without the solver when the greedy schedule is provably
+    optimal (default on from v1). ``warm_start``: hint the previous decision's job order
+    when its list schedule beats the priority one.
+    """
+
+    kind: str = "hcp"  # "hcp" or "pcp"
+    version: int = 3
+    objective: str | None = None
+    priority: str | None = None
+    bounded: tuple[str, ...] = ()
+    bound_slack: float = 1.0
+    m: int = 100
+    candidates: int = 8
+    max_optional: int = 6000
+    skip_trivial: bool | None = None
+    warm_start: bool = True
+    estimator: str = "walltime"
+    search: SearchConfig = field(default_factory=SearchConfig)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("hcp", "pcp"):
+            raise ConfigError(f"kind must be hcp or pcp, not {self.kind!r}", field="kind")
+        if self.version not in (0, 1, 2, 3):
+            raise ConfigError("version must be 0, 1, 2 or 3", field="version")
+        for name in (self.objective, *self.bounded):
+            if name is not None and name not in OBJECTIVES:
+                raise ConfigError(
+                    f"unknown objective {name!r} (known: {', '.join(OBJECTIVES)})",
+                    field="objective",
+                )
+        if self.priority is not None and self.priority not in PRIORITIES:
+            raise ConfigError(f"unknown priority {self.priority!r}", field="priority")
+        if self.m < 1 or self.candidates < 1 or self.max_optional < 1:
+            raise ConfigError("m, candidates and max_optional must be positive", field="m")
+        if self.bound_slack < 1.0:
+            raise ConfigError("bound_slack must be >= 1", field="bound_slack")
+
+    # ---- what the version implies ------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """Preset-style name: ``hcp``, ``hcp1`` … ``pcp3``."""
+        return self.kind + (str(self.version) if self.version else "")
+
+    @property
+    def shrink(self) -> bool:
+        """v1+: drop jobs beyond *m* and jobs that cannot start now."""
+        return self.version >= 1
+
+    @property
+    def fix_underestimates(self) -> bool:
+        """v2+: a running job past its predicted end keeps 1 s of remaining time."""
+        return self.version >= 2
+
+    @property
+    def objective_name(self) -> str:
+        """The primary objective in force."""
+        if self.objective is not None:
+            return self.objective
+        if self.version >= 3:
+            return "slowdown"
+        return "tardiness" if self.kind == "pcp" else "wait"
+
+    @property
+    def priority_name(self) -> str:
+        """The priority rule of the search, greedy schedule and mapper."""
+        if self.priority is not None:
+            return self.priority
+        return "slowdown" if self.version >= 3 else "wait"
+
+    @property
+    def use_priority_search(self) -> bool:
+        """Branch on jobs in priority order (HCP always, PCP from v3)."""
+        if self.search.priority_search is not None:
+            return self.search.priority_search
+        return self.kind == "hcp" or self.version >= 3
+
+    @property
+    def use_presolve(self) -> bool:
+        """CP-SAT presolve (off for PCP: it stalls on optional-interval models)."""
+        if self.search.presolve is not None:
+            return self.search.presolve
+        return self.kind == "hcp"
+
+    @property
+    def trivial_skip(self) -> bool:
+        """Whether provably optimal greedy decisions skip the solver."""
+        return self.version >= 1 if self.skip_trivial is None else self.skip_trivial
+
+    def with_(self, **changes: Any) -> CPConfig:
+        """A copy with some fields changed (``search`` fields by name too)."""
+        search_fields = set(SearchConfig.__dataclass_fields__)
+        s_changes = {k: changes.pop(k) for k in list(changes) if k in search_fields}
+        out = replace(self, **changes)
+        return replace(out, search=replace(out.search, **s_changes)) if s_changes else out
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready configuration, resolved defaults included."""
+        doc = asdict(self)
+        doc["bounded"] = list(self.bounded)
+        doc.update(
+            objective=self.objective_name,
+            priority=self.priority_name,
+            priority_search=self.use_priority_search,
+            presolve=self.use_presolve,
+            skip_trivial=self.trivial_skip,
+        )
+        return doc

@@ -1,0 +1,91 @@
+"""The rule-based dispatcher: a queue ordering × a selection scheme × an allocator.
+
+The parts come from :mod:`~dispatchlab.dispatchers.orderings`,
+:mod:`~dispatchlab.dispatchers.selection` and :mod:`~dispatchlab.dispatchers.allocators`;
+a duration estimator (:mod:`dispatchlab.estimates`) tells planning schemes how long jobs
+are expected to run (the requested time by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dispatchlab.dispatchers.allocators import Allocator, get_allocator
+from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.machine import Machine, make_machine
+from dispatchlab.dispatchers.orderings import JobQueue, Ordering, get_ordering
+from dispatchlab.dispatchers.selection import Selection, get_selection
+from dispatchlab.engine.decisions import Decision, Start
+from dispatchlab.engine.events import Events
+from dispatchlab.engine.state import SystemView
+from dispatchlab.estimates.base import DurationEstimator
+from dispatchlab.estimates.registry import get_estimator
+
+
+class Policy(BaseDispatcher):
+    """Orders the queue, lets the selection scheme pick what starts, allocates nodes.
+
+    Parts may be given as objects or by name (``Policy("sjf", "easy", "best-fit")``).
+    """
+
+    def __init__(
+        self,
+        ordering: Ordering | str = "fifo",
+        selection: Selection | str = "strict",
+        allocator: Allocator | str = "first-fit",
+        estimate: DurationEstimator | str = "walltime",
+        *,
+        name: str | None = None,
+    ) -> None:
+        self.ordering = get_ordering(ordering) if isinstance(ordering, str) else ordering
+        self.selection = get_selection(selection) if isinstance(selection, str) else selection
+        self.allocator = get_allocator(allocator) if isinstance(allocator, str) else allocator
+        self.estimate = get_estimator(estimate) if isinstance(estimate, str) else estimate
+        self.name = name or self._label()
+        self._machine: Machine | None = None
+        self._queue: JobQueue | None = None
+
+    def _label(self) -> str:
+        """The ``key=value`` spec that builds this combination."""
+        label = (
+            f"order={self.ordering.name},select={self.selection.name},alloc={self.allocator.name}"
+        )
+        if self.selection.depth is not None:
+            label += f",depth={self.selection.depth}"
+        if self.estimate.name != "walltime":
+            label += f",estimate={self.estimate.name}"
+        return label
+
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
+        """Prepare every part for a run on ``view``."""
+        self.rng = rng
+        self.estimate.reset(view.jobs)
+        self.allocator.reset(view.platform)
+        self._machine = make_machine(view, self.allocator, self.estimate)
+        self._queue = JobQueue(self.ordering)
+        self._queue.reset(view)
+        self.selection.reset(self._machine)
+
+    def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
+        """One decision point: update the queue, select, allocate."""
+        machine, queue = self._machine, self._queue
+        if machine is None or queue is None:
+            raise RuntimeError(f"{self.name}: reset() was not called")
+        machine.begin(view, events)
+        if events.submitted:
+            queue.add(events.submitted)
+        if self.selection.idle_when_full and not (view.queue and machine.any_free()):
+            return ()
+        order = queue.order(view, self.estimate)
+        out = self.selection.select(view, events, order, machine)
+        for d in out:
+            if type(d) is Start:
+                queue.remove(d.job)
+        return out
+
+    def run_stats(self) -> dict[str, Any]:
+        """The selection scheme's statistics."""
+        return self.selection.run_stats()

@@ -1,0 +1,107 @@
+"""Named rule-based dispatchers and the ``order=…,select=…,alloc=…`` spec parser.
+
+A spec combines any ordering with any selection scheme and allocator::
+
+    order=sjf,select=easy,alloc=best-fit,depth=50,estimate=real
+    preset=pbs-fifo,estimate=real          # a preset with one part changed
+
+Keys: ``order`` (default fifo), ``select`` (strict), ``alloc`` (first-fit), ``depth``
+(backfill depth, none), ``estimate`` (walltime), ``preset`` (start from a preset).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from dispatchlab.dispatchers.allocators import get_allocator
+from dispatchlab.dispatchers.orderings import get_ordering
+from dispatchlab.dispatchers.policy import Policy
+from dispatchlab.dispatchers.selection import get_selection
+from dispatchlab.errors import ConfigError
+from dispatchlab.estimates.registry import get_estimator
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """The parts of a rule-based dispatcher, by name."""
+
+    order: str = "fifo"
+    select: str = "strict"
+    alloc: str = "first-fit"
+    depth: int | None = None
+    estimate: str = "walltime"
+
+    def build(self, name: str | None = None) -> Policy:
+        """A new dispatcher with these parts."""
+        return Policy(
+            get_ordering(self.order),
+            get_selection(self.select, self.depth),
+            get_allocator(self.alloc),
+            get_estimator(self.estimate),
+            name=name,
+        )
+
+
+#: Preset name → (parts, one-line description).
+PRESETS: dict[str, tuple[PolicySpec, str]] = {
+    "fifo": (PolicySpec(), "strict FIFO (submit order), first-fit"),
+    "sjf": (PolicySpec(order="sjf"), "strict shortest-requested-time first"),
+    "ljf": (PolicySpec(order="ljf"), "strict longest-requested-time first"),
+    "edf": (PolicySpec(order="edf"), "strict earliest latest-start (deadline) first"),
+    "wfp3": (PolicySpec(order="wfp3"), "strict WFP3 score −(w/r)³·n (Tang et al. 2009)"),
+    "uni": (PolicySpec(order="uni"), "strict UNI score −w/(log2(n)·r) (Tang et al. 2009)"),
+    "f1": (PolicySpec(order="f1"), "strict F1 score log10(r)·n + 870·log10(s)"),
+    "prb": (
+        PolicySpec(order="prb", select="nonstrict", alloc="energy"),
+        "PRB: expected wait then demand, non-strict, energy-efficient then most loaded",
+    ),
+    "fifo-nonstrict": (PolicySpec(select="nonstrict"), "FIFO, start every job that fits"),
+    "easy": (PolicySpec(select="easy"), "FIFO with EASY backfilling"),
+    "easy-sjf": (
+        PolicySpec(order="sjf", select="easy"),
+        "shortest-requested-time first with EASY backfilling",
+    ),
+    "conservative": (PolicySpec(select="conservative"), "FIFO with conservative backfilling"),
+    "pbs-fifo": (
+        PolicySpec(select="easy", depth=10),
+        "PBS at CINECA (thesis): FIFO, backfilling within the first 10 queued jobs",
+    ),
+    "pbs-walltime": (
+        PolicySpec(order="sjf", select="easy", depth=400),
+        "PBS (thesis): strict order by increasing wall-time, backfill depth 400",
+    ),
+}
+
+_KEYS = ("preset", "order", "select", "alloc", "depth", "estimate")
+
+
+def build_preset(name: str) -> Policy:
+    """A new dispatcher for preset ``name``."""
+    return PRESETS[name][0].build(name)
+
+
+def parse_spec(fields: dict[str, str]) -> Policy | None:
+    """A dispatcher from ``key=value`` fields, or ``None`` when they are not ours."""
+    if not set(fields) <= set(_KEYS):
+        return None
+    spec = PolicySpec()
+    base = fields.get("preset")
+    if base is not None:
+        if base not in PRESETS:
+            known = ", ".join(PRESETS)
+            raise ConfigError(f"unknown preset '{base}' (known: {known})", field="preset")
+        spec = PRESETS[base][0]
+    changes: dict[str, object] = {k: v for k, v in fields.items() if k not in ("preset", "depth")}
+    if "depth" in fields:
+        raw = fields["depth"]
+        if raw in ("", "none", "all"):
+            changes["depth"] = None
+        else:
+            try:
+                changes["depth"] = int(raw)
+            except ValueError:
+                raise ConfigError(f"depth must be an integer, got '{raw}'", field="depth") from None
+    spec = replace(spec, **changes)  # type: ignore[arg-type]
+    if base is not None and len(fields) == 1:
+        return spec.build(base)
+    return spec.build()

@@ -1,0 +1,43 @@
+"""Selection schemes: strict, non-strict, EASY and conservative backfilling."""
+
+from __future__ import annotations
+
+from dispatchlab.dispatchers.selection.base import Selection
+from dispatchlab.dispatchers.selection.conservative import Conservative
+from dispatchlab.dispatchers.selection.easy import Easy
+from dispatchlab.dispatchers.selection.strict import NonStrict, Strict
+from dispatchlab.errors import ConfigError
+
+SELECTIONS: dict[str, type[Selection]] = {
+    "strict": Strict,
+    "nonstrict": NonStrict,
+    "non-strict": NonStrict,
+    "easy": Easy,
+    "conservative": Conservative,
+}
+
+
+def get_selection(name: str, depth: int | None = None) -> Selection:
+    """A new selection scheme by name, with an optional backfill depth."""
+    cls = SELECTIONS.get(name)
+    if cls is None:
+        known = ", ".join(SELECTIONS)
+        raise ConfigError(f"unknown selection '{name}' (known: {known})", field="select")
+    if cls is Strict:
+        if depth is not None:
+            raise ConfigError(
+                "strict selection stops at the first job; it has no depth", field="depth"
+            )
+        return Strict()
+    return cls(depth=depth)  # type: ignore[call-arg]
+
+
+__all__ = [
+    "SELECTIONS",
+    "Conservative",
+    "Easy",
+    "NonStrict",
+    "Selection",
+    "Strict",
+    "get_selection",
+]

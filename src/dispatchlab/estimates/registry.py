@@ -1,0 +1,40 @@
+"""Duration estimators by name, shared by dispatcher specs and experiment configs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dispatchlab.errors import ConfigError
+from dispatchlab.estimates.base import DurationEstimator, OracleEstimate, WalltimeEstimate
+from dispatchlab.estimates.heuristic import HeuristicEstimate
+
+_ESTIMATORS: dict[str, Callable[[], DurationEstimator]] = {
+    "walltime": WalltimeEstimate,
+    "wall": WalltimeEstimate,
+    "requested": WalltimeEstimate,
+    "real": OracleEstimate,
+    "oracle": OracleEstimate,
+    "heuristic": HeuristicEstimate,
+}
+
+
+def register_estimator(name: str, factory: Callable[[], DurationEstimator]) -> None:
+    """Make ``factory`` available as ``estimate=<name>`` (re-registering replaces it)."""
+    _ESTIMATORS[name] = factory
+
+
+def estimators() -> list[str]:
+    """Registered estimator names."""
+    return sorted(_ESTIMATORS)
+
+
+def get_estimator(name: str) -> DurationEstimator:
+    """A new estimator by name: ``walltime`` (requested time), ``real``/``oracle`` (actual
+    run time) or ``heuristic`` (user/executable history, learned online)."""
+    try:
+        return _ESTIMATORS[name]()
+    except KeyError:
+        known = ", ".join(sorted(_ESTIMATORS))
+        raise ConfigError(
+            f"unknown duration estimate '{name}' (known: {known})", field="estimate"
+        ) from None
