@@ -42,8 +42,8 @@ class Recorder:
     def start(self, job: int, t: int, nodes: IntArray, counts: IntArray) -> None:
         """Job ``job`` started at ``t`` on ``nodes`` × ``counts`` units."""
         self._start[job] = t
-        self.alloc_nodes[job] = nodes
-        self.alloc_counts[job] = counts
+        self.alloc_nodes[job] = nodes.astype(np.int32)
+        self.alloc_counts[job] = counts.astype(np.int32)
 
     def end(self, job: int, t: int) -> None:
         """Job ``job`` ended (completed or killed) at ``t``."""

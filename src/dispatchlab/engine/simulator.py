@@ -127,8 +127,8 @@ class Simulator:
                     end = t + duration[job]
                     running[job] = Running(t, d.nodes, d.counts, end)
                     rec_starts[job] = t  # inlined Recorder.start (hot path)
-                    rec_nodes[job] = d.nodes
-                    rec_counts[job] = d.counts
+                    rec_nodes[job] = d.nodes.astype(np.int32)  # compact copy for the record
+                    rec_counts[job] = d.counts.astype(np.int32)
                     heappush(heap, (end, _END, seq, job))
                     seq += 1
                 elif type(d) is WakeAt:

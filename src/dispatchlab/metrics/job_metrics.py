@@ -105,7 +105,7 @@ def _fmt_alloc(nodes: object, counts: object, names: tuple[str, ...]) -> str:
     if nodes is None or counts is None:
         return ""
     assert isinstance(nodes, np.ndarray) and isinstance(counts, np.ndarray)
-    if len(nodes) > 64:
+    if len(nodes) > 16:
         return f"{names[int(nodes[0])]}..{names[int(nodes[-1])]} ({len(nodes)} nodes)"
     return " ".join(
         names[n] if c == 1 else f"{names[n]}*{c}"

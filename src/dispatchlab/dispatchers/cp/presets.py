@@ -9,10 +9,12 @@ and ``<name>-paper`` runs the paper's wall-clock search control (δ = 1 s, δmax
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
-from dispatchlab.dispatchers.cp.config import CPConfig, SearchConfig
-from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
 from dispatchlab.dispatchers.registry import register
+
+if TYPE_CHECKING:
+    from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
 
 _WHAT = {
     0: "original model",
@@ -24,13 +26,18 @@ _KIND = {
     "hcp": "hybrid CP (pooled schedule, best-fit mapper)",
     "pcp": "pure CP (per-node schedule and allocation)",
 }
-PAPER_SEARCH = SearchConfig(
-    deterministic=False, delta=1.0, delta_max=16.0, workers=2, wall_limit=16.0
-)
 
 
 def _make(kind: str, version: int, estimator: str, paper: bool) -> CPDispatcher:
-    search = PAPER_SEARCH if paper else SearchConfig()
+    """Build a CP dispatcher; OR-Tools is imported only now, not when presets are listed."""
+    from dispatchlab.dispatchers.cp.config import CPConfig, SearchConfig
+    from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
+
+    search = (
+        SearchConfig(deterministic=False, delta=1.0, delta_max=16.0, workers=2, wall_limit=16.0)
+        if paper
+        else SearchConfig()
+    )
     return CPDispatcher(CPConfig(kind=kind, version=version, estimator=estimator, search=search))
 
 
