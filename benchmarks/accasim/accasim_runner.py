@@ -16,7 +16,6 @@ import collections.abc
 import json
 import os
 import resource
-import sys
 import time
 
 # AccaSim 1.1.3 predates Python 3.10: restore the alias it imports.

@@ -163,7 +163,7 @@ def _load(rows: np.ndarray, capacity: int) -> float:
 def _open(path: Path):  # type: ignore[no-untyped-def]
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
+    return open(path, encoding="utf-8", errors="replace")
 
 
 def _read_header(path: Path) -> dict[str, str]:

@@ -55,9 +55,13 @@ CONFIGS = (
     ("accasim", "schedule file"),
     ("dispatchlab", "in memory"),
     ("dispatchlab", "+ jobs.csv"),
+    ("dispatchlab", "in memory, warm"),
 )
 #: Which AccaSim mode each dispatchlab mode is compared with.
-PAIR = {"in memory": "no schedule file", "+ jobs.csv": "schedule file"}
+PAIR = {"in memory": "no schedule file", "+ jobs.csv": "schedule file",
+        "in memory, warm": "no schedule file"}
+#: Jobs simulated, untimed, before the timed run in the *warm* mode.
+WARMUP_JOBS = 500
 
 
 # ---- environment -----------------------------------------------------------------------
@@ -254,7 +258,7 @@ def run_policy(args: argparse.Namespace, info: inputs.InputInfo, policy: str,
         order = order[k:] + order[:k]  # rotate so no configuration always runs first
         for tool, mode in order:
             cell = cells[(tool, mode)]
-            tag = f"{tool}-{mode.replace(' ', '_').replace('+', 'p')}-{rep}"
+            tag = f"{tool}-{re.sub(r'[^a-z]+', '_', mode)}-{rep}"
             log = base / f"{tag}.log"
             if tool == "accasim":
                 res_dir = base / f"accasim-{rep}-{'out' if mode == 'schedule file' else 'no'}"
@@ -265,12 +269,14 @@ def run_policy(args: argparse.Namespace, info: inputs.InputInfo, policy: str,
                 if mode == "schedule file":
                     cmd.append("--schedule-output")
             else:
-                starts = base / f"dl-starts-{rep}.csv"
+                starts = base / f"dl-starts-{tag}.csv"
                 cmd = [sys.executable, str(HERE / "dispatchlab_runner.py"), "--swf", str(swf),
                        "--nodes", str(info.nodes), "--cores", str(info.cores_per_node),
                        "--dispatcher", preset, "--starts", str(starts)]
                 if mode == "+ jobs.csv":
                     cmd += ["--write-jobs", str(base / f"dl-jobs-{rep}.csv")]
+                if mode == "in memory, warm":
+                    cmd += ["--warmup", str(WARMUP_JOBS)]
             run = measure(cmd, log)
             if run.error:
                 cell.errors.append(run.error)
@@ -329,25 +335,117 @@ def build_inputs(args: argparse.Namespace, work: Path) -> list[inputs.InputInfo]
     return infos
 
 
+# ---- profile ---------------------------------------------------------------------------
+
+def profile_dispatchlab(info: inputs.InputInfo, policy: str, preset: str,
+                        work: Path) -> list[str]:
+    """cProfile'd dispatchlab runs (cold and warm): where the time goes, as Markdown."""
+    lines: list[str] = []
+    for warm in (False, True):
+        lines += _profile_one(info, policy, preset, work, warm)
+        lines.append("")
+    return lines
+
+
+def _profile_one(info: inputs.InputInfo, policy: str, preset: str, work: Path,
+                 warm: bool) -> list[str]:
+    import pstats
+
+    base = work / f"{info.name}-{policy}"
+    base.mkdir(parents=True, exist_ok=True)
+    kind = "warm" if warm else "cold"
+    prof = base / f"dispatchlab-{kind}.prof"
+    cmd = [sys.executable, str(HERE / "dispatchlab_runner.py"), "--swf", info.path,
+           "--nodes", str(info.nodes), "--cores", str(info.cores_per_node),
+           "--dispatcher", preset, "--profile", str(prof)]
+    if warm:
+        cmd += ["--warmup", str(WARMUP_JOBS)]
+    run = measure(cmd, base / f"profile-{kind}.log")
+    if run.error or not prof.exists():
+        return [f"(profile of {policy} failed: {run.error[:200]})"]
+    st = pstats.Stats(str(prof))
+    raw: dict[tuple[str, int, str], tuple[int, int, float, float, dict[Any, Any]]] = \
+        st.stats  # type: ignore[attr-defined]
+    total = sum(v[2] for v in raw.values())
+
+    def cum(pred: Any) -> float:
+        # cumulative time of the outermost matching frames (no double counting)
+        keys = {k for k in raw if pred(k)}
+        inner = {k for k in keys if any(c in keys for c in raw[k][4])}
+        return sum(raw[k][3] for k in keys - inner)
+
+    def pct(x: float) -> str:
+        return f"{x:.3f} s ({x / total:.0%})"
+
+    src = "dispatchlab" + os.sep
+    load = cum(lambda k: k[2] == "load_swf")
+    sim = cum(lambda k: k[2] == "simulate" and k[0].endswith("simulation.py"))
+    run_ = cum(lambda k: k[2] == "run" and k[0].endswith(os.path.join("engine", "simulator.py")))
+    decide = cum(lambda k: k[2] == "decide" and src in k[0])
+    jit = cum(lambda k: k[2] == "_compile_for_args" and "numba" in k[0])
+    imports = cum(lambda k: k[2] == "_find_and_load")
+    audit = cum(lambda k: k[2] == "audit" and src in k[0])
+    tables = cum(lambda k: k[2] == "from_recorder" and src in k[0])
+    what = ("warm process (the first "
+            f"{WARMUP_JOBS} jobs simulated before, untimed)" if warm else "cold process")
+    lines = [
+        f"**{preset}, {what}** — cProfile of one run on {info.name} ({info.jobs} jobs); the "
+        f"profiler inflates Python-heavy parts, read the shares. Total {total:.3f} s:",
+        "",
+        f"- `load_swf`: {pct(load)}",
+        f"- `simulate`: {pct(sim)}, of which",
+        f"  - engine loop `Simulator.run`: {pct(run_)}, of which dispatcher `decide`: "
+        f"{pct(decide)}",
+        f"  - first-call loading of the cached Numba kernels (`_compile_for_args`, wherever "
+        f"it is first reached): {pct(jit)}; imports done during the run (mostly Numba's, "
+        f"e.g. scipy.linalg for its BLAS check): {pct(imports)}",
+        f"  - schedule audit: {pct(audit)}; per-job and time-series tables "
+        f"(`Results.from_recorder`): {pct(tables)}",
+        "",
+        "| own s | cum s | calls | function (top 12 by own time) |",
+        "|---:|---:|---:|---|",
+    ]
+    top = sorted(raw.items(), key=lambda kv: kv[1][2], reverse=True)[:12]
+    for (fn, line, name), (_, nc, tt, ct, _) in top:
+        short = fn.split("site-packages" + os.sep)[-1].split("src" + os.sep)[-1]
+        short = short.split("lib" + os.sep + "python3")[-1]
+        lines.append(f"| {tt:.3f} | {ct:.3f} | {nc} | `{short}:{line}({name})` |")
+    return lines
+
+
 # ---- report ----------------------------------------------------------------------------
 
 def fmt_rss(cell: Cell) -> str:
     return f"{max(cell.rss_kb) / 1024:.0f}" if cell.rss_kb else "—"
 
 
+def speedup(cells: list[Cell], c: Cell) -> float | None:
+    """dispatchlab jobs/s ÷ AccaSim jobs/s in the paired mode (None for AccaSim cells)."""
+    if c.tool != "dispatchlab" or not c.walls:
+        return None
+    for a in cells:
+        if (a.input, a.policy, a.tool, a.mode) == (c.input, c.policy, "accasim", PAIR[c.mode]):
+            return c.jobs_per_s / a.jobs_per_s if a.walls else None
+    return None
+
+
+def target_ratios(cells: list[Cell], policy: str) -> dict[str, float | None]:
+    """Synthetic-workload speed-ups of ``policy``, cold and warm."""
+    out: dict[str, float | None] = {}
+    for mode in ("in memory", "in memory, warm"):
+        hit = [c for c in cells if c.input == "synthetic" and c.policy == policy
+               and c.tool == "dispatchlab" and c.mode == mode]
+        out[mode] = speedup(cells, hit[0]) if hit else None
+    return out
+
+
 def write_outputs(out: Path, meta: dict[str, Any], infos: list[inputs.InputInfo],
                   cells: list[Cell], checks: dict[tuple[str, str], dict[str, Any]],
-                  targets: dict[str, float]) -> None:
+                  targets: dict[str, float], profiles: dict[str, list[str]]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    by = {(c.input, c.policy, c.tool, c.mode): c for c in cells}
 
     def ratio(c: Cell) -> float | None:
-        if c.tool != "dispatchlab":
-            return None
-        a = by.get((c.input, c.policy, "accasim", PAIR[c.mode]))
-        if a is None or not a.walls or not c.walls:
-            return None
-        return c.jobs_per_s / a.jobs_per_s
+        return speedup(cells, c)
 
     with open(out / "results.csv", "w", newline="") as fh:
         w = csv.writer(fh)
@@ -379,8 +477,13 @@ def write_outputs(out: Path, meta: dict[str, Any], infos: list[inputs.InputInfo]
     md.append(f"- Date: {meta['date']}")
     m = meta["machine"]
     md.append(f"- Machine: {m['cpu']}, {m['cpus']} CPUs, {m['memory']} RAM, {m['os']}")
-    md.append(f"- Load average before / after: {meta['loadavg_before']} / "
+    md.append(f"- Load average (1, 5, 15 min) before / after: {meta['loadavg_before']} / "
               f"{meta['loadavg_after']}")
+    busy = max(float(x) for x in (meta["loadavg_before"].split()[1:2]
+                                  + meta["loadavg_after"].split()[1:2]))
+    if busy > 1.0:
+        md.append("  — other work shared the machine during the run: single runs vary (see "
+                  "the min–max column); ratios use the medians of interleaved runs")
     av, dv = meta["accasim_env"], meta["dispatchlab_env"]
     md.append(f"- AccaSim {av.get('accasim')} (own venv `.venv-accasim`, Python {av['python']}, "
               f"sortedcontainers {av.get('sortedcontainers', '?')}), run through "
@@ -400,11 +503,14 @@ def write_outputs(out: Path, meta: dict[str, Any], infos: list[inputs.InputInfo]
               "(reads the SWF lazily, simulates, and in *schedule file* mode writes "
               "`sched-<workload>`); dispatchlab — `load_swf` + `simulate()` (engine, schedule "
               "audit, per-job and time-series tables), and in *+ jobs.csv* mode also writing "
-              "the per-job table as CSV. Interpreter start-up and imports are excluded for "
-              "both (process wall time is in results.csv). Peak RSS: VmHWM of each run's "
-              "process, or of a child it forked if larger (AccaSim's writer). Speed-up = dispatchlab jobs/s ÷ AccaSim jobs/s "
-              "in the paired mode (*in memory* ↔ *no schedule file*, *+ jobs.csv* ↔ "
-              "*schedule file*).\n")
+              "the per-job table as CSV; *in memory, warm* first simulates the first "
+              f"{WARMUP_JOBS} jobs untimed in the same process (one-off per-process costs such "
+              "as loading compiled kernels paid before the clock starts: the steady state of "
+              "a process running many simulations). Interpreter start-up and imports are "
+              "excluded for both (process wall time is in results.csv). Peak RSS: VmHWM of "
+              "each run's process, or of a child it forked if larger (AccaSim's writer). "
+              "Speed-up = dispatchlab jobs/s ÷ AccaSim jobs/s in the paired mode (*in memory* "
+              "and *in memory, warm* ↔ *no schedule file*, *+ jobs.csv* ↔ *schedule file*).\n")
     md.append("## Results\n")
     md.append("| input | policy | tool | mode | jobs | wall s (median) | min–max s | peak RSS MB "
               "| jobs/s | speed-up | per-job starts |")
@@ -449,7 +555,8 @@ def write_outputs(out: Path, meta: dict[str, Any], infos: list[inputs.InputInfo]
     md.append("")
     md.append("## dispatchlab time breakdown (median over runs, seconds)\n")
     md.append("| input | policy | mode | load_swf | simulate | of which engine loop | "
-              "of which dispatcher | simulate − engine (setup, audit, tables) | write CSV |")
+              "of which dispatcher | simulate − engine loop (setup incl. one-off kernel "
+              "loading when cold, audit, tables) | write CSV |")
     md.append("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for c in cells:
         if c.tool != "dispatchlab" or not c.phases:
@@ -467,14 +574,20 @@ def write_outputs(out: Path, meta: dict[str, Any], infos: list[inputs.InputInfo]
     md.append("")
     md.append("## Targets\n")
     for pol, want in targets.items():
-        syn = [c for c in cells if c.input == "synthetic" and c.policy == pol
-               and c.tool == "dispatchlab" and c.mode == "in memory"]
-        r = ratio(syn[0]) if syn else None
+        rs = target_ratios(cells, pol)
+        r, w = rs["in memory"], rs["in memory, warm"]
         verdict = "not measured" if r is None else ("met" if r >= want else "**missed**")
+        warm = "" if w is None else f" (warm process: {w:.1f}×)"
         md.append(f"- {pol.upper()} on the synthetic workload: ≥ {want:g}× AccaSim "
                   f"({'EBF' if pol == 'easy' else pol.upper()}) throughput — measured "
-                  f"{'—' if r is None else f'{r:.1f}×'}: {verdict}")
+                  f"{'—' if r is None else f'{r:.1f}×'}{warm}: {verdict}")
     md.append("")
+    if profiles:
+        md.append("## Where dispatchlab's time goes\n")
+        for pol, lines in profiles.items():
+            md.append(f"### {pol.upper()} on the synthetic workload\n")
+            md.extend(lines)
+            md.append("")
     md.append("## Notes\n")
     md.extend(NOTES)
     if meta.get("extra_notes"):
@@ -522,6 +635,9 @@ def main() -> None:
     ap.add_argument("--dispatcher", action="append", default=[], metavar="POLICY=SPEC",
                     help="dispatchlab dispatcher for a policy (default: the preset of the "
                          "same name), e.g. sjf=sjf")
+    ap.add_argument("--profile", action="store_true",
+                    help="always add a cProfile breakdown of dispatchlab FIFO/EASY (it is "
+                         "added anyway when a speed target is missed)")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 2000 synthetic jobs, 1500-job trace slice, 1 repeat")
     ap.add_argument("--out", help="where RESULTS.md / results.csv go (default: this folder; "
@@ -587,7 +703,15 @@ def main() -> None:
                 print(f"  {info.name} {pol}: {check.get('mismatches')} per-job start "
                       f"mismatches {check.get('examples', [])[:2]}", flush=True)
     meta["loadavg_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    write_outputs(out, meta, infos, all_cells, checks, {"fifo": 50.0, "easy": 20.0})
+    targets = {"fifo": 50.0, "easy": 20.0}
+    profiles: dict[str, list[str]] = {}
+    synthetic = [i for i in infos if i.name == "synthetic"]
+    for pol, want in targets.items():
+        r = target_ratios(all_cells, pol)["in memory"]
+        if synthetic and pol in chosen and (args.profile or (r is not None and r < want)):
+            print(f"profiling dispatchlab {pol} on the synthetic workload …", flush=True)
+            profiles[pol] = profile_dispatchlab(synthetic[0], pol, chosen[pol], work)
+    write_outputs(out, meta, infos, all_cells, checks, targets, profiles)
     print(f"wrote {out / 'RESULTS.md'} and {out / 'results.csv'}")
     bad = [k for k, v in checks.items() if v.get("compared") and v.get("mismatches")]
     if bad:
