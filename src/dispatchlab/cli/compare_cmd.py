@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as Bar
 from rich.table import Table
@@ -45,21 +46,44 @@ from dispatchlab.experiments.spec import parse_experiment
 from dispatchlab.experiments.store import RunStore
 from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, Comparison, build_comparison
 from dispatchlab.report.format import fmt_metric
-from dispatchlab.report.tables import group_label
+from dispatchlab.report.tables import best_rows, group_label, groups_of
 from dispatchlab.stats.metrics import METRICS
 from dispatchlab.stats.ranking import Ranking
 
-#: Columns of the terminal table (the HTML report shows more).
-TERMINAL_METRICS = ("mean_wait", "p90_wait", "mean_bounded_slowdown", "max_bounded_slowdown",
-                    "utilization", "makespan", "killed", "dispatch_time_mean_ms")
+#: Width of tables written to a pipe or file (a terminal's own width is used otherwise).
+PIPE_WIDTH = 150
 
-EngineOpt = Annotated[str, typer.Option(
-    "--engine", "-e", help="local (process pool) | dask-local (starts a local Dask cluster) | "
-    "dask (connect to --scheduler).")]
-SchedulerOpt = Annotated[str | None, typer.Option(
-    "--scheduler", help="Dask scheduler address for --engine dask, e.g. tcp://host:8786.")]
-WorkersOpt = Annotated[int | None, typer.Option(
-    "--workers", help="Worker processes for local / dask-local (default: the cores).")]
+#: Columns of the terminal table and their short headers (the HTML report shows more).
+TERMINAL_METRICS = {
+    "mean_wait": "mean wait",
+    "p90_wait": "p90 wait",
+    "mean_bounded_slowdown": "mean bsld",
+    "max_bounded_slowdown": "max bsld",
+    "utilization": "util.",
+    "makespan": "makespan",
+    "killed": "killed",
+    "dispatch_time_mean_ms": "decision",
+}
+
+EngineOpt = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        "-e",
+        help="local (process pool) | dask-local (starts a local Dask cluster) | "
+        "dask (connect to --scheduler).",
+    ),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler", help="Dask scheduler address for --engine dask, e.g. tcp://host:8786."
+    ),
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", help="Worker processes for local / dask-local (default: the cores)."),
+]
 
 
 @dataclass
@@ -84,6 +108,14 @@ class CompareRequest:
     gantt_max_jobs: int = 5000
     as_json: bool = False
     title: str | None = None
+
+
+def show(renderable: object) -> None:
+    """Print a table; when the output is not a terminal, wide enough not to truncate."""
+    if console.is_terminal:
+        console.print(renderable)
+    else:
+        Console(width=PIPE_WIDTH, highlight=False).print(renderable)
 
 
 def split_dispatchers(values: Sequence[str]) -> list[str]:
@@ -121,8 +153,9 @@ def parse_seeds(text: str) -> list[int]:
             elif part:
                 seeds.append(int(part))
         except ValueError:
-            raise ConfigError(f"expected seeds like 0,1,2 or 0-4, got '{text}'",
-                              field="seeds") from None
+            raise ConfigError(
+                f"expected seeds like 0,1,2 or 0-4, got '{text}'", field="seeds"
+            ) from None
     if not seeds:
         raise ConfigError("give at least one seed", field="seeds")
     return seeds
@@ -132,9 +165,15 @@ def progress_bar(enabled: bool) -> tuple[Bar | None, Callable[[Progress], None] 
     """A rich progress bar and the callback that feeds it (None when disabled)."""
     if not enabled:
         return None, None
-    bar = Bar(TextColumn("runs"), BarColumn(), MofNCompleteColumn(),
-              TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=console,
-              transient=True)
+    bar = Bar(
+        TextColumn("runs"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
     task = bar.add_task("runs", total=1, info="")
 
     def update(p: Progress) -> None:
@@ -146,89 +185,132 @@ def progress_bar(enabled: bool) -> tuple[Bar | None, Callable[[Progress], None] 
     return bar, update
 
 
-def execute(runs: Sequence[PlannedRun], out: Path, engine: str, scheduler: str | None,
-            workers: int | None, *, quiet: bool) -> CampaignOutcome:
-    """Run the runs not yet in ``out/runs`` on the chosen engine, with a progress bar."""
+def execute(
+    runs: Sequence[PlannedRun],
+    out: Path,
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
+    *,
+    quiet: bool,
+) -> CampaignOutcome:
+    """Run the runs not yet in ``out/runs`` on the chosen engine, with a progress bar.
+
+    Ctrl-C stops with exit code 130 and says how to resume.
+    """
     store = RunStore(out)
     eng = make_engine(engine, scheduler=scheduler, workers=workers)
     bar, update = progress_bar(not quiet and console.is_terminal)
-    with eng:
-        if bar is not None:
-            with bar:
-                outcome = run_campaign(runs, store, eng, on_progress=update)
-        else:
-            outcome = run_campaign(runs, store, eng)
+    try:
+        with eng:
+            if bar is not None:
+                with bar:
+                    outcome = run_campaign(runs, store, eng, on_progress=update)
+            else:
+                outcome = run_campaign(runs, store, eng)
+    except KeyboardInterrupt:
+        done = sum(store.is_done(r.key) for r in runs)
+        err_console.print(
+            f"interrupted: {done} of {len(runs)} runs are stored in {out}/runs; "
+            "run the same command again to resume",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
     return outcome
 
 
 def report_outcome(outcome: CampaignOutcome, runs: Sequence[PlannedRun], *, quiet: bool) -> None:
     """One line on what ran, then one line per failed run."""
     if not quiet:
-        console.print(f"{outcome.total} runs: {outcome.stored} run now, {outcome.skipped} "
-                      f"already done, {len(outcome.failures)} failed "
-                      f"(engine {outcome.engine})", highlight=False)
+        console.print(
+            f"{outcome.total} runs: {outcome.stored} run now, {outcome.skipped} "
+            f"already done, {len(outcome.failures)} failed "
+            f"(engine {outcome.engine})",
+            highlight=False,
+            soft_wrap=True,
+        )
     labels = {r.key: r.labels for r in runs}
     for key, why in outcome.failures.items():
         lab = labels[key]
-        where = f"{lab.dispatcher} on {lab.workload}" + (
-            f" window {lab.window}" if lab.window is not None else "") + f" seed {lab.seed}"
-        err_console.print(f"[bold red]failed:[/] {where} (run {key}): {why}", highlight=False)
+        where = (
+            f"{lab.dispatcher} on {lab.workload}"
+            + (f" window {lab.window}" if lab.window is not None else "")
+            + f" seed {lab.seed}"
+        )
+        err_console.print(
+            f"[bold red]failed:[/] {where} (run {key}): {why}", highlight=False, soft_wrap=True
+        )
 
 
 # --- terminal tables ----------------------------------------------------------------------
 
+
 def print_comparison(cmp: Comparison) -> None:
     """Summary, per-class (and per-queue) tables and the rankings, on the terminal."""
     t = Table(title=cmp.title, title_justify="left")
-    t.add_column("dispatcher")
+    t.add_column("dispatcher", no_wrap=True)
     keys = [k for k in TERMINAL_METRICS if k in cmp.summary]
     for k in keys:
-        t.add_column(METRICS[k].label, justify="right")
-    best = _best(cmp, keys)
+        t.add_column(TERMINAL_METRICS[k], justify="right")
+    best = {k: best_rows(cmp.summary, k) for k in keys}
     for d, row in cmp.summary.iterrows():
-        t.add_row(str(d), *(f"[bold green]{fmt_metric(k, row[k])}[/]" if best.get(k) == d
-                            else fmt_metric(k, row[k]) for k in keys))
-    console.print(t)
+        t.add_row(
+            str(d),
+            *(
+                f"[bold green]{fmt_metric(k, row[k])}[/]"
+                if str(d) in best[k]
+                else fmt_metric(k, row[k])
+                for k in keys
+            ),
+        )
+    show(t)
     for kind, table in (("class", cmp.classes), ("queue", cmp.queues)):
         if not len(table):
             continue
-        groups = list(dict.fromkeys(g for g, _m in table.columns))
-        gt = Table(title="by job duration class (actual run time)" if kind == "class"
-                   else "by queue", title_justify="left")
-        gt.add_column("dispatcher")
+        groups = groups_of(table)
+        gt = Table(
+            title="by job duration class (actual run time; bsld = bounded slowdown)"
+            if kind == "class"
+            else "by queue",
+            title_justify="left",
+        )
+        gt.add_column("dispatcher", no_wrap=True)
         for g in groups:
-            n = table[(g, "jobs")].iloc[0]
-            label = group_label(kind, str(g))
-            jobs = "" if isinstance(n, float) and math.isnan(n) else f" [{int(n):,}]"
+            n = float(table[(g, "jobs")].iloc[0])
+            label = str(g) if kind == "class" else group_label(kind, str(g))
+            jobs = (
+                ""
+                if math.isnan(n)
+                else f" ({int(n):,} jobs)"
+                if n == int(n)
+                else f" (≈{n:,.0f} jobs)"
+            )
             gt.add_column(f"{label}{jobs}\nmean wait", justify="right")
-            gt.add_column("mean bsld", justify="right")
+            gt.add_column("\nmean bsld", justify="right")
         for d, row in table.iterrows():
             cells = [str(d)]
             for g in groups:
-                cells += [fmt_metric("mean_wait", row[(g, "mean_wait")]),
-                          fmt_metric("mean_bounded_slowdown", row[(g, "mean_bounded_slowdown")])]
+                cells += [
+                    fmt_metric("mean_wait", row[(g, "mean_wait")]),
+                    fmt_metric("mean_bounded_slowdown", row[(g, "mean_bounded_slowdown")]),
+                ]
             gt.add_row(*cells)
-        console.print(gt)
+        show(gt)
     if cmp.stats is not None:
-        console.print(f"statistics over {cmp.sets_label} (N = {cmp.stats.n_sets})",
-                      highlight=False)
+        console.print(
+            f"statistics over {cmp.sets_label} (N = {cmp.stats.n_sets})",
+            highlight=False,
+            soft_wrap=True,
+        )
         for r in cmp.stats.rankings.values():
             print_ranking(r)
-    elif cmp.sets_label:
-        console.print("[dim]one set only: add --windows K or several --seeds for "
-                      "confidence intervals and significance tests[/]")
-
-
-def _best(cmp: Comparison, keys: Sequence[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    if len(cmp.summary) < 2:
-        return out
-    for k in keys:
-        col = cmp.summary[k].astype(float)
-        if col.isna().all() or col.nunique() < 2:
-            continue
-        out[k] = str(col.idxmin() if METRICS[k].lower_is_better else col.idxmax())
-    return out
+    else:
+        console.print(
+            "[dim]one set only: add --windows K (or seeds of a seeded generator) for "
+            "confidence intervals and significance tests[/]"
+        )
+    if cmp.stats_note:
+        console.print(f"[dim]{cmp.stats_note}[/]", highlight=False, soft_wrap=True)
 
 
 def print_ranking(r: Ranking) -> None:
@@ -237,24 +319,35 @@ def print_ranking(r: Ranking) -> None:
     fr = r.friedman
     head = f"ranking by {info.label}"
     if fr is not None:
-        head += (f": Friedman χ² = {fr.chi2:.2f}, p = {fr.p_value:.3g} (k = {fr.k}, "
-                 f"N = {fr.n_blocks}); SE = {r.standard_error:.3f}, α = {r.alpha}, "
-                 f"{'Holm' if r.adjust == 'holm' else 'unadjusted'} p")
-    t = Table(title=head, title_justify="left")
+        head += (
+            f": Friedman χ² = {fr.chi2:.2f}, p = {fr.p_value:.3g} (k = {fr.k}, "
+            f"N = {fr.n_blocks}); SE = {r.standard_error:.3f}, α = {r.alpha}, "
+            f"{'Holm' if r.adjust == 'holm' else 'unadjusted'} p"
+        )
+    if not r.rows or (fr is None and len(r.rows) < 2):
+        console.print(f"{head}: [dim]{r.note}[/]", highlight=False, soft_wrap=True)
+        return
+    console.print(head, highlight=False, soft_wrap=True)
+    t = Table()
     for col in ("tier", "dispatcher", "mean rank", "significantly better than"):
         t.add_column(col, justify="right" if col in ("tier", "mean rank") else "left")
     for row in r.rows:
-        t.add_row(str(row.tier) if row.tier else "–", row.name, f"{row.mean_rank:.2f}",
-                  ", ".join(row.better_than) or "–")
-    console.print(t)
+        t.add_row(
+            str(row.tier) if row.tier else "–",
+            row.name,
+            f"{row.mean_rank:.2f}",
+            ", ".join(row.better_than) or "–",
+        )
+    show(t)
     if r.note:
-        console.print(f"[dim]{r.note}[/]", highlight=False)
+        console.print(f"[dim]{r.note}[/]", highlight=False, soft_wrap=True)
 
 
 # --- the command --------------------------------------------------------------------------
 
-def build_runs(req: CompareRequest) -> list[PlannedRun]:
-    """The experiment a comparison amounts to, planned (and validated)."""
+
+def build_runs(req: CompareRequest) -> tuple[dict[str, Any], list[PlannedRun]]:
+    """The experiment a comparison amounts to, and its runs (planned and validated)."""
     entries = [{**req.workload}]
     if req.windows > 1:
         entries.append({**req.workload, "windows": req.windows})
@@ -266,14 +359,15 @@ def build_runs(req: CompareRequest) -> list[PlannedRun]:
         "seeds": req.seeds,
         "on_infeasible": req.on_infeasible,
     }
-    return plan(parse_experiment(data), Path.cwd())
+    spec = parse_experiment(data)
+    return spec.model_dump(), plan(spec, Path.cwd())
 
 
 def run_compare(req: CompareRequest) -> int:
     """Run, print and report a comparison; the exit code (1 when some run failed)."""
     quiet = req.as_json
-    runs = build_runs(req)
-    req.out.mkdir(parents=True, exist_ok=True)
+    experiment, runs = build_runs(req)
+    RunStore(req.out).write_plan(experiment, runs)
     outcome = execute(runs, req.out, req.engine, req.scheduler, req.workers, quiet=quiet)
     report_outcome(outcome, runs, quiet=quiet)
     records = list(RunStore(req.out).records({r.key for r in runs}))
@@ -287,16 +381,26 @@ def run_compare(req: CompareRequest) -> int:
     context = {
         "workload": f"{workload_label} ({n_jobs:,} jobs)",
         "platform": f"{plat['name']} ({plat['nodes']} nodes; "
-                    + ", ".join(f"{v:,} {k}" for k, v in plat["total"].items()) + ")",
+        + ", ".join(f"{v:,} {k}" for k, v in plat["total"].items())
+        + ")",
         "created": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "command": " ".join(shlex.quote(a) for a in ["dispatchlab", *sys.argv[1:]]),
         "request": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(req).items()},
     }
-    cmp = build_comparison(records, title=req.title or f"Dispatchers on {workload_label}",
-                           order=[r.labels.dispatcher for r in runs
-                                  if r.labels.window is None and r.labels.seed == req.seeds[0]],
-                           stats_metrics=req.stats_metrics, alpha=req.alpha,
-                           adjust=req.p_adjust, confidence=req.confidence, context=context)
+    cmp = build_comparison(
+        records,
+        title=req.title or f"Dispatchers on {workload_label}",
+        order=[
+            r.labels.dispatcher
+            for r in runs
+            if r.labels.window is None and r.labels.seed == req.seeds[0]
+        ],
+        stats_metrics=req.stats_metrics,
+        alpha=req.alpha,
+        adjust=req.p_adjust,
+        confidence=req.confidence,
+        context=context,
+    )
     write_tables(req.out, records)
     doc = cmp.to_json()
     (req.out / "compare.json").write_text(json.dumps(doc, indent=2, default=str))
@@ -310,14 +414,27 @@ def run_compare(req: CompareRequest) -> int:
         typer.echo(json.dumps(doc, default=str))
     else:
         print_comparison(cmp)
-        console.print(f"results: {req.out}/results.csv"
-                      + (f"; report: {page}" if page else ""), highlight=False)
+        console.print(
+            f"results: {req.out}/results.csv" + (f"; report: {page}" if page else ""),
+            highlight=False,
+            soft_wrap=True,
+        )
     return 1 if outcome.failures else 0
 
 
-def workload_entry(path: str, fmt: str | None, skip: int, limit: int | None, procs: str,
-                   missing: str, units: str, cpn: int | None, zero: bool, keep: bool,
-                   bad: bool) -> dict[str, Any]:
+def workload_entry(
+    path: str,
+    fmt: str | None,
+    skip: int,
+    limit: int | None,
+    procs: str,
+    missing: str,
+    units: str,
+    cpn: int | None,
+    zero: bool,
+    keep: bool,
+    bad: bool,
+) -> dict[str, Any]:
     """The experiment-file form of the loading flags shared with ``simulate``."""
     from dispatchlab.workload.load import detect_format
 
@@ -333,11 +450,15 @@ def workload_entry(path: str, fmt: str | None, skip: int, limit: int | None, pro
         except DispatchlabError:
             detected = None
     if detected == "swf":
-        entry["options"] = {"procs": opts.swf_procs, "missing_estimate": opts.swf_missing_estimate,
-                            "units": opts.swf_units, "cores_per_node": opts.swf_cores_per_node,
-                            "drop_zero_runtime": opts.drop_zero_runtime,
-                            "drop_invalid": not opts.keep_invalid,
-                            "skip_bad_lines": opts.skip_bad_lines}
+        entry["options"] = {
+            "procs": opts.swf_procs,
+            "missing_estimate": opts.swf_missing_estimate,
+            "units": opts.swf_units,
+            "cores_per_node": opts.swf_cores_per_node,
+            "drop_zero_runtime": opts.drop_zero_runtime,
+            "drop_invalid": not opts.keep_invalid,
+            "skip_bad_lines": opts.skip_bad_lines,
+        }
     return entry
 
 
@@ -345,30 +466,44 @@ def workload_entry(path: str, fmt: str | None, skip: int, limit: int | None, pro
 @friendly_errors
 def compare_command(
     workload: WorkloadOpt,
-    dispatchers: Annotated[list[str], typer.Option(
-        "--dispatchers", "-d", help="Comma-separated presets (fifo,sjf,easy), 'all', or a "
-        "key=value spec; repeat the option to add more.")] = ["all"],  # noqa: B006
+    dispatchers: Annotated[
+        list[str],
+        typer.Option(
+            "--dispatchers",
+            "-d",
+            help="Comma-separated presets (fifo,sjf,easy), 'all', or a "
+            "key=value spec; repeat the option to add more.",
+        ),
+    ] = ["all"],  # noqa: B006
     platform: PlatformOpt = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (runs, tables, "
-                                      "report). Re-running resumes.")] = Path("compare-output"),
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="Output folder (runs, tables, report). Re-running resumes."
+        ),
+    ] = Path("compare-output"),
     engine: EngineOpt = "local",
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
     seeds: Annotated[str, typer.Option(help="Seeds, e.g. 0 or 0,1,2 or 0-9.")] = "0",
-    windows: Annotated[int, typer.Option(
-        min=1, help="Also cut the workload into K consecutive windows and test which "
-        "dispatchers are significantly better over them.")] = 1,
-    stats_metrics: Annotated[str, typer.Option(
-        help="Metrics for the confidence intervals and rankings.")]
-    = ",".join(DEFAULT_STATS_METRICS),
+    windows: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Also cut the workload into K consecutive windows and test which "
+            "dispatchers are significantly better over them.",
+        ),
+    ] = 1,
+    stats_metrics: Annotated[
+        str, typer.Option(help="Metrics for the confidence intervals and rankings.")
+    ] = ",".join(DEFAULT_STATS_METRICS),
     alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
-    p_adjust: Annotated[str, typer.Option(help="holm | none (the paper's raw p-values).")]
-    = "holm",
+    p_adjust: Annotated[str, typer.Option(help="holm | none (the paper's raw p-values).")] = "holm",
     report: Annotated[bool, typer.Option(help="Write the HTML report.")] = True,
-    gantt_max_jobs: Annotated[int, typer.Option(help="Draw Gantt charts up to this many "
-                                                "jobs.")] = 5000,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")]
-    = False,
+    gantt_max_jobs: Annotated[
+        int, typer.Option(help="Draw Gantt charts up to this many jobs.")
+    ] = 5000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     format: FormatOpt = None,
     skip: SkipOpt = 0,
     limit: LimitOpt = None,
@@ -379,30 +514,55 @@ def compare_command(
     drop_zero_runtime: ZeroOpt = False,
     keep_invalid: KeepOpt = False,
     skip_bad_lines: BadOpt = False,
-    reject_infeasible: Annotated[bool, typer.Option(
-        "--reject-infeasible", help="Record jobs the machine can never host as rejected.")]
-    = False,
+    reject_infeasible: Annotated[
+        bool,
+        typer.Option(
+            "--reject-infeasible", help="Record jobs the machine can never host as rejected."
+        ),
+    ] = False,
 ) -> None:
     """Run several dispatchers on one workload and platform in parallel, print a comparison
     table and write a report folder (OUT/report/index.html)."""
     metrics = [m.strip() for m in stats_metrics.split(",") if m.strip()]
     for m in metrics:
         if m not in METRICS:
-            raise ConfigError(f"unknown metric '{m}' (known: {', '.join(METRICS)})",
-                              field="stats-metrics")
+            raise ConfigError(
+                f"unknown metric '{m}' (known: {', '.join(METRICS)})", field="stats-metrics"
+            )
     if p_adjust not in ("holm", "none"):
         raise ConfigError("must be holm or none", field="p-adjust")
     if not 0 < alpha < 1:
         raise ConfigError("must be between 0 and 1", field="alpha")
     req = CompareRequest(
-        workload=workload_entry(workload, format, skip, limit, swf_procs, swf_missing_estimate,
-                                swf_units, swf_cores_per_node, drop_zero_runtime,
-                                keep_invalid, skip_bad_lines),
-        dispatchers=split_dispatchers(dispatchers), out=out, platform=platform or "auto",
-        seeds=parse_seeds(seeds), windows=windows, engine=engine, scheduler=scheduler,
-        workers=workers, on_infeasible="reject" if reject_infeasible else "error",
-        stats_metrics=metrics, alpha=alpha, p_adjust=p_adjust, report=report,
-        gantt_max_jobs=gantt_max_jobs, as_json=as_json)
+        workload=workload_entry(
+            workload,
+            format,
+            skip,
+            limit,
+            swf_procs,
+            swf_missing_estimate,
+            swf_units,
+            swf_cores_per_node,
+            drop_zero_runtime,
+            keep_invalid,
+            skip_bad_lines,
+        ),
+        dispatchers=split_dispatchers(dispatchers),
+        out=out,
+        platform=platform or "auto",
+        seeds=parse_seeds(seeds),
+        windows=windows,
+        engine=engine,
+        scheduler=scheduler,
+        workers=workers,
+        on_infeasible="reject" if reject_infeasible else "error",
+        stats_metrics=metrics,
+        alpha=alpha,
+        p_adjust=p_adjust,
+        report=report,
+        gantt_max_jobs=gantt_max_jobs,
+        as_json=as_json,
+    )
     code = run_compare(req)
     if code:
         raise typer.Exit(code)

@@ -38,10 +38,12 @@ def demo_trace() -> Path:
 @app.command("demo")
 @friendly_errors
 def demo_command(
-    out: Annotated[Path, typer.Option(help="Where to write runs, tables and the report.")]
-    = Path("demo-output"),
-    windows: Annotated[int, typer.Option(min=1, help="Trace windows for the statistics.")]
-    = DEMO_WINDOWS,
+    out: Annotated[Path, typer.Option(help="Where to write runs, tables and the report.")] = Path(
+        "demo-output"
+    ),
+    windows: Annotated[
+        int, typer.Option(min=1, help="Trace windows for the statistics.")
+    ] = DEMO_WINDOWS,
     engine: EngineOpt = "local",
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
@@ -54,15 +56,30 @@ def demo_command(
     chosen = [d for d in DEMO_DISPATCHERS if d in known]
     missing = [d for d in DEMO_DISPATCHERS if d not in known]
     if missing:
-        console.print(f"[yellow]not registered yet, skipped:[/] {', '.join(missing)}",
-                      highlight=False)
-    console.print(f"workload: {DEMO_TRACE} (bundled), dispatchers: {', '.join(chosen)}, "
-                  f"{windows} trace windows for the statistics", highlight=False)
-    entry = workload_entry(str(demo_trace()), None, 0, None, "allocated", "runtime", "pool",
-                           None, False, False, False)
-    req = CompareRequest(workload=entry, dispatchers=chosen, out=out, windows=windows,
-                         engine=engine, scheduler=scheduler, workers=workers,
-                         title="Dispatchers on the KTH SP2 trace (first 5,000 jobs)")
+        console.print(
+            f"[yellow]not registered yet, skipped:[/] {', '.join(missing)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(
+        f"workload: {DEMO_TRACE} (bundled), dispatchers: {', '.join(chosen)}, "
+        f"{windows} trace windows for the statistics",
+        highlight=False,
+        soft_wrap=True,
+    )
+    entry = workload_entry(
+        str(demo_trace()), None, 0, None, "allocated", "runtime", "pool", None, False, False, False
+    )
+    req = CompareRequest(
+        workload=entry,
+        dispatchers=chosen,
+        out=out,
+        windows=windows,
+        engine=engine,
+        scheduler=scheduler,
+        workers=workers,
+        title="Dispatchers on the KTH SP2 trace (first 5,000 jobs)",
+    )
     code = run_compare(req)
     if code:
         raise typer.Exit(code)

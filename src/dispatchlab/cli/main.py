@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dispatchlab.cli import (  # noqa: F401  (importing registers the commands)
+    compare_cmd,
     demo_cmd,
+    experiment_cmd,
+    results_cmd,
     simulate_cmd,
     trace_info_cmd,
 )

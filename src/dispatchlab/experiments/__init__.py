@@ -1,13 +1,51 @@
-"""Experiments: grids of runs from a TOML file, executed locally or on Dask, stored per run."""
+"""Experiments: grids of runs from a TOML file, executed locally or on Dask, stored per run.
 
-from dispatchlab.experiments.campaign import CampaignOutcome, Progress, run_campaign
-from dispatchlab.experiments.collect import breakdown_table, collect, runs_table, write_tables
-from dispatchlab.experiments.config import PlannedRun, RunConfig, RunLabels, WorkloadRef
-from dispatchlab.experiments.engines import DaskEngine, LocalEngine, make_engine
-from dispatchlab.experiments.grid import plan
-from dispatchlab.experiments.spec import ExperimentSpec, load_experiment, parse_experiment
-from dispatchlab.experiments.store import RunRecord, RunStore
-from dispatchlab.experiments.worker import RunOutput, execute_run
+Names are imported on first use: a worker process unpickling a run configuration imports
+only what running it needs (not pydantic, SciPy or Dask).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dispatchlab.experiments.campaign import CampaignOutcome, Progress, run_campaign
+    from dispatchlab.experiments.collect import (
+        breakdown_table,
+        runs_table,
+        write_tables,
+    )
+    from dispatchlab.experiments.config import PlannedRun, RunConfig, RunLabels, WorkloadRef
+    from dispatchlab.experiments.engines import DaskEngine, LocalEngine, make_engine
+    from dispatchlab.experiments.grid import plan
+    from dispatchlab.experiments.spec import ExperimentSpec, load_experiment, parse_experiment
+    from dispatchlab.experiments.store import RunRecord, RunStore
+    from dispatchlab.experiments.worker import RunOutput, execute_run
+
+_WHERE = {
+    "CampaignOutcome": "campaign",
+    "Progress": "campaign",
+    "run_campaign": "campaign",
+    "breakdown_table": "collect",
+    "runs_table": "collect",
+    "write_tables": "collect",
+    "PlannedRun": "config",
+    "RunConfig": "config",
+    "RunLabels": "config",
+    "WorkloadRef": "config",
+    "DaskEngine": "engines",
+    "LocalEngine": "engines",
+    "make_engine": "engines",
+    "plan": "grid",
+    "ExperimentSpec": "spec",
+    "load_experiment": "spec",
+    "parse_experiment": "spec",
+    "RunRecord": "store",
+    "RunStore": "store",
+    "RunOutput": "worker",
+    "execute_run": "worker",
+}
 
 __all__ = [
     "CampaignOutcome",
@@ -23,7 +61,6 @@ __all__ = [
     "RunStore",
     "WorkloadRef",
     "breakdown_table",
-    "collect",
     "execute_run",
     "load_experiment",
     "make_engine",
@@ -33,3 +70,9 @@ __all__ = [
     "runs_table",
     "write_tables",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'dispatchlab.experiments' has no attribute '{name}'")
+    return getattr(importlib.import_module(f"dispatchlab.experiments.{_WHERE[name]}"), name)

@@ -84,9 +84,14 @@ def run_campaign(
                 state.skipped += 1
         if on_progress:
             on_progress(state)
-    return CampaignOutcome(total=len(runs), skipped=state.skipped - state.duplicates,
-                           stored=state.stored, duplicates=state.duplicates,
-                           failures=failures, engine=engine.name)
+    return CampaignOutcome(
+        total=len(runs),
+        skipped=state.skipped - state.duplicates,
+        stored=state.stored,
+        duplicates=state.duplicates,
+        failures=failures,
+        engine=engine.name,
+    )
 
 
 def _describe(exc: BaseException) -> str:

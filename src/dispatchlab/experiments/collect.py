@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from dispatchlab.experiments.store import RunRecord, RunStore
+from dispatchlab.experiments.config import config_hash
+from dispatchlab.experiments.store import RunRecord
+from dispatchlab.stats.metrics import TIMING_KEYS
 
 LABEL_COLUMNS = ("experiment", "workload", "window", "platform", "dispatcher", "seed", "block")
 
@@ -19,8 +22,13 @@ def _flat_summary(summary: dict[str, Any]) -> dict[str, Any]:
         if k == "utilization_by_resource" and isinstance(v, dict):
             out.update({f"utilization_{r}": u for r, u in v.items()})
         elif k == "dispatcher_stats" and isinstance(v, dict):
-            out.update({f"dispatcher_{s}": x for s, x in v.items()
-                        if isinstance(x, (int, float, str, bool))})
+            out.update(
+                {
+                    f"dispatcher_{s}": x
+                    for s, x in v.items()
+                    if isinstance(x, (int, float, str, bool))
+                }
+            )
         elif isinstance(v, (int, float, str, bool)) or v is None:
             out[k] = v
     return out
@@ -33,19 +41,32 @@ def run_row(rec: RunRecord) -> dict[str, Any]:
     row: dict[str, Any] = {"run": rec.key}
     row.update({k: labels.get(k) for k in LABEL_COLUMNS})
     row.update({f"param_{k}": v for k, v in labels.get("params", {}).items()})
-    row.update({
-        "workload_path": cfg["workload"]["path"],
-        "workload_skip": cfg["workload"].get("skip"),
-        "workload_limit": cfg["workload"].get("limit"),
-        "platform_spec": cfg["platform"],
-        "dispatcher_spec": cfg["dispatcher"],
-        "on_infeasible": cfg["on_infeasible"],
-        "engine": rec.doc.get("worker", {}).get("engine"),
-        "worker_host": rec.doc.get("worker", {}).get("host"),
-        "run_seconds": rec.doc.get("worker", {}).get("seconds"),
-    })
+    row.update(
+        {
+            "workload_path": cfg["workload"]["path"],
+            "workload_skip": cfg["workload"].get("skip"),
+            "workload_limit": cfg["workload"].get("limit"),
+            "platform_spec": cfg["platform"],
+            "dispatcher_spec": cfg["dispatcher"],
+            "on_infeasible": cfg["on_infeasible"],
+            "engine": rec.doc.get("worker", {}).get("engine"),
+            "worker_host": rec.doc.get("worker", {}).get("host"),
+            "run_seconds": rec.doc.get("worker", {}).get("seconds"),
+        }
+    )
     row.update(_flat_summary(rec.summary))
+    row["result_digest"] = result_digest(rec.summary)
     return row
+
+
+def result_digest(summary: dict[str, Any]) -> str:
+    """Hash of what a run's simulation determined (its summary without host timings).
+
+    Two runs with the same digest produced the same schedule metrics: seeds that change
+    nothing (deterministic dispatchers on a fixed trace) are recognized by it.
+    """
+    kept = {k: v for k, v in summary.items() if k not in TIMING_KEYS and k != "dispatcher_stats"}
+    return config_hash(json.loads(json.dumps(kept, default=str)))
 
 
 def runs_table(records: Iterable[RunRecord]) -> pd.DataFrame:
@@ -53,8 +74,11 @@ def runs_table(records: Iterable[RunRecord]) -> pd.DataFrame:
     rows = [run_row(r) for r in records]
     df = pd.DataFrame(rows)
     if len(df):
-        df = df.sort_values(["experiment", "workload", "window", "platform", "seed",
-                             "dispatcher"], na_position="first", kind="stable")
+        df = df.sort_values(
+            ["experiment", "workload", "window", "platform", "seed", "dispatcher"],
+            na_position="first",
+            kind="stable",
+        )
         df = df.reset_index(drop=True)
         if "window" in df:
             df["window"] = df["window"].astype("Int64")
@@ -80,14 +104,14 @@ def breakdown_table(records: Iterable[RunRecord]) -> pd.DataFrame:
     return df
 
 
-def write_tables(root: str | Path, records: list[RunRecord], *,
-                 formats: Iterable[str] = ("parquet", "csv")) -> list[Path]:
+def write_tables(
+    root: str | Path, records: list[RunRecord], *, formats: Iterable[str] = ("parquet", "csv")
+) -> list[Path]:
     """Write ``results.*`` and ``breakdown.*`` into ``root``; return the paths written."""
     out = Path(root)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, table in (("results", runs_table(records)),
-                        ("breakdown", breakdown_table(records))):
+    for name, table in (("results", runs_table(records)), ("breakdown", breakdown_table(records))):
         for fmt in formats:
             path = out / f"{name}.{fmt}"
             if fmt == "parquet":
@@ -98,8 +122,3 @@ def write_tables(root: str | Path, records: list[RunRecord], *,
                 raise ValueError(f"unknown table format {fmt}")
             written.append(path)
     return written
-
-
-def collect(root: str | Path, keys: set[str] | None = None) -> list[RunRecord]:
-    """All finished runs under ``root/runs`` (or only ``keys``)."""
-    return list(RunStore(root).records(keys))

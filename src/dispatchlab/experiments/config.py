@@ -29,9 +29,13 @@ class WorkloadRef:
 
     def identity(self) -> dict[str, Any]:
         """What determines the jobs (used in the run hash)."""
-        return {"source": f"sha256:{self.digest}" if self.digest else self.path,
-                "format": self.format, "options": self.options, "skip": self.skip,
-                "limit": self.limit}
+        return {
+            "source": f"sha256:{self.digest}" if self.digest else self.path,
+            "format": self.format,
+            "options": self.options,
+            "skip": self.skip,
+            "limit": self.limit,
+        }
 
     def load_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`dispatchlab.workload.load.load_workload`."""
@@ -62,11 +66,15 @@ class RunConfig:
 
     def identity(self) -> dict[str, Any]:
         """The values that determine the results; labels and engines are not part of it."""
-        platform = (f"file sha256:{self.platform_digest}" if self.platform_digest
-                    else self.platform)
-        return {"schema": HASH_SCHEMA, "workload": self.workload.identity(),
-                "platform": platform, "dispatcher": self.dispatcher, "seed": self.seed,
-                "on_infeasible": self.on_infeasible}
+        platform = f"file sha256:{self.platform_digest}" if self.platform_digest else self.platform
+        return {
+            "schema": HASH_SCHEMA,
+            "workload": self.workload.identity(),
+            "platform": platform,
+            "dispatcher": self.dispatcher,
+            "seed": self.seed,
+            "on_infeasible": self.on_infeasible,
+        }
 
     @property
     def key(self) -> str:

@@ -34,16 +34,13 @@ class Engine(Protocol):
 
     def __enter__(self) -> Engine: ...
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None: ...
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
 
-    @property
-    def workers(self) -> int:
-        """How many runs can execute at once."""
-        ...
-
-    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T],
-                      key: Callable[[T], str]) -> Iterator[tuple[T, R | BaseException]]:
+    def map_unordered(
+        self, fn: Callable[[T], R], items: Sequence[T], key: Callable[[T], str]
+    ) -> Iterator[tuple[T, R | BaseException]]:
         """Run ``fn`` on every item; yield each with its result or exception as it ends."""
         ...
 
@@ -57,7 +54,11 @@ def available_cores() -> int:
 
 
 class LocalEngine:
-    """A pool of worker processes on this machine (``spawn``ed: no fork-with-threads issues).
+    """A pool of worker processes on this machine.
+
+    Workers are *spawned* (fresh interpreters): never forked from this process, which may
+    run threads (Dask, progress bars). A worker's death is then seen by the kernel-level
+    process sentinel, without a fork server in between.
 
     A worker that dies (killed, out of memory) breaks the pool; the runs that had not
     finished are resubmitted to a fresh pool, each at most ``max_attempts`` times.
@@ -68,18 +69,15 @@ class LocalEngine:
     def __init__(self, workers: int | None = None, *, max_attempts: int = 3):
         self._workers = workers or available_cores()
         self.max_attempts = max_attempts
+        self.resubmitted = 0
         self._pool: ProcessPoolExecutor | None = None
-
-    @property
-    def workers(self) -> int:
-        """Pool size."""
-        return self._workers
 
     def __enter__(self) -> LocalEngine:
         return self
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._shutdown()
 
     def _shutdown(self) -> None:
@@ -87,8 +85,9 @@ class LocalEngine:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 
-    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T],
-                      key: Callable[[T], str]) -> Iterator[tuple[T, R | BaseException]]:
+    def map_unordered(
+        self, fn: Callable[[T], R], items: Sequence[T], key: Callable[[T], str]
+    ) -> Iterator[tuple[T, R | BaseException]]:
         """Run the items on the pool, rebuilding it when a worker dies."""
         attempts: dict[str, int] = {}
         todo = list(items)
@@ -110,10 +109,15 @@ class LocalEngine:
                             k = key(item)
                             attempts[k] = attempts.get(k, 0) + 1
                             if attempts[k] >= self.max_attempts:
-                                yield item, WorkerLost(
-                                    f"run {k}: its worker process died {attempts[k]} times")
+                                yield (
+                                    item,
+                                    WorkerLost(
+                                        f"run {k}: its worker process died {attempts[k]} times"
+                                    ),
+                                )
                             else:
                                 todo.append(item)
+                                self.resubmitted += 1
                         except Exception as exc:
                             yield item, exc
             finally:
@@ -127,8 +131,13 @@ class DaskEngine:
     worker dies, the scheduler reschedules its tasks on the others.
     """
 
-    def __init__(self, address: str | None = None, workers: int | None = None, *,
-                 connect_timeout: float = 30.0):
+    def __init__(
+        self,
+        address: str | None = None,
+        workers: int | None = None,
+        *,
+        connect_timeout: float = 30.0,
+    ):
         self.address = address
         self.name = "dask" if address else "dask-local"
         self._n = workers
@@ -136,31 +145,30 @@ class DaskEngine:
         self._cluster: Any = None
         self._client: Any = None
 
-    @property
-    def workers(self) -> int:
-        """Workers currently connected to the scheduler."""
-        if self._client is None:
-            return self._n or 0
-        return max(1, len(self._client.scheduler_info(n_workers=-1)["workers"]))
-
     def __enter__(self) -> DaskEngine:
         from distributed import Client, LocalCluster
 
         if self.address is None:
-            self._cluster = LocalCluster(n_workers=self._n or available_cores(),
-                                         threads_per_worker=1, processes=True,
-                                         host="127.0.0.1", dashboard_address=None)
+            self._cluster = LocalCluster(
+                n_workers=self._n or available_cores(),
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+            )
             self._client = Client(self._cluster)
         else:
             try:
                 self._client = Client(self.address, timeout=self.connect_timeout)
             except (OSError, TimeoutError) as exc:
-                raise ConfigError(f"cannot reach the Dask scheduler at {self.address}: {exc}",
-                                  field="scheduler") from None
+                raise ConfigError(
+                    f"cannot reach the Dask scheduler at {self.address}: {exc}", field="scheduler"
+                ) from None
         return self
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -173,8 +181,9 @@ class DaskEngine:
         """The ``distributed.Client`` (inside the ``with`` block)."""
         return self._client
 
-    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T],
-                      key: Callable[[T], str]) -> Iterator[tuple[T, R | BaseException]]:
+    def map_unordered(
+        self, fn: Callable[[T], R], items: Sequence[T], key: Callable[[T], str]
+    ) -> Iterator[tuple[T, R | BaseException]]:
         """Submit everything, yield results as the cluster finishes them."""
         from distributed import as_completed
 
@@ -198,8 +207,9 @@ class DaskEngine:
                 f.cancel()
 
 
-def make_engine(name: str = "local", *, scheduler: str | None = None,
-                workers: int | None = None) -> LocalEngine | DaskEngine:
+def make_engine(
+    name: str = "local", *, scheduler: str | None = None, workers: int | None = None
+) -> LocalEngine | DaskEngine:
     """The engine called ``name`` (``local``, ``dask-local`` or ``dask`` + ``scheduler``)."""
     if name == "local":
         if scheduler:
@@ -207,12 +217,13 @@ def make_engine(name: str = "local", *, scheduler: str | None = None,
         return LocalEngine(workers)
     if name == "dask-local":
         if scheduler:
-            raise ConfigError("--engine dask-local starts its own cluster; drop --scheduler "
-                              "or use --engine dask", field="scheduler")
+            raise ConfigError(
+                "--engine dask-local starts its own cluster; drop --scheduler or use --engine dask",
+                field="scheduler",
+            )
         return DaskEngine(None, workers)
     if name == "dask":
         if not scheduler:
-            raise ConfigError("--engine dask needs --scheduler tcp://host:8786",
-                              field="scheduler")
+            raise ConfigError("--engine dask needs --scheduler tcp://host:8786", field="scheduler")
         return DaskEngine(scheduler, workers)
     raise ConfigError(f"unknown engine '{name}' (known: {', '.join(ENGINES)})", field="engine")

@@ -29,8 +29,9 @@ _RESERVED = {"seed"}
 AUTO = "auto"
 
 
-def plan(spec: ExperimentSpec, base_dir: str | Path = ".", *,
-         source: str | None = None) -> list[PlannedRun]:
+def plan(
+    spec: ExperimentSpec, base_dir: str | Path = ".", *, source: str | None = None
+) -> list[PlannedRun]:
     """All runs of ``spec`` (relative paths are taken from ``base_dir``), validated."""
     base = Path(base_dir)
     params = dict(spec.parameters)
@@ -45,9 +46,12 @@ def plan(spec: ExperimentSpec, base_dir: str | Path = ".", *,
     runs: list[PlannedRun] = []
     seen: dict[str, str] = {}
     shown: dict[tuple[str, str], str] = {}
-    for (w_field, w_label, window, ref, w_used), (p_field, p_label, p_spec, p_digest, p_used), \
-            (d_field, d_label, d_spec, d_used) in itertools.product(workloads, platforms,
-                                                                    dispatchers):
+    for (w_field, w_label, window, ref, w_used), (p_field, p_label, p_spec, p_digest, p_used), (
+        d_field,
+        d_label,
+        d_spec,
+        d_used,
+    ) in itertools.product(workloads, platforms, dispatchers):
         shared = {k: v for k, v in (w_used | p_used).items()}
         if any(k in shared and shared[k] != v for k, v in d_used.items()):
             continue  # this dispatcher variant belongs to another parameter combination
@@ -58,30 +62,52 @@ def plan(spec: ExperimentSpec, base_dir: str | Path = ".", *,
                 d_label_s = _subst(d_label, {"seed": seed})
             else:
                 d_spec_s, d_label_s = d_spec, d_label
-            cfg = RunConfig(workload=_seeded(ref, seed), platform=p_spec,
-                            dispatcher=d_spec_s, seed=seed,
-                            on_infeasible=spec.on_infeasible, platform_digest=p_digest)
+            cfg = RunConfig(
+                workload=_seeded(ref, seed),
+                platform=p_spec,
+                dispatcher=d_spec_s,
+                seed=seed,
+                on_infeasible=spec.on_infeasible,
+                platform_digest=p_digest,
+            )
             block_params = ",".join(f"{k}={v}" for k, v in sorted(shared.items()))
-            block = "|".join(x for x in (
-                w_label if window is None else f"{w_label}#w{window}", p_label,
-                block_params, f"seed={seed}") if x)
-            labels = RunLabels(experiment=spec.name, workload=w_label, window=window,
-                               platform=p_label, dispatcher=d_label_s, seed=seed,
-                               params=fixed, block=block)
+            block = "|".join(
+                x
+                for x in (
+                    w_label if window is None else f"{w_label}#w{window}",
+                    p_label,
+                    block_params,
+                    f"seed={seed}",
+                )
+                if x
+            )
+            labels = RunLabels(
+                experiment=spec.name,
+                workload=w_label,
+                window=window,
+                platform=p_label,
+                dispatcher=d_label_s,
+                seed=seed,
+                params=fixed,
+                block=block,
+            )
             where = f"{w_field} × {p_field} × {d_field} (seed {seed})"
             if cfg.key in seen:
-                raise ConfigError(f"{where} repeats the run of {seen[cfg.key]}",
-                                  field=d_field, source=source)
+                raise ConfigError(
+                    f"{where} repeats the run of {seen[cfg.key]}", field=d_field, source=source
+                )
             seen[cfg.key] = where
             if (block, d_label_s) in shown and shown[(block, d_label_s)] != d_spec_s:
-                raise ConfigError(f"two dispatchers are both named '{d_label_s}'",
-                                  field=d_field, source=source)
+                raise ConfigError(
+                    f"two dispatchers are both named '{d_label_s}'", field=d_field, source=source
+                )
             shown[(block, d_label_s)] = d_spec_s
             runs.append(PlannedRun(cfg, labels))
     return runs
 
 
 # --- parameters ---------------------------------------------------------------------------
+
 
 def _names(text: str) -> set[str]:
     return set(_PLACEHOLDER.findall(text))
@@ -98,8 +124,9 @@ def _names_in(value: Any) -> set[str]:
 
 
 def _subst(text: str, values: Mapping[str, Any]) -> str:
-    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values
-                            else m.group(0), text)
+    return _PLACEHOLDER.sub(
+        lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), text
+    )
 
 
 def _subst_value(value: Any, values: Mapping[str, Any]) -> Any:
@@ -126,8 +153,9 @@ def _spec_text(entry: str | NamedSpec) -> tuple[str, str | None]:
     return (entry, None) if isinstance(entry, str) else (entry.spec, entry.name)
 
 
-def _check_parameters(spec: ExperimentSpec, params: Mapping[str, list[Any]],
-                      source: str | None) -> None:
+def _check_parameters(
+    spec: ExperimentSpec, params: Mapping[str, list[Any]], source: str | None
+) -> None:
     used: set[str] = set()
     places: list[tuple[str, set[str]]] = []
     for i, w in enumerate(spec.workloads):
@@ -139,20 +167,28 @@ def _check_parameters(spec: ExperimentSpec, params: Mapping[str, list[Any]],
     for where, names in places:
         unknown = names - set(params) - _RESERVED
         if unknown:
-            raise ConfigError(f"uses undefined parameter '{{{sorted(unknown)[0]}}}' "
-                              f"(defined: {', '.join(sorted(params)) or 'none'})",
-                              field=where, source=source)
+            raise ConfigError(
+                f"uses undefined parameter '{{{sorted(unknown)[0]}}}' "
+                f"(defined: {', '.join(sorted(params)) or 'none'})",
+                field=where,
+                source=source,
+            )
         used |= names
     for name, values in params.items():
         if not name.isidentifier() or name in _RESERVED:
-            raise ConfigError("parameter names are identifiers other than 'seed'",
-                              field=f"parameters.{name}", source=source)
+            raise ConfigError(
+                "parameter names are identifiers other than 'seed'",
+                field=f"parameters.{name}",
+                source=source,
+            )
         if name not in used:
-            raise ConfigError("not used by any {placeholder} of a workload, platform or "
-                              "dispatcher", field=f"parameters.{name}", source=source)
+            raise ConfigError(
+                "not used by any {placeholder} of a workload, platform or dispatcher",
+                field=f"parameters.{name}",
+                source=source,
+            )
         if len({repr(v) for v in values}) != len(values):
-            raise ConfigError("values must be distinct", field=f"parameters.{name}",
-                              source=source)
+            raise ConfigError("values must be distinct", field=f"parameters.{name}", source=source)
 
 
 # --- workloads ----------------------------------------------------------------------------
@@ -160,8 +196,9 @@ def _check_parameters(spec: ExperimentSpec, params: Mapping[str, list[Any]],
 WorkloadItem = tuple[str, str, int | None, WorkloadRef, dict[str, Any]]
 
 
-def _workload_refs(spec: ExperimentSpec, params: Mapping[str, list[Any]], base: Path,
-                   source: str | None) -> Iterator[WorkloadItem]:
+def _workload_refs(
+    spec: ExperimentSpec, params: Mapping[str, list[Any]], base: Path, source: str | None
+) -> Iterator[WorkloadItem]:
     loaded: dict[str, int] = {}
     for i, entry in enumerate(spec.workloads):
         field = f"workloads[{i}]"
@@ -172,34 +209,48 @@ def _workload_refs(spec: ExperimentSpec, params: Mapping[str, list[Any]], base: 
             ref, label = _resolve_workload(e, base, field, source)
             key = repr(ref.identity())
             if key not in loaded:
-                loaded[key] = _count_jobs(ref, field, source)
+                # a generator seeded by the run's seed is checked with the first seed
+                loaded[key] = _count_jobs(_seeded(ref, spec.seed_list()[0]), field, source)
             n = loaded[key]
             if combo:
                 label = f"{label}[{','.join(f'{k}={v}' for k, v in combo.items())}]"
-            if e.windows == 1:
+            windows = _as_int(e.windows, f"{field}.windows", source) or 1
+            if windows == 1:
                 yield field, label, None, ref, combo
                 continue
-            size = e.window_jobs or n // e.windows
-            if size < 1 or size * e.windows > n:
-                raise ConfigError(f"{e.windows} windows of {size} jobs need {e.windows * size} "
-                                  f"jobs; the workload has {n}", field=f"{field}.windows",
-                                  source=source)
-            for w in range(e.windows):
-                win = WorkloadRef(ref.path, ref.format, ref.options,
-                                  skip=(ref.skip or 0) + w * size, limit=size,
-                                  digest=ref.digest)
+            size = _as_int(e.window_jobs, f"{field}.window_jobs", source) or n // windows
+            if size < 1 or size * windows > n:
+                raise ConfigError(
+                    f"{windows} windows of {size} jobs need {windows * size} "
+                    f"jobs; the workload has {n}",
+                    field=f"{field}.windows",
+                    source=source,
+                )
+            for w in range(windows):
+                win = WorkloadRef(
+                    ref.path,
+                    ref.format,
+                    ref.options,
+                    skip=(ref.skip or 0) + w * size,
+                    limit=size,
+                    digest=ref.digest,
+                )
                 yield field, label, w, win, combo
 
 
-def _resolve_workload(e: WorkloadEntry, base: Path, field: str,
-                      source: str | None) -> tuple[WorkloadRef, str]:
+def _resolve_workload(
+    e: WorkloadEntry, base: Path, field: str, source: str | None
+) -> tuple[WorkloadRef, str]:
     from dispatchlab.workload.load import detect_format
     from dispatchlab.workload.swf import SwfOptions
 
     for key in ("skip", "limit"):
         if key in e.options:
-            raise ConfigError(f"give '{key}' on the workload, not in its options",
-                              field=f"{field}.options.{key}", source=source)
+            raise ConfigError(
+                f"give '{key}' on the workload, not in its options",
+                field=f"{field}.options.{key}",
+                source=source,
+            )
     path = Path(e.path).expanduser()
     if not path.is_absolute() and (base / path).exists():
         path = base / path
@@ -219,12 +270,14 @@ def _resolve_workload(e: WorkloadEntry, base: Path, field: str,
                 full = asdict(SwfOptions(**options))
             except TypeError as exc:
                 bad = str(exc).split("'")[1] if "'" in str(exc) else "options"
-                raise ConfigError("unknown SWF option", field=f"{field}.options.{bad}",
-                                  source=source) from None
+                raise ConfigError(
+                    "unknown SWF option", field=f"{field}.options.{bad}", source=source
+                ) from None
             except DispatchlabError as exc:
                 sub = getattr(exc, "field", None)
-                raise ConfigError(str(exc), field=f"{field}.options" + (f".{sub}" if sub
-                                  else ""), source=source) from None
+                raise ConfigError(
+                    str(exc), field=f"{field}.options" + (f".{sub}" if sub else ""), source=source
+                ) from None
             full.pop("skip")
             full.pop("limit")
             options = full
@@ -232,8 +285,16 @@ def _resolve_workload(e: WorkloadEntry, base: Path, field: str,
     else:
         text = e.path
     label = e.name or _stem(Path(e.path).name)
-    skip = e.skip or None
-    return WorkloadRef(text, fmt, options, skip=skip, limit=e.limit, digest=digest), label
+    skip = _as_int(e.skip, f"{field}.skip", source) or None
+    limit = _as_int(e.limit, f"{field}.limit", source)
+    return WorkloadRef(text, fmt, options, skip=skip, limit=limit, digest=digest), label
+
+
+def _as_int(value: int | str | None, field: str, source: str | None) -> int | None:
+    """A count after parameter substitution (a parameter may hold only integers here)."""
+    if value is None or isinstance(value, int):
+        return value
+    raise ConfigError(f"needs an integer, got {value!r}", field=field, source=source)
 
 
 def _stem(name: str) -> str:
@@ -250,12 +311,14 @@ def _count_jobs(ref: WorkloadRef, field: str, source: str | None) -> int:
         wl = load_workload(ref.path, **ref.load_kwargs())
     except DispatchlabError as exc:
         sub = getattr(exc, "field", None)
-        where = f"{field}.path" if "not found" in str(exc) or sub is None else \
-            f"{field}.options.{sub}"
+        where = (
+            f"{field}.path" if "not found" in str(exc) or sub is None else f"{field}.options.{sub}"
+        )
         raise ConfigError(str(exc), field=where, source=source) from None
     except TypeError as exc:
-        raise ConfigError(f"reader rejected the options: {exc}", field=f"{field}.options",
-                          source=source) from None
+        raise ConfigError(
+            f"reader rejected the options: {exc}", field=f"{field}.options", source=source
+        ) from None
     if wl.n_jobs == 0:
         raise ConfigError("the workload has no jobs", field=field, source=source)
     return wl.n_jobs
@@ -265,9 +328,14 @@ def _seeded(ref: WorkloadRef, seed: int) -> WorkloadRef:
     """Substitute ``{seed}`` in a generator's options and path."""
     if not (_names(ref.path) | _names_in(ref.options)) & {"seed"}:
         return ref
-    return WorkloadRef(_subst(ref.path, {"seed": seed}), ref.format,
-                       _subst_value(ref.options, {"seed": seed}), ref.skip, ref.limit,
-                       ref.digest)
+    return WorkloadRef(
+        _subst(ref.path, {"seed": seed}),
+        ref.format,
+        _subst_value(ref.options, {"seed": seed}),
+        ref.skip,
+        ref.limit,
+        ref.digest,
+    )
 
 
 # --- platforms and dispatchers ------------------------------------------------------------
@@ -275,8 +343,9 @@ def _seeded(ref: WorkloadRef, seed: int) -> WorkloadRef:
 PlatformItem = tuple[str, str, str, str | None, dict[str, Any]]
 
 
-def _platforms(spec: ExperimentSpec, params: Mapping[str, list[Any]], base: Path,
-               source: str | None) -> Iterator[PlatformItem]:
+def _platforms(
+    spec: ExperimentSpec, params: Mapping[str, list[Any]], base: Path, source: str | None
+) -> Iterator[PlatformItem]:
     from dispatchlab.platform.resolve import resolve_platform
 
     for i, entry in enumerate(spec.platforms):
@@ -306,8 +375,9 @@ def _platforms(spec: ExperimentSpec, params: Mapping[str, list[Any]], base: Path
 DispatcherItem = tuple[str, str, str, dict[str, Any]]
 
 
-def _dispatchers(spec: ExperimentSpec, params: Mapping[str, list[Any]],
-                 source: str | None) -> Iterator[DispatcherItem]:
+def _dispatchers(
+    spec: ExperimentSpec, params: Mapping[str, list[Any]], source: str | None
+) -> Iterator[DispatcherItem]:
     from dispatchlab.dispatchers.registry import get_dispatcher
 
     for i, entry in enumerate(spec.dispatchers):
@@ -319,6 +389,7 @@ def _dispatchers(spec: ExperimentSpec, params: Mapping[str, list[Any]],
             try:
                 get_dispatcher(_subst(s, {"seed": 0}))
             except DispatchlabError as exc:
-                raise ConfigError(str(exc).removeprefix("field 'dispatcher': "),
-                                  field=field, source=source) from None
+                raise ConfigError(
+                    str(exc).removeprefix("field 'dispatcher': "), field=field, source=source
+                ) from None
             yield field, label, s, combo

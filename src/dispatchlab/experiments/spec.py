@@ -6,12 +6,21 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
 from dispatchlab.errors import ConfigError
 from dispatchlab.stats.metrics import METRICS
 
 Scalar = str | int | float | bool
+#: A ``{name}`` placeholder standing for a parameter's value.
+Placeholder = Annotated[str, StringConstraints(pattern=r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")]
 ENGINES = ("local", "dask-local", "dask")
 
 
@@ -33,10 +42,10 @@ class WorkloadEntry(_Strict):
     name: str | None = None
     format: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
-    skip: Annotated[int, Field(ge=0)] = 0
-    limit: Annotated[int | None, Field(ge=1)] = None
-    windows: Annotated[int, Field(ge=1)] = 1
-    window_jobs: Annotated[int | None, Field(ge=1)] = None
+    skip: Annotated[int, Field(ge=0)] | Placeholder = 0
+    limit: Annotated[int, Field(ge=1)] | Placeholder | None = None
+    windows: Annotated[int, Field(ge=1)] | Placeholder = 1
+    window_jobs: Annotated[int, Field(ge=1)] | Placeholder | None = None
 
 
 class NamedSpec(_Strict):
@@ -49,8 +58,9 @@ class NamedSpec(_Strict):
 class StatsSection(_Strict):
     """Which metrics to summarize and rank, and at what levels."""
 
-    metrics: list[str] = Field(default_factory=lambda: [
-        "mean_wait", "mean_bounded_slowdown", "utilization"])
+    metrics: list[str] = Field(
+        default_factory=lambda: ["mean_wait", "mean_bounded_slowdown", "utilization"]
+    )
     alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
     confidence: Annotated[float, Field(gt=0, lt=1)] = 0.95
     p_adjust: Literal["holm", "none"] = "holm"
@@ -84,12 +94,15 @@ class ExperimentSpec(_Strict):
     description: str = ""
     workloads: Annotated[list[WorkloadEntry], Field(min_length=1)]
     platforms: Annotated[list[str | NamedSpec], Field(min_length=1)] = Field(
-        default_factory=lambda: ["auto"])
+        default_factory=lambda: list[str | NamedSpec](["auto"])
+    )
     dispatchers: Annotated[list[str | NamedSpec], Field(min_length=1)]
     parameters: dict[str, Annotated[list[Scalar], Field(min_length=1)]] = Field(
-        default_factory=dict)
+        default_factory=dict
+    )
     seeds: list[Annotated[int, Field(ge=0)]] | Annotated[int, Field(ge=1)] = Field(
-        default_factory=lambda: [0])
+        default_factory=lambda: [0]
+    )
     on_infeasible: Literal["error", "reject"] = "error"
     out: str | None = None
     stats: StatsSection = Field(default_factory=StatsSection)
@@ -119,8 +132,16 @@ def load_experiment(path: str | Path) -> ExperimentSpec:
     return parse_experiment(data, source=str(p))
 
 
-_TAGS = {"str", "int", "float", "bool", "NamedSpec", "list[int]", "constrained-int",
-         "WorkloadEntry"}
+_TAGS = {
+    "str",
+    "int",
+    "float",
+    "bool",
+    "NamedSpec",
+    "list[int]",
+    "constrained-int",
+    "WorkloadEntry",
+}
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -146,8 +167,11 @@ def _most_specific(errors: list[Any]) -> Any:
         return max(constraint, key=lambda e: len(e["loc"]))
     if len({_loc(e["loc"]) for e in same}) < len(same):
         given = type(same[0].get("input")).__name__
-        return {"loc": same[0]["loc"], "type": "wrong_type",
-                "msg": f"wrong type ({given}); see the experiment file reference"}
+        return {
+            "loc": same[0]["loc"],
+            "type": "wrong_type",
+            "msg": f"wrong type ({given}); see the experiment file reference",
+        }
     return max(same, key=lambda e: len(e["loc"]))
 
 

@@ -26,6 +26,7 @@ from dispatchlab.provenance import versions
 
 RUN_FILE = "run.json"
 RUNS_DIR = "runs"
+PLAN_FILE = "plan.json"
 _TMP = ".tmp-"
 
 
@@ -105,8 +106,9 @@ class RunStore:
         self.runs.mkdir(parents=True, exist_ok=True)
         tmp = self.runs / f"{_TMP}{key}-{uuid.uuid4().hex[:8]}"
         try:
-            res = Results(jobs=out.jobs, timeseries=out.timeseries, summary=out.summary,
-                          config=out.sim_config)
+            res = Results(
+                jobs=out.jobs, timeseries=out.timeseries, summary=out.summary, config=out.sim_config
+            )
             res.save(tmp, csv=self.csv)
             out.alloc.to_parquet(tmp / "alloc.parquet", index=False)
             doc = {
@@ -135,6 +137,25 @@ class RunStore:
             raise
         _fsync_dir(self.runs)
         return True
+
+    def write_plan(self, experiment: dict[str, Any], runs: list[PlannedRun]) -> Path:
+        """Record the experiment and its planned runs (hash and labels) in ``plan.json``."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "experiment": experiment,
+            "runs": [{"hash": r.key, "labels": asdict(r.labels)} for r in runs],
+        }
+        path = self.root / PLAN_FILE
+        path.write_text(json.dumps(doc, indent=2, default=str))
+        return path
+
+    def planned_dispatchers(self) -> list[str]:
+        """Dispatcher labels in planned order (empty without ``plan.json``)."""
+        path = self.root / PLAN_FILE
+        if not path.is_file():
+            return []
+        runs = json.loads(path.read_text()).get("runs", [])
+        return list(dict.fromkeys(r["labels"]["dispatcher"] for r in runs))
 
     def records(self, keys: set[str] | None = None) -> Iterator[RunRecord]:
         """Finished runs (all, or only ``keys``), in folder-name order."""

@@ -50,9 +50,11 @@ def load_cached(ref: WorkloadRef) -> Workload:
         _CACHE.move_to_end(key)
         return wl
     if ref.digest is not None and file_digest(ref.path) != ref.digest:
-        raise WorkloadError("file differs from the one the experiment was planned with "
-                            "(edited, or another file at this path on this worker)",
-                            source=ref.path)
+        raise WorkloadError(
+            "file differs from the one the experiment was planned with "
+            "(edited, or another file at this path on this worker)",
+            source=ref.path,
+        )
     wl = load_workload(ref.path, **ref.load_kwargs())
     _CACHE[key] = wl
     while len(_CACHE) > CACHE_SIZE:
@@ -74,10 +76,19 @@ def execute_run(cfg: RunConfig) -> RunOutput:
     rec = res.recorder
     alloc = _alloc_table(rec) if rec is not None else pd.DataFrame()
     return RunOutput(
-        key=cfg.key, jobs=res.jobs, timeseries=res.timeseries, alloc=alloc,
-        breakdown=breakdown(res.jobs), summary=res.summary, sim_config=res.config,
-        worker={"host": socket.gethostname(), "pid": os.getpid(),
-                "seconds": time.perf_counter() - t0, "versions": versions()},
+        key=cfg.key,
+        jobs=res.jobs,
+        timeseries=res.timeseries,
+        alloc=alloc,
+        breakdown=breakdown(res.jobs),
+        summary=res.summary,
+        sim_config=res.config,
+        worker={
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "seconds": time.perf_counter() - t0,
+            "versions": versions(),
+        },
     )
 
 
@@ -100,12 +111,17 @@ def _alloc_table(rec: Any) -> pd.DataFrame:
     unit_col = np.concatenate(counts).astype(np.int64)
     core_idx = rec.platform.resources.index("cores")
     wl = rec.workload
-    req_cores = wl.req[:, wl.resources.index("cores")] if "cores" in wl.resources else \
-        np.ones(wl.n_jobs, dtype=np.int64)
-    return pd.DataFrame({
-        "job": job_col,
-        "node": node_col,
-        "units": unit_col,
-        "cores": unit_col * req_cores[job_col],
-        "node_cores": rec.platform.capacity[node_col, core_idx],
-    })
+    req_cores = (
+        wl.req[:, wl.resources.index("cores")]
+        if "cores" in wl.resources
+        else np.ones(wl.n_jobs, dtype=np.int64)
+    )
+    return pd.DataFrame(
+        {
+            "job": job_col,
+            "node": node_col,
+            "units": unit_col,
+            "cores": unit_col * req_cores[job_col],
+            "node_cores": rec.platform.capacity[node_col, core_idx],
+        }
+    )

@@ -16,7 +16,7 @@ import pandas as pd
 from dispatchlab.experiments.collect import breakdown_table, runs_table
 from dispatchlab.experiments.store import RunRecord
 from dispatchlab.report.tables import group_table, summary_table
-from dispatchlab.stats.ranking import SetStatistics, analyze_sets
+from dispatchlab.stats.ranking import SetStatistics, analyze_sets, drop_repeated_seeds
 
 DEFAULT_STATS_METRICS = ("mean_wait", "mean_bounded_slowdown", "utilization")
 
@@ -36,26 +36,31 @@ class Comparison:
     stats: SetStatistics | None
     sets_label: str
     context: dict[str, Any] = field(default_factory=dict)
+    stats_note: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (``--json`` output and ``compare.json``)."""
+
         def frame(df: pd.DataFrame) -> list[dict[str, Any]]:
-            return [] if not len(df) else df.reset_index().to_dict(orient="records")
+            return [
+                {str(k): _plain(v) for k, v in row.items()} for row in df.to_dict(orient="records")
+            ]
 
         def wide(df: pd.DataFrame) -> dict[str, Any]:
             out: dict[str, Any] = {}
-            for disp, row in df.iterrows():
+            for disp in df.index:
                 groups: dict[str, dict[str, Any]] = {}
-                for (g, m), v in row.items():
-                    groups.setdefault(str(g), {})[str(m)] = _plain(v)
+                for col in df.columns:
+                    groups.setdefault(str(col[0]), {})[str(col[1])] = _plain(df.loc[disp, col])
                 out[str(disp)] = groups
             return out
 
         doc: dict[str, Any] = {
             "title": self.title,
             "dispatchers": self.order,
-            "summary": {str(d): {k: _plain(v) for k, v in row.items()}
-                        for d, row in self.summary.iterrows()},
+            "summary": {
+                str(d): {k: _plain(v) for k, v in row.items()} for d, row in self.summary.iterrows()
+            },
             "classes": wide(self.classes) if len(self.classes) else {},
             "queues": wide(self.queues) if len(self.queues) else {},
             "runs": {d: r.key for d, r in self.main.items()},
@@ -65,8 +70,9 @@ class Comparison:
             doc["statistics"] = {
                 "sets": self.sets_label,
                 "n_sets": self.stats.n_sets,
+                "note": self.stats_note,
                 "means": frame(self.stats.means),
-                "rankings": {m: _ranking_json(r) for m, r in self.stats.rankings.items()},
+                "rankings": {m: ranking_json(r) for m, r in self.stats.rankings.items()},
             }
         return doc
 
@@ -79,19 +85,37 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def _ranking_json(r: Any) -> dict[str, Any]:
+def ranking_json(r: Any) -> dict[str, Any]:
     fr = r.friedman
     return {
-        "metric": r.metric, "lower_is_better": r.lower_is_better, "n_blocks": r.n_blocks,
-        "dropped_blocks": r.dropped_blocks, "alpha": r.alpha, "p_adjust": r.adjust,
+        "metric": r.metric,
+        "lower_is_better": r.lower_is_better,
+        "n_blocks": r.n_blocks,
+        "dropped_blocks": r.dropped_blocks,
+        "alpha": r.alpha,
+        "p_adjust": r.adjust,
         "note": r.note,
-        "friedman": None if fr is None else {
-            "chi2": fr.chi2, "p_value": fr.p_value, "k": fr.k, "n": fr.n_blocks,
-            "iman_davenport_f": _plain(fr.f), "f_p_value": _plain(fr.f_p_value),
-            "standard_error": r.standard_error},
-        "ranking": [{"dispatcher": x.name, "mean_rank": x.mean_rank, "tier": x.tier,
-                     "better_than": list(x.better_than), "worse_than": list(x.worse_than)}
-                    for x in r.rows],
+        "friedman": None
+        if fr is None
+        else {
+            "chi2": fr.chi2,
+            "p_value": fr.p_value,
+            "k": fr.k,
+            "n": fr.n_blocks,
+            "iman_davenport_f": _plain(fr.f),
+            "f_p_value": _plain(fr.f_p_value),
+            "standard_error": r.standard_error,
+        },
+        "ranking": [
+            {
+                "dispatcher": x.name,
+                "mean_rank": x.mean_rank,
+                "tier": x.tier,
+                "better_than": list(x.better_than),
+                "worse_than": list(x.worse_than),
+            }
+            for x in r.rows
+        ],
         "pairs": [{k: _plain(v) for k, v in vars(p).items()} for p in r.pairs],
     }
 
@@ -112,8 +136,7 @@ def build_comparison(
     set_recs = [r for r in records if r.labels.get("window") is not None]
     if not main_recs:
         main_recs = list(records)
-    names = list(order) if order else list(dict.fromkeys(r.labels["dispatcher"]
-                                                          for r in main_recs))
+    names = list(order) if order else list(dict.fromkeys(r.labels["dispatcher"] for r in main_recs))
     runs = runs_table(main_recs)
     bd = breakdown_table(main_recs)
     main: dict[str, RunRecord] = {}
@@ -133,12 +156,40 @@ def build_comparison(
         set_runs = runs
         n_seed = int(runs["seed"].nunique()) if len(runs) else 0
         sets_label = f"{n_seed} seeds of the whole workload"
+    set_runs, repeated = drop_repeated_seeds(set_runs)
+    stats_note = ""
+    if repeated:
+        stats_note = (
+            f"{repeated} set(s) differing only by seed reproduced another seed's results for "
+            "every dispatcher (deterministic dispatchers on a fixed workload) and were "
+            "counted once; vary the workload (trace windows, a seeded generator) to get "
+            "independent sets."
+        )
     if len(set_runs) and set_runs["block"].nunique() >= 2:
-        stats = analyze_sets(set_runs, stats_metrics, alpha=alpha, adjust=adjust,
-                             confidence=confidence)
+        stats = analyze_sets(
+            set_runs,
+            stats_metrics,
+            alpha=alpha,
+            adjust=adjust,
+            confidence=confidence,
+            order=names,
+        )
+        stats.repeated_seeds = repeated
+        rank = {d: i for i, d in enumerate(names)}
+        stats.means = stats.means.sort_values(
+            "dispatcher", key=lambda col: col.map(lambda d: rank.get(d, len(rank))), kind="stable"
+        ).reset_index(drop=True)
     return Comparison(
-        title=title, order=names, main={d: main[d] for d in names if d in main}, runs=runs,
-        breakdown=bd, summary=summary_table(runs, names),
-        classes=group_table(bd, "class", names), queues=group_table(bd, "queue", names),
-        stats=stats, sets_label=sets_label, context=dict(context or {}),
+        title=title,
+        order=names,
+        main={d: main[d] for d in names if d in main},
+        runs=runs,
+        breakdown=bd,
+        summary=summary_table(runs, names),
+        classes=group_table(bd, "class", names),
+        queues=group_table(bd, "queue", names),
+        stats=stats,
+        sets_label=sets_label,
+        stats_note=stats_note,
+        context=dict(context or {}),
     )

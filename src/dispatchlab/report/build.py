@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from dispatchlab.report import figures as F
@@ -33,11 +32,17 @@ def _views(cmp: Comparison, colors: dict[str, str], with_alloc: bool) -> list[F.
     for name, rec in cmp.main.items():
         plat = rec.doc.get("simulation", {}).get("platform", {})
         alloc_path = rec.path / "alloc.parquet"
-        views.append(F.RunView(
-            label=name, color=colors[name], jobs=rec.jobs(), timeseries=rec.timeseries(),
-            totals={k: int(v) for k, v in plat.get("total", {}).items()},
-            nodes=int(plat.get("nodes", 1)),
-            alloc=rec.alloc() if with_alloc and alloc_path.is_file() else None))
+        views.append(
+            F.RunView(
+                label=name,
+                color=colors[name],
+                jobs=rec.jobs(),
+                timeseries=rec.timeseries(),
+                totals={k: int(v) for k, v in plat.get("total", {}).items()},
+                nodes=int(plat.get("nodes", 1)),
+                alloc=rec.alloc() if with_alloc and alloc_path.is_file() else None,
+            )
+        )
     return views
 
 
@@ -46,7 +51,6 @@ def _save(fig: Figure, out: Path, name: str, title: str, caption: str) -> Figure
     svg = out / f"{name}.svg"
     fig.savefig(png, dpi=PNG_DPI)
     fig.savefig(svg)
-    plt.close(fig)
     return FigureFile(name, title, caption, png, svg)
 
 
@@ -54,8 +58,9 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
 
 
-def write_report(cmp: Comparison, out_dir: str | Path, *,
-                 gantt_max_jobs: int = GANTT_MAX_JOBS) -> ReportFiles:
+def write_report(
+    cmp: Comparison, out_dir: str | Path, *, gantt_max_jobs: int = GANTT_MAX_JOBS
+) -> ReportFiles:
     """Draw every figure into ``out_dir`` and write ``out_dir/index.html``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -66,39 +71,78 @@ def write_report(cmp: Comparison, out_dir: str | Path, *,
     notes: list[str] = []
     figs: list[FigureFile] = []
     if views:
-        figs.append(_save(F.utilization_figure(views), out, "utilization",
-                          "Utilization over time",
-                          "Share of each resource held by running jobs, averaged per bin; "
-                          "one line per dispatcher."))
-        figs.append(_save(F.queue_figure(views), out, "queue_length", "Queue length over time",
-                          "Jobs waiting in the queue, averaged per bin."))
-        figs.append(_save(F.cdf_figure(views), out, "cdf_wait_bsld",
-                          "Distributions of wait time and bounded slowdown",
-                          "Empirical CDFs over all jobs that ran: the higher and further "
-                          "left a curve, the better."))
-        keys, labels = F.class_labels(views[0].jobs)
-        figs.append(_save(F.group_bars_figure(views, cmp.breakdown, "class", keys, labels),
-                          out, "classes", "Per duration class",
-                          "Mean wait and mean bounded slowdown of short, medium and long "
-                          "jobs (classes by actual run time)."))
+        figs.append(
+            _save(
+                F.utilization_figure(views),
+                out,
+                "utilization",
+                "Utilization over time",
+                "Share of each resource held by running jobs, averaged per bin; "
+                "one line per dispatcher.",
+            )
+        )
+        figs.append(
+            _save(
+                F.queue_figure(views),
+                out,
+                "queue_length",
+                "Queue length over time",
+                "Jobs waiting in the queue, averaged per bin.",
+            )
+        )
+        figs.append(
+            _save(
+                F.cdf_figure(views),
+                out,
+                "cdf_wait_bsld",
+                "Distributions of wait time and bounded slowdown",
+                "Empirical CDFs over all jobs that ran: the higher and further "
+                "left a curve, the better.",
+            )
+        )
+        keys, labels = F.group_axis(cmp.breakdown, "class")
+        figs.append(
+            _save(
+                F.group_bars_figure(views, cmp.breakdown, "class", keys, labels),
+                out,
+                "classes",
+                "Per duration class",
+                "Mean wait and mean bounded slowdown of short, medium and long "
+                "jobs (classes by actual run time).",
+            )
+        )
         if len(cmp.queues):
-            qs = sorted(cmp.breakdown.loc[cmp.breakdown["kind"] == "queue", "group"].unique())
-            figs.append(_save(F.group_bars_figure(views, cmp.breakdown, "queue", qs,
-                                                  [f"queue {q}" for q in qs]),
-                              out, "queues", "Per queue", "Mean wait and mean bounded "
-                              "slowdown per submission queue."))
+            qs, qlabels = F.group_axis(cmp.breakdown, "queue")
+            figs.append(
+                _save(
+                    F.group_bars_figure(views, cmp.breakdown, "queue", qs, qlabels),
+                    out,
+                    "queues",
+                    "Per queue",
+                    "Mean wait and mean bounded slowdown per submission queue.",
+                )
+            )
     if gantt:
+        span = max(F.end_time(v) for v in views)
         for v in views:
             if v.alloc is None:
                 continue
-            figs.append(_save(F.gantt_figure(v), out, f"gantt_{_slug(v.label)}",
-                              f"Gantt chart: {v.label}",
-                              "Each job drawn on the nodes it ran on, colored by duration "
-                              "class; within a node, the band height is the share of its "
-                              "cores the job used."))
+            figs.append(
+                _save(
+                    F.gantt_figure(v, span),
+                    out,
+                    f"gantt_{_slug(v.label)}",
+                    f"Gantt chart: {v.label}",
+                    "Each job drawn on the nodes it ran on, colored by duration "
+                    "class; within a node, the band height is the share of its "
+                    "cores the job used.",
+                )
+            )
     elif n_jobs:
-        notes.append(f"Gantt charts are drawn for runs of up to {gantt_max_jobs:,} jobs; "
-                     f"these have {n_jobs:,}.")
+        notes.append(
+            f"Gantt charts are drawn for runs of up to {gantt_max_jobs:,} jobs; "
+            f"these have {n_jobs:,}."
+        )
     if cmp.stats is not None and len(cmp.stats.means):
         metrics = [m for m in dict.fromkeys(cmp.stats.means["metric"])]
         spec = []
@@ -106,18 +150,31 @@ def write_report(cmp: Comparison, out_dir: str | Path, *,
             info = METRICS[m]
             if info.unit == "s":
                 top = float(cmp.stats.means.loc[cmp.stats.means["metric"] == m, "mean"].max())
-                div, unit = ((60.0, "min") if top < 2 * 3600 else (3600.0, "h")
-                             if top < 4 * 86400 else (86400.0, "days"))
+                div, unit = (
+                    (60.0, "min")
+                    if top < 2 * 3600
+                    else (3600.0, "h")
+                    if top < 4 * 86400
+                    else (86400.0, "days")
+                )
                 spec.append((m, f"{info.label} ({unit})", div))
             elif info.unit == "ratio":
-                spec.append((m, f"{info.label} (fraction)", 1.0))
+                label = (
+                    info.label[:-1] + ", %)" if info.label.endswith(")") else f"{info.label} (%)"
+                )
+                spec.append((m, label, 0.01))
             else:
                 spec.append((m, info.label, 1.0))
-        figs.append(_save(F.means_figure(cmp.stats.means, spec, colors), out, "means_ci",
-                          "Means with confidence intervals",
-                          f"Over {cmp.sets_label}; bars show the "
-                          f"{cmp.stats.confidence:.0%} Student-t interval."))
+        figs.append(
+            _save(
+                F.means_figure(cmp.stats.means, spec, colors),
+                out,
+                "means_ci",
+                "Means with confidence intervals",
+                f"Over {cmp.sets_label}; bars show the "
+                f"{cmp.stats.confidence:.0%} Student-t interval.",
+            )
+        )
     page = out / "index.html"
     page.write_text(render(cmp, figs, colors, notes), encoding="utf-8")
     return ReportFiles(page, figs, notes)
-

@@ -1,8 +1,9 @@
-"""The report's figures (matplotlib, no display needed): one function per picture.
+"""The report's figures: one function per picture, each returning a matplotlib Figure.
 
-Time axes are in hours for runs up to two days and in days beyond; utilization and queue
-length are time-weighted means over bins (a raw step series of thousands of events per
-dispatcher would be an unreadable band).
+Figures are built on :class:`matplotlib.figure.Figure` directly (no pyplot, no GUI backend,
+nothing to close). Time axes are in hours for runs up to two days and in days beyond;
+utilization and queue length are time-weighted means over round bins (a raw step series of
+thousands of events per dispatcher would be an unreadable band).
 """
 
 from __future__ import annotations
@@ -10,26 +11,24 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import numpy.typing as npt  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
-
-from dispatchlab.stats.breakdown import CLASS_BOUNDS, CLASS_LABELS, job_class  # noqa: E402
+from dispatchlab.stats.breakdown import CLASS_BOUNDS, CLASS_LABELS, job_class
 
 FloatArray = npt.NDArray[np.float64]
 
 WIDTH = 10.0
-BINS = 240
 CLASS_COLORS = {"short": "#4C9BE8", "medium": "#F2A93B", "long": "#C8553D"}
 
 
@@ -46,20 +45,29 @@ class RunView:
     alloc: pd.DataFrame | None = None
 
 
+def _subplots(
+    nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], **kwargs: Any
+) -> tuple[Figure, Any]:
+    """A constrained-layout figure and its axes, like ``pyplot.subplots`` without pyplot."""
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.subplots(nrows, ncols, **kwargs)
+
+
 def palette(names: Sequence[str]) -> dict[str, str]:
     """A stable, distinguishable color per dispatcher."""
-    cmap = plt.get_cmap("tab10")
+    cmap = matplotlib.colormaps["tab10"]
     return {n: matplotlib.colors.to_hex(cmap(i % 10)) for i, n in enumerate(names)}
 
 
 # --- time axes ----------------------------------------------------------------------------
+
 
 def time_unit(span_seconds: float) -> tuple[float, str]:
     """Divisor and name of the unit for a time axis spanning ``span_seconds``."""
     return (3600.0, "hours") if span_seconds <= 2 * 86400 else (86400.0, "days")
 
 
-def _end_time(run: RunView) -> int:
+def end_time(run: RunView) -> int:
     ran = run.jobs[~run.jobs["rejected"]]
     return int(ran["end"].max()) if len(ran) else 0
 
@@ -87,11 +95,48 @@ def binned_mean(t: npt.ArrayLike, v: npt.ArrayLike, edges: FloatArray) -> FloatA
     return np.asarray(area / np.diff(edges), dtype=np.float64)
 
 
-def _edges(span: float, bins: int = BINS) -> FloatArray:
-    return np.linspace(0.0, max(span, 1.0), bins + 1)
+_NICE_BINS = (
+    60,
+    300,
+    600,
+    900,
+    1800,
+    3600,
+    2 * 3600,
+    3 * 3600,
+    6 * 3600,
+    12 * 3600,
+    86400,
+    2 * 86400,
+    7 * 86400,
+    14 * 86400,
+    30 * 86400,
+)
 
 
-def _time_axis(ax: plt.Axes, span: float) -> float:
+def nice_bin(span: float, max_bins: int = 160) -> int:
+    """The shortest round bin length (1 min … 30 d) giving at most ``max_bins`` bins."""
+    for b in _NICE_BINS:
+        if span / b <= max_bins:
+            return b
+    return math.ceil(span / max_bins)
+
+
+def _edges(span: float) -> FloatArray:
+    b = nice_bin(max(span, 1.0))
+    n = max(1, math.ceil(max(span, 1.0) / b))
+    return np.arange(n + 1, dtype=np.float64) * b
+
+
+def bin_label(seconds: float) -> str:
+    """``1-hour``, ``10-minute``, ``1-day`` …"""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}-{unit}"
+    return f"{seconds:.0f}-second"
+
+
+def _time_axis(ax: Axes, span: float) -> float:
     div, unit = time_unit(span)
     ax.set_xlabel(f"time since the first submission ({unit})")
     ax.set_xlim(0, span / div)
@@ -100,58 +145,124 @@ def _time_axis(ax: plt.Axes, span: float) -> float:
 
 # --- figures ------------------------------------------------------------------------------
 
+#: Line styles of the 2nd, 3rd, … resource (dark, so they never clash with a dispatcher's
+#: color; the first resource is the filled area in the dispatcher's color).
+RESOURCE_STYLES = ("-", "--", ":", "-.")
+
+
 def utilization_figure(runs: Sequence[RunView]) -> Figure:
-    """Share of each resource in use over time, one panel per resource, a line per run."""
+    """Share of each resource in use over time: a panel per run (small multiples, shared
+    axes), the area filled for the first resource and a line for each other one."""
     resources = [r for r, tot in runs[0].totals.items() if tot > 0]
-    span = max(_end_time(r) for r in runs)
+    span = max(end_time(r) for r in runs)
     edges = _edges(span)
     mids = (edges[:-1] + edges[1:]) / 2
-    fig, axes = plt.subplots(len(resources), 1, figsize=(WIDTH, 2.6 + 2.2 * len(resources)),
-                             sharex=True, squeeze=False, layout="constrained")
-    div, unit = time_unit(span)
-    bin_len = (edges[1] - edges[0]) / div
-    for ax, res in zip(axes[:, 0], resources, strict=True):
-        for run in runs:
+    div, _unit = time_unit(span)
+    fig, axes = _subplots(
+        len(runs),
+        1,
+        figsize=(WIDTH, 1.3 + 1.2 * len(runs)),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+    )
+    for ax, run in zip(axes[:, 0], runs, strict=True):
+        means = []
+        for k, res in enumerate(resources):
             col = f"used_{res}"
-            if col not in run.timeseries:
+            if col not in run.timeseries or not run.totals.get(res):
                 continue
-            m = binned_mean(run.timeseries["time"], run.timeseries[col], edges)
-            ax.plot(mids / div, 100 * m / run.totals[res], color=run.color, lw=1.3,
-                    label=run.label)
-        ax.set_ylabel(f"{res} in use (%)")
-        ax.set_ylim(0, 105)
+            m = (
+                100
+                * binned_mean(run.timeseries["time"], run.timeseries[col], edges)
+                / run.totals[res]
+            )
+            if k == 0:
+                ax.fill_between(mids / div, m, color=run.color, alpha=0.35, lw=0)
+                ax.plot(mids / div, m, color=run.color, lw=0.9)
+            else:
+                style = RESOURCE_STYLES[(k - 1) % len(RESOURCE_STYLES)]
+                ax.plot(mids / div, m, color="#333333", ls=style, lw=1.0)
+            means.append(f"{100 * _overall(run, res):.0f} % of {res}")
+        ax.text(
+            0.005,
+            0.96,
+            f"{run.label}: mean {'; '.join(means)}",
+            transform=ax.transAxes,
+            va="top",
+            ha="left",
+            fontsize=9,
+            bbox={"facecolor": "white", "alpha": 0.85, "lw": 0, "pad": 1.5},
+        )
+        ax.set_ylim(0, 115)
+        ax.set_yticks([0, 50, 100])
         ax.grid(alpha=0.3)
     _time_axis(axes[-1, 0], span)
-    axes[0, 0].set_title(f"Utilization over time (mean per {_fmt_bin(bin_len, unit)} bin)")
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center",
-               ncol=min(len(runs), 6), frameon=False)
+    what = resources[0] if len(resources) == 1 else "resources"
+    fig.supylabel(f"{what} in use (%)")
+    fig.suptitle(f"Utilization over time ({bin_label(edges[1] - edges[0])} means)")
+    if len(resources) > 1:
+        handles: list[Any] = [
+            Patch(color="#999999", alpha=0.5, label=f"{resources[0]} (filled area)")
+        ]
+        handles += [
+            Line2D(
+                [], [], color="#333333", ls=RESOURCE_STYLES[(k - 1) % len(RESOURCE_STYLES)], label=r
+            )
+            for k, r in enumerate(resources)
+            if k
+        ]
+        fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
     return fig
 
 
+def _overall(run: RunView, res: str) -> float:
+    """Time-weighted utilization of ``res`` from the first submission to the last end."""
+    ts = run.timeseries
+    end = end_time(run)
+    if not len(ts) or end <= 0:
+        return 0.0
+    m = binned_mean(ts["time"], ts[f"used_{res}"], np.array([0.0, float(end)]))
+    return float(m[0]) / run.totals[res]
+
+
 def queue_figure(runs: Sequence[RunView]) -> Figure:
-    """Number of queued jobs over time, a line per run."""
-    span = max(_end_time(r) for r in runs)
+    """Number of queued jobs over time, a line per run (mean queue length in the legend)."""
+    span = max(end_time(r) for r in runs)
     edges = _edges(span)
     mids = (edges[:-1] + edges[1:]) / 2
-    fig, ax = plt.subplots(figsize=(WIDTH, 4.2), layout="constrained")
-    div, unit = time_unit(span)
+    fig, ax = _subplots(figsize=(WIDTH, 4.4))
+    div, _unit = time_unit(span)
     for run in runs:
-        m = binned_mean(run.timeseries["time"], run.timeseries["queue_length"], edges)
-        ax.plot(mids / div, m, color=run.color, lw=1.3, label=run.label)
+        t, q = run.timeseries["time"], run.timeseries["queue_length"]
+        m = binned_mean(t, q, edges)
+        overall = binned_mean(t, q, np.array([0.0, float(max(end_time(run), 1))]))[0]
+        ax.plot(mids / div, m, color=run.color, lw=1.3, label=f"{run.label} (mean {overall:,.1f})")
     _time_axis(ax, span)
     ax.set_ylabel("queued jobs")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.set_title(f"Queue length over time (mean per {_fmt_bin((edges[1] - edges[0]) / div, unit)}"
-                 " bin)")
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center",
-               ncol=min(len(runs), 6), frameon=False)
+    ax.set_title(f"Queue length over time ({bin_label(edges[1] - edges[0])} means)")
+    fig.legend(
+        *ax.get_legend_handles_labels(),
+        loc="outside lower center",
+        ncol=min(len(runs), 4),
+        frameon=False,
+    )
     return fig
 
 
-_TIME_TICKS = [(1, "1 s"), (10, "10 s"), (60, "1 min"), (600, "10 min"), (3600, "1 h"),
-               (6 * 3600, "6 h"), (86400, "1 d"), (7 * 86400, "1 wk"), (30 * 86400, "30 d"),
-               (365 * 86400, "1 y")]
+_TIME_TICKS = [
+    (1, "1 s"),
+    (10, "10 s"),
+    (60, "1 min"),
+    (600, "10 min"),
+    (3600, "1 h"),
+    (86400, "1 d"),
+    (7 * 86400, "1 wk"),
+    (30 * 86400, "30 d"),
+    (365 * 86400, "1 y"),
+]
 
 
 def _ecdf(values: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -162,7 +273,7 @@ def _ecdf(values: FloatArray) -> tuple[FloatArray, FloatArray]:
 
 def cdf_figure(runs: Sequence[RunView]) -> Figure:
     """Empirical CDFs of wait time and bounded slowdown, a line per run (log x axes)."""
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(WIDTH, 4.4), layout="constrained")
+    fig, (a1, a2) = _subplots(1, 2, figsize=(WIDTH, 4.4))
     wmax = 1.0
     bmax = 1.0
     for run in runs:
@@ -174,17 +285,27 @@ def cdf_figure(runs: Sequence[RunView]) -> Figure:
         wmax = max(wmax, float(w.max()))
         bmax = max(bmax, float(b.max()))
         x, y = _ecdf(np.maximum(w, 1.0))
-        a1.step(np.concatenate(([1.0], x)), np.concatenate(([0.0], y)), where="post",
-                color=run.color, lw=1.3, label=run.label)
+        a1.step(
+            np.concatenate(([1.0], x)),
+            np.concatenate(([0.0], y)),
+            where="post",
+            color=run.color,
+            lw=1.3,
+            label=run.label,
+        )
         x, y = _ecdf(b)
-        a2.step(np.concatenate(([1.0], x)), np.concatenate(([0.0], y)), where="post",
-                color=run.color, lw=1.3)
+        a2.step(
+            np.concatenate(([1.0], x)),
+            np.concatenate(([0.0], y)),
+            where="post",
+            color=run.color,
+            lw=1.3,
+        )
     a1.set_xscale("log")
     a1.set_xlim(1, wmax * 1.5)
     ticks = [t for t in _TIME_TICKS if t[0] <= wmax * 1.5]
     a1.xaxis.set_major_locator(FixedLocator([t for t, _ in ticks]))
-    a1.xaxis.set_major_formatter(FuncFormatter(
-        lambda v, _p: dict(ticks).get(int(round(v)), "")))
+    a1.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: dict(ticks).get(round(v), "")))
     a1.xaxis.set_minor_formatter(NullFormatter())
     a1.set_xlabel("wait time (log scale; waits under 1 s drawn at 1 s)")
     a1.set_title("Wait time")
@@ -196,33 +317,62 @@ def cdf_figure(runs: Sequence[RunView]) -> Figure:
         ax.set_ylabel("fraction of jobs ≤ x")
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3, which="major")
-    fig.legend(*a1.get_legend_handles_labels(), loc="outside lower center",
-               ncol=min(len(runs), 6), frameon=False)
+    fig.legend(
+        *a1.get_legend_handles_labels(),
+        loc="outside lower center",
+        ncol=min(len(runs), 6),
+        frameon=False,
+    )
     return fig
 
 
-def group_bars_figure(runs: Sequence[RunView], table: pd.DataFrame, kind: str,
-                      groups: Sequence[str], labels: Sequence[str]) -> Figure:
-    """Grouped bars of mean wait and mean bounded slowdown per job group and run.
+def group_bars_figure(
+    runs: Sequence[RunView],
+    table: pd.DataFrame,
+    kind: str,
+    groups: Sequence[str],
+    labels: Sequence[str],
+) -> Figure:
+    """Grouped bars of mean wait and mean bounded slowdown per job group and dispatcher.
 
-    ``table`` is a breakdown table (rows: dispatcher × group) restricted to ``kind``.
+    ``table`` is a breakdown table (rows: run × group); runs of one dispatcher (seeds) are
+    averaged.
     """
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(WIDTH, 4.4), layout="constrained")
-    part = table[table["kind"] == kind]
+    fig, (a1, a2) = _subplots(1, 2, figsize=(WIDTH, 4.4))
+    part = (
+        table[table["kind"] == kind]
+        .assign(group=lambda d: d["group"].astype(str))
+        .groupby(["dispatcher", "group"], as_index=False, sort=False)[
+            ["mean_wait", "mean_bounded_slowdown"]
+        ]
+        .mean()
+    )
     x = np.arange(len(groups))
     width = 0.8 / max(len(runs), 1)
     waits = part["mean_wait"].to_numpy(dtype=np.float64)
     finite = waits[np.isfinite(waits)]
     top = float(finite.max()) if len(finite) else 1.0
-    div, unit = (60.0, "min") if top < 2 * 3600 else ((3600.0, "h") if top < 4 * 86400
-                                                      else (86400.0, "days"))
+    div, unit = (
+        (60.0, "min")
+        if top < 2 * 3600
+        else ((3600.0, "h") if top < 4 * 86400 else (86400.0, "days"))
+    )
     for i, run in enumerate(runs):
-        rows = part[part["dispatcher"] == run.label].set_index("group").reindex(groups)
+        rows = part[part["dispatcher"] == run.label].set_index("group").reindex(list(groups))
         off = (i - (len(runs) - 1) / 2) * width
-        a1.bar(x + off, rows["mean_wait"].to_numpy(dtype=np.float64) / div, width,
-               color=run.color, label=run.label)
-        a2.bar(x + off, rows["mean_bounded_slowdown"].to_numpy(dtype=np.float64), width,
-               color=run.color)
+        a1.bar(
+            x + off,
+            rows["mean_wait"].to_numpy(dtype=np.float64) / div,
+            width,
+            color=run.color,
+            label=run.label,
+        )
+        a2.bar(
+            x + off,
+            rows["mean_bounded_slowdown"].to_numpy(dtype=np.float64),
+            width,
+            color=run.color,
+        )
     for ax in (a1, a2):
         ax.set_xticks(x, labels)
         ax.grid(alpha=0.3, axis="y")
@@ -234,104 +384,156 @@ def group_bars_figure(runs: Sequence[RunView], table: pd.DataFrame, kind: str,
     what = "duration class (actual run time)" if kind == "class" else "queue"
     a1.set_xlabel(what)
     a2.set_xlabel(what)
-    fig.legend(*a1.get_legend_handles_labels(), loc="outside lower center",
-               ncol=min(len(runs), 6), frameon=False)
+    fig.legend(
+        *a1.get_legend_handles_labels(),
+        loc="outside lower center",
+        ncol=min(len(runs), 6),
+        frameon=False,
+    )
     return fig
 
 
-def class_labels(jobs: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """Class keys and axis labels with job counts."""
-    classes = job_class(jobs)
-    keys = [name for name, _lo, _hi in CLASS_BOUNDS]
-    return keys, [f"{CLASS_LABELS[k]}\n{int((classes == k).sum()):,} jobs" for k in keys]
+def group_axis(table: pd.DataFrame, kind: str) -> tuple[list[str], list[str]]:
+    """Groups of ``kind`` (classes in size order, queues by name) and their axis labels.
+
+    Labels carry the group's job count (the mean over runs, marked ``≈``, when runs of
+    different workloads disagree).
+    """
+    part = table[table["kind"] == kind]
+    if kind == "class":
+        keys = [name for name, _lo, _hi in CLASS_BOUNDS]
+    else:
+        keys = sorted(str(g) for g in part["group"].unique())
+    labels = []
+    for k in keys:
+        counts = part.loc[part["group"].astype(str) == k, "jobs"].to_numpy(dtype=np.float64)
+        name = CLASS_LABELS.get(k, k) if kind == "class" else f"queue {k}"
+        if not len(counts):
+            labels.append(name)
+        elif counts.min() == counts.max():
+            labels.append(f"{name}\n{int(counts[0]):,} jobs")
+        else:
+            labels.append(f"{name}\n≈{counts.mean():,.0f} jobs")
+    return keys, labels
 
 
-def gantt_figure(run: RunView) -> Figure:
-    """Nodes × time: each job drawn on its nodes, lanes within a node for its cores."""
+def gantt_figure(run: RunView, span: float | None = None) -> Figure:
+    """Nodes × time: each job drawn on its nodes, lanes within a node for its cores.
+
+    Colors give the job's duration class, in three shades so that neighbouring jobs of
+    one class stay distinguishable.
+    """
     if run.alloc is None:
         raise ValueError("the run has no placement table")
     jobs = run.jobs
     alloc = run.alloc
-    span = _end_time(run)
+    span = float(span if span is not None else end_time(run))
     div, unit = time_unit(span)
-    start = jobs["start"].to_numpy(dtype=np.float64)[alloc["job"].to_numpy()]
-    end = jobs["end"].to_numpy(dtype=np.float64)[alloc["job"].to_numpy()]
-    classes = job_class(jobs)[alloc["job"].to_numpy()]
+    job = alloc["job"].to_numpy()
+    start = jobs["start"].to_numpy(dtype=np.float64)[job]
+    end = jobs["end"].to_numpy(dtype=np.float64)[job]
+    classes = job_class(jobs)[job]
     nodes = alloc["node"].to_numpy()
-    cores = alloc["cores"].to_numpy()
-    cap = alloc["node_cores"].to_numpy()
-    lo, hi = _lanes(nodes, start, end, cores, cap)
+    row, lo, hi = _lanes(
+        nodes, start, end, alloc["cores"].to_numpy(), alloc["node_cores"].to_numpy()
+    )
+    pad = 0.06 if run.nodes <= 32 else 0.0
     height = max(3.0, min(9.0, 1.5 + run.nodes * 0.06))
-    fig, ax = plt.subplots(figsize=(WIDTH, height), layout="constrained")
+    fig, ax = _subplots(figsize=(WIDTH, height))
+    shade = job[row] % 3
     for cls, color in CLASS_COLORS.items():
-        sel = classes == cls
-        if not sel.any():
-            continue
-        x0 = start[sel] / div
-        x1 = end[sel] / div
-        y0 = nodes[sel] + lo[sel]
-        y1 = nodes[sel] + hi[sel]
-        verts = np.stack([np.stack([x0, y0], 1), np.stack([x1, y0], 1),
-                          np.stack([x1, y1], 1), np.stack([x0, y1], 1)], axis=1)
-        ax.add_collection(PolyCollection(verts, facecolors=color, edgecolors="none",
-                                         rasterized=True))
+        base = np.array(matplotlib.colors.to_rgb(color))
+        for s in range(3):
+            sel = (classes[row] == cls) & (shade == s)
+            if not sel.any():
+                continue
+            x0 = start[row][sel] / div
+            x1 = end[row][sel] / div
+            y0 = nodes[row][sel] + lo[sel] * (1 - pad) + pad / 2
+            y1 = nodes[row][sel] + hi[sel] * (1 - pad) + pad / 2
+            verts = np.stack(
+                [
+                    np.stack([x0, y0], 1),
+                    np.stack([x1, y0], 1),
+                    np.stack([x1, y1], 1),
+                    np.stack([x0, y1], 1),
+                ],
+                axis=1,
+            )
+            tint = base * (1 - 0.18 * s) if s < 2 else base + (1 - base) * 0.3
+            ax.add_collection(
+                PolyCollection(
+                    list(verts), facecolors=[tuple(tint)], edgecolors="none", rasterized=True
+                )
+            )
     ax.set_xlim(0, max(span, 1) / div)
     ax.set_ylim(run.nodes, 0)
     ax.set_xlabel(f"time since the first submission ({unit})")
     ax.set_ylabel(f"node (0–{run.nodes - 1})")
     n_jobs = int((~jobs["rejected"]).sum())
     ax.set_title(f"{run.label}: jobs on nodes over time ({n_jobs:,} jobs; white = idle)")
-    fig.legend(handles=[Patch(color=c, label=CLASS_LABELS[k]) for k, c in CLASS_COLORS.items()],
-               loc="outside lower center", ncol=3, frameon=False)
+    fig.legend(
+        handles=[Patch(color=c, label=CLASS_LABELS[k]) for k, c in CLASS_COLORS.items()],
+        loc="outside lower center",
+        ncol=3,
+        frameon=False,
+    )
     return fig
 
 
-def _lanes(nodes: npt.NDArray[np.int64], start: FloatArray, end: FloatArray,
-           cores: npt.NDArray[np.int64], cap: npt.NDArray[np.int64]
-           ) -> tuple[FloatArray, FloatArray]:
-    """Vertical band [lo, hi) inside each node row: cores stacked where free at the start.
+def _lanes(
+    nodes: npt.NDArray[np.int64],
+    start: FloatArray,
+    end: FloatArray,
+    cores: npt.NDArray[np.int64],
+    cap: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], FloatArray, FloatArray]:
+    """Bands inside node rows: ``(alloc row, lo, hi)`` per band, as fractions of the row.
 
-    A greedy interval packing per node: a job takes the lowest contiguous block of lanes
-    free at its start (the engine guarantees enough cores are free; when they are not
-    contiguous, the band starts at the lowest free lane).
+    Each node's cores are lanes; in start order a job takes the lowest lanes free at its
+    start (the engine guarantees enough are free). Contiguous lanes make one band, so a
+    job whose lanes are split gets several bands.
     """
-    lo = np.zeros(len(nodes))
-    hi = np.zeros(len(nodes))
-    order = np.lexsort((start, nodes))
+    whole = cores >= cap
+    shared_nodes = np.unique(nodes[~whole])
+    simple = ~np.isin(nodes, shared_nodes)  # nodes only ever used whole: one full band
+    rows: list[int] = np.flatnonzero(simple).tolist()
+    los: list[float] = [0.0] * len(rows)
+    his: list[float] = [1.0] * len(rows)
+    rest = np.flatnonzero(~simple)
+    order = rest[np.lexsort((start[rest], nodes[rest]))]
     free_at: dict[int, FloatArray] = {}
-    for i in order:
+    for i in order.tolist():
         n = int(nodes[i])
-        c = int(cap[i]) or 1
+        c = max(int(cap[i]), 1)
         lanes = free_at.setdefault(n, np.zeros(c))
         need = max(1, min(int(cores[i]), c))
-        free = lanes <= start[i]
-        pos = _first_block(free, need)
-        lanes[pos:pos + need] = end[i]
-        lo[i] = pos / c
-        hi[i] = (pos + need) / c
-    pad = 0.08
-    return lo * (1 - pad) + pad / 2, hi * (1 - pad) + pad / 2
+        free = np.flatnonzero(lanes <= start[i])
+        if len(free) < need:  # cannot happen for a valid schedule; draw over the top
+            free = np.arange(need)
+        take = free[:need]
+        lanes[take] = end[i]
+        cuts = np.flatnonzero(np.diff(take) != 1) + 1
+        for block in np.split(take, cuts):
+            rows.append(i)
+            los.append(block[0] / c)
+            his.append((block[-1] + 1) / c)
+    return (
+        np.asarray(rows, dtype=np.int64),
+        np.asarray(los, dtype=np.float64),
+        np.asarray(his, dtype=np.float64),
+    )
 
 
-def _first_block(free: npt.NDArray[np.bool_], need: int) -> int:
-    run = 0
-    for j, f in enumerate(free):
-        run = run + 1 if f else 0
-        if run == need:
-            return j - need + 1
-    idx = np.flatnonzero(free)
-    return int(idx[0]) if len(idx) else 0
-
-
-def means_figure(means: pd.DataFrame, metrics: Sequence[tuple[str, str, float]],
-                 colors: dict[str, str]) -> Figure:
+def means_figure(
+    means: pd.DataFrame, metrics: Sequence[tuple[str, str, float]], colors: dict[str, str]
+) -> Figure:
     """Mean with confidence interval per dispatcher, a panel per metric.
 
     ``metrics`` holds ``(key, axis label, divisor)``; ``means`` is a
     :func:`dispatchlab.stats.ci.summarize_runs` table.
     """
-    fig, axes = plt.subplots(1, len(metrics), figsize=(WIDTH, 0.9 + 0.42 * _n(means)),
-                             squeeze=False, layout="constrained")
+    fig, axes = _subplots(1, len(metrics), figsize=(WIDTH, 0.9 + 0.42 * _n(means)), squeeze=False)
     for ax, (key, label, div) in zip(axes[0], metrics, strict=True):
         part = means[means["metric"] == key]
         names = list(part["dispatcher"])
@@ -342,8 +544,14 @@ def means_figure(means: pd.DataFrame, metrics: Sequence[tuple[str, str, float]],
         err = np.vstack([mean - low, high - mean])
         err = np.where(np.isfinite(err), err, 0.0)
         for k, name in enumerate(names):
-            ax.errorbar(mean[k], y[k], xerr=err[:, k:k + 1], fmt="o",
-                        color=colors.get(name, "k"), capsize=3)
+            ax.errorbar(
+                mean[k],
+                y[k],
+                xerr=err[:, k : k + 1],
+                fmt="o",
+                color=colors.get(name, "k"),
+                capsize=3,
+            )
         ax.set_yticks(y, names)
         ax.set_ylim(len(names) - 0.5, -0.5)
         ax.set_xlabel(label)
@@ -356,18 +564,3 @@ def means_figure(means: pd.DataFrame, metrics: Sequence[tuple[str, str, float]],
 
 def _n(means: pd.DataFrame) -> int:
     return int(means["dispatcher"].nunique()) if len(means) else 1
-
-
-def _fmt_bin(length: float, unit: str) -> str:
-    if unit == "days" and length < 1:
-        hours = length * 24
-        return f"{hours:.3g}-hour"
-    if unit == "hours" and length < 1:
-        return f"{length * 60:.3g}-minute"
-    return f"{length:.3g}-{unit[:-1]}"
-
-
-def span_label(seconds: float) -> str:
-    """``3.2 days`` / ``5.0 hours`` for captions."""
-    div, unit = time_unit(seconds)
-    return f"{seconds / div:.1f} {unit}" if not math.isnan(seconds) else "–"

@@ -8,14 +8,14 @@ from dispatchlab.stats.metrics import METRICS
 
 
 def fmt_duration(seconds: float) -> str:
-    """``42 s``, ``12.5 min``, ``3.2 h``, ``4.1 d``."""
+    """``42 s``, ``12.5 min`` (below 1.5 h), ``3.2 h`` (below 2 days), ``4.1 d``."""
     s = float(seconds)
     if math.isnan(s):
         return "–"
     a = abs(s)
     if a < 120:
         return f"{s:.0f} s"
-    if a < 7200:
+    if a < 5400:
         return f"{s / 60:.1f} min"
     if a < 172800:
         return f"{s / 3600:.1f} h"
@@ -33,7 +33,7 @@ def fmt_number(value: float) -> str:
         return f"{v:,.0f}"
     if abs(v) >= 10:
         return f"{v:.1f}"
-    return f"{v:.3g}" if abs(v) >= 0.001 else f"{v:.2e}"
+    return f"{v:#.3g}" if abs(v) >= 0.001 else f"{v:.2e}"
 
 
 def fmt_metric(key: str, value: float) -> str:
@@ -47,7 +47,7 @@ def fmt_metric(key: str, value: float) -> str:
     if unit == "ratio":
         return f"{100 * float(value):.1f} %"
     if unit == "ms":
-        return f"{float(value):.3g} ms"
+        return f"{float(value):#.3g} ms"
     if unit == "%":
         return f"{float(value):.2g} %"
     return fmt_number(value)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import html
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +14,7 @@ import pandas as pd
 
 from dispatchlab.report.analysis import Comparison
 from dispatchlab.report.format import fmt_ci, fmt_metric
-from dispatchlab.report.tables import group_label
+from dispatchlab.report.tables import best_rows, group_label, groups_of
 from dispatchlab.stats.metrics import METRICS
 from dispatchlab.stats.ranking import Ranking
 
@@ -49,8 +48,13 @@ def _e(text: Any) -> str:
     return html.escape(str(text))
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]],
-           best: Sequence[Sequence[bool]] | None = None, *, raw_first: bool = False) -> str:
+def _table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    best: Sequence[Sequence[bool]] | None = None,
+    *,
+    raw_first: bool = False,
+) -> str:
     out = ["<table><thead><tr>", *(f"<th>{_e(h)}</th>" for h in header), "</tr></thead><tbody>"]
     for i, row in enumerate(rows):
         out.append("<tr>")
@@ -64,20 +68,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]],
 
 
 def _best_mask(df: pd.DataFrame, keys: Sequence[str]) -> list[list[bool]]:
-    mask = [[False] * (len(keys) + 1) for _ in range(len(df))]
-    if len(df) < 2:
-        return mask
-    for j, key in enumerate(keys, start=1):
-        info = METRICS.get(key)
-        if info is None or key not in df:
-            continue
-        col = df[key].astype(float)
-        if col.isna().all() or col.nunique() < 2:
-            continue
-        target = col.min() if info.lower_is_better else col.max()
-        for i, v in enumerate(col):
-            mask[i][j] = bool(math.isclose(v, target, rel_tol=1e-12))
-    return mask
+    best = {k: best_rows(df, k) for k in keys}
+    return [[False, *(str(d) in best[k] for k in keys)] for d in df.index]
 
 
 def _swatch(name: str, colors: dict[str, str]) -> str:
@@ -90,12 +82,13 @@ def summary_html(cmp: Comparison, colors: dict[str, str]) -> str:
     df = cmp.summary
     keys = [c for c in df.columns if c != "runs"]
     header = ["dispatcher", *(METRICS[k].label if k in METRICS else k for k in keys)]
-    rows = [[_swatch(str(d), colors), *(fmt_metric(k, row[k]) for k in keys)]
-            for d, row in df.iterrows()]
+    rows = [
+        [_swatch(str(d), colors), *(fmt_metric(k, row[k]) for k in keys)]
+        for d, row in df.iterrows()
+    ]
     note = ""
     if len(df) and int(df["runs"].max()) > 1:
-        note = (f'<p class="muted">Means over {int(df["runs"].max())} seeds per '
-                "dispatcher.</p>")
+        note = f'<p class="muted">Means over {int(df["runs"].max())} seeds per dispatcher.</p>'
     return _table(header, rows, _best_mask(df, keys), raw_first=True) + note
 
 
@@ -103,19 +96,26 @@ def groups_html(table: pd.DataFrame, kind: str) -> str:
     """Per-class or per-queue table: one column block per group."""
     if not len(table):
         return ""
-    groups = list(dict.fromkeys(g for g, _m in table.columns))
+    groups = groups_of(table)
     header = ["dispatcher"]
     for g in groups:
         label = group_label(kind, str(g))
-        header += [f"{label}: jobs", f"{label}: mean wait", f"{label}: p90 wait",
-                   f"{label}: mean bsld"]
+        header += [
+            f"{label}: jobs",
+            f"{label}: mean wait",
+            f"{label}: p90 wait",
+            f"{label}: mean bsld",
+        ]
     rows = []
     for d, row in table.iterrows():
         cells = [str(d)]
         for g in groups:
-            cells += [fmt_metric("", row[(g, "jobs")]), fmt_metric("mean_wait",
-                      row[(g, "mean_wait")]), fmt_metric("p90_wait", row[(g, "p90_wait")]),
-                      fmt_metric("mean_bounded_slowdown", row[(g, "mean_bounded_slowdown")])]
+            cells += [
+                fmt_metric("", row[(g, "jobs")]),
+                fmt_metric("mean_wait", row[(g, "mean_wait")]),
+                fmt_metric("p90_wait", row[(g, "p90_wait")]),
+                fmt_metric("mean_bounded_slowdown", row[(g, "mean_bounded_slowdown")]),
+            ]
         rows.append(cells)
     return _table(header, rows)
 
@@ -135,28 +135,63 @@ def ranking_html(r: Ranking) -> str:
         f"p = {fr.f_p_value:.3g}. Post-hoc SE = √(k(k+1)/(6N)) = {r.standard_error:.3f}, "
         f"α = {r.alpha}, p-values {'Holm-adjusted' if r.adjust == 'holm' else 'unadjusted'}."
         + (f" {_e(r.dropped_blocks)} incomplete set(s) left out." if r.dropped_blocks else "")
-        + "</p>")
+        + "</p>"
+    )
     if r.note:
         parts.append(f"<p class='muted'>{_e(r.note)}</p>")
-    rows = [[str(x.tier), x.name, f"{x.mean_rank:.2f}", ", ".join(x.better_than) or "–",
-             ", ".join(x.worse_than) or "–"] for x in r.rows]
-    parts.append(_table(["tier", "dispatcher", "mean rank", "significantly better than",
-                         "significantly worse than"], rows))
-    prow = [[f"{p.a} vs {p.b}", f"{p.rank_a - p.rank_b:+.2f}", f"{p.z:+.2f}",
-             f"{p.p_value:.3g}", f"{p.p_adjusted:.3g}", p.better or "–"] for p in r.pairs]
-    parts.append("<details><summary>all pairwise comparisons</summary>"
-                 + _table(["pair", "rank difference", "z", "p", "p (adjusted)",
-                           "significantly better"], prow) + "</details>")
+    rows = [
+        [
+            str(x.tier),
+            x.name,
+            f"{x.mean_rank:.2f}",
+            ", ".join(x.better_than) or "–",
+            ", ".join(x.worse_than) or "–",
+        ]
+        for x in r.rows
+    ]
+    parts.append(
+        _table(
+            [
+                "tier",
+                "dispatcher",
+                "mean rank",
+                "significantly better than",
+                "significantly worse than",
+            ],
+            rows,
+        )
+    )
+    prow = [
+        [
+            f"{p.a} vs {p.b}",
+            f"{p.rank_a - p.rank_b:+.2f}",
+            f"{p.z:+.2f}",
+            f"{p.p_value:.3g}",
+            f"{p.p_adjusted:.3g}",
+            p.better or "–",
+        ]
+        for p in r.pairs
+    ]
+    parts.append(
+        "<details><summary>all pairwise comparisons</summary>"
+        + _table(
+            ["pair", "rank difference", "z", "p", "p (adjusted)", "significantly better"], prow
+        )
+        + "</details>"
+    )
     return "".join(parts)
 
 
 def stats_html(cmp: Comparison) -> str:
     """Means with intervals over the sets, then one ranking per metric."""
     st = cmp.stats
+    note = f"<p class='muted'>{_e(cmp.stats_note)}</p>" if cmp.stats_note else ""
     if st is None:
-        return ("<p class='muted'>Only one set of runs: give several seeds or trace windows "
-                "(<code>--windows K</code>) to get confidence intervals and significance "
-                "tests.</p>")
+        return note + (
+            "<p class='muted'>Only one set of runs: give trace windows "
+            "(<code>--windows K</code>) or seeds of a seeded workload to get confidence "
+            "intervals and significance tests.</p>"
+        )
     metrics = list(dict.fromkeys(st.means["metric"]))
     header = ["dispatcher", *(METRICS[m].label for m in metrics)]
     rows = []
@@ -166,8 +201,12 @@ def stats_html(cmp: Comparison) -> str:
             row = st.means[(st.means["dispatcher"] == d) & (st.means["metric"] == m)].iloc[0]
             cells.append(fmt_ci(m, row["mean"], row["ci_low"], row["ci_high"]))
         rows.append(cells)
-    parts = [f"<p>Over {_e(cmp.sets_label)} (N = {st.n_sets} sets): mean ± half-width of the "
-             f"{st.confidence:.0%} Student-t confidence interval.</p>", _table(header, rows)]
+    parts = [
+        note,
+        f"<p>Over {_e(cmp.sets_label)} (N = {st.n_sets} sets): mean ± half-width of the "
+        f"{st.confidence:.0%} Student-t confidence interval.</p>",
+        _table(header, rows),
+    ]
     parts += [ranking_html(r) for r in st.rankings.values()]
     return "".join(parts)
 
@@ -178,9 +217,11 @@ def figure_html(fig: FigureFile) -> str:
     links = f'<a href="{_e(fig.png.name)}">PNG</a>'
     if fig.svg is not None:
         links += f' · <a href="{_e(fig.svg.name)}">SVG</a>'
-    return (f'<figure id="{_e(fig.name)}"><img alt="{_e(fig.title)}" '
-            f'src="data:image/png;base64,{data}"><figcaption><b>{_e(fig.title)}.</b> '
-            f"{_e(fig.caption)} <span class='muted'>({links})</span></figcaption></figure>")
+    return (
+        f'<figure id="{_e(fig.name)}"><img alt="{_e(fig.title)}" '
+        f'src="data:image/png;base64,{data}"><figcaption><b>{_e(fig.title)}.</b> '
+        f"{_e(fig.caption)} <span class='muted'>({links})</span></figcaption></figure>"
+    )
 
 
 def config_html(cmp: Comparison) -> str:
@@ -189,47 +230,74 @@ def config_html(cmp: Comparison) -> str:
     first = next(iter(cmp.main.values()), None)
     if first is not None:
         sim = first.doc.get("simulation", {})
-        parts.append("<h3>Workload</h3><pre>" + _e(json.dumps(sim.get("workload"), indent=2))
-                     + "</pre>")
-        parts.append("<h3>Platform</h3><pre>" + _e(json.dumps(sim.get("platform"), indent=2))
-                     + "</pre>")
+        parts.append(
+            "<h3>Workload</h3><pre>" + _e(json.dumps(sim.get("workload"), indent=2)) + "</pre>"
+        )
+        parts.append(
+            "<h3>Platform</h3><pre>" + _e(json.dumps(sim.get("platform"), indent=2)) + "</pre>"
+        )
     rows = []
     for d, rec in cmp.main.items():
         desc = rec.doc.get("simulation", {}).get("dispatcher", {})
-        rows.append([d, rec.key, rec.doc["config"]["dispatcher"],
-                     json.dumps(desc, separators=(", ", ": "))])
-    parts.append("<h3>Dispatchers</h3>" + _table(["label", "run (hash)", "spec",
-                                                  "configuration"], rows))
+        rows.append(
+            [d, rec.key, rec.doc["config"]["dispatcher"], json.dumps(desc, separators=(", ", ": "))]
+        )
+    parts.append(
+        "<h3>Dispatchers</h3>" + _table(["label", "run (hash)", "spec", "configuration"], rows)
+    )
     if first is not None:
-        parts.append("<h3>Versions</h3><pre>" + _e(json.dumps(
-            first.doc.get("worker", {}).get("versions", first.doc.get("stored_by")),
-            indent=2)) + "</pre>")
+        parts.append(
+            "<h3>Versions</h3><pre>"
+            + _e(
+                json.dumps(
+                    first.doc.get("worker", {}).get("versions", first.doc.get("stored_by")),
+                    indent=2,
+                )
+            )
+            + "</pre>"
+        )
     if cmp.context:
-        parts.append("<details><summary>command context</summary><pre>"
-                     + _e(json.dumps(cmp.context, indent=2, default=str)) + "</pre></details>")
+        parts.append(
+            "<details><summary>command context</summary><pre>"
+            + _e(json.dumps(cmp.context, indent=2, default=str))
+            + "</pre></details>"
+        )
     return "".join(parts)
 
 
-def render(cmp: Comparison, figures: Sequence[FigureFile], colors: dict[str, str],
-           notes: Sequence[str] = ()) -> str:
+def render(
+    cmp: Comparison,
+    figures: Sequence[FigureFile],
+    colors: dict[str, str],
+    notes: Sequence[str] = (),
+) -> str:
     """The whole page."""
     ctx = cmp.context
     intro = []
-    for key, label in (("workload", "Workload"), ("platform", "Platform"),
-                       ("created", "Created"), ("command", "Command")):
+    for key, label in (
+        ("workload", "Workload"),
+        ("platform", "Platform"),
+        ("created", "Created"),
+        ("command", "Command"),
+    ):
         if key in ctx:
             intro.append(f"<b>{label}:</b> {_e(ctx[key])}")
     body = [f"<h1>{_e(cmp.title)}</h1>", "<p>" + "<br>".join(intro) + "</p>"]
     body += [f"<p class='muted'>{_e(n)}</p>" for n in notes]
     body.append("<h2>Summary</h2>" + summary_html(cmp, colors))
-    body.append("<h2>By job duration class</h2><p class='muted'>Classes by the time a job "
-                "actually runs: short &lt; 1 h, medium 1–5 h, long &gt; 5 h. "
-                "bsld = bounded slowdown (τ = 10 s).</p>" + groups_html(cmp.classes, "class"))
+    body.append(
+        "<h2>By job duration class</h2><p class='muted'>Classes by the time a job "
+        "actually runs: short &lt; 1 h, medium 1–5 h, long &gt; 5 h. "
+        "bsld = bounded slowdown (τ = 10 s).</p>" + groups_html(cmp.classes, "class")
+    )
     if len(cmp.queues):
         body.append("<h2>By queue</h2>" + groups_html(cmp.queues, "queue"))
     body.append("<h2>Figures</h2>" + "".join(figure_html(f) for f in figures))
     body.append("<h2>Statistics over repeated sets</h2>" + stats_html(cmp))
     body.append("<h2>Configuration and versions</h2>" + config_html(cmp))
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>{_e(cmp.title)}</title><style>{CSS}</style></head><body>"
-            + "\n".join(body) + "</body></html>\n")
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{_e(cmp.title)}</title><style>{CSS}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>\n"
+    )

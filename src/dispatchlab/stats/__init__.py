@@ -1,21 +1,53 @@
-"""Statistics over many runs: confidence intervals, Friedman ranking, per-class breakdowns."""
+"""Statistics over many runs: confidence intervals, Friedman ranking, per-class breakdowns.
 
-from dispatchlab.stats.breakdown import breakdown, job_class
-from dispatchlab.stats.ci import MeanCI, mean_ci, summarize_runs
-from dispatchlab.stats.metrics import METRICS, MetricInfo, metric_info
-from dispatchlab.stats.ranking import (
-    FriedmanResult,
-    Pair,
-    Ranking,
-    RankRow,
-    SetStatistics,
-    analyze_sets,
-    compare_on_metric,
-    friedman,
-    posthoc,
-    rank_blocks,
-    standard_error,
-)
+Names are imported on first use, so worker processes that only need the breakdown do not
+pay for importing SciPy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dispatchlab.stats.breakdown import breakdown, job_class
+    from dispatchlab.stats.ci import MeanCI, mean_ci, summarize_runs
+    from dispatchlab.stats.metrics import METRICS, MetricInfo, metric_info
+    from dispatchlab.stats.ranking import (
+        FriedmanResult,
+        Pair,
+        Ranking,
+        RankRow,
+        SetStatistics,
+        analyze_sets,
+        compare_on_metric,
+        friedman,
+        posthoc,
+        rank_blocks,
+        standard_error,
+    )
+
+_WHERE = {
+    "breakdown": "breakdown",
+    "job_class": "breakdown",
+    "MeanCI": "ci",
+    "mean_ci": "ci",
+    "summarize_runs": "ci",
+    "METRICS": "metrics",
+    "MetricInfo": "metrics",
+    "metric_info": "metrics",
+    "FriedmanResult": "ranking",
+    "Pair": "ranking",
+    "Ranking": "ranking",
+    "RankRow": "ranking",
+    "SetStatistics": "ranking",
+    "analyze_sets": "ranking",
+    "compare_on_metric": "ranking",
+    "friedman": "ranking",
+    "posthoc": "ranking",
+    "rank_blocks": "ranking",
+    "standard_error": "ranking",
+}
 
 __all__ = [
     "METRICS",
@@ -38,3 +70,9 @@ __all__ = [
     "standard_error",
     "summarize_runs",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'dispatchlab.stats' has no attribute '{name}'")
+    return getattr(importlib.import_module(f"dispatchlab.stats.{_WHERE[name]}"), name)

@@ -29,7 +29,7 @@ def _group_row(part: pd.DataFrame) -> dict[str, float | int]:
     n = len(ran)
     wait = ran["wait"].to_numpy(dtype=np.float64)
     return {
-        "jobs": int(len(part)),
+        "jobs": len(part),
         "mean_wait": float(wait.mean()) if n else float("nan"),
         "median_wait": float(np.median(wait)) if n else float("nan"),
         "p90_wait": float(np.percentile(wait, 90)) if n else float("nan"),

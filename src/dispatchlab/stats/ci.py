@@ -61,7 +61,16 @@ def summarize_runs(
             if metric not in part:
                 continue
             ci = mean_ci(part[metric].astype(float), confidence)
-            rows.append({**dict(zip(keys, labels, strict=True)), "metric": metric, "n": ci.n,
-                         "mean": ci.mean, "std": ci.std, "ci_low": ci.low, "ci_high": ci.high,
-                         "confidence": confidence})
+            rows.append(
+                {
+                    **dict(zip(keys, labels, strict=True)),
+                    "metric": metric,
+                    "n": ci.n,
+                    "mean": ci.mean,
+                    "std": ci.std,
+                    "ci_low": ci.low,
+                    "ci_high": ci.high,
+                    "confidence": confidence,
+                }
+            )
     return pd.DataFrame(rows)

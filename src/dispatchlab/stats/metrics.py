@@ -48,10 +48,16 @@ METRICS: dict[str, MetricInfo] = {m.key: m for m in _ROWS}
 
 #: Summary keys that measure the machine running the simulation, not the simulated system:
 #: they differ between two runs of the same configuration.
-TIMING_KEYS = frozenset({
-    "sim_seconds", "jobs_per_second", "dispatch_time_mean_ms", "dispatch_time_max_ms",
-    "dispatch_time_total_s", "dispatch_overhead_pct",
-})
+TIMING_KEYS = frozenset(
+    {
+        "sim_seconds",
+        "jobs_per_second",
+        "dispatch_time_mean_ms",
+        "dispatch_time_max_ms",
+        "dispatch_time_total_s",
+        "dispatch_overhead_pct",
+    }
+)
 
 
 def metric_info(key: str, *, field: str = "metric") -> MetricInfo:

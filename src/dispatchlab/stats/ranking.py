@@ -30,8 +30,9 @@ def rank_blocks(values: npt.ArrayLike, *, lower_is_better: bool = True) -> Float
         raise ValueError("values must be a blocks × treatments matrix")
     if np.isnan(x).any():
         raise ValueError("values contain NaN; drop incomplete blocks first")
-    return np.asarray(sps.rankdata(x if lower_is_better else -x, method="average", axis=1),
-                      dtype=np.float64)
+    return np.asarray(
+        sps.rankdata(x if lower_is_better else -x, method="average", axis=1), dtype=np.float64
+    )
 
 
 def standard_error(k: int, n: int) -> float:
@@ -87,8 +88,17 @@ def friedman(ranks: npt.ArrayLike, treatments: Sequence[str]) -> FriedmanResult:
     else:
         f = (n - 1) * chi2 / denom
         f_p = float(sps.f.sf(f, k - 1, (k - 1) * (n - 1)))
-    return FriedmanResult(n, k, dict(zip(treatments, mean_ranks.tolist(), strict=True)),
-                          float(chi2), p, float(chi2_raw), float(correction), float(f), f_p)
+    return FriedmanResult(
+        n,
+        k,
+        dict(zip(treatments, mean_ranks.tolist(), strict=True)),
+        float(chi2),
+        p,
+        float(chi2_raw),
+        float(correction),
+        float(f),
+        f_p,
+    )
 
 
 @dataclass(frozen=True)
@@ -180,11 +190,16 @@ def tiers(mean_ranks: Mapping[str, float], pairs: Sequence[Pair]) -> list[RankRo
     for name in order:
         winners = [w for w in beats if name in beats[w]]
         tier[name] = 1 + max((tier.get(w, 1) for w in winners), default=0)
-    return [RankRow(n, mean_ranks[n], tier[n],
-                    tuple(sorted(beats[n], key=lambda m: mean_ranks[m])),
-                    tuple(sorted((w for w in beats if n in beats[w]),
-                                 key=lambda m: mean_ranks[m])))
-            for n in order]
+    return [
+        RankRow(
+            n,
+            mean_ranks[n],
+            tier[n],
+            tuple(sorted(beats[n], key=lambda m: mean_ranks[m])),
+            tuple(sorted((w for w in beats if n in beats[w]), key=lambda m: mean_ranks[m])),
+        )
+        for n in order
+    ]
 
 
 @dataclass
@@ -212,10 +227,18 @@ class Ranking:
 
     def table(self) -> pd.DataFrame:
         """The "who is significantly better" table, best first."""
-        return pd.DataFrame([{
-            "dispatcher": r.name, "mean_rank": r.mean_rank, "tier": r.tier,
-            "better_than": ", ".join(r.better_than), "worse_than": ", ".join(r.worse_than),
-        } for r in self.rows])
+        return pd.DataFrame(
+            [
+                {
+                    "dispatcher": r.name,
+                    "mean_rank": r.mean_rank,
+                    "tier": r.tier,
+                    "better_than": ", ".join(r.better_than),
+                    "worse_than": ", ".join(r.worse_than),
+                }
+                for r in self.rows
+            ]
+        )
 
     def pairs_table(self) -> pd.DataFrame:
         """Every pairwise comparison with z, raw and adjusted p-values."""
@@ -231,35 +254,49 @@ def compare_on_metric(
     block: str = "block",
     alpha: float = 0.05,
     adjust: str = "holm",
+    order: Sequence[str] | None = None,
 ) -> Ranking:
-    """Rank ``treatment`` values on ``metric`` over the blocks where all of them ran."""
-    table = runs.pivot_table(index=block, columns=treatment, values=metric, aggfunc="first",
-                             dropna=False, sort=False)
+    """Rank ``treatment`` values on ``metric`` over the blocks where all of them ran.
+
+    ``order`` fixes the order of the treatments in the tables (default: first appearance).
+    """
+    table = runs.pivot_table(
+        index=block, columns=treatment, values=metric, aggfunc="first", dropna=False, sort=False
+    )
+    seen = [t for t in dict.fromkeys(runs[treatment]) if t in table.columns]
+    wanted = [t for t in (order or []) if t in table.columns]
+    table = table[wanted + [t for t in seen if t not in wanted]]
     names = [str(c) for c in table.columns]
     complete = table.dropna(axis=0, how="any")
     dropped = len(table) - len(complete)
-    ranking = Ranking(metric, lower_is_better, names, len(complete), dropped, None,
-                      alpha=alpha, adjust=adjust)
+    ranking = Ranking(
+        metric, lower_is_better, names, len(complete), dropped, None, alpha=alpha, adjust=adjust
+    )
     if len(names) < 2:
         ranking.note = "needs at least two dispatchers"
         return ranking
     if len(complete) < 2:
-        ranking.note = (f"needs at least two complete sets (seeds or trace windows); "
-                        f"have {len(complete)}")
+        ranking.note = (
+            f"needs at least two complete sets (seeds or trace windows); have {len(complete)}"
+        )
         if len(complete) == 1:
             ranks = rank_blocks(complete.to_numpy(), lower_is_better=lower_is_better)[0]
-            ranking.rows = [RankRow(n, float(r), 0, (), ())
-                            for r, n in sorted(zip(ranks, names, strict=True))]
+            ranking.rows = [
+                RankRow(n, float(r), 0, (), ()) for r, n in sorted(zip(ranks, names, strict=True))
+            ]
         return ranking
     ranks = rank_blocks(complete.to_numpy(), lower_is_better=lower_is_better)
     fr = friedman(ranks, names)
     ranking.friedman = fr
-    ranking.pairs = posthoc(fr.mean_ranks, fr.n_blocks, alpha=alpha, adjust=adjust,
-                            friedman_p=fr.p_value)
+    ranking.pairs = posthoc(
+        fr.mean_ranks, fr.n_blocks, alpha=alpha, adjust=adjust, friedman_p=fr.p_value
+    )
     ranking.rows = tiers(fr.mean_ranks, ranking.pairs)
     if fr.p_value >= alpha:
-        ranking.note = (f"Friedman p = {fr.p_value:.3g} ≥ α = {alpha}: no significant "
-                        "difference, post-hoc tests not applied")
+        ranking.note = (
+            f"Friedman p = {fr.p_value:.3g} ≥ α = {alpha}: no significant "
+            "difference, post-hoc tests not applied"
+        )
     return ranking
 
 
@@ -271,6 +308,33 @@ class SetStatistics:
     rankings: dict[str, Ranking]
     n_sets: int
     confidence: float
+    repeated_seeds: int = 0
+
+
+def drop_repeated_seeds(
+    runs: pd.DataFrame, *, block: str = "block", treatment: str = "dispatcher"
+) -> tuple[pd.DataFrame, int]:
+    """Keep one seed where the seeds changed nothing; return the runs and how many sets went.
+
+    Sets that differ only by seed (``block`` ends in ``|seed=N``) and in which every
+    dispatcher produced identical results (same ``result_digest``) are copies, not
+    independent repetitions: counting them would inflate N and fake significance.
+    """
+    if not {"seed", "result_digest", block} <= set(runs.columns) or not len(runs):
+        return runs, 0
+    base = runs[block].astype(str).str.replace(r"\|seed=-?\d+$", "", regex=True)
+    keep = pd.Series(True, index=runs.index)
+    dropped = 0
+    for _, group in runs.groupby(base, sort=False):
+        seeds = sorted(group["seed"].unique())
+        if len(seeds) < 2:
+            continue
+        per_seed = group.groupby("seed")[treatment].apply(frozenset)
+        same_cast = per_seed.nunique() == 1
+        if same_cast and group.groupby(treatment)["result_digest"].nunique().max() == 1:
+            keep[group.index[group["seed"] != seeds[0]]] = False
+            dropped += len(seeds) - 1
+    return runs[keep], dropped
 
 
 def analyze_sets(
@@ -282,17 +346,36 @@ def analyze_sets(
     confidence: float = 0.95,
     treatment: str = "dispatcher",
     block: str = "block",
+    order: Sequence[str] | None = None,
 ) -> SetStatistics:
-    """Mean ± interval per dispatcher and the Friedman ranking, for each metric."""
+    """Mean ± interval per dispatcher and the Friedman ranking, for each metric.
+
+    Seeds that reproduced another seed's results exactly are counted once
+    (:func:`drop_repeated_seeds`).
+    """
     from dispatchlab.stats.ci import summarize_runs
     from dispatchlab.stats.metrics import metric_info
 
+    runs, repeated = drop_repeated_seeds(runs, block=block, treatment=treatment)
     present = [m for m in metrics if m in runs]
     means = summarize_runs(runs, present, by=treatment, confidence=confidence)
     rankings = {
-        m: compare_on_metric(runs, m, lower_is_better=metric_info(m).lower_is_better,
-                             treatment=treatment, block=block, alpha=alpha, adjust=adjust)
+        m: compare_on_metric(
+            runs,
+            m,
+            lower_is_better=metric_info(m).lower_is_better,
+            treatment=treatment,
+            block=block,
+            alpha=alpha,
+            adjust=adjust,
+            order=order,
+        )
         for m in present
     }
-    return SetStatistics(means, rankings, int(runs[block].nunique()) if len(runs) else 0,
-                         confidence)
+    return SetStatistics(
+        means,
+        rankings,
+        int(runs[block].nunique()) if len(runs) else 0,
+        confidence,
+        repeated,
+    )

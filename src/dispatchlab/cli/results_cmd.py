@@ -1,0 +1,169 @@
+"""``dispatchlab results``: gather stored runs into tidy tables and print the statistics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import pandas as pd
+import typer
+from rich.table import Table
+
+from dispatchlab.cli.app import app
+from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.simulate_cmd import console
+from dispatchlab.errors import ConfigError
+from dispatchlab.experiments.collect import runs_table, write_tables
+from dispatchlab.experiments.store import RunStore
+from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, ranking_json
+from dispatchlab.report.format import fmt_ci
+from dispatchlab.stats.metrics import METRICS
+from dispatchlab.stats.ranking import analyze_sets
+
+
+def summarize_folder(
+    root: Path,
+    *,
+    metrics: list[str],
+    alpha: float,
+    adjust: str,
+    confidence: float,
+    keys: set[str] | None = None,
+    formats: tuple[str, ...] = ("parquet", "csv"),
+    as_json: bool = False,
+    extra: dict[str, Any] | None = None,
+    order: list[str] | None = None,
+) -> None:
+    """Write the tables and statistics files of ``root`` and print them.
+
+    ``order`` lists the dispatchers in the order to show them (default: as planned).
+    """
+    from dispatchlab.cli.compare_cmd import print_ranking, show
+
+    records = list(RunStore(root).records(keys))
+    if not records:
+        raise ConfigError(f"no finished runs under {root / 'runs'}", field="DIR")
+    written = write_tables(root, records, formats=formats)
+    runs = runs_table(records)
+    order = order or RunStore(root).planned_dispatchers()
+    st = analyze_sets(runs, metrics, alpha=alpha, adjust=adjust, confidence=confidence, order=order)
+    st.means.to_csv(root / "stats_means.csv", index=False)
+    ranks = (
+        pd.concat([r.table().assign(metric=m) for m, r in st.rankings.items()], ignore_index=True)
+        if st.rankings
+        else pd.DataFrame()
+    )
+    ranks.to_csv(root / "stats_ranking.csv", index=False)
+    pairs = (
+        pd.concat(
+            [r.pairs_table().assign(metric=m) for m, r in st.rankings.items()], ignore_index=True
+        )
+        if st.rankings
+        else pd.DataFrame()
+    )
+    pairs.to_csv(root / "stats_pairs.csv", index=False)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    **(extra or {}),
+                    "runs": len(records),
+                    "repeated_seeds": st.repeated_seeds,
+                    "tables": [str(p) for p in written],
+                    "means": st.means.to_dict(orient="records"),
+                    "rankings": {m: ranking_json(r) for m, r in st.rankings.items()},
+                },
+                default=str,
+            )
+        )
+        return
+    t = Table(
+        title=f"{len(records)} runs in {root}: mean ± {confidence:.0%} CI over {st.n_sets} sets",
+        title_justify="left",
+    )
+    t.add_column("dispatcher", no_wrap=True)
+    t.add_column("runs", justify="right")
+    for m in metrics:
+        t.add_column(METRICS[m].label, justify="right")
+    counts = runs.groupby("dispatcher", sort=False).size()
+    shown = [d for d in order if d in counts.index] + [d for d in counts.index if d not in order]
+    for d in shown:
+        cells = [str(d), str(int(counts[d]))]
+        for m in metrics:
+            row = st.means[(st.means["dispatcher"] == d) & (st.means["metric"] == m)]
+            cells.append(
+                fmt_ci(m, *row[["mean", "ci_low", "ci_high"]].iloc[0]) if len(row) else "–"
+            )
+        t.add_row(*cells)
+    show(t)
+    if st.repeated_seeds:
+        console.print(
+            f"[dim]{st.repeated_seeds} set(s) differing only by seed reproduced another "
+            "seed's results for every dispatcher and were counted once[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
+    for r in st.rankings.values():
+        print_ranking(r)
+    console.print("tables: " + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
+
+
+@app.command("results")
+@friendly_errors
+def results_command(
+    directory: Annotated[Path, typer.Argument(help="Output folder of run-experiment or compare.")],
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            help="Metrics to summarize and rank (default: the experiment's, else "
+            "mean_wait,mean_bounded_slowdown,utilization)."
+        ),
+    ] = None,
+    alpha: Annotated[float | None, typer.Option(help="Significance level.")] = None,
+    p_adjust: Annotated[str | None, typer.Option(help="holm | none.")] = None,
+    confidence: Annotated[
+        float | None, typer.Option(help="Confidence level of the intervals.")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="parquet | csv | both.")] = "both",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the statistics as JSON.")] = False,
+) -> None:
+    """Gather every finished run under DIRECTORY/runs into DIRECTORY/results.parquet/.csv
+    (one row per run) and breakdown.* (one row per run × job class/queue), then print means
+    with confidence intervals and which dispatchers are significantly better."""
+    if not (directory / "runs").is_dir():
+        raise ConfigError(f"{directory} has no runs/ folder", field="DIR")
+    stats_cfg = _experiment_stats(directory)
+    chosen = (
+        [m.strip() for m in metrics.split(",") if m.strip()]
+        if metrics
+        else stats_cfg.get("metrics", list(DEFAULT_STATS_METRICS))
+    )
+    for m in chosen:
+        if m not in METRICS:
+            raise ConfigError(
+                f"unknown metric '{m}' (known: {', '.join(METRICS)})", field="metrics"
+            )
+    formats = {"both": ("parquet", "csv"), "parquet": ("parquet",), "csv": ("csv",)}
+    if fmt not in formats:
+        raise ConfigError("must be parquet, csv or both", field="format")
+    adjust = p_adjust or stats_cfg.get("p_adjust", "holm")
+    if adjust not in ("holm", "none"):
+        raise ConfigError("must be holm or none", field="p-adjust")
+    summarize_folder(
+        directory,
+        metrics=chosen,
+        alpha=alpha or stats_cfg.get("alpha", 0.05),
+        adjust=adjust,
+        confidence=confidence or stats_cfg.get("confidence", 0.95),
+        formats=formats[fmt],
+        as_json=as_json,
+    )
+
+
+def _experiment_stats(directory: Path) -> dict[str, Any]:
+    plan = directory / "plan.json"
+    if not plan.is_file():
+        return {}
+    stats: dict[str, Any] = json.loads(plan.read_text()).get("experiment", {}).get("stats", {})
+    return stats

@@ -1,0 +1,165 @@
+"""Grid expansion, configuration hashes and atomic run folders."""
+
+from __future__ import annotations
+
+import pickle
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dispatchlab.errors import ConfigError
+from dispatchlab.experiments import (
+    RunConfig,
+    RunStore,
+    execute_run,
+    parse_experiment,
+    plan,
+)
+
+
+def spec(kth: Path, **extra: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "name": "t",
+        "workloads": [{"path": str(kth), "limit": 200}],
+        "dispatchers": ["fifo"],
+    }
+    base.update(extra)
+    return base
+
+
+def test_grid_is_the_product_and_parameters_only_multiply_their_users(kth: Path) -> None:
+    runs = plan(
+        parse_experiment(
+            spec(
+                kth,
+                workloads=[{"path": str(kth), "limit": "{n}", "name": "kth"}],
+                platforms=["auto", "nodes={nodes},cores=1"],
+                seeds=2,
+                parameters={"n": [100, 200], "nodes": [100, 128]},
+            )
+        )
+    )
+    # 2 workload sizes × (auto + 2 inline platforms) × 1 dispatcher × 2 seeds
+    assert len(runs) == 2 * 3 * 2
+    limits = sorted({r.config.workload.limit for r in runs})
+    assert limits == [100, 200], "a lone placeholder keeps the parameter's type"
+    blocks = {r.labels.block for r in runs}
+    assert len(blocks) == len(runs), "every run is its own set (one dispatcher)"
+    assert all(r.labels.params.get("n") in (100, 200) for r in runs)
+    assert {r.config.platform for r in runs} == {"auto", "nodes=100,cores=1", "nodes=128,cores=1"}
+
+
+def test_windows_cut_the_slice_into_sets(kth: Path) -> None:
+    runs = plan(
+        parse_experiment(
+            spec(kth, workloads=[{"path": str(kth), "skip": 100, "limit": 1000, "windows": 4}])
+        )
+    )
+    assert [(r.config.workload.skip, r.config.workload.limit) for r in runs] == [
+        (100, 250),
+        (350, 250),
+        (600, 250),
+        (850, 250),
+    ]
+    assert [r.labels.window for r in runs] == [0, 1, 2, 3]
+
+
+def test_hash_ignores_labels_and_paths_but_not_the_data(kth: Path, tmp_path: Path) -> None:
+    a = plan(parse_experiment(spec(kth)))[0]
+    b = plan(
+        parse_experiment(
+            spec(
+                kth,
+                name="renamed",
+                workloads=[{"path": str(kth), "limit": 200, "name": "another label"}],
+            )
+        )
+    )[0]
+    assert a.key == b.key
+    moved = tmp_path / "elsewhere.swf.gz"
+    shutil.copyfile(kth, moved)
+    c = plan(parse_experiment(spec(moved)))[0]
+    assert c.key == a.key, "the file's content names it, not its path"
+    d = plan(parse_experiment(spec(kth, workloads=[{"path": str(kth), "limit": 201}])))[0]
+    e = plan(parse_experiment(spec(kth, seeds=[1])))[0]
+    f = plan(
+        parse_experiment(
+            spec(
+                kth, workloads=[{"path": str(kth), "limit": 200, "options": {"procs": "requested"}}]
+            )
+        )
+    )[0]
+    assert len({a.key, d.key, e.key, f.key}) == 4
+    # defaults spelled out or left implicit are the same configuration
+    g = plan(
+        parse_experiment(
+            spec(
+                kth, workloads=[{"path": str(kth), "limit": 200, "options": {"procs": "allocated"}}]
+            )
+        )
+    )[0]
+    assert g.key == a.key
+
+
+def test_configs_are_plain_and_picklable(kth: Path) -> None:
+    run = plan(parse_experiment(spec(kth)))[0]
+    again = pickle.loads(pickle.dumps(run.config))
+    assert again == run.config and again.key == run.key
+    assert RunConfig.from_dict(run.config.to_dict()) == run.config
+
+
+def test_duplicate_runs_are_refused(kth: Path) -> None:
+    with pytest.raises(ConfigError, match="repeats the run") as err:
+        plan(
+            parse_experiment(
+                spec(
+                    kth,
+                    workloads=[
+                        {"path": str(kth), "limit": 200},
+                        {"path": str(kth), "limit": 200, "name": "b"},
+                    ],
+                )
+            )
+        )
+    assert err.value.field == "dispatchers[0]"
+
+
+def test_relative_paths_are_taken_from_the_experiment_folder(kth: Path, tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    shutil.copyfile(kth, tmp_path / "data" / "kth.swf.gz")
+    runs = plan(
+        parse_experiment(spec(kth, workloads=[{"path": "data/kth.swf.gz", "limit": 50}])), tmp_path
+    )
+    assert runs[0].config.workload.path == str((tmp_path / "data" / "kth.swf.gz").resolve())
+    assert runs[0].labels.workload == "kth"
+
+
+def test_store_writes_atomically_and_never_twice(kth: Path, tmp_path: Path) -> None:
+    run = plan(parse_experiment(spec(kth)))[0]
+    store = RunStore(tmp_path)
+    (tmp_path / "runs" / f".tmp-{run.key}-dead").mkdir(parents=True)  # a killed writer
+    assert not store.is_done(run.key)
+    assert [r.key for r in store.records()] == []
+    assert store.clean_temporary() == 1
+    out = execute_run(run.config)
+    assert store.save(run, out, engine="test") is True
+    assert store.save(run, out, engine="test") is False
+    folder = tmp_path / "runs" / run.key
+    for name in (
+        "run.json",
+        "summary.json",
+        "jobs.parquet",
+        "jobs.csv",
+        "timeseries.parquet",
+        "alloc.parquet",
+    ):
+        assert (folder / name).stat().st_size > 0, name
+    rec = next(store.records())
+    assert rec.key == run.key and rec.labels["dispatcher"] == "fifo"
+    assert rec.doc["config"]["workload"]["limit"] == 200
+    assert len(rec.jobs()) == 200
+    assert set(rec.breakdown()["group"]) == {"short", "medium", "long"}
+    with pytest.raises(ValueError):
+        store.save(plan(parse_experiment(spec(kth, seeds=[5])))[0], out, engine="test")
