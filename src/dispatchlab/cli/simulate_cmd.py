@@ -18,6 +18,7 @@ from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.metrics.results import Results
 from dispatchlab.platform.from_workload import platform_for
 from dispatchlab.platform.resolve import resolve_platform
+from dispatchlab.report.format import fmt_duration
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
 
@@ -128,12 +129,12 @@ def print_summary(res: Results, title: str) -> None:
     table.add_column("value", justify="right")
     rows: list[tuple[str, str]] = [
         ("jobs (run / rejected)", f"{s['jobs_run']:,} / {s['rejected']:,}"),
-        ("mean wait", _dur(s["mean_wait"])),
-        ("median / p90 / max wait", f"{_dur(s['median_wait'])} / {_dur(s['p90_wait'])} / "
-                                    f"{_dur(s['max_wait'])}"),
+        ("mean wait", fmt_duration(s["mean_wait"])),
+        ("median / p90 / max wait",
+         " / ".join(fmt_duration(s[k]) for k in ("median_wait", "p90_wait", "max_wait"))),
         ("mean slowdown", f"{s['mean_slowdown']:.2f}"),
         ("mean bounded slowdown (τ=10 s)", f"{s['mean_bounded_slowdown']:.2f}"),
-        ("makespan", _dur(s["makespan"])),
+        ("makespan", fmt_duration(s["makespan"])),
         ("utilization (cores)", f"{s['utilization'] * 100:.1f} %"),
         ("killed at wall-time", f"{s['killed']:,}"),
         ("decision time mean / max", f"{s['dispatch_time_mean_ms']:.3f} / "
@@ -143,17 +144,6 @@ def print_summary(res: Results, title: str) -> None:
     for name, value in rows:
         table.add_row(name, value)
     console.print(table)
-
-
-def _dur(seconds: float) -> str:
-    s = float(seconds)
-    if s < 120:
-        return f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.1f} min"
-    if s < 172800:
-        return f"{s / 3600:.1f} h"
-    return f"{s / 86400:.1f} d"
 
 
 def _jsonable(value: Any) -> Any:
