@@ -51,7 +51,6 @@ class SystemView:
         "platform",
         "queue",
         "req",
-        "req_rows",
         "running",
         "total",
     )
@@ -64,7 +63,6 @@ class SystemView:
         self.free: IntArray = platform.capacity.copy()
         self.free_total: list[int] = list(self.total)
         self.req: IntArray = req
-        self.req_rows: list[tuple[int, ...]] = [tuple(r) for r in req.tolist()]
         self.demand: IntArray = req * workload.units[:, None]
         self.demand_nz: list[tuple[tuple[int, int], ...]] = _nonzero_pairs(self.demand)
         self.queue: dict[int, None] = {}
