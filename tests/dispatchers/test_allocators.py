@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers.allocators import ALLOCATORS, get_allocator
-from dispatchlab.dispatchers.first_fit import units_per_node
 from dispatchlab.errors import ConfigError
+from dispatchlab.platform.platform import units_fitting
 
 #: Four nodes × (cores, gpu): node 1 and 3 have GPUs.
 PLAT = Platform(resources=("cores", "gpu"),
@@ -94,7 +94,7 @@ def test_placements_are_valid_and_found_whenever_possible(name: str, data: st.Da
     alloc = get_allocator(name)
     alloc.reset(plat)
     got = alloc.place(free, req, units)
-    possible = int(units_per_node(free, req).sum()) >= units
+    possible = int(units_fitting(free, req).sum()) >= units
     assert (got is not None) == possible
     if got is not None:
         nodes, counts = got

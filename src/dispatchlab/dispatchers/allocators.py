@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.dispatchers.first_fit import first_fit, units_per_node
+from dispatchlab.dispatchers.first_fit import first_fit
 from dispatchlab.errors import ConfigError
-from dispatchlab.platform.platform import Platform
+from dispatchlab.platform.platform import Platform, units_fitting
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -80,7 +80,7 @@ class _Ranked(Allocator):
 
     def place(self, free: IntArray, req: IntArray, units: int) -> Placement | None:
         """Rank the nodes with room and fill them in rank order."""
-        fit = units_per_node(free, req)
+        fit = units_fitting(free, req)
         cand = np.flatnonzero(fit)
         if int(fit[cand].sum()) < units:
             return None

@@ -22,7 +22,6 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.allocators import Allocator, Placement, fill_in_order
-from dispatchlab.dispatchers.first_fit import units_per_node
 from dispatchlab.dispatchers.profile import NodeProfile, Profile, SlotProfile
 from dispatchlab.dispatchers.workspace import Workspace
 from dispatchlab.engine.decisions import Start
@@ -30,6 +29,7 @@ from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.estimates.base import DurationEstimator
+from dispatchlab.platform.platform import units_fitting
 
 IntArray = npt.NDArray[np.int64]
 
@@ -287,14 +287,14 @@ class NodeMachine(Machine):
                 pooled += used.sum(axis=0)
                 i += 1
             if (pooled >= need_total).all() and (
-                int(units_per_node(future, need_req).sum()) >= need_units
+                int(units_fitting(future, need_req).sum()) >= need_units
             ):
                 shadow = t
                 break
         if shadow < 0:  # pragma: no cover - the feasibility check rules this out
             raise DispatchlabError(f"job {job} can never fit the machine")
         # Reserve on the nodes busiest now, leaving what is free now for backfilling.
-        fit = units_per_node(future, need_req)
+        fit = units_fitting(future, need_req)
         cand = np.flatnonzero(fit)
         busy = np.asarray(ws.free[cand] @ self._scale)
         ranked = cand[np.argsort(busy, kind="stable")]
@@ -336,5 +336,5 @@ def make_machine(view: SystemView, allocator: Allocator, estimator: DurationEsti
     """A :class:`SlotMachine` when all units ask the same vector, else a NodeMachine."""
     req = view.req
     if len(req) and (req == req[0]).all():
-        return SlotMachine(view, allocator, estimator, units_per_node(view.capacity, req[0]))
+        return SlotMachine(view, allocator, estimator, units_fitting(view.capacity, req[0]))
     return NodeMachine(view, allocator, estimator)

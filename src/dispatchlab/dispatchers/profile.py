@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.allocators import Allocator, Placement
-from dispatchlab.dispatchers.first_fit import units_per_node
+from dispatchlab.platform.platform import units_fitting
 
 IntArray = npt.NDArray[np.int64]
 
@@ -193,7 +193,7 @@ class NodeProfile:
         free = self.free
         n = len(self.times)
         times = np.asarray(self.times, dtype=np.int64)
-        fit = units_per_node(free.reshape(-1, free.shape[2]), req).reshape(n, -1)
+        fit = units_fitting(free.reshape(-1, free.shape[2]), req).reshape(n, -1)
         starts = np.flatnonzero(fit.sum(axis=1) >= need)
         if before is not None:
             starts = starts[times[starts] < before]

@@ -43,7 +43,7 @@ class Workspace:
 
     def fits_total(self, job: int) -> bool:
         """Necessary condition: the job's demand fits the pooled free capacity."""
-        ft = self.free_total
+        ft = self.free_total  # inlined loop: called for every queued job tried
         for r, amount in self.view.demand_nz[job]:
             if amount > ft[r]:
                 return False

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
@@ -19,21 +18,25 @@ IntArray = npt.NDArray[np.int64]
 class Recorder:
     """Append-only log of one run; :mod:`dispatchlab.metrics` turns it into tables."""
 
-    def __init__(self, workload: Workload, platform: Platform):
+    def __init__(self, workload: Workload, platform: Platform, req: IntArray):
         n = workload.n_jobs
         self.workload = workload
         self.platform = platform
+        self.req = req  # per-unit requests over the platform's resources (engine's mapping)
         self._start: list[int] = [-1] * n
         self._end: list[int] = [-1] * n
-        self.start_time = np.full(n, -1, dtype=np.int64)
-        self.end_time = np.full(n, -1, dtype=np.int64)
+        # filled from the lists by finish(); -1 = never started / never ended
+        self.start_time = np.empty(0, dtype=np.int64)
+        self.end_time = np.empty(0, dtype=np.int64)
         self.planned = np.full(n, -1, dtype=np.int64)
         self.alloc_nodes: list[IntArray | None] = [None] * n
         self.alloc_counts: list[IntArray | None] = [None] * n
         self.rejected: dict[int, str] = {}
+        # appended by the engine's loop directly (hot path): time and duration of each
+        # dispatcher call; per decision point, flat: time, queue length, running jobs,
+        # free capacity per resource (several rows at one time: the last one counts)
         self.decision_at = array("q")
         self.decision_cpu = array("d")
-        # per decision point, flat: time, queue length, running jobs, free per resource
         self.sample_width = 3 + len(platform.resources)
         self.samples = array("q")
         self.sim_seconds = 0.0
@@ -58,19 +61,6 @@ class Recorder:
     def reject(self, job: int, reason: str) -> None:
         """Job ``job`` will never run, for ``reason``."""
         self.rejected[job] = reason
-
-    def decision_time(self, t: int, seconds: float) -> None:
-        """Time the dispatcher spent deciding at ``t``."""
-        self.decision_at.append(t)
-        self.decision_cpu.append(seconds)
-
-    def sample(self, t: int, view: SystemView) -> None:
-        """State after the decisions at ``t``: free capacity, queue length, running jobs.
-
-        Several decision points at one timestamp each append a row; the time series keeps
-        the last one.
-        """
-        self.samples.extend((t, len(view.queue), len(view.running), *view.free_total))
 
     def finish(self, sim_seconds: float, dispatcher_stats: dict[str, Any]) -> None:
         """Close the run: check every job is accounted for, store overall figures."""

@@ -60,7 +60,7 @@ class Simulator:
         """Run to the end and return what happened."""
         wl, plat, disp = self.workload, self.platform, self.dispatcher
         view = SystemView(wl, plat, self.req)
-        rec = Recorder(wl, plat)
+        rec = Recorder(wl, plat, self.req)
         self._units: list[int] = wl.units.tolist()
         self._n_nodes = plat.n_nodes
         rejected = self._check_feasible(rec)
@@ -77,8 +77,7 @@ class Simulator:
         queue, running = view.queue, view.running
         decide = disp.decide
         start_job, release = self._start, self._release
-        rec_end = rec.end
-        rec_starts, rec_nodes, rec_counts = rec._start, rec.alloc_nodes, rec.alloc_counts
+        rec_start, rec_end = rec.start, rec.end
         sample = rec.samples.extend
         free_total = view.free_total
         dec_at, dec_time = rec.decision_at.append, rec.decision_cpu.append
@@ -126,9 +125,7 @@ class Simulator:
                     job = d.job
                     end = t + duration[job]
                     running[job] = Running(t, d.nodes, d.counts, end)
-                    rec_starts[job] = t  # inlined Recorder.start (hot path)
-                    rec_nodes[job] = d.nodes.astype(np.int32)  # compact copy for the record
-                    rec_counts[job] = d.counts.astype(np.int32)
+                    rec_start(job, t, d.nodes, d.counts)
                     heappush(heap, (end, _END, seq, job))
                     seq += 1
                 elif type(d) is WakeAt:

@@ -54,7 +54,7 @@ def audit(rec: Recorder) -> None:
     _expect(not bad_units.any(), "placed units differ from requested units", wl,
             np.isin(np.arange(wl.n_jobs), idx[bad_units]))
 
-    req = _platform_req(rec)
+    req = rec.req
     cap = rec.platform.capacity
     # Sweep per node: +use at start, -use at end; at equal times releases come first.
     t = np.concatenate((start[owner], end[owner]))
@@ -78,12 +78,6 @@ def audit(rec: Recorder) -> None:
                 f"{rec.platform.resources[r]} > capacity {int(cap[node_s[k], r])} at "
                 f"t={int(t[order][k])}"
             )
-
-
-def _platform_req(rec: Recorder) -> np.ndarray:
-    from dispatchlab.engine.simulator import map_requests
-
-    return map_requests(rec.workload, rec.platform)
 
 
 def _expect(ok: bool, what: str, wl: object, mask: np.ndarray) -> None:

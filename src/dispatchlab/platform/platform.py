@@ -133,8 +133,17 @@ class Platform:
 
 
 def units_fitting(free: IntArray, req: IntArray) -> IntArray:
-    """Per node, how many units asking ``req`` fit into ``free`` (nodes × resources)."""
+    """Per node, how many units asking ``req`` fit into ``free`` (nodes × resources).
+
+    A single-resource request is answered from that column alone (a view when the
+    request is 1), since it is asked on every placement attempt.
+    """
     mask = req > 0
-    if not mask.any():
+    n_asked = int(mask.sum())
+    if n_asked == 0:
         raise ConfigError("a job unit must request at least one resource", field="req")
+    if n_asked == 1:
+        r = int(mask.argmax())
+        q = int(req[r])
+        return free[:, r] if q == 1 else free[:, r] // q
     return np.asarray((free[:, mask] // req[mask]).min(axis=1), dtype=np.int64)
