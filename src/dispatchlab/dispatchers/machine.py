@@ -333,7 +333,12 @@ class NodeMachine(Machine):
 
 
 def make_machine(view: SystemView, allocator: Allocator, estimator: DurationEstimator) -> Machine:
-    """A :class:`SlotMachine` when all units ask the same vector, else a NodeMachine."""
+    """A :class:`SlotMachine` when all units ask the same vector, else a NodeMachine;
+    a :class:`~dispatchlab.dispatchers.ruled_machine.RuledMachine` when operator rules apply."""
+    if view.rules is not None:
+        from dispatchlab.dispatchers.ruled_machine import RuledMachine
+
+        return RuledMachine(view, allocator, estimator)
     req = view.req
     if len(req) and (req == req[0]).all():
         return SlotMachine(view, allocator, estimator, units_fitting(view.capacity, req[0]))

@@ -17,6 +17,7 @@ from dispatchlab.dispatchers.allocators import Allocator, get_allocator
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.machine import Machine, make_machine
 from dispatchlab.dispatchers.orderings import JobQueue, Ordering, get_ordering
+from dispatchlab.dispatchers.ruled_machine import RuledMachine
 from dispatchlab.dispatchers.selection import Selection, get_selection
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
@@ -77,13 +78,48 @@ class Policy(BaseDispatcher):
         machine.begin(view, events)
         if events.submitted:
             queue.add(events.submitted)
+        if events.withdrawn:
+            for j in events.withdrawn:
+                queue.remove(j)
         if self.selection.idle_when_full and not (view.queue and machine.any_free()):
             return ()
         order = queue.order(view, self.estimate)
-        out = self.selection.select(view, events, order, machine)
+        if view.rules is not None:
+            out = self._decide_under_rules(view, events, order, machine)
+        else:
+            out = self.selection.select(view, events, order, machine)
         for d in out:
             if type(d) is Start:
                 queue.remove(d.job)
+        return out
+
+    def _decide_under_rules(
+        self, view: SystemView, events: Events, order: list[int], machine: Machine
+    ) -> list[Decision]:
+        """Operator rules apply: the selection sees regular jobs only (those eligible now,
+        unless it plans ahead), reservation jobs start first-fit in priority order inside
+        their reservation, heterogeneous jobs start whole."""
+        rules = view.rules
+        assert rules is not None and isinstance(machine, RuledMachine)
+        now = view.now
+        lead, res_of = rules.group_of, rules.job_res
+        plans_ahead = self.selection.plans_ahead
+        regular = [j for j in order if res_of[j] < 0 and lead.get(j, j) == j
+                   and (plans_ahead or rules.eligible(j, now))]
+        inside = [j for j in order if res_of[j] >= 0 and lead.get(j, j) == j
+                  and rules.eligible(j, now)]
+        seen = events
+        if events.submitted and (rules.reservations or rules.components):
+            seen = Events(events.time)
+            seen.submitted = [j for j in events.submitted
+                              if res_of[j] < 0 and lead.get(j, j) == j]
+            seen.finished, seen.killed = events.finished, events.killed
+            seen.withdrawn, seen.woken = events.withdrawn, events.woken
+        out = self.selection.select(view, seen, regular, machine)
+        for j in inside:
+            if machine.fits(j):
+                out.append(machine.start(j))
+        out.extend(machine.take_companions())
         return out
 
     def run_stats(self) -> dict[str, Any]:

@@ -41,6 +41,7 @@ class Recorder:
         self.samples = array("q")
         self.sim_seconds = 0.0
         self.dispatcher_stats: dict[str, Any] = {}
+        self.rules_info: dict[str, Any] | None = None  # what operator rules were enforced
 
     def start(self, job: int, t: int, nodes: IntArray, counts: IntArray) -> None:
         """Job ``job`` started at ``t`` on ``nodes`` × ``counts`` units."""

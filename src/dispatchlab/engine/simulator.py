@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.engine.constraints import Constraints, build_constraints
 from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.kernels import OK, check_and_take, release, warm_up
@@ -27,7 +28,7 @@ from dispatchlab.workload.workload import Workload
 
 IntArray = npt.NDArray[np.int64]
 
-_END, _WAKE = 0, 1  # heap event kinds; ends sort before timers at one timestamp
+_END, _WAKE, _RULE = 0, 1, 2  # heap event kinds; ends sort before timers at one timestamp
 
 class Simulator:
     """Simulates ``workload`` on ``platform`` under ``dispatcher``.
@@ -55,6 +56,7 @@ class Simulator:
         self.on_infeasible = on_infeasible
         self.progress = progress
         self.req = map_requests(workload, platform)
+        self.rules: Constraints | None = None
 
     def run(self) -> Recorder:
         """Run to the end and return what happened."""
@@ -64,6 +66,13 @@ class Simulator:
         self._units: list[int] = wl.units.tolist()
         self._n_nodes = plat.n_nodes
         rejected = self._check_feasible(rec)
+        rules = self.rules = view.rules = build_constraints(wl, plat, self.req)
+        if rules is not None:
+            rec.rules_info = rules.describe()
+            for j, reason in rules.rejections().items():
+                if j not in rejected:
+                    rec.reject(j, reason)
+                    rejected.add(j)
         rng = np.random.default_rng(self.seed)
         warm_up()
         disp.reset(view, rng)
@@ -88,8 +97,12 @@ class Simulator:
         progress = self.progress
         progress_every = max(n // 200, 1)
         done = 0
+        if rules is not None:
+            heappush(heap, (rules.next_change(-1), _RULE, -1, -1))
 
         while nxt < n or heap:
+            if rules is not None and nxt >= n and not queue and not running:
+                break  # only rule timers are left
             t = submit[nxt] if nxt < n else heap[0][0]
             if heap and heap[0][0] < t:
                 t = heap[0][0]
@@ -105,6 +118,12 @@ class Simulator:
                         events.killed.append(job)
                     rec_end(job, t)
                     done += 1
+                elif kind == _RULE:
+                    assert rules is not None
+                    events.woken = True
+                    heappush(heap, (rules.next_change(t), _RULE, -1, -1))
+                    if rules.reservations:
+                        self._withdraw(view, rec, events)
                 else:
                     events.woken = True
             # 2. submissions at t
@@ -139,6 +158,8 @@ class Simulator:
                     rec.plan(d.job, d.time)
                 else:
                     raise InvalidDecision(f"{disp.name}: unknown decision {d!r}")
+            if rules is not None and rules.components:
+                self._check_costart(view, decisions, t)
             sample((t, len(queue), len(running), *free_total))
             if progress is not None and done % progress_every == 0:
                 progress(done, n)
@@ -165,6 +186,12 @@ class Simulator:
                 f"{self.dispatcher.name}: job {self._jid(job)} cannot start: it is {state}")
         nodes, counts = d.nodes, d.counts
         units = self._units[job]
+        rules = self.rules
+        if rules is not None and len(nodes):
+            why = rules.violation(job, view.now, np.asarray(nodes))
+            if why is not None:
+                raise InvalidDecision(f"{self.dispatcher.name}: job {self._jid(job)} cannot "
+                                      f"start: {why}")
         if check_and_take(view.free, nodes, counts, view.req[job], units) != OK:
             raise self._explain(view, d)
         ft = view.free_total
@@ -197,6 +224,33 @@ class Simulator:
             f"{name}: job {jid} needs {need[k, r]} {self.platform.resources[r]} on node "
             f"{self.platform.node_names[nodes[k]]}, {view.free[nodes[k], r]} free"
         )
+
+    def _withdraw(self, view: SystemView, rec: Recorder, events: Events) -> None:
+        """Reject queued reservation jobs whose reservation is over."""
+        rules = self.rules
+        assert rules is not None
+        for job in [j for j in view.queue if rules.job_res[j] >= 0]:
+            why = rules.hopeless(job, view.now)
+            if why is not None:
+                del view.queue[job]
+                rec.reject(job, why)
+                events.withdrawn.append(job)
+
+    def _check_costart(self, view: SystemView, decisions: Sequence[Decision], t: int) -> None:
+        """Every component of a heterogeneous job starts in the same decision."""
+        rules = self.rules
+        assert rules is not None
+        for d in decisions:
+            if type(d) is Start and d.job in rules.group_of:
+                comps = rules.components[rules.group_of[d.job]]
+                missing = [c for c in comps if c not in view.running
+                           or view.running[c].start != t]
+                if missing:
+                    gid = int(self.workload.hetjob[d.job])
+                    raise InvalidDecision(
+                        f"{self.dispatcher.name}: heterogeneous job {gid}: component job "
+                        f"{self._jid(d.job)} started at {t} without component job(s) "
+                        f"{[self._jid(c) for c in missing]}: all components start together")
 
     def _release(self, view: SystemView, job: int, run: Running) -> None:
         release(view.free, run.nodes, run.counts, view.req[job])

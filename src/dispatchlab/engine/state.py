@@ -7,12 +7,16 @@ dispatchers must treat every attribute as read-only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
+
+if TYPE_CHECKING:
+    from dispatchlab.engine.constraints import Constraints
 
 IntArray = npt.NDArray[np.int64]
 
@@ -37,7 +41,9 @@ class SystemView:
     ``req[i]`` is job ``i``'s per-unit request over the *platform's* resources,
     ``demand[i]`` its total (``units × req``) and ``demand_nz[i]`` the non-zero
     ``(resource, amount)`` pairs of that total. ``queue`` holds queued job indices in
-    arrival order; ``running`` maps job index → :class:`Running`.
+    arrival order; ``running`` maps job index → :class:`Running`. ``rules`` holds the
+    queue rules, reservations and heterogeneous jobs the engine enforces
+    (:class:`~dispatchlab.engine.constraints.Constraints`), or ``None`` when none apply.
     """
 
     __slots__ = (
@@ -51,6 +57,7 @@ class SystemView:
         "platform",
         "queue",
         "req",
+        "rules",
         "running",
         "total",
     )
@@ -68,6 +75,7 @@ class SystemView:
         self.queue: dict[int, None] = {}
         self.running: dict[int, Running] = {}
         self.now = 0
+        self.rules: Constraints | None = None
 
     def fits_total(self, job: int) -> bool:
         """Cheap necessary condition: the job's total demand fits the pooled free capacity."""

@@ -73,6 +73,9 @@ def job_table(rec: Recorder, tau: int = TAU) -> pd.DataFrame:
                       local_timestamps(df[col].to_numpy(), wl.origin_unix, wl.timezone))
     if (rec.planned >= 0).any():
         df["planned_start"] = rec.planned
+    for col in ("array", "hetjob"):  # job-array / heterogeneous-job ids, when used
+        if (getattr(wl, col) >= 0).any():
+            df[col] = getattr(wl, col)
     for col in ("slowdown", "bounded_slowdown"):
         df.loc[~ran, col] = np.nan
     return df

@@ -56,9 +56,23 @@ def summarize(rec: Recorder, jobs: pd.DataFrame, ts: pd.DataFrame) -> dict[str, 
         "dispatch_time_max_ms": float(dec.max() * 1e3) if len(dec) else 0.0,
         "dispatch_time_total_s": float(dec.sum()),
         "dispatch_overhead_pct": float(dec.sum() / span * 100.0),
+        **_groups(ran, jobs),
+        **({"rules": rec.rules_info} if rec.rules_info else {}),
         "sim_seconds": rec.sim_seconds,
         "jobs_per_second": (len(jobs) / rec.sim_seconds) if rec.sim_seconds > 0 else 0.0,
     }
     if rec.dispatcher_stats:
         summary["dispatcher_stats"] = rec.dispatcher_stats
     return summary
+
+
+def _groups(ran: pd.DataFrame, jobs: pd.DataFrame) -> dict[str, Any]:
+    """Job arrays: how many, and their mean completion (last element's end − submit)."""
+    if "array" not in jobs.columns:
+        return {}
+    members = ran[ran["array"] >= 0]
+    per = members.groupby("array").agg(first=("submit", "min"), last=("end", "max"))
+    done = per["last"] - per["first"]
+    return {"job_arrays": {"count": int((jobs["array"] >= 0).groupby(jobs["array"]).any().sum()
+                                        - (1 if (jobs["array"] < 0).any() else 0)),
+                           "mean_completion": float(done.mean()) if len(done) else 0.0}}

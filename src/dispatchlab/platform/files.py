@@ -15,6 +15,22 @@ TOML schema (memory in MB, power in W; see ``examples/platforms/*.toml``)::
     power = 350.0                      # busy power per node, W (all groups or none)
     capacity = { cores = 16, mem = "16 GB", gpu = 2 }
 
+    [queues.np_longpar]                # queue rules (dispatchlab.platform.queues)
+    ewt = 86400
+    max_nodes = 16
+    max_walltime = "24:00:00"
+    windows = ["18:00-08:00"]          # local start windows; default: any time
+
+    [[reservations]]                   # dispatchlab.platform.reservations
+    name = "maint"
+    nodes = ["gpu"]                    # node names or group labels
+    start = "2014-04-01T09:00"         # or seconds from the workload origin
+    duration = "02:00:00"
+    period = 604800                    # optional: a standing (weekly) reservation
+
+Instead of ``[[nodes]]``, ``extends = "<preset, inline spec or file>"`` takes the machine
+from elsewhere and adds (or replaces) its queues and reservations.
+
 A resource missing from a group's ``capacity`` has capacity 0 there. Memory accepts an
 integer (MB) or a string with a unit (``KB``, ``MB``, ``GB``, ``TB``; binary multiples).
 Names ``memory``, ``gpus``, ``mics``, ``cpus``... are read as ``mem``, ``gpu``, ``mic``,
@@ -44,11 +60,13 @@ from dispatchlab.errors import ConfigError
 from dispatchlab.platform.inline import ALIASES
 from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.platform.quantities import parse_capacity
+from dispatchlab.platform.queues import parse_queues
+from dispatchlab.platform.reservations import parse_reservations
 
 #: Keys a ``[[nodes]]`` table may hold.
 NODE_KEYS = ("count", "capacity", "name_prefix", "names", "group", "power")
 #: Keys the top level of a platform document may hold.
-TOP_KEYS = ("name", "description", "resources", "nodes")
+TOP_KEYS = ("name", "description", "resources", "nodes", "extends", "queues", "reservations")
 #: Columns of a Eurora node list, in file order.
 EURORA_NODE_COLUMNS = ("node_id", "cores", "gpus", "mics", "memory", "reserved")
 
@@ -109,6 +127,8 @@ def platform_from_mapping(
             field=prefix + unknown[0],
             source=source,
         )
+    if "extends" in doc:
+        return _extended(doc, prefix, source, name)
     pname = doc.get("name", name or "platform")
     if not isinstance(pname, str) or not pname:
         raise ConfigError("must be a non-empty string", field=prefix + "name", source=source)
@@ -176,6 +196,11 @@ def platform_from_mapping(
             field=prefix + "nodes",
             source=source,
         )
+    queues = parse_queues(doc["queues"], source=source, prefix=prefix + "queues") \
+        if "queues" in doc else {}
+    reservations = parse_reservations(doc["reservations"], source=source,
+                                      prefix=prefix + "reservations") \
+        if "reservations" in doc else ()
     try:
         return Platform(
             resources=tuple(resources),
@@ -184,9 +209,42 @@ def platform_from_mapping(
             groups={k: np.asarray(v, dtype=np.int64) for k, v in groups.items()},
             node_power=np.asarray(powers, dtype=np.float64) if powers else None,
             name=pname,
+            queues=queues,
+            reservations=reservations,
         )
     except ConfigError as exc:
         raise _with_source(exc, source) from None
+
+
+def _extended(doc: Mapping[str, Any], prefix: str, source: str | None, name: str | None
+              ) -> Platform:
+    """``extends = "..."``: another platform's nodes plus this document's rules."""
+    from dispatchlab.platform.resolve import resolve_platform
+
+    if "nodes" in doc or "resources" in doc:
+        raise ConfigError("a platform that extends another cannot list nodes or resources",
+                          field=prefix + "extends", source=source)
+    base_spec = doc["extends"]
+    if not isinstance(base_spec, str) or not base_spec:
+        raise ConfigError("must name a preset, inline spec or file", field=prefix + "extends",
+                          source=source)
+    if source and not base_spec.startswith("/") and "=" not in base_spec:
+        candidate = Path(source).parent / base_spec
+        if candidate.exists():
+            base_spec = str(candidate)
+    try:
+        base = resolve_platform(base_spec)
+        queues = parse_queues(doc["queues"], source=source, prefix=prefix + "queues") \
+            if "queues" in doc else None
+        reservations = parse_reservations(doc["reservations"], source=source,
+                                          prefix=prefix + "reservations") \
+            if "reservations" in doc else None
+        out = base.with_rules(queues=queues, reservations=reservations)
+    except ConfigError as exc:
+        raise _with_source(exc, source) from None
+    from dataclasses import replace
+
+    return replace(out, name=str(doc.get("name", name or base.name)))
 
 
 @dataclass(slots=True)

@@ -10,6 +10,8 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.errors import ConfigError
+from dispatchlab.platform.queues import QueueConfig
+from dispatchlab.platform.reservations import Reservation
 
 IntArray = npt.NDArray[np.int64]
 
@@ -24,6 +26,9 @@ class Platform:
     ``capacity[n, r]`` is node ``n``'s amount of resource ``resources[r]``; a resource a
     node lacks has capacity 0. ``groups`` maps a group/partition name to node indices.
     ``node_power`` is each node's nominal busy power in W (used by energy-aware allocators).
+    ``queues`` and ``reservations`` are what the operators configure (see
+    :mod:`~dispatchlab.platform.queues`, :mod:`~dispatchlab.platform.reservations`); the
+    engine enforces them for every dispatcher.
     """
 
     resources: tuple[str, ...]
@@ -32,6 +37,8 @@ class Platform:
     groups: Mapping[str, IntArray] = field(default_factory=dict)
     node_power: npt.NDArray[np.float64] | None = None
     name: str = "platform"
+    queues: Mapping[str, QueueConfig] = field(default_factory=dict)
+    reservations: tuple[Reservation, ...] = ()
 
     def __post_init__(self) -> None:
         cap = np.asarray(self.capacity, dtype=np.int64)
@@ -72,6 +79,51 @@ class Platform:
             if power.shape != (cap.shape[0],):
                 raise ConfigError("one power rating per node is needed", field="node_power")
             object.__setattr__(self, "node_power", power)
+        object.__setattr__(self, "queues", dict(self.queues))
+        object.__setattr__(self, "reservations", tuple(self.reservations))
+        for qname, q in self.queues.items():
+            self.node_set(q.nodes, f"queues.{qname}.nodes")
+            for res in q.max_total:
+                self.resource_index(res)
+        for k, r in enumerate(self.reservations):
+            self.node_set(r.nodes, f"reservations[{k}].nodes")
+            if r.queue_name in self.queues and self.queues[r.queue_name].has_time_rules:
+                raise ConfigError(f"queue '{r.queue_name}' of reservation '{r.name}' must not "
+                                  "have start windows or stops of its own",
+                                  field=f"reservations[{k}].queue")
+
+    def node_set(self, names: Sequence[str], where: str = "nodes") -> IntArray:
+        """Node indices named by node names and/or group labels (sorted, distinct)."""
+        index = {n: i for i, n in enumerate(self.node_names)}
+        out: set[int] = set()
+        for name in names:
+            if name in self.groups:
+                out.update(self.groups[name].tolist())
+            elif name in index:
+                out.add(index[name])
+            else:
+                raise ConfigError(f"'{name}' is neither a node nor a group of platform "
+                                  f"'{self.name}'", field=where)
+        return np.array(sorted(out), dtype=np.int64)
+
+    @property
+    def has_rules(self) -> bool:
+        """True when queues with rules or reservations are configured."""
+        return bool(self.reservations) or any(
+            q.has_time_rules or q.nodes or q.max_units is not None or q.max_walltime is not None
+            or q.max_total for q in self.queues.values())
+
+    def with_rules(
+        self,
+        queues: Mapping[str, QueueConfig] | None = None,
+        reservations: Sequence[Reservation] | None = None,
+    ) -> Platform:
+        """A copy with these queue definitions and/or reservations (others kept)."""
+        from dataclasses import replace
+
+        return replace(self, queues=dict(self.queues if queues is None else queues),
+                       reservations=tuple(self.reservations if reservations is None
+                                          else reservations))
 
     @property
     def n_nodes(self) -> int:
@@ -120,6 +172,10 @@ class Platform:
                 for row, c in zip(distinct, counts, strict=True)
             ],
             "groups": {g: len(v) for g, v in self.groups.items()},
+            **({"queues": {k: q.describe() for k, q in self.queues.items()}}
+               if self.queues else {}),
+            **({"reservations": [r.describe() for r in self.reservations]}
+               if self.reservations else {}),
         }
 
     def can_ever_host(self, req: Sequence[int] | IntArray) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable
 from functools import partial
 from importlib import resources
@@ -39,10 +40,20 @@ def eurora_node_list(preset: str) -> Platform:
     )
 
 
+def bundled_toml(preset: str) -> Platform:
+    """A platform TOML shipped in ``dispatchlab/data/platforms/<preset>.toml``."""
+    from dispatchlab.platform.files import platform_from_mapping
+
+    ref = resources.files("dispatchlab") / "data" / "platforms" / f"{preset}.toml"
+    doc = tomllib.loads(ref.read_text(encoding="utf-8"))
+    return platform_from_mapping(doc, source=f"preset {preset}", name=preset)
+
+
 #: Preset name → factory. The ``eurora-N`` lists come from Borghesi's power-aware simulator
 #: (``system_configs/nodes_#N``): GPU and MIC nodes, 16 cores (128 for ``8-big``) and 32 GB.
 PRESETS: dict[str, Callable[[], Platform]] = {
     "eurora": eurora,
+    "eurora-pbs": partial(bundled_toml, "eurora-pbs"),
     "eurora-8": partial(eurora_node_list, "eurora-8"),
     "eurora-8-big": partial(eurora_node_list, "eurora-8-big"),
     "eurora-32": partial(eurora_node_list, "eurora-32"),
@@ -53,6 +64,8 @@ PRESETS: dict[str, Callable[[], Platform]] = {
 DESCRIPTIONS: dict[str, str] = {
     "eurora": "Eurora as in the papers: 64 nodes × 16 cores × 16 GB, 32 with 2 GPUs, 32 with "
     "2 MICs",
+    "eurora-pbs": "Eurora with its PBS queues: debug, parallel, longpar, np_longpar "
+    "(starts 18:00-08:00 only), reservation; limits of thesis Table 3.1",
     "eurora-8": "Eurora node list nodes_#8: 8 nodes × 16 cores × 32 GB, 4 with 2 MICs, 4 with "
     "2 GPUs",
     "eurora-8-big": "Eurora node list nodes_#8_big: 8 nodes × 128 cores × 32 GB, 4 with 16 "

@@ -3,7 +3,7 @@
 Both hold one row per job, in workload order, with readable columns::
 
     job_id submit walltime runtime units req_<resource>... queue user app power est lst
-    logged_wait
+    logged_wait [array] [hetjob]
 
 (times in s, memory in MB, power in W, NaN = unknown power, -1 = unknown est/lst/wait).
 What a row cannot hold travels as one JSON document (:func:`workload_header`): the
@@ -47,6 +47,7 @@ FORMAT_VERSION = 1
 _INT_COLUMNS = ("job_id", "submit", "walltime", "runtime", "units")
 _TAIL_INT_COLUMNS = ("est", "lst", "logged_wait")
 _LABEL_COLUMNS = ("queue", "user", "app")
+_OPTIONAL_GROUP_COLUMNS = ("array", "hetjob")
 _ALIASES = {"requested": "walltime", "actual_runtime": "runtime"}
 
 
@@ -93,6 +94,9 @@ def workload_frame(wl: Workload) -> pd.DataFrame:
     data["power"] = wl.power
     for name in _TAIL_INT_COLUMNS:
         data[name] = getattr(wl, name)
+    for name in _OPTIONAL_GROUP_COLUMNS:  # written only when used (older files stay equal)
+        if (getattr(wl, name) >= 0).any():
+            data[name] = getattr(wl, name)
     return pd.DataFrame(data)
 
 
@@ -250,6 +254,8 @@ def _from_frame(df: pd.DataFrame, header: Mapping[str, Any] | None, source: str)
         est=_int_column(df, "est", source),
         lst=_int_column(df, "lst", source),
         logged_wait=_int_column(df, "logged_wait", source),
+        **{col: _int_column(df, col, source) for col in _OPTIONAL_GROUP_COLUMNS
+           if col in df.columns},
         origin_unix=None if origin is None else int(origin),
         timezone=header.get("timezone"),
         source=source,
@@ -291,6 +297,7 @@ def _from_foreign_frame(df: pd.DataFrame, source: str) -> Workload:
         "power",
         *_LABEL_COLUMNS,
         *_TAIL_INT_COLUMNS,
+        *_OPTIONAL_GROUP_COLUMNS,
         *req_cols,
     }
     queues: list[Queue] | None = None
@@ -330,6 +337,8 @@ def _from_foreign_frame(df: pd.DataFrame, source: str) -> Workload:
         logged_wait=(
             _int_column(df, "logged_wait", source) if "logged_wait" in df.columns else None
         ),
+        array=_int_column(df, "array", source) if "array" in df.columns else None,
+        hetjob=_int_column(df, "hetjob", source) if "hetjob" in df.columns else None,
         source=source,
         meta=meta,
     )

@@ -34,6 +34,10 @@ class Workload:
     ``units[i]`` identical units needing ``req[i, r]`` of resource ``resources[r]`` on one
     node. ``walltime`` is the requested time (the kill limit), ``runtime`` the actual one.
     ``origin_unix`` / ``timezone`` give the absolute time of 0, when the source has one.
+    ``array[i]`` ≥ 0 marks job ``i`` as an element of that job array (elements share
+    submit time, request, wall-time and queue); ``hetjob[i]`` ≥ 0 marks it as a component
+    of that heterogeneous job (components have their own request, share submit time,
+    wall-time, run time and queue, and must start at the same instant). -1 = neither.
     """
 
     job_id: IntArray
@@ -57,11 +61,17 @@ class Workload:
     timezone: str | None = None
     source: str = "<memory>"
     meta: Mapping[str, Any] = field(default_factory=dict)
+    array: IntArray = field(default_factory=lambda: np.empty(0, np.int64))
+    hetjob: IntArray = field(default_factory=lambda: np.empty(0, np.int64))
 
     def __post_init__(self) -> None:
         n = len(self.job_id)
+        for name in ("array", "hetjob"):  # optional columns: empty = nobody is a member
+            col = _ints(getattr(self, name))
+            object.__setattr__(self, name, np.full(n, UNKNOWN, np.int64) if len(col) == 0
+                               else col)
         for name in ("submit", "walltime", "runtime", "units", "queue", "user", "app",
-                     "power", "est", "lst", "logged_wait"):
+                     "power", "est", "lst", "logged_wait", "array", "hetjob"):
             if len(getattr(self, name)) != n:
                 raise WorkloadError(f"column has {len(getattr(self, name))} rows, expected {n}",
                                     source=self.source, field=name)
@@ -70,7 +80,7 @@ class Workload:
                                 field="req")
         for arr in (self.job_id, self.submit, self.walltime, self.runtime, self.units, self.req,
                     self.queue, self.user, self.app, self.power, self.est, self.lst,
-                    self.logged_wait):
+                    self.logged_wait, self.array, self.hetjob):
             arr.setflags(write=False)
 
     def __len__(self) -> int:
@@ -99,6 +109,8 @@ class Workload:
         est: Sequence[int] | IntArray | None = None,
         lst: Sequence[int] | IntArray | None = None,
         logged_wait: Sequence[int] | IntArray | None = None,
+        array: Sequence[int] | IntArray | None = None,
+        hetjob: Sequence[int] | IntArray | None = None,
         origin_unix: int | None = None,
         timezone: str | None = None,
         source: str = "<memory>",
@@ -131,6 +143,8 @@ class Workload:
             "lst": np.full(n, UNKNOWN, np.int64) if lst is None else _ints(lst),
             "logged_wait": (np.full(n, UNKNOWN, np.int64) if logged_wait is None
                             else _ints(logged_wait)),
+            "array": np.full(n, UNKNOWN, np.int64) if array is None else _ints(array),
+            "hetjob": np.full(n, UNKNOWN, np.int64) if hetjob is None else _ints(hetjob),
         }
         order = np.lexsort((cols["job_id"], cols["submit"]))
         if not np.array_equal(order, np.arange(n)):
@@ -159,10 +173,36 @@ class Workload:
                 i = int(np.flatnonzero(bad)[0])
                 raise WorkloadError(f"{msg} ({int(bad.sum())} job(s) affected)",
                                     source=self.source, job=int(self.job_id[i]), field=fld)
+        self._validate_groups("array", ("submit", "walltime", "units", "queue"), True)
+        self._validate_groups("hetjob", ("submit", "walltime", "runtime", "queue"), False)
         if len(np.unique(self.job_id)) != len(self.job_id):
             vals, counts = np.unique(self.job_id, return_counts=True)
             raise WorkloadError("duplicate job id", source=self.source,
                                 job=int(vals[counts > 1][0]), field="job_id")
+
+    def _validate_groups(self, column: str, shared: tuple[str, ...], same_req: bool) -> None:
+        """Members of one array / heterogeneous job must agree on the ``shared`` fields."""
+        ids = getattr(self, column)
+        member = np.flatnonzero(ids >= 0)
+        if not len(member):
+            return
+        order = member[np.argsort(ids[member], kind="stable")]
+        first = np.r_[True, ids[order][1:] != ids[order][:-1]]
+        lead = order[np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))]
+        checks = [(f, getattr(self, f)) for f in shared]
+        if same_req:
+            checks.append(("req", self.req))
+        for fld, col in checks:
+            differ = col[order] != col[lead]
+            if differ.ndim > 1:
+                differ = differ.any(axis=1)
+            if differ.any():
+                k = int(np.flatnonzero(differ)[0])
+                what = "job array" if column == "array" else "heterogeneous job"
+                raise WorkloadError(
+                    f"{what} {int(ids[order[k]])}: {fld} differs from job "
+                    f"{int(self.job_id[lead[k]])} of the same {what}",
+                    source=self.source, job=int(self.job_id[order[k]]), field=fld)
 
     def take(self, index: IntArray | slice) -> Workload:
         """A new workload with the selected rows (order kept)."""
@@ -201,11 +241,15 @@ class Workload:
         data["est"] = self.est
         data["lst"] = self.lst
         data["logged_wait"] = self.logged_wait
+        if (self.array >= 0).any():
+            data["array"] = self.array
+        if (self.hetjob >= 0).any():
+            data["hetjob"] = self.hetjob
         return pd.DataFrame(data)
 
 
 _ROW_COLUMNS = ("job_id", "submit", "walltime", "runtime", "units", "req", "queue", "user",
-                "app", "power", "est", "lst", "logged_wait")
+                "app", "power", "est", "lst", "logged_wait", "array", "hetjob")
 
 
 def _ints(values: Sequence[int] | IntArray) -> IntArray:

@@ -21,6 +21,9 @@ class Selection:
     #: True when the scheme starts nothing while nothing is free (the policy then skips
     #: the call, and the re-sorting of dynamic orderings, altogether).
     idle_when_full = True
+    #: True when the scheme plans future starts for every queued job (conservative): under
+    #: operator rules it then sees jobs not eligible now too, and plans them for later.
+    plans_ahead = False
 
     def reset(self, machine: Machine) -> None:
         """Per-run state; nothing by default."""

@@ -37,6 +37,7 @@ class Conservative(Selection):
 
     name = "conservative"
     idle_when_full = False  # early ends must still compress the profile
+    plans_ahead = True
 
     def __init__(self, depth: int | None = None) -> None:
         self.depth = check_depth(depth)
@@ -70,13 +71,16 @@ class Conservative(Selection):
         run, res = self._run, self._res
         freed = False
         for j in events.finished:
-            end, held = run.pop(j)
+            ran = run.pop(j, None)
+            if ran is None:
+                continue  # not started by this scheme (a reservation job or a component)
+            end, held = ran
             if end > now:
                 prof.give(j, now, end, held)
                 freed = True
         out: list[Decision] = []
         estimate = machine.estimator.estimate
-        overdue = machine.overdue()
+        overdue = [j for j in machine.overdue() if j in run]
         if overdue or self._next_due() < now:
             self._rebuild(machine, overdue, order, now, out)
         elif freed:

@@ -59,7 +59,7 @@ class Easy(Selection):
             return out
         head = order[i]
         now = view.now
-        if i or events.finished or head != self._head or self._shadow <= now:
+        if i or events.finished or events.woken or head != self._head or self._shadow <= now:
             self._head = head
             self._shadow = machine.reserve(head)
         shadow = self._shadow
