@@ -10,6 +10,7 @@ from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.metrics.audit import audit
+from dispatchlab.metrics.rules_audit import audit_rules
 from dispatchlab.metrics.results import Results
 from dispatchlab.platform.platform import Platform
 from dispatchlab.platform.resolve import resolve_platform
@@ -52,6 +53,7 @@ def simulate(
                     progress=progress).run()
     if check:
         audit(rec)
+        audit_rules(rec)
     res = Results.from_recorder(rec, config)
     res.summary["audited"] = check
     return res

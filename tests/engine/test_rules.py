@@ -84,19 +84,24 @@ def test_stopped_queue_resumes(disp: str) -> None:
 
 def test_queue_limits_and_unhostable_jobs_are_rejected_with_reasons() -> None:
     plat = Platform.homogeneous(4, {"cores": 4, "gpu": 1}).with_rules(queues={
-        "debug": QueueConfig("debug", max_units=2, max_walltime=1800, max_total={"gpu": 1},
-                             nodes=("n0",))})
-    w = wl([0, 0, 0, 0, 0], [600, 3600, 600, 600, 600], [10] * 5, [1, 1, 3, 2, 2],
-           ["debug"] * 5, req={"cores": [1, 1, 1, 1, 4], "gpu": [0, 0, 0, 1, 0]})
+        "debug": QueueConfig("debug", max_units=3, max_walltime=1800, max_total={"gpu": 1},
+                             nodes=("n0",)),
+        "par": QueueConfig("par", max_nodes=2)})
+    w = wl([0] * 8, [600, 3600, 600, 600, 600, 600, 600, 600], [10] * 8,
+           [1, 1, 4, 2, 2, 8, 9, 3], ["debug"] * 5 + ["par"] * 3,
+           req={"cores": [1, 1, 1, 1, 4, 1, 1, 4], "gpu": [0, 0, 0, 1, 0, 0, 0, 0]})
     res = simulate(w, plat, "easy")
     jobs = res.jobs.sort_values("job_id")
-    assert jobs["rejected"].tolist() == [False, True, True, True, True]
+    assert jobs["rejected"].tolist() == [False, True, True, True, True, False, True, True]
     reasons = jobs["reject_reason"].tolist()
     assert "1800 s of wall-time" in reasons[1]
-    assert "at most 2 units" in reasons[2]
+    assert "at most 3 units" in reasons[2]
     assert "at most 1 gpu in all" in reasons[3]
     assert "nodes of queue 'debug'" in reasons[4]
-    assert res.summary["rejected"] == 4
+    # 8 one-core units pack on 2 four-core nodes; 9 need 3; 3 four-core units need 3
+    assert "at most 2 nodes, job needs at least 3" in reasons[6]
+    assert "at most 2 nodes, job needs at least 3" in reasons[7]
+    assert res.summary["rejected"] == 6
 
 
 @pytest.mark.parametrize("disp", ALL)
@@ -258,7 +263,7 @@ def test_platform_toml_with_queues_and_reservations(tmp_path: Any) -> None:
     from dispatchlab.platform.resolve import resolve_platform
 
     plat = resolve_platform(str(path))
-    assert plat.queues["np"].max_units == 2 and plat.reservations[0].duration == 7200
+    assert plat.queues["np"].max_nodes == 2 and plat.reservations[0].duration == 7200
     w = wl([8 * H], [2 * H], [60], [4], ["batch"], req={"cores": [8]})
     assert starts(simulate(w, plat, "fifo")) == [11 * H]
     path.write_text('extends = "nodes=4,cores=8"\n[queues.np]\nwindow = "x"\n')

@@ -143,8 +143,9 @@ class RuledMachine(NodeMachine):
                         future[nodes] -= counts[:, None] * req[comp]
                     self.extra = future
                     return t
-            nxt = min(ends[i][0] if i < n else _FAR, rules.next_change(t),
-                      rules.next_eligible(job, t + 1))
+            # capacity grows at expected ends; eligibility and node sets change only when
+            # a rule changes (window opening, stop end, reservation boundary)
+            nxt = min(ends[i][0] if i < n else _FAR, rules.next_change(t))
             if nxt >= _FAR:
                 break
             t = max(nxt, t + 1)

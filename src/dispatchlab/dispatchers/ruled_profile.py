@@ -29,21 +29,26 @@ _MAX_STEPS = 100_000
 
 def place_all(rules: Constraints, alloc: Allocator, req: IntArray, units: list[int], job: int,
               free: IntArray) -> GroupPlacement | None:
-    """Place ``job`` (all its components) within ``free``, or ``None`` when it does not fit."""
+    """Place ``job`` (all its components, the most constrained first) within ``free``, or
+    ``None`` when it does not fit."""
     comps = rules.components.get(job)
     if comps is None:
         placed = alloc.place(free, req[job], units[job])
         return None if placed is None else [(job, placed[0], placed[1])]
-    left = free.copy()
-    out: GroupPlacement = []
-    for comp in comps:
-        placed = alloc.place(left, req[comp], units[comp])
-        if placed is None:
-            return None
-        nodes, counts = placed
-        left[nodes] -= counts[:, None] * req[comp]
-        out.append((comp, nodes, counts))
-    return out
+    for order in rules.placement_orders[job]:
+        left = free.copy()
+        out: GroupPlacement = []
+        for comp in order:
+            placed = alloc.place(left, req[comp], units[comp])
+            if placed is None:
+                break
+            nodes, counts = placed
+            left[nodes] -= counts[:, None] * req[comp]
+            out.append((comp, nodes, counts))
+        else:
+            out.sort(key=lambda part: part[0] != job)  # the job itself first
+            return out
+    return None
 
 
 class RuledNodeProfile(NodeProfile):

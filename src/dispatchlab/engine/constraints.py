@@ -193,6 +193,14 @@ class Constraints:
             self.components.setdefault(lead, []).append(j)
         self.group_of: dict[int, int] = {j: lead for lead, comps in self.components.items()
                                          for j in comps}
+        # orders in which to place a heterogeneous job's components: the most constrained
+        # (fewest units on the empty machine) first, then the workload's order
+        self.placement_orders: dict[int, list[list[int]]] = {}
+        for lead, comps in self.components.items():
+            room = {c: int(units_fitting(platform.capacity, req[c]).sum()) // max(
+                int(workload.units[c]), 1) for c in comps}
+            tight = sorted(comps, key=lambda c: (room[c], c))
+            self.placement_orders[lead] = [tight] if tight == comps else [tight, comps]
         self._all_nodes = np.ones(n_nodes, dtype=bool)
         self.n_jobs = n
 
@@ -249,19 +257,51 @@ class Constraints:
                 why = self._placement_impossible(j, qname, units[j], forever_busy)
             if why is not None:
                 out[j] = why
-        # heterogeneous jobs: one rejected component rejects the whole job
+        # heterogeneous jobs: one rejected component rejects the whole job, and so does a
+        # job whose components do not fit the empty machine together
         for lead, comps in self.components.items():
             bad = [c for c in comps if c in out]
-            if bad:
+            gid = int(wl.hetjob[lead])
+            if not bad and not self._group_fits_empty(lead, comps):
                 for c in comps:
-                    out.setdefault(c, f"component of heterogeneous job "
-                                      f"{int(wl.hetjob[lead])} rejected: {out[bad[0]]}")
+                    out[c] = (f"heterogeneous job {gid}: its {len(comps)} components do not fit "
+                              "the nodes it may use together, even on the empty machine")
+            elif bad:
+                for c in comps:
+                    out.setdefault(c, f"component of heterogeneous job {gid} rejected: "
+                                      f"{out[bad[0]]}")
         return out
+
+    def _group_fits_empty(self, lead: int, comps: list[int]) -> bool:
+        """First-fit of all components on the empty nodes the job may use."""
+        from dispatchlab.dispatchers.first_fit import first_fit
+
+        r = self.job_res[lead]
+        mask = self.reservations[r].mask if r >= 0 else self.q_mask[self.queue[lead]]
+        units = self.workload.units
+        for order in self.placement_orders[lead]:
+            free = self.platform.capacity.copy()
+            if mask is not None:
+                free[~mask] = 0
+            for c in order:
+                placed = first_fit(free, self.req[c], int(units[c]))
+                if placed is None:
+                    break
+                free[placed[0]] -= placed[1][:, None] * self.req[c]
+            else:
+                return True
+        return False
 
     def _limit_violation(self, j: int, cfg: QueueConfig, qname: str, units: int) -> str | None:
         wl = self.workload
         if cfg.max_units is not None and units > cfg.max_units:
             return f"queue '{qname}' allows at most {cfg.max_units} units, job asks {units}"
+        if cfg.max_nodes is not None:
+            per_node = int(units_fitting(self.platform.capacity, self.req[j]).max())
+            need = -(-units // per_node) if per_node else units
+            if need > cfg.max_nodes:
+                return (f"queue '{qname}' allows at most {cfg.max_nodes} nodes, job needs at "
+                        f"least {need}")
         if cfg.max_walltime is not None and self.walltime[j] > cfg.max_walltime:
             return (f"queue '{qname}' allows at most {cfg.max_walltime} s of wall-time, job "
                     f"asks {self.walltime[j]} s")
@@ -296,12 +336,16 @@ class Constraints:
                     res.period - res.duration < self.walltime[j]:
                 usable &= ~res.mask
         fit = int(units_fitting(cap[usable], self.req[j]).sum()) if usable.any() else 0
-        if fit < units:
-            if mask is not None and int(units_fitting(cap[mask], self.req[j]).sum()) < units:
-                return f"the nodes of queue '{qname}' can host at most {fit} of its {units} units"
-            return (f"standing reservations leave no gap of {self.walltime[j]} s on enough "
-                    f"nodes (at most {fit} of its {units} units)")
-        return None
+        if fit >= units:
+            return None
+        in_queue = int(units_fitting(cap[mask], self.req[j]).sum()) if mask is not None \
+            else int(units_fitting(cap, self.req[j]).sum())
+        if in_queue < units:
+            if mask is None:
+                return None  # the machine itself cannot host it: the engine's check says so
+            return f"the nodes of queue '{qname}' can host at most {in_queue} of its {units} units"
+        return (f"standing reservations leave no gap of {self.walltime[j]} s on enough "
+                f"nodes (at most {fit} of its {units} units)")
 
     # ---- decision time --------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from dispatchlab.workload.workload import Workload
 IntArray = npt.NDArray[np.int64]
 
 _END, _WAKE, _RULE = 0, 1, 2  # heap event kinds; ends sort before timers at one timestamp
+_IDLE_LIMIT = 400 * 86400  # idle machine, queued jobs, only rule timers: a stuck dispatcher
 
 class Simulator:
     """Simulates ``workload`` on ``platform`` under ``dispatcher``.
@@ -100,9 +101,21 @@ class Simulator:
         if rules is not None:
             heappush(heap, (rules.next_change(-1), _RULE, -1, -1))
 
+        idle_since = -1  # rules: when the machine fell idle with jobs still queued
         while nxt < n or heap:
-            if rules is not None and nxt >= n and not queue and not running:
-                break  # only rule timers are left
+            if rules is not None and nxt >= n and not running:
+                if not queue:
+                    break  # only rule timers are left
+                if idle_since < 0:
+                    idle_since = heap[0][0]
+                elif heap[0][0] - idle_since > _IDLE_LIMIT:
+                    stuck = list(queue)[:5]
+                    raise DispatchlabError(
+                        f"dispatcher '{disp.name}' left {len(queue)} job(s) queued on an idle "
+                        f"machine for over {_IDLE_LIMIT // 86400} days of rule changes (first "
+                        f"job ids: {[int(wl.job_id[j]) for j in stuck]})")
+            elif idle_since >= 0:
+                idle_since = -1
             t = submit[nxt] if nxt < n else heap[0][0]
             if heap and heap[0][0] < t:
                 t = heap[0][0]

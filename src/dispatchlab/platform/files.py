@@ -29,7 +29,8 @@ TOML schema (memory in MB, power in W; see ``examples/platforms/*.toml``)::
     period = 604800                    # optional: a standing (weekly) reservation
 
 Instead of ``[[nodes]]``, ``extends = "<preset, inline spec or file>"`` takes the machine
-from elsewhere and adds (or replaces) its queues and reservations.
+(and its rules) from elsewhere: queues given here replace same-named ones, reservations
+are added.
 
 A resource missing from a group's ``capacity`` has capacity 0 there. Memory accepts an
 integer (MB) or a string with a unit (``KB``, ``MB``, ``GB``, ``TB``; binary multiples).
@@ -239,7 +240,10 @@ def _extended(doc: Mapping[str, Any], prefix: str, source: str | None, name: str
         reservations = parse_reservations(doc["reservations"], source=source,
                                           prefix=prefix + "reservations") \
             if "reservations" in doc else None
-        out = base.with_rules(queues=queues, reservations=reservations)
+        out = base.with_rules(
+            queues=None if queues is None else {**base.queues, **queues},
+            reservations=None if reservations is None
+            else (*base.reservations, *reservations))
     except ConfigError as exc:
         raise _with_source(exc, source) from None
     from dataclasses import replace

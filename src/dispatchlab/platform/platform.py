@@ -110,8 +110,8 @@ class Platform:
     def has_rules(self) -> bool:
         """True when queues with rules or reservations are configured."""
         return bool(self.reservations) or any(
-            q.has_time_rules or q.nodes or q.max_units is not None or q.max_walltime is not None
-            or q.max_total for q in self.queues.values())
+            q.has_time_rules or q.nodes or q.max_units is not None or q.max_nodes is not None
+            or q.max_walltime is not None or q.max_total for q in self.queues.values())
 
     def with_rules(
         self,

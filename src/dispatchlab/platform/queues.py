@@ -76,9 +76,9 @@ class DailyWindow:
 class QueueConfig:
     """One queue: expected wait, priority, limits, start windows, stops and node set.
 
-    ``max_units`` (alias ``max_nodes``: on Eurora a unit is a PBS chunk, i.e. a node's
-    share), ``max_walltime`` (s) and ``max_total`` (resource → total over all units) are
-    submission limits. ``windows`` empty means the queue may start jobs at any time.
+    ``max_units`` (job units, e.g. PBS chunks), ``max_nodes`` (the fewest nodes that can
+    hold the job's units, packed on the largest fitting node), ``max_walltime`` (s) and
+    ``max_total`` (resource → total over all units) are submission limits. ``windows`` empty means the queue may start jobs at any time.
     ``nodes`` holds node names or group labels (empty = every node).
     """
 
@@ -86,6 +86,7 @@ class QueueConfig:
     ewt: int | None = None
     priority: int = 0
     max_units: int | None = None
+    max_nodes: int | None = None
     max_walltime: int | None = None
     max_total: Mapping[str, int] = field(default_factory=dict)
     windows: tuple[DailyWindow, ...] = ()
@@ -104,6 +105,8 @@ class QueueConfig:
             out["ewt"] = self.ewt
         if self.max_units is not None:
             out["max_units"] = self.max_units
+        if self.max_nodes is not None:
+            out["max_nodes"] = self.max_nodes
         if self.max_walltime is not None:
             out["max_walltime"] = self.max_walltime
         if self.max_total:
@@ -135,9 +138,6 @@ def parse_queue(name: str, q: Any, *, source: str | None = None, where: str = "q
     if unknown:
         raise ConfigError(f"unknown key (allowed: {', '.join(QUEUE_KEYS)})",
                           field=f"{where}.{unknown[0]}", source=source)
-    if "max_units" in q and "max_nodes" in q:
-        raise ConfigError("give max_units or its alias max_nodes, not both",
-                          field=f"{where}.max_nodes", source=source)
 
     def count(key: str, minimum: int = 1) -> int | None:
         if key not in q:
@@ -153,7 +153,8 @@ def parse_queue(name: str, q: Any, *, source: str | None = None, where: str = "q
     if isinstance(prio, bool) or not isinstance(prio, int):
         raise ConfigError(f"must be an integer, got {prio!r}", field=f"{where}.priority",
                           source=source)
-    max_units = count("max_units") if "max_units" in q else count("max_nodes")
+    max_units = count("max_units")
+    max_nodes = count("max_nodes")
     max_wall = parse_duration(q["max_walltime"], f"{where}.max_walltime", source) \
         if "max_walltime" in q else None
     max_total = q.get("max_total", {})
@@ -180,7 +181,7 @@ def parse_queue(name: str, q: Any, *, source: str | None = None, where: str = "q
         raise ConfigError("must be a list of node names or group labels",
                           field=f"{where}.nodes", source=source)
     return QueueConfig(name=name, ewt=ewt, priority=prio, max_units=max_units,
-                       max_walltime=max_wall, max_total={str(k): int(v)
+                       max_nodes=max_nodes, max_walltime=max_wall, max_total={str(k): int(v)
                                                          for k, v in max_total.items()},
                        windows=windows, stopped=stopped, nodes=tuple(nodes))
 
