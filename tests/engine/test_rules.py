@@ -280,3 +280,11 @@ def test_array_and_hetjob_columns_round_trip_through_tables(tmp_path: Any) -> No
                  load_csv(write_csv(w, tmp_path / "w.csv"))):
         assert back.hetjob.tolist() == [9, 9, -1]
         assert back.array.tolist() == [-1, -1, 4]
+
+
+def test_queue_priority_ordering() -> None:
+    plat = Platform.homogeneous(1, {"cores": 1}).with_rules(queues={
+        "low": QueueConfig("low", priority=1), "high": QueueConfig("high", priority=5)})
+    w = wl([0, 0, 0, 0], [100] * 4, [100] * 4, [1] * 4, ["none", "low", "high", "low"])
+    assert starts(simulate(w, plat, "order=queue,select=easy")) == [300, 100, 0, 200]
+    assert starts(simulate(w, plat, "fifo")) == [0, 100, 200, 300]

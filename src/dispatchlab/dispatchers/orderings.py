@@ -65,6 +65,20 @@ class Fifo(Ordering):
         return (view.jobs.submit,)
 
 
+class QueuePriority(Ordering):
+    """PBS ``by_queue``: highest queue priority first (the platform's queue
+    configuration, 0 for queues it does not define), then by submit time."""
+
+    name = "queue"
+
+    def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
+        """Minus the queue priority, then submit time."""
+        configs = view.platform.queues
+        prio = np.array([configs[q.name].priority if q.name in configs else 0
+                         for q in view.jobs.queues] or [0], dtype=np.int64)
+        return (-prio[view.jobs.queue], view.jobs.submit)
+
+
 class ShortestFirst(Ordering):
     """SJF: shortest requested time first."""
 
@@ -217,6 +231,7 @@ ORDERINGS: dict[str, type[Ordering]] = {
     "edf": EarliestDeadline,
     "prb": ExpectedWait,
     "f1": F1,
+    "queue": QueuePriority,
     "wfp3": Wfp3,
     "uni": Uni,
     "slowdown": Slowdown,
