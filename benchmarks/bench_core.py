@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SWF = (HERE.parent / ".." / "shared" / "traces" / "swf").resolve()
@@ -34,21 +36,29 @@ path, plat, disp = sys.argv[1], sys.argv[2], sys.argv[3]
 wl = load_swf(path)
 t1 = time.perf_counter()
 platform = platform_for(wl)[0] if plat == "-" else resolve_platform(plat)
-res = simulate(wl, platform, disp, check=False)
+t15 = time.perf_counter()
+res = simulate(wl, platform, disp, check=False, engine=sys.argv[4])
 t2 = time.perf_counter()
 print(json.dumps({
     "jobs": wl.n_jobs, "load_s": t1 - t0, "sim_s": res.summary["sim_seconds"],
-    "total_s": t2 - t0, "platform": platform.name,
+    "call_s": t2 - t15, "total_s": t2 - t0, "platform": platform.name,
+    "engine": res.summary.get("engine", "general"),
     "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
 }))
 """
 
 
-def measure(path: Path, plat: str | None, disp: str) -> dict[str, float]:
+def measure(path: Path, plat: str | None, disp: str, engine: str) -> dict[str, Any]:
     """One run in a fresh interpreter."""
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path), plat or "-", disp],
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path), plat or "-", disp, engine],
                          check=True, capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _load() -> str:
+    """The 1/5/15-minute load averages (the machine may be shared)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> None:
@@ -56,27 +66,36 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--engine", default="auto", help="auto | compiled | general")
     args = ap.parse_args()
     lines = [
         f"Core benchmark — {time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}, "
-        f"Python {platform.python_version()}, median of {args.repeats} runs",
+        f"Python {platform.python_version()}, median of {args.repeats} runs, engine "
+        f"{args.engine}, load average before: {_load()}",
         "",
-        "| trace | dispatcher | platform | jobs | simulate (s) | jobs/s | load (s) | "
-        "peak RSS (MB) |",
-        "|---|---|---|---:|---:|---:|---:|---:|",
+        "`simulate (s)`: the engine's run (`summary['sim_seconds']`; jobs/s from it); "
+        "`simulate() (s)`: the whole call (setup, engine, per-job and time-series tables; "
+        "no audit: `check=False`).",
+        "",
+        "| trace | dispatcher | platform | engine | jobs | simulate (s) | jobs/s | "
+        "simulate() (s) | load (s) | peak RSS (MB) |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for label, name, plat, disp in CASES:
         path = SWF / name
         if not path.exists():
             print(f"skipping {label}: {path} not found", file=sys.stderr)
             continue
-        runs = [measure(path, plat, disp) for _ in range(args.repeats)]
+        runs = [measure(path, plat, disp, args.engine) for _ in range(args.repeats)]
         sim = statistics.median(r["sim_s"] for r in runs)
+        call = statistics.median(r["call_s"] for r in runs)
         load = statistics.median(r["load_s"] for r in runs)
         peak = max(r["peak_mb"] for r in runs)
         jobs = int(runs[0]["jobs"])
-        lines.append(f"| {label} | {disp} | {runs[0]['platform']} | {jobs:,} | {sim:.2f} | "
-                     f"{jobs / sim:,.0f} | {load:.2f} | {peak:,.0f} |")
+        lines.append(f"| {label} | {disp} | {runs[0]['platform']} | {runs[0]['engine']} | "
+                     f"{jobs:,} | {sim:.3f} | {jobs / sim:,.0f} | {call:.2f} | {load:.2f} | "
+                     f"{peak:,.0f} |")
+    lines += ["", f"Load average after: {_load()}"]
     text = "\n".join(lines)
     print(text)
     if args.out:

@@ -30,6 +30,15 @@ def peak_rss_kb() -> int:
     return max(hwm, children)
 
 
+def _kernel_kind() -> str:
+    """How the compiled engine's loop was loaded (aot / jit), empty when it did not run."""
+    try:
+        from dispatchlab.engine.compiled.kernel import kernel_kind
+    except ImportError:
+        return ""
+    return kernel_kind()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--swf", required=True)
@@ -39,6 +48,7 @@ def main() -> None:
     ap.add_argument("--write-jobs", help="write the per-job table (CSV) here, timed")
     ap.add_argument("--starts", help="write job_id,start CSV here (not timed)")
     ap.add_argument("--profile", help="write a cProfile dump of the timed part here")
+    ap.add_argument("--engine", default="auto", help="auto | compiled | general")
     ap.add_argument("--warmup", type=int, default=0, metavar="N",
                     help="simulate the first N jobs before the timed run")
     args = ap.parse_args()
@@ -58,7 +68,7 @@ def main() -> None:
         from dataclasses import replace
 
         simulate(load_swf(args.swf, replace(options, limit=args.warmup)), platform,
-                 args.dispatcher)
+                 args.dispatcher, engine=args.engine)
 
     prof = None
     if args.profile:
@@ -69,7 +79,7 @@ def main() -> None:
     t0 = time.perf_counter()
     workload = load_swf(args.swf, options)
     t1 = time.perf_counter()
-    results = simulate(workload, platform, args.dispatcher)
+    results = simulate(workload, platform, args.dispatcher, engine=args.engine)
     t2 = time.perf_counter()
     if args.write_jobs:
         results.jobs.to_csv(args.write_jobs, index=False)
@@ -92,6 +102,8 @@ def main() -> None:
         "maxrss_kb": peak_rss_kb(),
         "cpu": usage.ru_utime + usage.ru_stime,
         "dispatcher": results.config.get("dispatcher"),
+        "engine": results.summary.get("engine", "general"),
+        "kernel": _kernel_kind(),
         "version": getattr(dispatchlab, "__version__", None),
     }
     if args.starts:

@@ -56,10 +56,11 @@ CONFIGS = (
     ("dispatchlab", "in memory"),
     ("dispatchlab", "+ jobs.csv"),
     ("dispatchlab", "in memory, warm"),
+    ("dispatchlab", "in memory, general engine"),
 )
 #: Which AccaSim mode each dispatchlab mode is compared with.
 PAIR = {"in memory": "no schedule file", "+ jobs.csv": "schedule file",
-        "in memory, warm": "no schedule file"}
+        "in memory, warm": "no schedule file", "in memory, general engine": "no schedule file"}
 #: Jobs simulated, untimed, before the timed run in the *warm* mode.
 WARMUP_JOBS = 500
 
@@ -227,7 +228,7 @@ class Cell:
     walls: list[float] = field(default_factory=list)
     process_walls: list[float] = field(default_factory=list)
     rss_kb: list[int] = field(default_factory=list)
-    phases: list[dict[str, float]] = field(default_factory=list)
+    phases: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -277,6 +278,8 @@ def run_policy(args: argparse.Namespace, info: inputs.InputInfo, policy: str,
                     cmd += ["--write-jobs", str(base / f"dl-jobs-{rep}.csv")]
                 if mode == "in memory, warm":
                     cmd += ["--warmup", str(WARMUP_JOBS)]
+                if mode == "in memory, general engine":
+                    cmd += ["--engine", "general"]
             run = measure(cmd, log)
             if run.error:
                 cell.errors.append(run.error)
@@ -291,7 +294,8 @@ def run_policy(args: argparse.Namespace, info: inputs.InputInfo, policy: str,
             if tool == "dispatchlab":
                 cell.phases.append({k: rep_[k] for k in ("load_seconds", "simulate_seconds",
                                                          "write_seconds", "engine_seconds",
-                                                         "decision_seconds") if
+                                                         "decision_seconds", "engine",
+                                                         "kernel") if
                                     rep_.get(k) is not None})
                 got = dispatchlab_starts(starts)
                 if dl_ref is None:
@@ -380,7 +384,8 @@ def _profile_one(info: inputs.InputInfo, policy: str, preset: str, work: Path,
     src = "dispatchlab" + os.sep
     load = cum(lambda k: k[2] == "load_swf")
     sim = cum(lambda k: k[2] == "simulate" and k[0].endswith("simulation.py"))
-    run_ = cum(lambda k: k[2] == "run" and k[0].endswith(os.path.join("engine", "simulator.py")))
+    run_ = cum(lambda k: (k[2] == "run" and k[0].endswith(os.path.join("engine", "simulator.py")))
+               or (k[2] == "run_slots" and src in k[0]))
     decide = cum(lambda k: k[2] == "decide" and src in k[0])
     jit = cum(lambda k: k[2] == "_compile_for_args" and "numba" in k[0])
     imports = cum(lambda k: k[2] == "_find_and_load")
@@ -394,8 +399,8 @@ def _profile_one(info: inputs.InputInfo, policy: str, preset: str, work: Path,
         "",
         f"- `load_swf`: {pct(load)}",
         f"- `simulate`: {pct(sim)}, of which",
-        f"  - engine loop `Simulator.run`: {pct(run_)}, of which dispatcher `decide`: "
-        f"{pct(decide)}",
+        f"  - engine (`Simulator.run` or the compiled `run_slots`): {pct(run_)}, of which "
+        f"dispatcher `decide` (general engine only): {pct(decide)}",
         f"  - first-call loading of the cached Numba kernels (`_compile_for_args`, wherever "
         f"it is first reached): {pct(jit)}; imports done during the run (mostly Numba's, "
         f"e.g. scipy.linalg for its BLAS check): {pct(imports)}",
@@ -506,7 +511,10 @@ def write_outputs(out: Path, meta: dict[str, Any], infos: list[inputs.InputInfo]
               "the per-job table as CSV; *in memory, warm* first simulates the first "
               f"{WARMUP_JOBS} jobs untimed in the same process (one-off per-process costs such "
               "as loading compiled kernels paid before the clock starts: the steady state of "
-              "a process running many simulations). Interpreter start-up and imports are "
+              "a process running many simulations); *in memory, general engine* forces "
+              "`simulate(..., engine=\"general\")` (the Python event loop; the other "
+              "dispatchlab modes run the compiled engine where it applies). Interpreter "
+              "start-up and imports are "
               "excluded for both (process wall time is in results.csv). Peak RSS: VmHWM of "
               "each run's process, or of a child it forked if larger (AccaSim's writer). "
               "Speed-up = dispatchlab jobs/s ÷ AccaSim jobs/s in the paired mode (*in memory* "
@@ -554,10 +562,10 @@ def write_outputs(out: Path, meta: dict[str, Any], infos: list[inputs.InputInfo]
             md.append(f"|  |  |  | {ex} |  |  |")
     md.append("")
     md.append("## dispatchlab time breakdown (median over runs, seconds)\n")
-    md.append("| input | policy | mode | load_swf | simulate | of which engine loop | "
+    md.append("| input | policy | mode | engine | load_swf | simulate | of which engine loop | "
               "of which dispatcher | simulate − engine loop (setup incl. one-off kernel "
               "loading when cold, audit, tables) | write CSV |")
-    md.append("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    md.append("|---|---|---|---|---:|---:|---:|---:|---:|---:|")
     for c in cells:
         if c.tool != "dispatchlab" or not c.phases:
             continue
@@ -566,7 +574,10 @@ def write_outputs(out: Path, meta: dict[str, Any], infos: list[inputs.InputInfo]
             v = [p[k] for p in c.phases if k in p]
             return statistics.median(v) if v else float("nan")
 
-        md.append(f"| {c.input} | {c.policy} | {c.mode} | {med('load_seconds'):.3f} | "
+        eng = str(c.phases[-1].get("engine", "general"))
+        if c.phases[-1].get("kernel"):
+            eng += f" ({c.phases[-1]['kernel']})"
+        md.append(f"| {c.input} | {c.policy} | {c.mode} | {eng} | {med('load_seconds'):.3f} | "
                   f"{med('simulate_seconds'):.3f} | {med('engine_seconds'):.3f} | "
                   f"{med('decision_seconds'):.3f} | "
                   f"{med('simulate_seconds') - med('engine_seconds'):.3f} | "

@@ -82,6 +82,9 @@ def simulate_command(
         "--reject-infeasible", help="Record jobs the machine can never host as rejected "
         "instead of failing.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    engine: Annotated[str, typer.Option(
+        help="auto: the compiled loop when the setup allows it (same results), else the "
+        "general one | compiled | general.")] = "auto",
 ) -> None:
     """Simulate one dispatcher on one workload and print the summary."""
     opts = load_options(format, skip, limit, swf_procs, swf_missing_estimate, swf_units,
@@ -101,10 +104,10 @@ def simulate_command(
                       "{task.total:,} jobs"), TimeElapsedColumn(), console=console,
                       transient=True) as bar:
             task = bar.add_task("sim", total=wl.n_jobs)
-            res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf,
+            res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=engine,
                            progress=lambda done, _n: bar.update(task, completed=done))
     else:
-        res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf)
+        res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=engine)
     if out is not None:
         res.save(out)
     if as_json:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dispatchlab.engine.placements import flat_placements
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.errors import DispatchlabError
 
@@ -39,20 +40,13 @@ def audit(rec: Recorder) -> None:
     bad = ran & (end != expected)
     _expect(not bad.any(), "a job did not run for min(runtime, walltime)", wl, bad)
 
-    idx = np.flatnonzero(ran)
-    if len(idx) == 0:
+    if not ran.any():
         return
-    nodes_list = [rec.alloc_nodes[j] for j in idx.tolist()]
-    counts_list = [rec.alloc_counts[j] for j in idx.tolist()]
-    sizes = np.fromiter((len(a) for a in nodes_list if a is not None), dtype=np.int64,
-                        count=len(idx))
-    nodes: np.ndarray = np.concatenate([a for a in nodes_list if a is not None])
-    counts: np.ndarray = np.concatenate([a for a in counts_list if a is not None])
-    owner = np.repeat(idx, sizes)
-    placed = np.add.reduceat(counts, np.concatenate(([0], np.cumsum(sizes)[:-1])))
-    bad_units = placed != wl.units[idx]
-    _expect(not bad_units.any(), "placed units differ from requested units", wl,
-            np.isin(np.arange(wl.n_jobs), idx[bad_units]))
+    sizes, nodes, counts = flat_placements(rec)
+    owner = np.repeat(np.arange(wl.n_jobs), sizes)
+    placed = np.bincount(owner, weights=counts, minlength=wl.n_jobs)
+    bad_units = ran & (placed != wl.units)
+    _expect(not bad_units.any(), "placed units differ from requested units", wl, bad_units)
 
     req = rec.req
     cap = rec.platform.capacity
@@ -61,7 +55,7 @@ def audit(rec: Recorder) -> None:
     sign = np.concatenate((np.ones(len(owner), np.int64), -np.ones(len(owner), np.int64)))
     node2 = np.concatenate((nodes, nodes))
     job2 = np.concatenate((owner, owner))
-    order = np.lexsort((sign, t, node2))
+    order = _sweep_order(node2, t, sign)
     node_s = node2[order]
     for r in range(cap.shape[1]):
         delta = (np.concatenate((counts, counts)) * req[job2, r] * sign)[order]
@@ -78,6 +72,22 @@ def audit(rec: Recorder) -> None:
                 f"{rec.platform.resources[r]} > capacity {int(cap[node_s[k], r])} at "
                 f"t={int(t[order][k])}"
             )
+
+
+def _sweep_order(node: np.ndarray, t: np.ndarray, sign: np.ndarray) -> np.ndarray:
+    """Events by node, then time, releases (-1) before starts (+1), ties in input order:
+    ``np.lexsort``'s order, from one sort of a combined integer key when it fits in 63 bits
+    (with the position appended the keys are unique, so a fast unstable sort is exact)."""
+    lo = int(t.min())
+    span = 2 * (int(t.max()) - lo + 1)
+    groups = (int(node.max()) + 1) * span
+    if groups >= 2**62:
+        return np.lexsort((sign, t, node))
+    key = node.astype(np.int64) * span + 2 * (t - lo) + (sign > 0)
+    m = len(key)
+    if groups * m >= 2**62:
+        return np.argsort(key, kind="stable")
+    return np.argsort(key * m + np.arange(m))
 
 
 def _expect(ok: bool, what: str, wl: object, mask: np.ndarray) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dispatchlab.engine.placements import end_nodes, flat_placements, placement_sizes
 from dispatchlab.engine.recorder import Recorder
 
 #: Default bound of bounded slowdown, seconds.
@@ -28,9 +29,7 @@ def job_table(rec: Recorder, tau: int = TAU) -> pd.DataFrame:
         wqt = np.where(ewt > 0, wait_f / ewt, np.nan)
         tard = np.maximum(0, wait - ewt).astype(np.float64)
         wtard = np.where(ewt > 0, tard / ewt, np.nan)
-    nodes_used = np.fromiter(
-        (0 if a is None else len(a) for a in rec.alloc_nodes), dtype=np.int64, count=len(start)
-    )
+    nodes_used = placement_sizes(rec)
     node_names = rec.platform.node_names
     queue_names = np.array([q.name for q in wl.queues], dtype=object)
     df = pd.DataFrame(
@@ -45,8 +44,7 @@ def job_table(rec: Recorder, tau: int = TAU) -> pd.DataFrame:
             "actual_runtime": wl.runtime,
             "units": wl.units,
             "nodes_used": nodes_used,
-            "node_list": [_fmt_alloc(a, c, node_names) for a, c in
-                          zip(rec.alloc_nodes, rec.alloc_counts, strict=True)],
+            "node_list": node_lists(rec, nodes_used, node_names),
             "killed": ran & (wl.runtime > wl.walltime),
             "slowdown": slowdown,
             "bounded_slowdown": bsld,
@@ -104,13 +102,31 @@ def local_timestamps(seconds: np.ndarray, origin_unix: int, tz: str | None) -> p
     return pd.Series(text, dtype=object)
 
 
-def _fmt_alloc(nodes: object, counts: object, names: tuple[str, ...]) -> str:
-    if nodes is None or counts is None:
-        return ""
-    assert isinstance(nodes, np.ndarray) and isinstance(counts, np.ndarray)
-    if len(nodes) > 16:
-        return f"{names[int(nodes[0])]}..{names[int(nodes[-1])]} ({len(nodes)} nodes)"
-    return " ".join(
-        names[n] if c == 1 else f"{names[n]}*{c}"
-        for n, c in zip(nodes.tolist(), counts.tolist(), strict=True)
-    )
+def node_lists(rec: Recorder, sizes: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
+    """Per job ``"n3 n4*2"`` (unit count when > 1), ``"n0..n99 (40 nodes)"`` beyond 16
+    nodes, ``""`` when it never ran (``sizes``: nodes per job). String work is done on whole
+    arrays at once; only the placements of jobs on at most 16 nodes are gathered."""
+    out = np.full(len(sizes), "", dtype=object)
+    name = np.array(names, dtype=object)
+    short = (sizes > 0) & (sizes <= 16)
+    if short.any():
+        _, nk, ck = flat_placements(rec, short)
+        top = int(ck.max())
+        k = sizes[short]
+        ends = np.cumsum(k) - 1
+        if len(names) * (top + 1) <= len(nk):  # look every "name*count" token up at once
+            text = [[(n if c == 1 else f"{n}*{c}") for c in range(top + 1)] for n in names]
+            token = np.array([[w + " " for w in row] for row in text], dtype=object)[nk, ck]
+            token[ends] = np.array(text, dtype=object)[nk[ends], ck[ends]]
+        else:
+            times = np.array([""] + ["" if c == 1 else f"*{c}" for c in range(1, top + 1)],
+                             dtype=object)
+            token = name[nk] + times[ck] + " "
+            token[ends] = name[nk[ends]] + times[ck[ends]]
+        out[short] = np.add.reduceat(token, ends - k + 1)
+    long = np.flatnonzero(sizes > 16)
+    if len(long):
+        first, last = end_nodes(rec, long)
+        out[long] = (name[first] + ".." + name[last] + " ("
+                     + sizes[long].astype(str).astype(object) + " nodes)")
+    return out

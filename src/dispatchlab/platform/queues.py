@@ -78,8 +78,9 @@ class QueueConfig:
 
     ``max_units`` (job units, e.g. PBS chunks), ``max_nodes`` (the fewest nodes that can
     hold the job's units, packed on the largest fitting node), ``max_walltime`` (s) and
-    ``max_total`` (resource → total over all units) are submission limits. ``windows`` empty means the queue may start jobs at any time.
-    ``nodes`` holds node names or group labels (empty = every node).
+    ``max_total`` (resource → total over all units) are submission limits. ``windows``
+    empty means the queue may start jobs at any time. ``nodes`` holds node names or group
+    labels (empty = every node).
     """
 
     name: str

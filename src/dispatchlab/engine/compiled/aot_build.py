@@ -1,0 +1,36 @@
+"""Build the slot loop ahead of time: ``python -m dispatchlab.engine.compiled.aot_build DIR NAME``.
+
+Runs in its own process (Numba's ``pycc`` and a C compiler), called by
+:mod:`dispatchlab.engine.compiled.aot`; writes extension module ``NAME`` into ``DIR``.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+
+def build(out_dir: str, name: str) -> None:
+    """Compile :func:`slot_loop` with its one signature into extension module ``name``."""
+    from numba import types as nt
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pycc is deprecated; the JIT is the fallback
+        from numba.pycc import CC
+
+    from dispatchlab.engine.compiled.slot_loop import slot_loop
+
+    i8 = nt.Array(nt.int64, 1, "C")
+    i4 = nt.Array(nt.int32, 1, "C")
+    returns = nt.Tuple((nt.int64, i8, i8, i8, i8, i4, i4, nt.Array(nt.int64, 2, "C"),
+                        nt.int64, nt.int64, nt.int64))
+    sig = returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8, nt.boolean, nt.int64)
+    cc = CC(name)
+    cc.output_dir = out_dir
+    cc.verbose = False
+    cc.export("slot_loop", sig)(slot_loop)
+    cc.compile()
+
+
+if __name__ == "__main__":
+    build(sys.argv[1], sys.argv[2])

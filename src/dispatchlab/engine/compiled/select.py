@@ -1,0 +1,30 @@
+"""Engine choice: the compiled loop when the run qualifies (``auto``), else the general one."""
+
+from __future__ import annotations
+
+from dispatchlab.engine.compiled.eligibility import slot_run
+from dispatchlab.engine.compiled.runner import run_slots
+from dispatchlab.engine.recorder import Recorder
+from dispatchlab.engine.simulator import Simulator
+from dispatchlab.errors import ConfigError
+
+ENGINES = ("auto", "compiled", "general")
+
+
+def run_engine(sim: Simulator, engine: str = "auto") -> tuple[Recorder, str]:
+    """Run ``sim`` on ``engine`` and say which one ran (``"compiled"`` or ``"general"``).
+
+    ``auto`` takes the compiled engine whenever it qualifies; ``compiled`` insists (a
+    :class:`ConfigError` says why it cannot); ``general`` always runs the Python loop.
+    """
+    if engine not in ENGINES:
+        raise ConfigError(f"unknown engine '{engine}' (known: {', '.join(ENGINES)})",
+                          field="engine")
+    if engine != "general":
+        run = slot_run(sim)
+        if not isinstance(run, str):
+            return run_slots(sim, run), "compiled"
+        if engine == "compiled":
+            raise ConfigError(f"the compiled engine cannot run this simulation: {run}",
+                              field="engine")
+    return sim.run(), "general"

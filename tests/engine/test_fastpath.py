@@ -1,0 +1,204 @@
+"""The compiled engine gives exactly the general engine's results wherever it runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dispatchlab import Platform, Workload, simulate
+from dispatchlab.engine.compiled.kernel import AVAILABLE
+from dispatchlab.engine.placements import Placements, flat_placements
+from dispatchlab.errors import ConfigError
+from dispatchlab.metrics.job_metrics import node_lists
+from dispatchlab.metrics.results import Results
+from dispatchlab.workload import SwfOptions, load_swf
+from tests.conftest import jobs, shared_trace
+
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="Numba disabled")
+
+DISPATCHERS = ["fifo", "sjf", "ljf", "easy", "easy-sjf", "pbs-fifo",
+               "order=sjf,select=easy,depth=3,estimate=real", "order=f1,select=easy"]
+#: Summary entries that are measured times, or name the engine: they differ by design.
+TIMED = {"dispatch_time_mean_ms", "dispatch_time_max_ms", "dispatch_time_total_s",
+         "dispatch_overhead_pct", "sim_seconds", "jobs_per_second", "engine"}
+
+
+def assert_same(wl: Workload, platform: str | Platform, dispatcher: str,
+                **kwargs: object) -> Results:
+    """Run both engines and compare everything they record."""
+    fast = simulate(wl, platform, dispatcher, engine="compiled", **kwargs)  # type: ignore[arg-type]
+    ref = simulate(wl, platform, dispatcher, engine="general", **kwargs)  # type: ignore[arg-type]
+    assert fast.summary["engine"] == "compiled" and ref.summary["engine"] == "general"
+    pd.testing.assert_frame_equal(fast.jobs, ref.jobs)
+    pd.testing.assert_frame_equal(fast.timeseries, ref.timeseries)
+    a, b = fast.recorder, ref.recorder
+    assert a is not None and b is not None
+    assert np.array_equal(a.planned, b.planned)
+    assert bytes(a.samples) == bytes(b.samples)  # every row, also repeated timestamps
+    assert list(a.decision_at) == list(b.decision_at)
+    assert len(a.decision_cpu) == len(b.decision_cpu)
+    assert a.rejected == b.rejected
+    assert a.dispatcher_stats == b.dispatcher_stats
+    for j in range(wl.n_jobs):
+        na, nb = a.alloc_nodes[j], b.alloc_nodes[j]
+        assert (na is None) == (nb is None)
+        if na is not None and nb is not None:
+            assert na.dtype == nb.dtype and np.array_equal(na, nb)
+            assert np.array_equal(a.alloc_counts[j], b.alloc_counts[j])  # type: ignore[arg-type]
+    assert set(fast.summary) == set(ref.summary)
+    assert {k: v for k, v in fast.summary.items() if k not in TIMED} == \
+        {k: v for k, v in ref.summary.items() if k not in TIMED}
+    return fast
+
+
+@pytest.mark.parametrize(
+    ("trace", "limit", "platform"),
+    [
+        ("KTH-SP2-1996-2.1-cln.swf.gz", 1500, "nodes=100,cores=1"),
+        ("CTC-SP2-1996-3.1-cln.swf.gz", 1500, "nodes=338,cores=1"),
+        ("HPC2N-2002-2.2-cln.swf.gz", 1500, "nodes=120,cores=2"),
+        ("SDSC-BLUE-2000-4.2-cln.swf.gz", 1500, "nodes=144,cores=8"),
+        ("lublin-256-a.swf", 1500, "nodes=32,cores=8"),
+    ],
+)
+def test_real_trace_slices(trace: str, limit: int, platform: str) -> None:
+    wl = load_swf(shared_trace(trace), SwfOptions(limit=limit))
+    for dispatcher in DISPATCHERS:
+        assert_same(wl, platform, dispatcher)
+
+
+def test_whole_node_units_and_kills() -> None:
+    wl = load_swf(shared_trace("KTH-SP2-1996-2.1-cln.swf.gz"),
+                  SwfOptions(limit=800, units="nodes", cores_per_node=1))
+    assert (wl.runtime > wl.walltime).any()  # some jobs are killed at their wall-time
+    for dispatcher in ("fifo", "easy"):
+        assert_same(wl, "nodes=100,cores=1", dispatcher)
+
+
+@st.composite
+def slot_instances(draw: st.DrawFn, max_jobs: int = 30) -> tuple[Workload, Platform]:
+    """Random runs where every unit asks one vector: coinciding events, run time 0,
+    kills at the wall-time, jobs larger than the machine (rejected)."""
+    n_nodes = draw(st.integers(1, 5))
+    multi = draw(st.booleans())
+    resources = ("cores", "mem") if multi else ("cores",)
+    cap = np.array([[draw(st.integers(1, 6)) for _ in resources] for _ in range(n_nodes)],
+                   dtype=np.int64)
+    plat = Platform(resources=resources, capacity=cap,
+                    node_names=tuple(f"n{k}" for k in range(n_nodes)), name="random")
+    n = draw(st.integers(1, max_jobs))
+    submit = np.cumsum(draw(st.lists(st.sampled_from([0, 0, 1, 2, 5, 30]), min_size=n,
+                                     max_size=n)))
+    walltime = draw(st.lists(st.integers(1, 40), min_size=n, max_size=n))
+    runtime = [draw(st.integers(0, w + 5)) for w in walltime]
+    units = draw(st.lists(st.integers(1, 8), min_size=n, max_size=n))
+    unit = [draw(st.integers(1, 2)) for _ in resources]
+    req = {r: [unit[k]] * n for k, r in enumerate(resources)}
+    wl = Workload.from_columns(submit=submit, walltime=walltime, runtime=runtime,
+                               units=units, req=req)
+    return wl, plat
+
+
+@settings(max_examples=60, deadline=None)
+@given(slot_instances(), st.sampled_from([*DISPATCHERS, "order=fifo,select=easy,depth=1"]))
+def test_random_slot_workloads(instance: tuple[Workload, Platform], dispatcher: str) -> None:
+    wl, plat = instance
+    assert_same(wl, plat, dispatcher, on_infeasible="reject")
+
+
+def test_simultaneous_events_and_zero_runtimes() -> None:
+    wl = jobs((0, 5, 5, 2), (0, 0, 5, 1), (0, 3, 2, 2), (2, 0, 1, 4), (2, 4, 9, 1),
+              (5, 1, 1, 3), (5, 6, 6, 1), (5, 0, 3, 2))
+    for dispatcher in DISPATCHERS:
+        assert_same(wl, "nodes=2,cores=2", dispatcher)
+
+
+def test_backfill_boundaries() -> None:
+    """EASY edge cases: a candidate ending exactly at the shadow time, one using exactly
+    the extra slots, the head changing without a completion, depth 1."""
+    wl = jobs((0, 10, 10, 3), (1, 5, 5, 4), (1, 9, 9, 1), (2, 3, 30, 1), (3, 2, 2, 2),
+              (12, 4, 4, 4), (12, 1, 20, 1), (13, 1, 1, 1))
+    for dispatcher in ("easy", "pbs-fifo", "order=fifo,select=easy,depth=1", "easy-sjf"):
+        res = assert_same(wl, "nodes=1,cores=4", dispatcher)
+    assert res.summary["dispatcher_stats"]["backfilled"] > 0
+
+
+def test_auto_picks_the_engine() -> None:
+    wl = jobs((0, 5, 5, 2), (1, 3, 4, 1))
+    assert simulate(wl, "nodes=2,cores=2", "easy").summary["engine"] == "compiled"
+    assert simulate(wl, "nodes=2,cores=2", "conservative").summary["engine"] == "general"
+    assert simulate(wl, "nodes=2,cores=2", "wfp3").summary["engine"] == "general"
+    assert simulate(wl, "nodes=2,cores=2", "order=fifo,select=strict,alloc=best-fit"
+                    ).summary["engine"] == "general"
+    with pytest.raises(ConfigError, match="conservative"):
+        simulate(wl, "nodes=2,cores=2", "conservative", engine="compiled")
+    with pytest.raises(ConfigError, match="unknown engine"):
+        simulate(wl, "nodes=2,cores=2", "fifo", engine="fast")
+
+
+def test_placements_and_node_lists() -> None:
+    """The vectorised node-list formatting equals the per-job one, in both record forms."""
+    names = tuple(f"n{k}" for k in range(40))
+    rng = np.random.default_rng(3)
+    per_job: list[tuple[np.ndarray, np.ndarray] | None] = []
+    for _ in range(200):
+        if rng.random() < 0.2:
+            per_job.append(None)
+            continue
+        k = int(rng.integers(1, 25))
+        nodes = np.sort(rng.choice(40, size=k, replace=False)).astype(np.int32)
+        per_job.append((nodes, rng.integers(1, 4, size=k).astype(np.int32)))
+    started = np.array([p is not None for p in per_job])
+    sizes = np.array([0 if p is None else len(p[0]) for p in per_job])
+    offsets = np.r_[0, np.cumsum(sizes)]
+    flat_n = np.concatenate([p[0] for p in per_job if p is not None])
+    flat_c = np.concatenate([p[1] for p in per_job if p is not None])
+    seq = Placements(flat_n, offsets, started)
+    assert len(seq) == 200
+    for j, got_j in enumerate(seq):
+        p = per_job[j]
+        assert (got_j is None) == (p is None) and (p is None or np.array_equal(got_j, p[0]))
+    assert np.array_equal(seq[-1], seq[199]) if started[-1] else seq[-1] is None
+    expected = [fmt_alloc(p, names) for p in per_job]
+    rec = simulate(jobs((0, 1, 1, 1)), "nodes=1,cores=1", engine="general").recorder
+    assert rec is not None
+    lists = ([None if p is None else p[0] for p in per_job],
+             [None if p is None else p[1] for p in per_job])
+    flat = (seq, Placements(flat_c, offsets, started))
+    for form in (lists, flat):  # the general engine's per-job arrays, the compiled flat ones
+        rec.alloc_nodes, rec.alloc_counts = form  # type: ignore[assignment]
+        assert node_lists(rec, sizes, names).tolist() == expected
+        got = flat_placements(rec)
+        assert np.array_equal(got[0], sizes) and np.array_equal(got[1], flat_n)
+        assert np.array_equal(got[2], flat_c)
+        # few placements: tokens built one by one
+        rec.alloc_nodes, rec.alloc_counts = form[0][:3], form[1][:3]  # type: ignore[assignment]
+        assert node_lists(rec, sizes[:3], names).tolist() == expected[:3]
+
+
+def fmt_alloc(placement: tuple[np.ndarray, np.ndarray] | None, names: tuple[str, ...]) -> str:
+    """The per-job formatting the vectorised ``node_lists`` must reproduce."""
+    if placement is None:
+        return ""
+    nodes, counts = placement
+    if len(nodes) > 16:
+        return f"{names[int(nodes[0])]}..{names[int(nodes[-1])]} ({len(nodes)} nodes)"
+    return " ".join(names[n] if c == 1 else f"{names[n]}*{c}"
+                    for n, c in zip(nodes.tolist(), counts.tolist(), strict=True))
+
+
+def test_audit_sweep_order_is_lexsort() -> None:
+    """The audit's one-key sort orders events exactly as the three-key lexsort."""
+    from dispatchlab.metrics.audit import _sweep_order
+
+    rng = np.random.default_rng(1)
+    for n, nodes, span in ((1, 1, 5), (300, 7, 50), (20000, 128, 10**7)):
+        node, t = rng.integers(0, nodes, n), rng.integers(0, span, n)
+        sign = rng.choice([-1, 1], n)
+        assert np.array_equal(_sweep_order(node, t, sign), np.lexsort((sign, t, node)))
+    big = np.array([0, 2**61, 5, 5])  # keys too wide for one integer: lexsort itself
+    assert np.array_equal(_sweep_order(np.array([3, 0, 3, 3]), big, np.array([1, -1, -1, 1])),
+                          np.lexsort((np.array([1, -1, -1, 1]), big, np.array([3, 0, 3, 3]))))
