@@ -24,12 +24,24 @@ class SearchConfig:
 
     ``deterministic`` (default): the budget is CP-SAT *deterministic time* (``delta`` and
     ``delta_max`` in its work units), one worker, fixed seed: same inputs ⇒ same decisions,
-    whatever the machine load; ``wall_limit`` (s) is only a safety net (a decision where it
-    fires is counted, it may not be reproducible). ``deterministic=False`` is the paper's
-    mode: ``delta``/``delta_max`` are wall-clock seconds (δ = 1 s, δmax = 16 s there).
-    The search restarts with a doubled budget only while no solution was found, stops
-    on proven infeasibility, after ``k`` restarts without change, or once the budget
-    would exceed ``delta_max``.
+    whatever the machine load; ``wall_limit`` (s) caps the solver's wall time over the
+    whole decision, restarts included (a decision where it fires is counted, it may not be
+    reproducible). ``deterministic=False`` is the paper's mode: ``delta``/``delta_max`` are
+    wall-clock seconds (δ = 1 s, δmax = 16 s there) and the decision's solver time is
+    capped at ``min(delta_max, wall_limit)``.
+    ``repair_hint`` (``None``: on exactly when presolve is off, i.e. PCP) turns on CP-SAT's
+    hint-repair search. Measured with OR-Tools 9.15 on Eurora batches: with presolve (HCP)
+    it stalls — on 3-job models it raises the objective bound one coefficient step per
+    conflict, thousands of conflicts whose work deterministic time does not count (0.009
+    units took 1 s of wall time) and ends below its own, optimal, hint; without it the
+    same models solve in 3 ms. Without presolve (PCP) it is the faster one (60–100 ms
+    instead of 0.2–1 s for 0.02 units). The greedy hint is complete and feasible either
+    way, so it is always the first solution — provided presolve keeps it feasible: with a
+    hint, presolve runs with ``keep_all_feasible_solutions_in_presolve`` (its dual
+    reductions otherwise cut the greedy schedule off; CP-SAT then searched from scratch
+    and ended UNKNOWN at the 1 s cap on 20-job HCP models) and ``linearization_level=2``
+    (without the dual reductions the bound-stepping stall above came back; the LP cuts
+    close those models in milliseconds). See docs/cp.md.
     """
 
     deterministic: bool = True
@@ -39,6 +51,7 @@ class SearchConfig:
     wall_limit: float = 1.0
     workers: int = 1
     hint: bool = True
+    repair_hint: bool | None = None  # None: on iff presolve is off
     priority_search: bool | None = None  # None: as the version says
     presolve: bool | None = None  # None: off for PCP (cpsat.md), on for HCP
     gap: float = 0.0  # relative gap at which the search may stop

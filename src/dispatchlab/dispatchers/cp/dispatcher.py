@@ -30,6 +30,7 @@ from dispatchlab.dispatchers.cp.instance import (
     list_schedule,
 )
 from dispatchlab.dispatchers.cp.model import Built, add_hint, build_model, true_objective
+from dispatchlab.dispatchers.cp.rules import apply_rules, next_wake, rule_decisions
 from dispatchlab.dispatchers.cp.search import INFEASIBLE, Outcome, search
 from dispatchlab.dispatchers.cp.stats import DecisionLog
 from dispatchlab.engine.decisions import Decision, Start, WakeAt
@@ -119,7 +120,11 @@ class CPDispatcher(BaseDispatcher):
         except Exception as exc:  # a dispatcher must never crash the run
             row.update(path="fallback", fallback=True, error=f"{type(exc).__name__}: {exc}")
             plan = None
-        out = self._last_resort(view) if plan is None else self._starts(view, plan, row)
+        out: list[Decision]
+        if view.rules is not None:  # operator rules: cp/rules.py checks every start
+            out = list(rule_decisions(view, plan, self._mapper, row))
+        else:
+            out = self._last_resort(view) if plan is None else self._starts(view, plan, row)
         row["started"] = sum(1 for d in out if type(d) is Start)
         row.setdefault("build_ms", (time.perf_counter() - t0) * 1e3)
         self._log.add(row)
@@ -127,7 +132,9 @@ class CPDispatcher(BaseDispatcher):
             if type(d) is Start:
                 self._started[d.job] = now
         if not view.running and row["started"] == 0:
-            out.append(WakeAt(now + 1))  # nothing else would wake us up
+            wake = now + 1 if view.rules is None else next_wake(view)
+            if wake is not None:  # (under rules the engine also wakes us when rules change)
+                out.append(WakeAt(max(wake, now + 1)))  # nothing else would wake us up
         return out
 
     def _plan(
@@ -138,6 +145,8 @@ class CPDispatcher(BaseDispatcher):
         assert self._est is not None
         t0 = time.perf_counter()
         inst = build_instance(view, cfg, self._est, self._max_ewt, self._ewt, self._share)
+        if view.rules is not None:
+            apply_rules(inst, view, self._est)
         req = view.demand[inst.jobs][:, self._counted] if inst.jobs else np.zeros((0,))
         row.update(
             model_jobs=len(inst.jobs),

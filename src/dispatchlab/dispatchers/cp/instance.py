@@ -7,6 +7,7 @@ view and the duration estimator; both the greedy schedule and the CP-SAT models 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +53,7 @@ class Instance:
     max_ewt: int
     greedy: dict[int, int] = field(default_factory=dict)  # job → greedy start
     placement: dict[int, tuple[IntArray, IntArray]] = field(default_factory=dict)
+    rules: Any = None  # RuleData (cp/rules.py) when operator rules apply
 
 
 def priority_order(
@@ -185,6 +187,8 @@ def list_schedule(
     inst: Instance, order: list[int], scale: FloatArray
 ) -> tuple[dict[int, int], dict[int, tuple[IntArray, IntArray]]]:
     """Serial schedule: jobs in ``order``, each at its earliest feasible start."""
+    if inst.rules is not None:
+        return inst.rules.list_schedule(inst, order, scale)
     tl = base_timeline(inst, scale)
     pos = {j: k for k, j in enumerate(inst.jobs)}
     req = inst.req
@@ -202,12 +206,18 @@ def list_schedule(
 def greedy_schedule(inst: Instance, scale: FloatArray) -> None:
     """Priority list schedule: fills ``inst.greedy`` (starts) and ``inst.placement``."""
     inst.greedy, inst.placement = list_schedule(inst, inst.jobs, scale)
+    if inst.rules is not None and max(inst.dur, default=0) <= inst.horizon:
+        # rules may delay jobs (windows, reservations): the horizon covers the greedy plan
+        ends = [inst.greedy[j] + d for j, d in zip(inst.jobs, inst.dur, strict=True)]
+        inst.horizon = max([inst.horizon, *ends])
 
 
 def greedy_is_optimal(inst: Instance, scale: FloatArray) -> bool:
     """True when every job starts at its own earliest start given only the running jobs:
     no schedule can start any job earlier, so the greedy schedule is optimal for every
     objective that never improves by delaying a job (all objectives offered here)."""
+    if inst.rules is not None:
+        return bool(inst.rules.greedy_is_optimal(inst, scale))
     base: Timeline | None = None
     for k, j in enumerate(inst.jobs):
         s = inst.greedy[j]
@@ -224,5 +234,7 @@ def greedy_is_optimal(inst: Instance, scale: FloatArray) -> bool:
 def can_start_now(inst: Instance) -> bool:
     """Whether any model job fits now (else no schedule starts anything now: running
     jobs only release resources, so fitting now is the earliest possible start)."""
+    if inst.rules is not None:
+        return bool(inst.rules.can_start_now(inst))
     free = inst.free
     return any(_fits_nodes(free, inst.req[j], inst.units[k]) for k, j in enumerate(inst.jobs))

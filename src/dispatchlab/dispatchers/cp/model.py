@@ -69,7 +69,10 @@ def build_model(
         if hi < 0:
             built.infeasible = True
             hi = 0
-        o = m.new_int_var(0, hi, f"o{k}")
+        if inst.rules is not None:  # eligible intervals only (windows, stops)
+            o = inst.rules.start_var(m, k, hi, f"o{k}")
+        else:
+            o = m.new_int_var(0, hi, f"o{k}")
         starts.append(o)
         intervals.append(m.new_fixed_size_interval_var(o, d, f"j{k}"))
     fixed_iv = []
@@ -77,6 +80,8 @@ def build_model(
         fixed_iv.append((j, m.new_fixed_size_interval_var(max(H - d, 0), d, f"f{j}")))
     busy_iv = [m.new_fixed_size_interval_var(0, b.rem, f"r{b.rem}") for b in inst.busy]
     built.n_intervals = len(intervals) + len(fixed_iv) + len(busy_iv)
+    if inst.rules is not None:
+        inst.rules.link(m, starts)  # heterogeneous jobs: one start (eq. 4.7)
 
     if inst.pooled:
         _pooled_cumulatives(m, inst, intervals, fixed_iv, busy_iv, built)
@@ -126,6 +131,10 @@ def _pooled_cumulatives(
             if v:
                 ivs.append(iv)
                 dem.append(v)
+        if inst.rules is not None:  # reservation occurrences: fixed intervals
+            for iv, v in inst.rules.pooled_blocks(m, r):
+                ivs.append(iv)
+                dem.append(v)
         m.add_cumulative(ivs, dem, int(inst.cap[0, r]))
         built.n_cumulatives += 1
 
@@ -173,6 +182,8 @@ def _node_cumulatives(
         placed: list[tuple[int, cp_model.IntVar]] = []
         total: list[cp_model.IntVar] = []
         nodes = candidate_nodes(inst, k, cand, all_nodes)
+        if inst.rules is not None:
+            nodes = inst.rules.candidates(inst, k, nodes)
         ub_all = np.minimum((inst.cap[nodes][:, mask] // req[mask]).min(axis=1), units)
         for n, ub in zip(nodes.tolist(), ub_all.tolist(), strict=True):
             p = m.new_bool_var(f"p{k}_{n}")
@@ -184,6 +195,8 @@ def _node_cumulatives(
                 m.add(u >= p)
                 m.add(u <= ub * p)
             iv = m.new_optional_fixed_size_interval_var(starts[k], d, p, f"i{k}_{n}")
+            if inst.rules is not None:  # wall-time must not run into a reservation
+                inst.rules.guard(m, inst, k, n, p, starts[k], inst.horizon - d)
             per_node[n].append((iv, j, u))
             placed.append((n, u))
             total.append(u)
@@ -212,6 +225,10 @@ def _node_cumulatives(
                 if usage[r]:
                     ivs.append(iv)
                     dem.append(int(usage[r]))
+            if inst.rules is not None:
+                for iv, v in inst.rules.node_blocks_at(m, n, r):
+                    ivs.append(iv)
+                    dem.append(v)
             m.add_cumulative(ivs, dem, int(inst.cap[n, r]))
             built.n_cumulatives += 1
 

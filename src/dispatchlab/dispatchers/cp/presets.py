@@ -11,9 +11,10 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from dispatchlab.dispatchers.registry import register
+from dispatchlab.dispatchers.registry import register, register_spec_parser
 
 if TYPE_CHECKING:
+    from dispatchlab.dispatchers.cp.config import CPConfig
     from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
 
 _WHAT = {
@@ -28,21 +29,32 @@ _KIND = {
 }
 
 
-def _make(kind: str, version: int, estimator: str, paper: bool) -> CPDispatcher:
-    """Build a CP dispatcher; OR-Tools is imported only now, not when presets are listed."""
+def preset_config(kind: str, version: int, variant: str) -> CPConfig:
+    """The configuration of a preset; ``variant``: an estimator name or ``paper``."""
     from dispatchlab.dispatchers.cp.config import CPConfig, SearchConfig
-    from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
 
+    paper = variant == "paper"
     search = (
         SearchConfig(deterministic=False, delta=1.0, delta_max=16.0, workers=2, wall_limit=16.0)
         if paper
         else SearchConfig()
     )
-    return CPDispatcher(CPConfig(kind=kind, version=version, estimator=estimator, search=search))
+    estimator = "walltime" if paper else variant
+    return CPConfig(kind=kind, version=version, estimator=estimator, search=search)
+
+
+def _make(kind: str, version: int, estimator: str, paper: bool) -> CPDispatcher:
+    """Build a CP dispatcher; OR-Tools is imported only now, not when presets are listed."""
+    from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
+
+    return CPDispatcher(preset_config(kind, version, "paper" if paper else estimator))
 
 
 def register_all() -> None:
-    """Register every CP preset."""
+    """Register every CP preset and the ``cp=<preset>,key=value`` spec parser."""
+    from dispatchlab.dispatchers.cp.spec import parse_cp_spec
+
+    register_spec_parser(parse_cp_spec)
     for kind in ("hcp", "pcp"):
         for version in range(4):
             base = kind + (str(version) if version else "")

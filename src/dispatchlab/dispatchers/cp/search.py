@@ -52,6 +52,11 @@ def _times(solver: cp_model.CpSolver) -> tuple[float, float]:
         return 0.0, 0.0
 
 
+def wall_cap(cfg: SearchConfig) -> float:
+    """Most solver wall time one decision may take, restarts included (seconds)."""
+    return cfg.wall_limit if cfg.deterministic else min(cfg.delta_max, cfg.wall_limit)
+
+
 def parameters(
     solver: cp_model.CpSolver,
     cfg: SearchConfig,
@@ -59,18 +64,30 @@ def parameters(
     seed: int,
     presolve: bool,
     fixed_search: bool,
+    wall_left: float | None = None,
 ) -> None:
-    """Set CP-SAT parameters for one run with ``budget`` (deterministic or wall units)."""
+    """Set CP-SAT parameters for one run with ``budget`` (deterministic or wall units);
+    ``wall_left`` is what remains of the decision's wall cap (default: all of it)."""
     p = solver.parameters
     p.num_workers = cfg.workers
     p.random_seed = seed
+    left = wall_cap(cfg) if wall_left is None else max(wall_left, 1e-3)
     if cfg.deterministic:
         p.max_deterministic_time = budget
-        p.max_time_in_seconds = cfg.wall_limit
+        p.max_time_in_seconds = left
     else:
-        p.max_time_in_seconds = min(budget, cfg.wall_limit)
-    if cfg.hint:
-        p.repair_hint = True
+        p.max_time_in_seconds = min(budget, left)
+    repair = (not presolve) if cfg.repair_hint is None else cfg.repair_hint
+    if cfg.hint and repair:
+        p.repair_hint = True  # PCP only by default: it stalls HCP (see SearchConfig)
+    if cfg.hint and presolve:
+        # presolve's dual reductions may cut off the (feasible, non-optimal) greedy hint;
+        # CP-SAT then searches from scratch and often ends UNKNOWN after the whole budget
+        p.keep_all_feasible_solutions_in_presolve = True
+        # without the dual reductions, models of a few equal jobs are left to a search that
+        # raises the objective bound one coefficient per conflict (thousands of conflicts
+        # deterministic time barely counts); the LP cuts of level 2 close them at once
+        p.linearization_level = 2
     if cfg.gap > 0:
         p.relative_gap_limit = cfg.gap
     if not presolve:
@@ -93,15 +110,18 @@ def search(
     best_status = UNKNOWN
     wall = det = 0.0
     hit_wall = False
+    cap = wall_cap(cfg)
     t0 = time.perf_counter()
     while True:
         solver = cp_model.CpSolver()
-        parameters(solver, cfg, budget, seed + runs, presolve, fixed_search)
+        left = cap - (time.perf_counter() - t0)
+        parameters(solver, cfg, budget, seed + runs, presolve, fixed_search, left)
         status = run_cpsat(model, solver)
         runs += 1
-        run_det, run_wall = _times(solver)
+        run_det, _ = _times(solver)
         det += run_det
-        if cfg.deterministic and run_wall >= cfg.wall_limit * 0.99:
+        elapsed = time.perf_counter() - t0
+        if cfg.deterministic and elapsed >= cap * 0.99:
             hit_wall = True
         if status in (OPTIMAL, FEASIBLE):
             best, best_status = solver, status
@@ -111,8 +131,7 @@ def search(
             break
         unchanged += 1  # no solution again: nothing changed
         budget *= 2
-        elapsed = time.perf_counter() - t0
-        if unchanged >= cfg.k + 1 or budget > cfg.delta_max or elapsed >= cfg.wall_limit:
+        if unchanged >= cfg.k + 1 or budget > cfg.delta_max or elapsed >= cap * 0.99:
             break
     wall = time.perf_counter() - t0
     obj = bound = None
