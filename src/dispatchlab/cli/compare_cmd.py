@@ -65,14 +65,12 @@ TERMINAL_METRICS = {
     "dispatch_time_mean_ms": "decision",
 }
 
-EngineOpt = Annotated[
-    str,
-    typer.Option(
-        "--engine",
-        "-e",
-        help="local (process pool) | dask-local (starts a local Dask cluster) | "
-        "dask (connect to --scheduler).",
-    ),
+_ENGINE_HELP = ("local (process pool) | dask-local (starts a local Dask cluster) | "
+                "dask (connect to --scheduler).")
+EngineOpt = Annotated[str, typer.Option("--engine", "-e", help=_ENGINE_HELP)]
+#: The same option where leaving it out means "the experiment file's choice".
+MaybeEngineOpt = Annotated[
+    str | None, typer.Option("--engine", "-e", help=_ENGINE_HELP + " Default: the file's.")
 ]
 SchedulerOpt = Annotated[
     str | None,

@@ -10,7 +10,7 @@ import typer
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.compare_cmd import (
-    EngineOpt,
+    MaybeEngineOpt,
     SchedulerOpt,
     WorkersOpt,
     execute,
@@ -34,7 +34,7 @@ def run_experiment_command(
             "--out", "-o", help="Output folder (default: the file's 'out', else ./<name>)."
         ),
     ] = None,
-    engine: EngineOpt | None = None,
+    engine: MaybeEngineOpt = None,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
     dry_run: Annotated[

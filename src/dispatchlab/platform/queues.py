@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dispatchlab.errors import ConfigError
+from dispatchlab.platform.tables import checked_table
 
 #: Keys a queue table may hold.
 QUEUE_KEYS = ("ewt", "priority", "max_units", "max_nodes", "max_walltime", "max_total",
@@ -133,12 +134,7 @@ def parse_queues(doc: Any, *, source: str | None = None, prefix: str = "queues"
 def parse_queue(name: str, q: Any, *, source: str | None = None, where: str = "queue"
                 ) -> QueueConfig:
     """One queue table → :class:`QueueConfig`."""
-    if not isinstance(q, Mapping):
-        raise ConfigError("must be a table", field=where, source=source)
-    unknown = sorted(set(q) - set(QUEUE_KEYS))
-    if unknown:
-        raise ConfigError(f"unknown key (allowed: {', '.join(QUEUE_KEYS)})",
-                          field=f"{where}.{unknown[0]}", source=source)
+    q = checked_table(q, QUEUE_KEYS, where=where, source=source)
 
     def count(key: str, minimum: int = 1) -> int | None:
         if key not in q:

@@ -13,12 +13,12 @@ two reservations may not hold one node at overlapping times, and every node must
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.queues import TimeSpec, parse_duration
+from dispatchlab.platform.tables import checked_table
 
 #: Keys a ``[[reservations]]`` table may hold.
 RESERVATION_KEYS = ("name", "nodes", "start", "duration", "end", "period", "count", "queue")
@@ -76,12 +76,7 @@ def parse_reservations(doc: Any, *, source: str | None = None, prefix: str = "re
 def parse_reservation(r: Any, *, source: str | None = None, where: str = "reservation"
                       ) -> Reservation:
     """One reservation table."""
-    if not isinstance(r, Mapping):
-        raise ConfigError("must be a table", field=where, source=source)
-    unknown = sorted(set(r) - set(RESERVATION_KEYS))
-    if unknown:
-        raise ConfigError(f"unknown key (allowed: {', '.join(RESERVATION_KEYS)})",
-                          field=f"{where}.{unknown[0]}", source=source)
+    r = checked_table(r, RESERVATION_KEYS, where=where, source=source)
     name = r.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError("must be a non-empty string", field=f"{where}.name", source=source)

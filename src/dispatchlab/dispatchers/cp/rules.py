@@ -507,23 +507,16 @@ def rule_decisions(view: SystemView, plan: tuple[Instance, dict[int, int], Any, 
                 postponed += 1
             else:
                 out.extend(got)
-    else:
+    # without a plan: ordinary jobs in arrival order; then, always, the reservation jobs
+    for reserved in ((False, True) if plan is None else (True,)):
         for j in view.queue:
-            if j in done or rules.job_res[j] >= 0:
+            if j in done or (rules.job_res[j] >= 0) != reserved:
                 continue
             lead = rules.group_of.get(j)
             done.update([j] if lead is None else rules.components[lead])
             got = start_group(view, alloc, j if lead is None else lead, free)
             if got is not None:
                 out.extend(got)
-    for j in view.queue:
-        if rules.job_res[j] < 0 or j in done:
-            continue
-        lead = rules.group_of.get(j)
-        done.update([j] if lead is None else rules.components[lead])
-        got = start_group(view, alloc, j if lead is None else lead, free)
-        if got is not None:
-            out.extend(got)
     row["postponed"] = postponed
     return out
 
