@@ -1,5 +1,6 @@
-"""``dispatchlab demo``: compare the baseline dispatchers on a real trace bundled with the
-package (the first 5,000 jobs of the KTH SP2 log), print the table and write the report."""
+"""``dispatchlab demo``: compare the baseline dispatchers and a constraint-programming one on
+a real trace bundled with the package (the first 5,000 jobs of the KTH SP2 log), print the
+table and write the report."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from dispatchlab.cli.simulate_cmd import console
 DEMO_TRACE = "KTH-SP2-1996-2.1-cln.slice.swf.gz"
 
 #: The dispatchers the demo compares (those not registered yet are skipped with a note).
-DEMO_DISPATCHERS = ("fifo", "sjf", "easy", "conservative", "pbs-fifo", "pbs-walltime")
+DEMO_DISPATCHERS = ("fifo", "sjf", "easy", "conservative", "pbs-fifo", "pbs-walltime", "hcp3")
 
 #: Trace windows used for the significance tests.
 DEMO_WINDOWS = 5
@@ -48,8 +49,9 @@ def demo_command(
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
 ) -> None:
-    """Compare FIFO, SJF, EASY, conservative backfilling and the two PBS presets on the
-    bundled KTH SP2 slice; print the table and write OUT/report/index.html."""
+    """Compare FIFO, SJF, EASY, conservative backfilling, the two PBS presets and the CP
+    dispatcher hcp3 on the bundled KTH SP2 slice; print the table and write
+    OUT/report/index.html."""
     from dispatchlab.dispatchers.registry import presets
 
     known = presets()
