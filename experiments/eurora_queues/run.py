@@ -7,7 +7,8 @@ Three platforms, the same 64-node Eurora machine:
 - ``eurora-pbs-anytime.toml``: the same queues, np_longpar allowed at any time — the
   control that isolates the non-prime-time rule.
 
-Usage: ``python experiments/eurora_queues/run.py [--sizes 1000 800] [--out DIR]``.
+Usage: ``python experiments/eurora_queues/run.py [--sizes 1000 800] [--dispatchers hcp3]
+[--max-batches N] [--out DIR]``.
 Writes ``runs.csv`` (one row per batch × platform × dispatcher), ``per_queue.csv``
 (pooled over batches) and ``run.json`` (configuration and versions).
 """
@@ -45,15 +46,18 @@ def reason_kind(reason: str) -> str:
     return "other"
 
 
-def run(sizes: list[str], out: Path) -> None:
-    """Simulate every batch of the given sizes on every platform with every dispatcher."""
+def run(sizes: list[str], out: Path, dispatchers: tuple[str, ...] = DISPATCHERS,
+        max_batches: int | None = None) -> None:
+    """Simulate every batch of the given sizes (the first ``max_batches`` of them, in the
+    folder order) on every platform with every dispatcher."""
     batches = [b for b in list_eurora_batches(TRACES) if b.parent.name in sizes]
+    batches = batches[:max_batches]
     rows, jobs_all = [], []
     t0 = time.perf_counter()
     for k, path in enumerate(batches):
         wl = load_workload(path)
         for pname, spec in PLATFORMS.items():
-            for disp in DISPATCHERS:
+            for disp in dispatchers:
                 res = simulate(wl, spec, disp, on_infeasible="reject")
                 j = res.jobs.assign(batch=path.stem, platform=pname, dispatcher=disp)
                 j["reject_kind"] = j.get("reject_reason", pd.Series("", index=j.index)).map(
@@ -85,7 +89,7 @@ def run(sizes: list[str], out: Path) -> None:
     rejected.rename("jobs").reset_index().to_csv(out / "rejections.csv", index=False)
     (out / "run.json").write_text(json.dumps({
         "batches": [str(b.relative_to(TRACES)) for b in batches],
-        "platforms": PLATFORMS, "dispatchers": DISPATCHERS, "on_infeasible": "reject",
+        "platforms": PLATFORMS, "dispatchers": dispatchers, "on_infeasible": "reject",
         "seconds": round(time.perf_counter() - t0, 1), "versions": versions()}, indent=2))
     print(per_queue.to_string(index=False))
     print(rejected.to_string())
@@ -96,9 +100,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", nargs="+", default=["50", "100", "200", "400", "600", "800",
                                                    "1000"])
+    ap.add_argument("--dispatchers", nargs="+", default=list(DISPATCHERS))
+    ap.add_argument("--max-batches", type=int, default=None)
     ap.add_argument("--out", type=Path, default=HERE / "results")
     args = ap.parse_args()
-    run(args.sizes, args.out)
+    run(args.sizes, args.out, tuple(args.dispatchers), args.max_batches)
 
 
 if __name__ == "__main__":
