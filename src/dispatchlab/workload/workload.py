@@ -175,7 +175,9 @@ class Workload:
                                     source=self.source, job=int(self.job_id[i]), field=fld)
         self._validate_groups("array", ("submit", "walltime", "units", "queue"), True)
         self._validate_groups("hetjob", ("submit", "walltime", "runtime", "queue"), False)
-        if len(np.unique(self.job_id)) != len(self.job_id):
+        ids = self.job_id
+        increasing = len(ids) < 2 or bool((ids[1:] > ids[:-1]).all())  # the usual case
+        if not increasing and len(np.unique(ids)) != len(ids):
             vals, counts = np.unique(self.job_id, return_counts=True)
             raise WorkloadError("duplicate job id", source=self.source,
                                 job=int(vals[counts > 1][0]), field="job_id")
