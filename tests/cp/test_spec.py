@@ -10,12 +10,12 @@ from dispatchlab.errors import ConfigError
 
 
 def test_preset_with_changes() -> None:
-    d = get_dispatcher("cp=pcp1,objective=wait,delta=0.05,wall_limit=2,repair_hint=none")
+    d = get_dispatcher("cp=pcp1,objective=wait,delta=0.05,wall_limit=2,repair_hint=yes")
     assert isinstance(d, CPDispatcher)
     cfg = d.config
     assert (cfg.kind, cfg.version, cfg.objective_name) == ("pcp", 1, "wait")
     assert cfg.search.delta == 0.05 and cfg.search.wall_limit == 2.0
-    assert cfg.search.repair_hint is None
+    assert cfg.search.repair_hint is True
     assert cfg.estimator == "walltime"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -60,8 +61,11 @@ class LocalEngine:
     run threads (Dask, progress bars). A worker's death is then seen by the kernel-level
     process sentinel, without a fork server in between.
 
-    A worker that dies (killed, out of memory) breaks the pool; the runs that had not
-    finished are resubmitted to a fresh pool, each at most ``max_attempts`` times.
+    At most one run per worker is in flight, so a worker that dies (killed, out of memory,
+    a native library aborting) breaks the pool with only those runs lost. They are then
+    run again one at a time, alone: a run that kills its worker while alone is charged for
+    it, and fails with :class:`WorkerLost` after ``max_attempts`` such deaths; the runs
+    that only shared the pool with it are never charged.
     """
 
     name = "local"
@@ -88,40 +92,68 @@ class LocalEngine:
     def map_unordered(
         self, fn: Callable[[T], R], items: Sequence[T], key: Callable[[T], str]
     ) -> Iterator[tuple[T, R | BaseException]]:
-        """Run the items on the pool, rebuilding it when a worker dies."""
-        attempts: dict[str, int] = {}
-        todo = list(items)
+        """Run the items on the pool; after a worker's death, its runs again alone."""
+        queue: deque[T] = deque(items)
+        suspects: deque[T] = deque()  # in flight when a worker died: to run alone
+        deaths: dict[str, int] = {}
         ctx = multiprocessing.get_context("spawn")
-        while todo:
-            size = max(1, min(self._workers, len(todo)))
+        while queue or suspects:
+            alone = bool(suspects)
+            source = suspects if alone else queue
+            size = 1 if alone else max(1, min(self._workers, len(queue)))
             self._pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx)
-            futures: dict[Future[R], T] = {self._pool.submit(fn, it): it for it in todo}
-            todo = []
+            running: dict[Future[R], T] = {}
             try:
-                pending = set(futures)
-                while pending:
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                self._fill(source, running, fn, size)
+                while running:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    if any(isinstance(f.exception(), BrokenProcessPool) for f in done):
+                        done, _ = wait(running)  # the others end broken (or just finished)
+                    ended: list[tuple[T, R | BaseException]] = []
+                    lost: list[T] = []
                     for fut in done:
-                        item = futures[fut]
-                        try:
-                            yield item, fut.result()
-                        except BrokenProcessPool:
-                            k = key(item)
-                            attempts[k] = attempts.get(k, 0) + 1
-                            if attempts[k] >= self.max_attempts:
-                                yield (
-                                    item,
-                                    WorkerLost(
-                                        f"run {k}: its worker process died {attempts[k]} times"
-                                    ),
-                                )
-                            else:
-                                todo.append(item)
-                                self.resubmitted += 1
-                        except Exception as exc:
-                            yield item, exc
+                        item = running.pop(fut)
+                        exc = fut.exception()
+                        if isinstance(exc, BrokenProcessPool):
+                            lost.append(item)
+                        else:
+                            ended.append((item, exc if exc is not None else fut.result()))
+                    if not lost:  # keep the workers busy while the caller stores results
+                        self._fill(source, running, fn, size)
+                    yield from ended
+                    if lost:
+                        yield from self._after_death(lost, alone, suspects, deaths, key)
+                        break
             finally:
                 self._shutdown()
+
+    def _fill(self, source: deque[T], running: dict[Future[R], T], fn: Callable[[T], R],
+              size: int) -> None:
+        """Submit from ``source`` until ``size`` runs are in flight. A pool found broken
+        here leaves the item queued; the runs in flight then end broken."""
+        assert self._pool is not None
+        while source and len(running) < size:
+            try:
+                fut = self._pool.submit(fn, source[0])
+            except BrokenProcessPool:
+                return
+            running[fut] = source.popleft()
+
+    def _after_death(self, lost: list[T], alone: bool, suspects: deque[T],
+                     deaths: dict[str, int], key: Callable[[T], str]
+                     ) -> Iterator[tuple[T, BaseException]]:
+        """Queue the runs lost with a dead worker to run alone; charge a run that died
+        alone, and give it up after ``max_attempts`` deaths."""
+        for item in lost:
+            if alone:
+                k = key(item)
+                deaths[k] = deaths.get(k, 0) + 1
+                if deaths[k] >= self.max_attempts:
+                    yield item, WorkerLost(f"run {k}: its worker process died {deaths[k]} "
+                                           "times while running it alone")
+                    continue
+            suspects.append(item)
+            self.resubmitted += 1
 
 
 class DaskEngine:

@@ -29,13 +29,16 @@ class SearchConfig:
     reproducible). ``deterministic=False`` is the paper's mode: ``delta``/``delta_max`` are
     wall-clock seconds (δ = 1 s, δmax = 16 s there) and the decision's solver time is
     capped at ``min(delta_max, wall_limit)``.
-    ``repair_hint`` (``None``: on exactly when presolve is off, i.e. PCP) turns on CP-SAT's
-    hint-repair search. Measured with OR-Tools 9.15 on Eurora batches: with presolve (HCP)
-    it stalls — on 3-job models it raises the objective bound one coefficient step per
-    conflict, thousands of conflicts whose work deterministic time does not count (0.009
-    units took 1 s of wall time) and ends below its own, optimal, hint; without it the
-    same models solve in 3 ms. Without presolve (PCP) it is the faster one (60–100 ms
-    instead of 0.2–1 s for 0.02 units). The greedy hint is complete and feasible either
+    ``repair_hint`` (default off) turns on CP-SAT's hint-repair search. It is off because
+    OR-Tools 9.15 can abort the whole process with it ("Check failed:
+    heuristics.fixed_search != nullptr", a native CHECK no Python code can catch) when the
+    hint violates the model — as it must when the model is infeasible, e.g. v0/v1 with the
+    heuristic predictor: `pcp-heuristic` on Eurora batch ``hist_1000_20140401_000243``
+    aborted after ~80 s here. Measured with it on: with presolve (HCP) it stalls — on 3-job
+    models it raises the objective bound one coefficient step per conflict, thousands of
+    conflicts whose work deterministic time does not count (0.009 units took 1 s of wall
+    time); without presolve (PCP) it was faster (60–100 ms instead of 0.2–1 s for 0.02
+    units). The greedy hint is complete and feasible either
     way, so it is always the first solution — provided presolve keeps it feasible: with a
     hint, presolve runs with ``keep_all_feasible_solutions_in_presolve`` (its dual
     reductions otherwise cut the greedy schedule off; CP-SAT then searched from scratch
@@ -51,7 +54,7 @@ class SearchConfig:
     wall_limit: float = 1.0
     workers: int = 1
     hint: bool = True
-    repair_hint: bool | None = None  # None: on iff presolve is off
+    repair_hint: bool = False  # True risks a native abort in OR-Tools 9.15 (see above)
     priority_search: bool | None = None  # None: as the version says
     presolve: bool | None = None  # None: off for PCP (cpsat.md), on for HCP
     gap: float = 0.0  # relative gap at which the search may stop

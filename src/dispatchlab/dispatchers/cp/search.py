@@ -77,9 +77,8 @@ def parameters(
         p.max_time_in_seconds = left
     else:
         p.max_time_in_seconds = min(budget, left)
-    repair = (not presolve) if cfg.repair_hint is None else cfg.repair_hint
-    if cfg.hint and repair:
-        p.repair_hint = True  # PCP only by default: it stalls HCP (see SearchConfig)
+    if cfg.hint and cfg.repair_hint:
+        p.repair_hint = True  # off by default: it can abort the process (SearchConfig)
     if cfg.hint and presolve:
         # presolve's dual reductions may cut off the (feasible, non-optimal) greedy hint;
         # CP-SAT then searches from scratch and often ends UNKNOWN after the whole budget
