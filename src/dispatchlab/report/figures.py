@@ -45,6 +45,12 @@ class RunView:
     alloc: pd.DataFrame | None = None
 
 
+def legend_columns(n: int, most: int = 7) -> int:
+    """Columns for a legend of ``n`` entries: one row up to ``most``, else balanced rows
+    (8 entries → 2 × 4, not 7 + 1)."""
+    rows = -(-n // most)
+    return max(1, -(-n // rows))
+
 def _subplots(
     nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], **kwargs: Any
 ) -> tuple[Figure, Any]:
@@ -320,7 +326,7 @@ def cdf_figure(runs: Sequence[RunView]) -> Figure:
     fig.legend(
         *a1.get_legend_handles_labels(),
         loc="outside lower center",
-        ncol=min(len(runs), 6),
+        ncol=legend_columns(len(runs)),
         frameon=False,
     )
     return fig
@@ -387,7 +393,7 @@ def group_bars_figure(
     fig.legend(
         *a1.get_legend_handles_labels(),
         loc="outside lower center",
-        ncol=min(len(runs), 6),
+        ncol=legend_columns(len(runs)),
         frameon=False,
     )
     return fig
