@@ -38,10 +38,10 @@ class SearchConfig:
     models it raises the objective bound one coefficient step per conflict, thousands of
     conflicts whose work deterministic time does not count (0.009 units took 1 s of wall
     time); without presolve (PCP) it was faster (60–100 ms instead of 0.2–1 s for 0.02
-    units). The greedy hint is complete and feasible either
-    way, so it is always the first solution — provided presolve keeps it feasible: with a
-    hint, presolve runs with ``keep_all_feasible_solutions_in_presolve`` (its dual
-    reductions otherwise cut the greedy schedule off; CP-SAT then searched from scratch
+    units). The greedy hint is complete and feasible, so it is always the first solution —
+    provided presolve keeps it feasible: with a hint, presolve runs with
+    ``keep_all_feasible_solutions_in_presolve`` (its dual reductions otherwise cut the
+    greedy schedule off; CP-SAT then searched from scratch
     and ended UNKNOWN at the 1 s cap on 20-job HCP models) and ``linearization_level=2``
     (without the dual reductions the bound-stepping stall above came back; the LP cuts
     close those models in milliseconds). See docs/cp.md.
