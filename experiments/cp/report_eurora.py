@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dispatchlab.experiments.store import RunRecord, RunStore
+from dispatchlab.report.format import markdown_table as markdown
 
 TARGET_MEAN_MS = {"hcp3": 100.0, "pcp3": 300.0}
 WALL_CAP_MS = 1000.0  # SearchConfig.wall_limit of the presets
@@ -133,19 +134,6 @@ def targets(runs: pd.DataFrame) -> pd.DataFrame:
         out[f"{k}3-real slowdown"] = wide[f"{k}3-real"]
         out[f"{k} gain %"] = (1 - wide[f"{k}3-real"] / wide[f"{k}1"]) * 100
     return out
-
-
-def markdown(df: pd.DataFrame, digits: int = 2) -> str:
-    """A pipe table without extra dependencies."""
-    def fmt(v: Any) -> str:
-        if isinstance(v, (float, np.floating)):
-            return "" if np.isnan(v) else f"{v:,.{digits}f}"
-        return str(v)
-    head = "| " + " | ".join([str(df.index.name or ""), *map(str, df.columns)]) + " |"
-    sep = "|" + "---|" * (len(df.columns) + 1)
-    body = ["| " + " | ".join([str(i), *(fmt(v) for v in row)]) + " |"
-            for i, row in zip(df.index, df.itertuples(index=False), strict=True)]
-    return "\n".join([head, sep, *body])
 
 
 def report(folder: Path) -> str:

@@ -8,7 +8,9 @@ from typing import Any
 
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.registry import get_dispatcher
+from dispatchlab.engine.budget import PowerModel
 from dispatchlab.engine.compiled.select import run_engine
+from dispatchlab.engine.scenario_gen import ScenarioArg, resolve_scenario
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.metrics.audit import audit
 from dispatchlab.metrics.results import Results
@@ -28,17 +30,27 @@ def simulate(
     progress: Callable[[int, int], None] | None = None,
     check: bool = True,
     engine: str = "auto",
+    scenario: ScenarioArg = None,
+    walltime_kill: bool = True,
+    on_abort: str = "requeue",
+    power_cap: float | None = None,
+    power_model: PowerModel | None = None,
+    tables: bool = True,
     **load_options: Any,
 ) -> Results:
     """Simulate ``workload`` on ``platform`` under ``dispatcher`` and return the results.
 
     Strings are resolved: a workload path is loaded (format detected; ``load_options``
     go to the reader), a platform spec/preset/file is parsed, a dispatcher name is
-    looked up in the registry. ``check`` audits the finished schedule independently of
-    the engine (capacity never exceeded, every job accounted for, kills at the wall-time) and
-    against the operator rules (queues, reservations, heterogeneous jobs). ``engine``:
-    ``auto`` runs common rule-based setups in the compiled loop (identical results) and
-    everything else in the general one; ``compiled`` / ``general`` force one.
+    looked up in the registry, a scenario path or ``gen:`` spec is read or generated.
+    ``check`` audits the finished schedule independently of the engine (capacity never
+    exceeded, nodes used only while on, every job accounted for, durations as the work
+    model says, power under the cap) and against the operator rules. ``engine``: ``auto``
+    runs common rule-based setups in the compiled loop (identical results) and everything
+    else in the general one; ``compiled`` / ``general`` force one. ``walltime_kill=False``
+    lets every job run its actual run time (dispatchers still see requested times).
+    ``tables=False`` skips building the per-job table and time series eagerly (they are
+    still built if read): the lean path of parameter searches.
     """
     if not isinstance(workload, Workload):
         from dispatchlab.workload.load import load_workload
@@ -46,6 +58,10 @@ def simulate(
         workload = load_workload(workload, **load_options)
     plat = resolve_platform(platform)
     disp = get_dispatcher(dispatcher) if isinstance(dispatcher, str) else dispatcher
+    scen = resolve_scenario(scenario)
+    sim = Simulator(workload, plat, disp, seed=seed, on_infeasible=on_infeasible,
+                    progress=progress, scenario=scen, walltime_kill=walltime_kill,
+                    on_abort=on_abort, power_cap=power_cap, power_model=power_model)
     config = {
         "workload": {"source": workload.source, "jobs": workload.n_jobs,
                      **{k: v for k, v in workload.meta.items() if k != "load_report"}},
@@ -53,13 +69,16 @@ def simulate(
         "dispatcher": disp.describe(),
         "seed": seed,
         "on_infeasible": on_infeasible,
+        "engine_settings": sim.engine_info(),
     }
-    rec, ran_on = run_engine(Simulator(workload, plat, disp, seed=seed,
-                                       on_infeasible=on_infeasible, progress=progress), engine)
+    rec, ran_on = run_engine(sim, engine)
     if check:
         audit(rec)
         audit_rules(rec)
     res = Results.from_recorder(rec, config)
     res.summary["audited"] = check
     res.summary["engine"] = ran_on
+    if tables:
+        res.jobs  # noqa: B018 - built now, as documented
+        res.timeseries  # noqa: B018
     return res

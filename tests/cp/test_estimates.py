@@ -11,6 +11,7 @@ from dispatchlab.estimates.heuristic import HeuristicEstimate
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.workload import Workload
 from tests.cp.helpers import platform, random_workload
+from tests.views import RNG, known_view
 
 
 def history() -> Workload:
@@ -24,7 +25,7 @@ def history() -> Workload:
 
 def test_heuristic_uses_user_and_executable_history() -> None:
     est = HeuristicEstimate()
-    est.reset(history())
+    est.reset(known_view(history()), RNG)
     assert est.estimate(0) == 1000  # no history: the wall-time
     est.observe(0, 100)
     est.observe(1, 200)
@@ -54,7 +55,7 @@ def test_accuracy_metrics() -> None:
 
 def test_tracked_estimator_records_first_prediction() -> None:
     tracked = TrackedEstimator(HeuristicEstimate())
-    tracked.reset(history())
+    tracked.reset(known_view(history()), RNG)
     assert tracked.estimate(0) == 1000
     tracked.observe(0, 100)
     rep = tracked.report()

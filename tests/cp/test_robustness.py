@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 import dispatchlab.dispatchers.cp.dispatcher as cp_dispatcher
 import dispatchlab.dispatchers.cp.search as cp_search
 from dispatchlab.dispatchers.cp import CPConfig, CPDispatcher
 from dispatchlab.dispatchers.registry import get_dispatcher
+from dispatchlab.engine.state import SystemView
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.workload import Workload
 from tests.cp.helpers import platform, random_workload
@@ -98,8 +100,9 @@ class TenSeconds:
     """A predictor that always says 10 s: every longer running job is underestimated."""
 
     name = "ten"
+    oracle = False
 
-    def reset(self, workload: Workload) -> None:
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Nothing to prepare."""
 
     def estimate(self, job: int) -> int:

@@ -53,6 +53,7 @@ class Recorded:
     def __init__(self, inner: Dispatcher) -> None:
         self.inner = inner
         self.name = inner.name
+        self.oracle = bool(getattr(inner, "oracle", False))  # forwards the declaration
         self.recording = Recording()
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:

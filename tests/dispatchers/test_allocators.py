@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers.allocators import ALLOCATORS, get_allocator
+from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.platform import units_fitting
 
@@ -21,9 +22,15 @@ PLAT = Platform(resources=("cores", "gpu"),
 def place(name: str, free: list[list[int]], req: list[int], units: int) -> tuple[list[int],
                                                                                  list[int]] | None:
     alloc = get_allocator(name)
-    alloc.reset(PLAT)
+    alloc.reset(view_on(PLAT), np.random.default_rng(0))
     got = alloc.place(np.array(free, dtype=np.int64), np.array(req, dtype=np.int64), units)
     return None if got is None else (got[0].tolist(), got[1].tolist())
+
+
+def view_on(plat: Platform) -> SystemView:
+    """A view of ``plat`` with no jobs (what allocators read at reset)."""
+    wl = Workload.from_columns(submit=[], walltime=[], runtime=[], units=[], req={"cores": []})
+    return SystemView(wl, plat, np.zeros((0, len(plat.resources)), np.int64))
 
 
 FREE = [[8, 0], [3, 2], [6, 0], [8, 2]]
@@ -92,7 +99,7 @@ def test_placements_are_valid_and_found_whenever_possible(name: str, data: st.Da
                     node_power=np.array(data.draw(st.lists(st.floats(50, 300), min_size=n,
                                                            max_size=n))))
     alloc = get_allocator(name)
-    alloc.reset(plat)
+    alloc.reset(view_on(plat), np.random.default_rng(0))
     got = alloc.place(free, req, units)
     possible = int(units_fitting(free, req).sum()) >= units
     assert (got is not None) == possible

@@ -93,8 +93,9 @@ def _check_fifo_plans(rec: Recording, start: dict[int, int]) -> None:
 def _rank(wl: Workload, plat: Platform, order: str) -> list[int]:
     """Static priority rank of every job under ``order``, ties by job index."""
     view = SystemView(wl, plat, map_requests(wl, plat))
-    keys = get_ordering(order).keys(view)
+    view._advance(wl.n_jobs)
     idx = np.arange(wl.n_jobs)
+    keys = get_ordering(order).keys(view, idx)
     rank = np.empty(wl.n_jobs, dtype=np.int64)
     rank[np.lexsort((idx, *reversed(keys)))] = idx
     return rank.tolist()

@@ -18,8 +18,11 @@ from dispatchlab.estimates import get_estimator
 
 
 def view_of(wl: Workload, plat: Platform | None = None) -> SystemView:
+    """A view on which every job of ``wl`` was submitted."""
     plat = plat or Platform.homogeneous(4, {"cores": 8, "gpu": 2})
-    return SystemView(wl, plat, map_requests(wl, plat))
+    view = SystemView(wl, plat, map_requests(wl, plat))
+    view._advance(wl.n_jobs)
+    return view
 
 
 def ranked(order: str, wl: Workload, now: int = 0, plat: Platform | None = None) -> list[int]:
@@ -27,11 +30,12 @@ def ranked(order: str, wl: Workload, now: int = 0, plat: Platform | None = None)
     view = view_of(wl, plat)
     view.now = now
     view.queue = dict.fromkeys(range(wl.n_jobs))
+    rng = np.random.default_rng(0)
     q = JobQueue(get_ordering(order))
-    q.reset(view)
-    q.add(list(range(wl.n_jobs)))
+    q.reset(view, rng)
+    q.add(view, list(range(wl.n_jobs)))
     est = get_estimator("walltime")
-    est.reset(wl)
+    est.reset(view, rng)
     return [int(wl.job_id[j]) for j in q.order(view, est)]
 
 
@@ -124,14 +128,15 @@ def test_incremental_queue_equals_full_sort(order: str, data: st.DataObject) -> 
         req={"cores": [1] * n},
     )
     view = view_of(wl)
+    rng = np.random.default_rng(0)
     q = JobQueue(get_ordering(order))
-    q.reset(view)
-    keys = get_ordering(order).keys(view)
+    q.reset(view, rng)
+    keys = get_ordering(order).keys(view, np.arange(n))
     queued: set[int] = set()
     est = get_estimator("walltime")
-    est.reset(wl)
+    est.reset(view, rng)
     for j in range(n):
-        q.add([j])
+        q.add(view, [j])
         queued.add(j)
         if data.draw(st.booleans()) and queued:
             gone = data.draw(st.sampled_from(sorted(queued)))

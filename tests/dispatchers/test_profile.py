@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from types import SimpleNamespace
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dispatchlab.dispatchers.allocators import get_allocator
 from dispatchlab.dispatchers.profile import NodeProfile, SlotProfile
+from dispatchlab.engine.compiled.kernel import python_slot_profile_ops, slot_profile_ops
 
 HORIZON = 60
 
@@ -20,12 +25,15 @@ def brute_earliest(free: np.ndarray, need: int, dur: int, now: int) -> int:
     raise AssertionError("horizon too short")
 
 
+@pytest.mark.parametrize("ops", [slot_profile_ops, python_slot_profile_ops])
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
-def test_slot_profile_matches_a_per_second_model(data: st.DataObject) -> None:
+def test_slot_profile_matches_a_per_second_model(
+        ops: Callable[[], SimpleNamespace], data: st.DataObject) -> None:
+    """The compiled operations on arrays and the plain Python ones on lists alike."""
     total = data.draw(st.integers(1, 6))
     units = list(range(total + 1))  # job j needs j slots
-    prof = SlotProfile(total, units)
+    prof = SlotProfile(total, units, ops())
     model = np.full(4 * HORIZON, total)
     held: list[tuple[int, int, int]] = []
     now = 0

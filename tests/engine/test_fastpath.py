@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.engine.compiled.kernel import AVAILABLE
-from dispatchlab.engine.placements import Placements, flat_placements
+from dispatchlab.engine.placements import flat_placements
+from dispatchlab.engine.recorder import Segments
 from dispatchlab.errors import ConfigError
 from dispatchlab.metrics.job_metrics import node_lists
 from dispatchlab.metrics.results import Results
@@ -20,7 +21,8 @@ from tests.conftest import jobs, shared_trace
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="Numba disabled")
 
 DISPATCHERS = ["fifo", "sjf", "ljf", "easy", "easy-sjf", "pbs-fifo",
-               "order=sjf,select=easy,depth=3,estimate=real", "order=f1,select=easy"]
+               "order=sjf,select=easy,depth=3,estimate=real", "order=f1,select=easy",
+               "conservative", "order=ljf,select=conservative,estimate=real"]
 #: Summary entries that are measured times, or name the engine: they differ by design.
 TIMED = {"dispatch_time_mean_ms", "dispatch_time_max_ms", "dispatch_time_total_s",
          "dispatch_overhead_pct", "sim_seconds", "jobs_per_second", "engine"}
@@ -109,6 +111,16 @@ def test_random_slot_workloads(instance: tuple[Workload, Platform], dispatcher: 
     assert_same(wl, plat, dispatcher, on_infeasible="reject")
 
 
+@settings(max_examples=150, deadline=None)
+@given(slot_instances(max_jobs=40), st.sampled_from(["fifo", "sjf", "ljf"]),
+       st.sampled_from(["walltime", "real"]))
+def test_random_conservative_workloads(instance: tuple[Workload, Platform], order: str,
+                                       estimate: str) -> None:
+    wl, plat = instance
+    assert_same(wl, plat, f"order={order},select=conservative,estimate={estimate}",
+                on_infeasible="reject")
+
+
 def test_simultaneous_events_and_zero_runtimes() -> None:
     wl = jobs((0, 5, 5, 2), (0, 0, 5, 1), (0, 3, 2, 2), (2, 0, 1, 4), (2, 4, 9, 1),
               (5, 1, 1, 3), (5, 6, 6, 1), (5, 0, 3, 2))
@@ -129,12 +141,15 @@ def test_backfill_boundaries() -> None:
 def test_auto_picks_the_engine() -> None:
     wl = jobs((0, 5, 5, 2), (1, 3, 4, 1))
     assert simulate(wl, "nodes=2,cores=2", "easy").summary["engine"] == "compiled"
-    assert simulate(wl, "nodes=2,cores=2", "conservative").summary["engine"] == "general"
+    assert simulate(wl, "nodes=2,cores=2", "conservative").summary["engine"] == "compiled"
+    assert simulate(wl, "nodes=2,cores=2", "order=fifo,select=conservative,depth=2"
+                    ).summary["engine"] == "general"
     assert simulate(wl, "nodes=2,cores=2", "wfp3").summary["engine"] == "general"
     assert simulate(wl, "nodes=2,cores=2", "order=fifo,select=strict,alloc=best-fit"
                     ).summary["engine"] == "general"
-    with pytest.raises(ConfigError, match="conservative"):
-        simulate(wl, "nodes=2,cores=2", "conservative", engine="compiled")
+    with pytest.raises(ConfigError, match="depth limit"):
+        simulate(wl, "nodes=2,cores=2", "order=fifo,select=conservative,depth=2",
+                 engine="compiled")
     with pytest.raises(ConfigError, match="unknown engine"):
         simulate(wl, "nodes=2,cores=2", "fifo", engine="fast")
 
@@ -151,32 +166,36 @@ def test_placements_and_node_lists() -> None:
         k = int(rng.integers(1, 25))
         nodes = np.sort(rng.choice(40, size=k, replace=False)).astype(np.int32)
         per_job.append((nodes, rng.integers(1, 4, size=k).astype(np.int32)))
-    started = np.array([p is not None for p in per_job])
     sizes = np.array([0 if p is None else len(p[0]) for p in per_job])
-    offsets = np.r_[0, np.cumsum(sizes)]
     flat_n = np.concatenate([p[0] for p in per_job if p is not None])
     flat_c = np.concatenate([p[1] for p in per_job if p is not None])
-    seq = Placements(flat_n, offsets, started)
-    assert len(seq) == 200
-    for j, got_j in enumerate(seq):
-        p = per_job[j]
-        assert (got_j is None) == (p is None) and (p is None or np.array_equal(got_j, p[0]))
-    assert np.array_equal(seq[-1], seq[199]) if started[-1] else seq[-1] is None
     expected = [fmt_alloc(p, names) for p in per_job]
     rec = simulate(jobs((0, 1, 1, 1)), "nodes=1,cores=1", engine="general").recorder
     assert rec is not None
-    lists = ([None if p is None else p[0] for p in per_job],
-             [None if p is None else p[1] for p in per_job])
-    flat = (seq, Placements(flat_c, offsets, started))
-    for form in (lists, flat):  # the general engine's per-job arrays, the compiled flat ones
-        rec.alloc_nodes, rec.alloc_counts = form  # type: ignore[assignment]
+    ran = [j for j, p in enumerate(per_job) if p is not None]
+    for order in (ran, list(rng.permutation(ran))):  # job order (one run), start order
+        parts = [per_job[j] for j in order]
+        seg_sizes = np.array([len(p[0]) for p in parts if p is not None])
+        rec.segments = Segments(
+            job=np.array(order, np.int64), t0=np.zeros(len(order), np.int64),
+            t1=np.ones(len(order), np.int64), outcome=np.zeros(len(order), np.int8),
+            lost=np.zeros(len(order), np.int64), offsets=np.r_[0, np.cumsum(seg_sizes)],
+            nodes=np.concatenate([p[0] for p in parts if p is not None]),
+            counts=np.concatenate([p[1] for p in parts if p is not None]))
+        rec.last_seg = np.full(len(per_job), -1, np.int64)
+        rec.last_seg[order] = np.arange(len(order))
+        seq = rec.alloc_nodes
+        assert len(seq) == 200
+        for j, got_j in enumerate(seq):
+            p = per_job[j]
+            assert (got_j is None) == (p is None) and (p is None or np.array_equal(got_j, p[0]))
         assert node_lists(rec, sizes, names).tolist() == expected
         got = flat_placements(rec)
         assert np.array_equal(got[0], sizes) and np.array_equal(got[1], flat_n)
         assert np.array_equal(got[2], flat_c)
-        # few placements: tokens built one by one
-        rec.alloc_nodes, rec.alloc_counts = form[0][:3], form[1][:3]  # type: ignore[assignment]
-        assert node_lists(rec, sizes[:3], names).tolist() == expected[:3]
+        few = np.zeros(200, bool)
+        few[:3] = True  # few placements: tokens built one by one
+        assert node_lists(rec, np.where(few, sizes, 0), names).tolist()[:3] == expected[:3]
 
 
 def fmt_alloc(placement: tuple[np.ndarray, np.ndarray] | None, names: tuple[str, ...]) -> str:
@@ -197,8 +216,51 @@ def test_audit_sweep_order_is_lexsort() -> None:
     rng = np.random.default_rng(1)
     for n, nodes, span in ((1, 1, 5), (300, 7, 50), (20000, 128, 10**7)):
         node, t = rng.integers(0, nodes, n), rng.integers(0, span, n)
-        sign = rng.choice([-1, 1], n)
-        assert np.array_equal(_sweep_order(node, t, sign), np.lexsort((sign, t, node)))
+        kind = rng.integers(0, 3, n)
+        assert np.array_equal(_sweep_order(node, t, kind), np.lexsort((kind, t, node)))
     big = np.array([0, 2**61, 5, 5])  # keys too wide for one integer: lexsort itself
-    assert np.array_equal(_sweep_order(np.array([3, 0, 3, 3]), big, np.array([1, -1, -1, 1])),
-                          np.lexsort((np.array([1, -1, -1, 1]), big, np.array([3, 0, 3, 3]))))
+    assert np.array_equal(_sweep_order(np.array([3, 0, 3, 3]), big, np.array([2, 0, 0, 2])),
+                          np.lexsort((np.array([2, 0, 0, 2]), big, np.array([3, 0, 3, 3]))))
+
+
+def test_no_walltime_kill_agrees_and_equals_full_runs() -> None:
+    """Without kills, FIFO on a 1024-job HPC2N window starts every job as a schedule in
+    which each job's requested time covers its whole run would; both loops agree."""
+    wl = load_swf(shared_trace("HPC2N-2002-2.2-cln.swf.gz"), SwfOptions(limit=1024))
+    assert (wl.runtime > wl.walltime).any()
+    plat = "nodes=120,cores=2"
+    free = simulate(wl, plat, "fifo", walltime_kill=False)
+    covered = Workload.from_columns(submit=wl.submit, runtime=wl.runtime,
+                                    walltime=np.maximum(wl.walltime, wl.runtime),
+                                    units=wl.units, req={"cores": wl.req[:, 0]},
+                                    job_id=wl.job_id)
+    full = simulate(covered, plat, "fifo")
+    assert free.jobs["start"].tolist() == full.jobs["start"].tolist()
+    assert free.jobs["end"].tolist() == full.jobs["end"].tolist()
+    assert not free.jobs["killed"].any() and free.summary["killed"] == 0
+    for dispatcher in ("fifo", "easy", "order=sjf,select=easy,estimate=real"):
+        assert_same(wl, plat, dispatcher, walltime_kill=False)
+
+
+def test_the_compiled_loop_runs_only_supported_features() -> None:
+    """Every engine feature outside the whitelist sends the run to the general loop."""
+    from dispatchlab.dispatchers.registry import get_dispatcher
+    from dispatchlab.engine.compiled.eligibility import SUPPORTED, slot_run
+    from dispatchlab.engine.scenario import Change, Scenario
+    from dispatchlab.engine.simulator import Simulator
+
+    plat = Platform.homogeneous(2, {"cores": 2})
+    base = jobs((0, 5, 5, 2), (1, 3, 4, 1))
+    cases = {
+        "scenario": (base, {"scenario": Scenario([Change(3, "temperature", 20.0)])}),
+        "power": (jobs((0, 5, 5, 2), (1, 3, 4, 1), power=[10.0, 10.0]), {"power_cap": 100.0}),
+        "malleable": (jobs((0, 5, 5, 2), (1, 3, 4, 1), max_units=[3, 1]), {}),
+    }
+    for feature, (wl, kwargs) in cases.items():
+        assert feature not in SUPPORTED
+        sim = Simulator(wl, plat, get_dispatcher("fifo"), **kwargs)  # type: ignore[arg-type]
+        assert feature in sim.features()
+        why = slot_run(sim)
+        assert isinstance(why, str) and feature in why
+        res = simulate(wl, plat, "fifo", **kwargs)  # type: ignore[arg-type]
+        assert res.summary["engine"] == "general"

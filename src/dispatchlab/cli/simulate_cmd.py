@@ -85,6 +85,18 @@ def simulate_command(
     engine: Annotated[str, typer.Option(
         help="auto: the compiled loop when the setup allows it (same results), else the "
         "general one | compiled | general.")] = "auto",
+    scenario: Annotated[list[str] | None, typer.Option(
+        help="Changes over time: a CSV/Parquet file (time,what,value[,target]) or "
+        "gen:NAME:k=v,… (repeat to merge).")] = None,
+    walltime_kill: Annotated[bool, typer.Option(
+        "--walltime-kill/--no-walltime-kill",
+        help="Kill jobs at their requested time, or let each run its actual run time.")]
+    = True,
+    power_cap: Annotated[float | None, typer.Option(
+        help="Machine-wide power cap in W (jobs draw the workload's power column).")] = None,
+    on_abort: Annotated[str, typer.Option(
+        help="A job whose node leaves: requeue (restart, or resume from a checkpoint) | "
+        "fail.")] = "requeue",
 ) -> None:
     """Simulate one dispatcher on one workload and print the summary."""
     opts = load_options(format, skip, limit, swf_procs, swf_missing_estimate, swf_units,
@@ -98,6 +110,8 @@ def simulate_command(
         plat = resolve_platform(platform)
     disp = get_dispatcher(dispatcher)
     on_inf = "reject" if reject_infeasible else "error"
+    dynamic: dict[str, Any] = {"scenario": scenario or None, "walltime_kill": walltime_kill,
+                               "power_cap": power_cap, "on_abort": on_abort}
     show = progress and not as_json and console.is_terminal and wl.n_jobs >= 20_000
     if show:
         with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/"
@@ -105,9 +119,11 @@ def simulate_command(
                       transient=True) as bar:
             task = bar.add_task("sim", total=wl.n_jobs)
             res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=engine,
-                           progress=lambda done, _n: bar.update(task, completed=done))
+                           progress=lambda done, _n: bar.update(task, completed=done),
+                           **dynamic)
     else:
-        res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=engine)
+        res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=engine,
+                       **dynamic)
     if out is not None:
         res.save(out)
     if as_json:

@@ -23,8 +23,9 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.first_fit import first_fit
+from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
-from dispatchlab.platform.platform import Platform, units_fitting
+from dispatchlab.platform.platform import units_fitting
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -36,7 +37,7 @@ class Allocator:
 
     name = "allocator"
 
-    def reset(self, platform: Platform) -> None:
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Per-run preparation (node weights); nothing by default."""
 
     def place(self, free: IntArray, req: IntArray, units: int) -> Placement | None:
@@ -64,9 +65,9 @@ class _Ranked(Allocator):
     def __init__(self) -> None:
         self._scale: FloatArray = np.ones(1)
 
-    def reset(self, platform: Platform) -> None:
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Normalize each resource by its largest node capacity."""
-        top = platform.capacity.max(axis=0).astype(np.float64)
+        top = view.platform.capacity.max(axis=0).astype(np.float64)
         self._scale = 1.0 / np.where(top > 0, top, 1.0)
 
     def _left(self, free: IntArray, req: IntArray, take: IntArray) -> FloatArray:
@@ -115,10 +116,10 @@ class EnergyFirst(_Ranked):
         super().__init__()
         self._power: FloatArray | None = None
 
-    def reset(self, platform: Platform) -> None:
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Read the node power ratings (all equal when the platform has none)."""
-        super().reset(platform)
-        self._power = platform.node_power
+        super().reset(view, rng)
+        self._power = view.platform.node_power
 
     def _rank(self, nodes: IntArray, free: IntArray, req: IntArray, take: IntArray) -> IntArray:
         load = np.asarray(free @ self._scale, dtype=np.float64)  # free now: small = loaded

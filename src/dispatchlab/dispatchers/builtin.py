@@ -12,3 +12,6 @@ for _name, (_spec, _description) in PRESETS.items():
 register_spec_parser(parse_spec)
 
 import dispatchlab.dispatchers.cp.presets  # noqa: E402, F401  (registers the CP presets)
+from dispatchlab.dispatchers.malleable.setups import register_presets  # noqa: E402
+
+register_presets()

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.dispatchers.allocators import Allocator, Placement, fill_in_order
-from dispatchlab.dispatchers.profile import NodeProfile, Profile, SlotProfile
+from dispatchlab.dispatchers.allocators import Allocator, Placement
+from dispatchlab.dispatchers.group_placement import GroupPlacement, place_all
+from dispatchlab.dispatchers.profile import LiveRequests, NodeProfile, Profile, SlotProfile
 from dispatchlab.dispatchers.workspace import Workspace
 from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.events import Events
@@ -32,6 +33,11 @@ from dispatchlab.estimates.base import DurationEstimator
 from dispatchlab.platform.platform import units_fitting
 
 IntArray = npt.NDArray[np.int64]
+
+_FAR = 1 << 62
+_MAX_STEPS = 100_000
+#: A shadow time meaning "no reservation can be made now".
+NEVER = _FAR
 
 
 class Machine:
@@ -46,7 +52,7 @@ class Machine:
         self.view = view
         self.alloc = allocator
         self.estimator = estimator
-        self.units: list[int] = view.jobs.units.tolist()
+        self.units: list[int] = view.jobs.ints("units")
         self.now = 0
         self.ends: list[tuple[int, int]] = []  # (expected end, job), sorted
         self.end_of: dict[int, int] = {}
@@ -56,12 +62,18 @@ class Machine:
     # ---- per call -------------------------------------------------------------------
 
     def begin(self, view: SystemView, events: Events) -> None:
-        """Forget finished jobs (telling the estimator their run time); fresh scratch state."""
+        """Forget jobs that stopped running (telling the estimator the run time of those
+        that finished); fresh scratch state."""
         now = view.now
-        for j in events.finished:
-            e = self.end_of.pop(j)
+        aborted = set(events.aborted)
+        for j in events.left_running:
+            e = self.end_of.pop(j, None)
+            if e is None:
+                continue  # not started through this machine
             del self.ends[bisect_left(self.ends, (e, j))]
-            self.estimator.observe(j, now - self._start_of.pop(j))
+            started = self._start_of.pop(j)
+            if j not in aborted:
+                self.estimator.observe(j, now - started)
             self._finished(j)
         self.now = now
         self._ws = None
@@ -83,6 +95,22 @@ class Machine:
         self.end_of[job] = e
         self._start_of[job] = self.now
         return d
+
+    def power_allows(self, job: int, placement: Any) -> bool:
+        """True when starting ``job`` on ``placement`` now keeps within the power cap."""
+        view = self.view
+        if view.budget is None:
+            return True
+        if isinstance(placement, list):
+            power = sum(view.power_of(c, n, k) for c, n, k in placement)
+        elif isinstance(placement, tuple):
+            power = view.power_of(job, *placement)
+        else:  # slot counts: placed by the allocator at start, at the job's own power
+            placed = self.alloc.place(self.workspace().free, view.req[job], self.units[job])
+            if placed is None:
+                return False
+            power = view.power_of(job, *placed)
+        return power <= self.workspace().power_left + 1e-6
 
     def overdue(self) -> list[int]:
         """Running jobs whose expected end is not after now (estimate too short)."""
@@ -116,7 +144,9 @@ class Machine:
         raise NotImplementedError
 
     def reserve(self, job: int) -> int:
-        """EASY: the earliest time ``job`` fits given expected ends (the shadow time).
+        """EASY: the earliest time ``job`` fits given expected ends (the shadow time), or
+        :data:`NEVER` when it cannot fit the usable nodes even once every running job has
+        ended (nodes are down or off: no reservation holds until they are back).
 
         Remembers what stays free at that time beside the job's reservation ("extra").
         """
@@ -154,15 +184,20 @@ class SlotMachine(Machine):
         slots_per_node: IntArray,
     ):
         super().__init__(view, allocator, estimator)
-        self.total = int(slots_per_node.sum())
+        self.slots = slots_per_node
+        self.total = int(slots_per_node[view.alive].sum())
         self.busy = 0
         self.free = self.total
         self.extra = 0
-        self._req = view.req[0] if view.jobs.n_jobs else np.zeros(0, np.int64)
+        self._placed: tuple[int, IntArray, IntArray] | None = None
+        self._req = view.unit_request if view.unit_request is not None else \
+            np.zeros(0, np.int64)
 
     def begin(self, view: SystemView, events: Events) -> None:
-        """Release the slots of finished jobs."""
+        """Release the slots of jobs that stopped; recount slots when nodes changed."""
         super().begin(view, events)
+        if events.nodes:
+            self.total = int(self.slots[view.alive].sum())
         self.free = self.total - self.busy
 
     def _finished(self, job: int) -> None:
@@ -173,13 +208,27 @@ class SlotMachine(Machine):
         return self.free > 0
 
     def fits(self, job: int) -> bool:
-        """Enough free slots."""
-        return self.units[job] <= self.free
+        """Enough free slots (and, under a power budget, enough power where they are)."""
+        if self.units[job] > self.free:
+            return False
+        if self.view.budget is None:
+            return True
+        ws = self.workspace()
+        placed = self.alloc.place(ws.free, self._req, self.units[job])
+        if placed is None or not ws.power_fits(job, *placed):
+            return False
+        self._placed = (job, *placed)
+        return True
 
     def start(self, job: int) -> Start:
         """Choose nodes with the allocator (always succeeds when the slots are free)."""
         u = self.units[job]
-        placed = self.alloc.place(self.workspace().free, self._req, u)
+        cached = self._placed
+        if cached is not None and cached[0] == job:
+            placed: Placement | None = (cached[1], cached[2])
+            self._placed = None
+        else:
+            placed = self.alloc.place(self.workspace().free, self._req, u)
         if placed is None:  # pragma: no cover - guarded by the slot invariant
             raise DispatchlabError(f"slot accounting broke: job {job} does not fit")
         self.free -= u
@@ -200,15 +249,15 @@ class SlotMachine(Machine):
             avail += units[j]
             if shadow < 0 and avail >= need:
                 shadow = t
-        if shadow < 0:  # pragma: no cover - the feasibility check rules this out
-            raise DispatchlabError(f"job {job} can never fit the machine")
+        if shadow < 0:  # too large for the usable nodes now: nothing to protect
+            self.extra = self.free
+            return NEVER
         self.extra = avail - need
         return shadow
 
     def fits_beside(self, job: int) -> bool:
         """Fits now and within the extra slots."""
-        u = self.units[job]
-        return u <= self.free and u <= self.extra
+        return self.units[job] <= self.extra and self.fits(job)
 
     def start_beside(self, job: int) -> Start:
         """Start and consume extra slots."""
@@ -216,8 +265,8 @@ class SlotMachine(Machine):
         return self.start(job)
 
     def profile(self) -> SlotProfile:
-        """A slot-count profile."""
-        return SlotProfile(self.total, self.units)
+        """A slot-count profile of the usable nodes."""
+        return SlotProfile(self.total, self.units, n_jobs=self.view.jobs.n_jobs)
 
     def held(self, job: int) -> int:
         """Slots = units."""
@@ -229,34 +278,81 @@ class SlotMachine(Machine):
 
 
 class NodeMachine(Machine):
-    """General case: fits on the nodes × resources matrix."""
+    """General case: fits on the nodes × resources matrix, honouring operator rules.
+
+    With ``view.rules`` (:class:`~dispatchlab.engine.constraints.Constraints`) a job is
+    placed only when it is eligible (queue window open, queue not stopped, inside its
+    reservation) and only on the nodes it may use then (its queue's nodes, minus nodes
+    whose reservation its wall-time would run into; its reservation's nodes); a
+    heterogeneous job is placed and started as a whole — :meth:`start` returns the first
+    component's decision and keeps the others in :attr:`companions` for the policy.
+
+    EASY's reservation for the head is made at the earliest time it is eligible and fits
+    on the nodes it may use (given expected ends and rule changes), on the nodes the
+    dispatcher's allocator chooses on what is free then — where the head would go if it
+    started at that time, as a scheduler with that node-selection policy would reserve.
+    """
 
     def __init__(self, view: SystemView, allocator: Allocator, estimator: DurationEstimator):
         super().__init__(view, allocator, estimator)
-        self._placed: tuple[int, IntArray, IntArray] | None = None
-        self._held: dict[int, Placement] = {}
+        self.rules = view.rules
+        self.companions: list[Start] = []
+        self._placed: tuple[int, Any] | None = None
+        self._held: dict[int, Placement] = {}  # each running job's own nodes and counts
+        self._groups: dict[int, GroupPlacement] = {}  # heterogeneous jobs, by leader
         self.extra: IntArray = np.zeros_like(view.capacity)
         top = view.capacity.max(axis=0).astype(np.float64)
         self._scale = 1.0 / np.where(top > 0, top, 1.0)
+        self._req = LiveRequests(view)
 
     def _finished(self, job: int) -> None:
-        del self._held[job]
+        self._held.pop(job, None)
+        self._groups.pop(job, None)
+
+    def take_companions(self) -> list[Start]:
+        """The other components' starts decided in this call (then forgotten)."""
+        out, self.companions = self.companions, []
+        return out
 
     def any_free(self) -> bool:
         """Some resource is free somewhere."""
         return any(self.workspace().free_total)
 
+    def _room(self, free: IntArray, job: int, t: int) -> IntArray:
+        """``free`` restricted to the nodes the job may use if it starts at ``t``."""
+        mask = None if self.rules is None else self.rules.allowed_nodes(job, t)
+        return free if mask is None else np.where(mask[:, None], free, 0)
+
     def _try(self, job: int, free: IntArray) -> bool:
-        placed = self.alloc.place(free, self.view.req[job], self.units[job])
-        if placed is None:
+        """Place the job within ``free`` (and the power budget); remember the placement."""
+        ws = self.workspace()
+        if self.rules is None:
+            placed = self.alloc.place(free, self.view.req[job], self.units[job])
+            if placed is None or not ws.power_fits(job, *placed):
+                return False
+            self._placed = (job, placed)
+            return True
+        group = place_all(self.rules, self.alloc, self._req, self.units, job,
+                          self._room(free, job, self.now))
+        if group is None:
             return False
-        self._placed = (job, *placed)
+        if self.view.budget is not None:
+            power = sum(self.view.power_of(c, n, k) for c, n, k in group)
+            if power > ws.power_left + 1e-6:
+                return False
+        self._placed = (job, group if len(group) > 1 else (group[0][1], group[0][2]))
         return True
 
+    def _eligible(self, job: int) -> bool:
+        return self.rules is None or self.rules.eligible(job, self.now)
+
     def fits(self, job: int) -> bool:
-        """Pooled totals first, then the allocator on the node matrix."""
+        """Eligible now, pooled totals first, then the allocator on the node matrix."""
         ws = self.workspace()
-        return ws.fits_total(job) and self._try(job, ws.free)
+        grouped = self.rules is not None and job in self.rules.components
+        if not grouped and not ws.fits_total(job):
+            return False
+        return self._eligible(job) and self._try(job, ws.free)
 
     def start(self, job: int) -> Start:
         """Start on the placement found by the last successful check."""
@@ -264,82 +360,112 @@ class NodeMachine(Machine):
         if placed is None or placed[0] != job:
             raise DispatchlabError(f"start of job {job} without a successful fit check")
         self._placed = None
-        return self.start_reserved(job, (placed[1], placed[2]))
+        return self.start_reserved(job, placed[1])
+
+    def start_reserved(self, job: int, placement: Any) -> Start:
+        """Start ``job`` on ``placement``: (nodes, counts), or one triple per component of
+        a heterogeneous job (the job itself first)."""
+        if not isinstance(placement, list):
+            nodes, counts = placement
+            self._held[job] = (nodes, counts)
+            return self._record(job, nodes, counts)
+        first: Start | None = None
+        for comp, nodes, counts in placement:
+            self._held[comp] = (nodes, counts)
+            d = self._record(comp, nodes, counts)
+            if comp == job:
+                first = d
+            else:
+                self.companions.append(d)
+        if first is None:  # pragma: no cover - placements always hold their leader
+            raise DispatchlabError(f"placement of job {job} lacks the job itself")
+        if len(placement) > 1:
+            self._groups[job] = placement
+        return first
+
+    def held(self, job: int) -> Any:
+        """A running job's placement (a component list for a heterogeneous job)."""
+        return self._groups.get(job, self._held[job])
+
+    def fits_beside(self, job: int) -> bool:
+        """EASY backfilling: eligible, placeable within ``min(free now, extra)``."""
+        ws = self.workspace()
+        if self.rules is None and not ws.fits_total(job):
+            return False
+        return self._eligible(job) and self._try(job, np.minimum(ws.free, self.extra))
+
+    def start_beside(self, job: int) -> Start:
+        """Start and consume extra capacity on the chosen nodes."""
+        placed = self._placed
+        if placed is not None and placed[0] == job:
+            parts = placed[1] if isinstance(placed[1], list) else [(job, *placed[1])]
+            for comp, nodes, counts in parts:
+                self.extra[nodes] -= counts[:, None] * self.view.req[comp]
+        return self.start(job)
 
     def reserve(self, job: int) -> int:
-        """Add expected releases to the free matrix until ``job`` fits there."""
+        """EASY's shadow time for ``job``: release expected ends in order (and step through
+        rule changes) until it is eligible and fits; reserve where the allocator places it."""
         ws = self.workspace()
-        req = self.view.req
-        need_req, need_units = req[job], self.units[job]
+        rules, req, units = self.rules, self.view.req, self.units
         future = ws.free.copy()
         pooled = np.asarray(ws.free_total, dtype=np.int64)
-        need_total = need_units * need_req
-        soon = self.now + 1
+        need_total = units[job] * req[job]
+        simple = rules is None or job not in rules.components
         ends, i, n = self.ends, 0, len(self.ends)
-        shadow = -1
-        while i < n:
-            t = max(ends[i][0], soon)
-            while i < n and max(ends[i][0], soon) == t:
+        soon = self.now + 1
+        t = soon
+        for _ in range(_MAX_STEPS):
+            while i < n and max(ends[i][0], soon) <= t:
                 j = ends[i][1]
                 nodes, counts = self._held[j]
                 used = counts[:, None] * req[j]
                 future[nodes] += used
                 pooled += used.sum(axis=0)
                 i += 1
-            if (pooled >= need_total).all() and (
-                int(units_fitting(future, need_req).sum()) >= need_units
-            ):
-                shadow = t
+            if (not simple or (pooled >= need_total).all()) and \
+                    (rules is None or rules.eligible(job, t)):
+                room = self._room(future, job, t)
+                group = (place_all(rules, self.alloc, self._req, units, job, room)
+                         if rules is not None else
+                         _single(job, self.alloc.place(room, req[job], units[job])))
+                if group is not None:
+                    for comp, nodes, counts in group:
+                        future[nodes] -= counts[:, None] * req[comp]
+                    self.extra = future
+                    return t
+            nxt = min(ends[i][0] if i < n else _FAR,
+                      rules.next_change(t) if rules is not None else _FAR)
+            if nxt >= _FAR:
                 break
-        if shadow < 0:  # pragma: no cover - the feasibility check rules this out
-            raise DispatchlabError(f"job {job} can never fit the machine")
-        # Reserve on the nodes busiest now, leaving what is free now for backfilling.
-        fit = units_fitting(future, need_req)
-        cand = np.flatnonzero(fit)
-        busy = np.asarray(ws.free[cand] @ self._scale)
-        ranked = cand[np.argsort(busy, kind="stable")]
-        nodes, counts = fill_in_order(ranked, fit[ranked], need_units)
-        future[nodes] -= counts[:, None] * need_req
-        self.extra = future
-        return shadow
-
-    def fits_beside(self, job: int) -> bool:
-        """Place within ``min(free now, extra at the shadow time)`` per node."""
-        ws = self.workspace()
-        if not ws.fits_total(job):
-            return False
-        return self._try(job, np.minimum(ws.free, self.extra))
-
-    def start_beside(self, job: int) -> Start:
-        """Start and consume extra capacity on the chosen nodes."""
-        placed = self._placed
-        if placed is not None and placed[0] == job:
-            self.extra[placed[1]] -= placed[2][:, None] * self.view.req[job]
-        return self.start(job)
+            t = max(nxt, t + 1)
+        # too large for the usable nodes (some are down or off) or never eligible: no
+        # reservation to protect (the engine rejects jobs the whole machine cannot host)
+        self.extra = ws.free.copy()
+        return NEVER
 
     def profile(self) -> NodeProfile:
-        """A nodes × resources profile using this machine's allocator for reservations."""
-        return NodeProfile(self.view.capacity, self.view.req, self.units, self.alloc)
+        """A nodes × resources profile of the usable nodes, placing reservations with this
+        machine's allocator, honouring the operator rules."""
+        return NodeProfile(alive_capacity(self.view), self._req, self.units, self.alloc,
+                           self.rules)
 
-    def held(self, job: int) -> Placement:
-        """Nodes and unit counts of a running job."""
-        return self._held[job]
 
-    def start_reserved(self, job: int, placement: Any) -> Start:
-        """Start on exactly the reserved (nodes, counts)."""
-        nodes, counts = placement
-        self._held[job] = (nodes, counts)
-        return self._record(job, nodes, counts)
+def _single(job: int, placed: Placement | None) -> GroupPlacement | None:
+    return None if placed is None else [(job, placed[0], placed[1])]
 
 
 def make_machine(view: SystemView, allocator: Allocator, estimator: DurationEstimator) -> Machine:
-    """A :class:`SlotMachine` when all units ask the same vector, else a NodeMachine;
-    a :class:`~dispatchlab.dispatchers.ruled_machine.RuledMachine` when operator rules apply."""
-    if view.rules is not None:
-        from dispatchlab.dispatchers.ruled_machine import RuledMachine
-
-        return RuledMachine(view, allocator, estimator)
-    req = view.req
-    if len(req) and (req == req[0]).all():
-        return SlotMachine(view, allocator, estimator, units_fitting(view.capacity, req[0]))
+    """A :class:`SlotMachine` when all units ask the same vector and no operator rule
+    applies, else a :class:`NodeMachine`."""
+    if view.unit_request is not None and view.rules is None:
+        return SlotMachine(view, allocator, estimator,
+                           units_fitting(view.capacity, view.unit_request))
     return NodeMachine(view, allocator, estimator)
+
+
+def alive_capacity(view: SystemView) -> IntArray:
+    """The capacity of the usable nodes (rows of the others are 0)."""
+    if view.alive.all():
+        return view.capacity
+    return np.where(view.alive[:, None], view.capacity, 0)

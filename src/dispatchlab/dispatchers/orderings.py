@@ -2,9 +2,10 @@
 
 An ordering gives every job a score, smallest first; ties always break by submit time,
 then job id (the engine's job index follows that order), so runs are reproducible.
-*Static* orderings score a job once for the whole run (FIFO, SJF, EDF, …): the queue is
+*Static* orderings score a job once, when it arrives (FIFO, SJF, EDF, …): the queue is
 kept sorted incrementally. *Dynamic* ones depend on the current time (WFP3, UNI, slowdown)
-and are re-sorted at every decision point.
+and are re-sorted at every decision point. Both read only what the view shows of the jobs
+submitted so far.
 
 Notation: ``r`` requested time, ``n`` processors (cores of all units), ``w`` wait so far,
 ``s`` submit time, ``d`` the dispatcher's duration estimate.
@@ -32,16 +33,19 @@ class Ordering:
 
     name = "ordering"
     dynamic = False
+    #: True when the only key is the submit time: the job index already is the rank.
+    by_arrival = False
 
-    def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
-        """Per-job sort keys for the whole workload, most significant first."""
+    def keys(self, view: SystemView, jobs: IntArray) -> tuple[npt.NDArray[Any], ...]:
+        """Sort keys of the (submitted) ``jobs``, most significant first."""
         raise NotImplementedError
 
-    def reset(self, view: SystemView) -> None:
-        """Per-run constants of dynamic orderings; nothing by default."""
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
+        """Per-run preparation; nothing by default."""
 
-    def scores(self, jobs: IntArray, now: int, estimator: DurationEstimator) -> FloatArray:
-        """Scores of queued ``jobs`` at time ``now``."""
+    def scores(self, view: SystemView, jobs: IntArray, estimator: DurationEstimator
+               ) -> FloatArray:
+        """Scores of queued ``jobs`` at ``view.now``."""
         raise NotImplementedError
 
     def describe(self) -> dict[str, Any]:
@@ -49,20 +53,21 @@ class Ordering:
         return {"name": self.name}
 
 
-def _cores(view: SystemView) -> FloatArray:
-    """Processors per job: cores of all units (at least 1)."""
+def _cores(view: SystemView, jobs: IntArray) -> FloatArray:
+    """Processors of ``jobs``: cores of all units (at least 1)."""
     col = view.platform.resources.index(CORES)
-    return np.maximum(view.demand[:, col], 1).astype(np.float64)
+    return np.maximum(view.demand[jobs, col], 1).astype(np.float64)
 
 
 class Fifo(Ordering):
     """First come, first served: by submit time."""
 
     name = "fifo"
+    by_arrival = True
 
-    def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
+    def keys(self, view: SystemView, jobs: IntArray) -> tuple[npt.NDArray[Any], ...]:
         """Submit time."""
-        return (view.jobs.submit,)
+        return (view.jobs.submit[jobs],)
 
 
 class QueuePriority(Ordering):
@@ -71,12 +76,12 @@ class QueuePriority(Ordering):
 
     name = "queue"
 
-    def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
+    def keys(self, view: SystemView, jobs: IntArray) -> tuple[npt.NDArray[Any], ...]:
         """Minus the queue priority, then submit time."""
         configs = view.platform.queues
         prio = np.array([configs[q.name].priority if q.name in configs else 0
                          for q in view.jobs.queues] or [0], dtype=np.int64)
-        return (-prio[view.jobs.queue], view.jobs.submit)
+        return (-prio[view.jobs.queue[jobs]], view.jobs.submit[jobs])
 
 
 class ShortestFirst(Ordering):
@@ -84,9 +89,9 @@ class ShortestFirst(Ordering):
 
     name = "sjf"
 
-    def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
+    def keys(self, view: SystemView, jobs: IntArray) -> tuple[npt.NDArray[Any], ...]:
         """Requested time."""
-        return (view.jobs.walltime,)
+        return (view.jobs.walltime[jobs],)
 
 
 class LongestFirst(Ordering):
@@ -94,9 +99,9 @@ class LongestFirst(Ordering):
 
     name = "ljf"
 
-    def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
+    def keys(self, view: SystemView, jobs: IntArray) -> tuple[npt.NDArray[Any], ...]:
         """Minus the requested time."""
-        return (-view.jobs.walltime,)
+        return (-view.jobs.walltime[jobs],)
 
 
 class EarliestDeadline(Ordering):
@@ -108,10 +113,11 @@ class EarliestDeadline(Ordering):
 
     name = "edf"
 
-    def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
+    def keys(self, view: SystemView, jobs: IntArray) -> tuple[npt.NDArray[Any], ...]:
         """Latest start time."""
         wl = view.jobs
-        return (np.where(wl.lst >= 0, wl.lst, wl.submit + wl.ewt()),)
+        lst = wl.lst[jobs]
+        return (np.where(lst >= 0, lst, wl.submit[jobs] + wl.ewt()[jobs]),)
 
 
 class ExpectedWait(Ordering):
@@ -123,12 +129,12 @@ class ExpectedWait(Ordering):
 
     name = "prb"
 
-    def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
+    def keys(self, view: SystemView, jobs: IntArray) -> tuple[npt.NDArray[Any], ...]:
         """Queue ewt, then demand."""
         wl = view.jobs
         total = np.asarray(view.total, dtype=np.float64)
-        share = view.demand / np.where(total > 0, total, 1.0)
-        return (wl.ewt(), share.sum(axis=1) * wl.walltime)
+        share = view.demand[jobs] / np.where(total > 0, total, 1.0)
+        return (wl.ewt()[jobs], share.sum(axis=1) * wl.walltime[jobs])
 
 
 class ResourceOrdering(Ordering):
@@ -139,9 +145,9 @@ class ResourceOrdering(Ordering):
         self.descending = descending
         self.name = f"{'most' if descending else 'least'}:{resource}"
 
-    def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
+    def keys(self, view: SystemView, jobs: IntArray) -> tuple[npt.NDArray[Any], ...]:
         """Requested amount of the resource, negated when descending."""
-        amount = view.demand[:, view.platform.resource_index(self.resource)]
+        amount = view.demand[jobs, view.platform.resource_index(self.resource)]
         return (-amount if self.descending else amount,)
 
 
@@ -153,12 +159,12 @@ class F1(Ordering):
 
     name = "f1"
 
-    def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
+    def keys(self, view: SystemView, jobs: IntArray) -> tuple[npt.NDArray[Any], ...]:
         """The F1 score."""
         wl = view.jobs
-        r = np.log10(np.maximum(wl.walltime, 1).astype(np.float64))
-        s = np.log10(np.maximum(wl.submit, 1).astype(np.float64))
-        return (r * _cores(view) + 870.0 * s,)
+        r = np.log10(np.maximum(wl.walltime[jobs], 1).astype(np.float64))
+        s = np.log10(np.maximum(wl.submit[jobs], 1).astype(np.float64))
+        return (r * _cores(view, jobs) + 870.0 * s,)
 
 
 class _Dynamic(Ordering):
@@ -166,20 +172,15 @@ class _Dynamic(Ordering):
 
     dynamic = True
 
-    def __init__(self) -> None:
-        self._submit: FloatArray = np.zeros(0)
-        self._r: FloatArray = np.zeros(0)
-        self._n: FloatArray = np.zeros(0)
-
-    def keys(self, view: SystemView) -> tuple[npt.NDArray[Any], ...]:
+    def keys(self, view: SystemView, jobs: IntArray) -> tuple[npt.NDArray[Any], ...]:
         """Dynamic orderings have no static key."""
         raise TypeError(f"{self.name} is a dynamic ordering")
 
-    def reset(self, view: SystemView) -> None:
-        """Cache submit times, requested times and processors of every job."""
-        self._submit = view.jobs.submit.astype(np.float64)
-        self._r = view.jobs.walltime.astype(np.float64)
-        self._n = _cores(view)
+
+def _wait_r_n(view: SystemView, jobs: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Wait so far, requested time and processors of ``jobs``."""
+    w = (view.now - view.jobs.submit[jobs]).astype(np.float64)
+    return w, view.jobs.walltime[jobs].astype(np.float64), _cores(view, jobs)
 
 
 class Wfp3(_Dynamic):
@@ -187,10 +188,11 @@ class Wfp3(_Dynamic):
 
     name = "wfp3"
 
-    def scores(self, jobs: IntArray, now: int, estimator: DurationEstimator) -> FloatArray:
+    def scores(self, view: SystemView, jobs: IntArray, estimator: DurationEstimator
+               ) -> FloatArray:
         """The WFP3 score."""
-        w = now - self._submit[jobs]
-        return np.asarray(-((w / self._r[jobs]) ** 3) * self._n[jobs], dtype=np.float64)
+        w, r, n = _wait_r_n(view, jobs)
+        return np.asarray(-((w / r) ** 3) * n, dtype=np.float64)
 
 
 class Uni(_Dynamic):
@@ -202,11 +204,11 @@ class Uni(_Dynamic):
 
     name = "uni"
 
-    def scores(self, jobs: IntArray, now: int, estimator: DurationEstimator) -> FloatArray:
+    def scores(self, view: SystemView, jobs: IntArray, estimator: DurationEstimator
+               ) -> FloatArray:
         """The UNI score."""
-        w = now - self._submit[jobs]
-        n = np.maximum(self._n[jobs], 2.0)
-        return np.asarray(-w / (np.log2(n) * self._r[jobs]), dtype=np.float64)
+        w, r, n = _wait_r_n(view, jobs)
+        return np.asarray(-w / (np.log2(np.maximum(n, 2.0)) * r), dtype=np.float64)
 
 
 class Slowdown(_Dynamic):
@@ -217,11 +219,13 @@ class Slowdown(_Dynamic):
 
     name = "slowdown"
 
-    def scores(self, jobs: IntArray, now: int, estimator: DurationEstimator) -> FloatArray:
+    def scores(self, view: SystemView, jobs: IntArray, estimator: DurationEstimator
+               ) -> FloatArray:
         """Minus the slowdown each job would have if started now."""
         estimate = estimator.estimate
         d = np.array([estimate(j) for j in jobs.tolist()], dtype=np.float64)
-        return np.asarray(-(now - self._submit[jobs] + d) / d, dtype=np.float64)
+        w = (view.now - view.jobs.submit[jobs]).astype(np.float64)
+        return np.asarray(-(w + d) / d, dtype=np.float64)
 
 
 ORDERINGS: dict[str, type[Ordering]] = {
@@ -253,57 +257,50 @@ def get_ordering(name: str) -> Ordering:
 class JobQueue:
     """The queued jobs in priority order, kept up to date with one call per decision point.
 
-    Static orderings rank every job once per run (ties by job index = submit time, then id)
-    and keep the queue as a sorted list of ranks: an arrival is one ``bisect``, a start one
-    deletion. Dynamic orderings sort the queue at every call.
+    Static orderings key each job when it arrives (ties by job index = submit time, then
+    id) and keep the queue as a sorted list of keys: an arrival is one ``bisect``, a start
+    one deletion. Dynamic orderings sort the queue at every call.
     """
 
-    __slots__ = ("_jobs", "_rank_of", "_ranks", "ordering")
+    __slots__ = ("_jobs", "_key_of", "_keys", "ordering")
 
     def __init__(self, ordering: Ordering) -> None:
         self.ordering = ordering
-        self._ranks: list[int] = []
+        self._keys: list[Any] = []
         self._jobs: list[int] = []
-        self._rank_of: list[int] = []
+        self._key_of: dict[int, Any] = {}
 
-    def reset(self, view: SystemView) -> None:
-        """Rank all jobs of the run (static orderings)."""
-        self._ranks, self._jobs = [], []
-        if self.ordering.dynamic:
-            self._rank_of = []
-            self.ordering.reset(view)
-            return
-        keys = self.ordering.keys(view)
-        idx = np.arange(view.jobs.n_jobs)
-        if len(keys) == 1 and keys[0] is view.jobs.submit:
-            self._rank_of = idx.tolist()  # FIFO: the job index already is the rank
-            return
-        order = np.lexsort((idx, *reversed(keys)))
-        rank = np.empty_like(order)
-        rank[order] = idx
-        self._rank_of = rank.tolist()
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
+        """An empty queue; the ordering's own preparation."""
+        self._keys, self._jobs, self._key_of = [], [], {}
+        self.ordering.reset(view, rng)
 
-    def add(self, jobs: list[int]) -> None:
-        """Newly submitted jobs (static orderings)."""
-        if self.ordering.dynamic:
+    def add(self, view: SystemView, jobs: list[int]) -> None:
+        """Newly submitted (or requeued) jobs."""
+        if self.ordering.dynamic or not jobs:
             return
-        ranks, order, rank_of = self._ranks, self._jobs, self._rank_of
-        for j in jobs:
-            r = rank_of[j]
-            if not ranks or r > ranks[-1]:
-                ranks.append(r)
+        if self.ordering.by_arrival:
+            keys: list[Any] = jobs
+        else:
+            cols = [k.tolist() for k in self.ordering.keys(view, np.asarray(jobs, np.int64))]
+            keys = list(zip(*cols, jobs, strict=True))
+        ks, order, key_of = self._keys, self._jobs, self._key_of
+        for key, j in zip(keys, jobs, strict=True):
+            key_of[j] = key
+            if not ks or key > ks[-1]:
+                ks.append(key)
                 order.append(j)
             else:
-                k = bisect_left(ranks, r)
-                ranks.insert(k, r)
+                k = bisect_left(ks, key)
+                ks.insert(k, key)
                 order.insert(k, j)
 
     def remove(self, job: int) -> None:
         """A job left the queue (it started)."""
         if self.ordering.dynamic:
             return
-        k = bisect_left(self._ranks, self._rank_of[job])
-        del self._ranks[k]
+        k = bisect_left(self._keys, self._key_of.pop(job))
+        del self._keys[k]
         del self._jobs[k]
 
     def order(self, view: SystemView, estimator: DurationEstimator) -> list[int]:
@@ -314,6 +311,6 @@ class JobQueue:
         if len(q) < 2:
             return list(q)
         jobs = np.fromiter(q, dtype=np.int64, count=len(q))
-        score = self.ordering.scores(jobs, view.now, estimator)
+        score = self.ordering.scores(view, jobs, estimator)
         result: list[int] = jobs[np.lexsort((jobs, score))].tolist()
         return result

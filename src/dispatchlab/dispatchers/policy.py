@@ -9,15 +9,15 @@ are expected to run (the requested time by default).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from copy import copy
 from typing import Any
 
 import numpy as np
 
 from dispatchlab.dispatchers.allocators import Allocator, get_allocator
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.machine import Machine, make_machine
+from dispatchlab.dispatchers.machine import Machine, NodeMachine, make_machine
 from dispatchlab.dispatchers.orderings import JobQueue, Ordering, get_ordering
-from dispatchlab.dispatchers.ruled_machine import RuledMachine
 from dispatchlab.dispatchers.selection import Selection, get_selection
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
@@ -60,15 +60,20 @@ class Policy(BaseDispatcher):
             label += f",estimate={self.estimate.name}"
         return label
 
+    @property
+    def oracle(self) -> bool:
+        """True when the duration estimate reads actual run times (``estimate=real``)."""
+        return bool(getattr(self.estimate, "oracle", False))
+
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Prepare every part for a run on ``view``."""
         self.rng = rng
-        self.estimate.reset(view.jobs)
-        self.allocator.reset(view.platform)
+        self.estimate.reset(view, rng)
+        self.allocator.reset(view, rng)
         self._machine = make_machine(view, self.allocator, self.estimate)
         self._queue = JobQueue(self.ordering)
-        self._queue.reset(view)
-        self.selection.reset(self._machine)
+        self._queue.reset(view, rng)
+        self.selection.reset(view, rng)
 
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
         """One decision point: update the queue, select, allocate."""
@@ -77,7 +82,9 @@ class Policy(BaseDispatcher):
             raise RuntimeError(f"{self.name}: reset() was not called")
         machine.begin(view, events)
         if events.submitted:
-            queue.add(events.submitted)
+            queue.add(view, events.submitted)
+        if events.requeued:
+            queue.add(view, events.requeued)
         if events.withdrawn:
             for j in events.withdrawn:
                 queue.remove(j)
@@ -100,7 +107,7 @@ class Policy(BaseDispatcher):
         unless it plans ahead), reservation jobs start first-fit in priority order inside
         their reservation, heterogeneous jobs start whole."""
         rules = view.rules
-        assert rules is not None and isinstance(machine, RuledMachine)
+        assert rules is not None and isinstance(machine, NodeMachine)
         now = view.now
         lead, res_of = rules.group_of, rules.job_res
         plans_ahead = self.selection.plans_ahead
@@ -110,11 +117,9 @@ class Policy(BaseDispatcher):
                   and rules.eligible(j, now)]
         seen = events
         if events.submitted and (rules.reservations or rules.components):
-            seen = Events(events.time)
+            seen = copy(events)
             seen.submitted = [j for j in events.submitted
                               if res_of[j] < 0 and lead.get(j, j) == j]
-            seen.finished, seen.killed = events.finished, events.killed
-            seen.withdrawn, seen.woken = events.withdrawn, events.woken
         out = self.selection.select(view, seen, regular, machine)
         for j in inside:
             if machine.fits(j):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.engine.budget import fits_cap
 from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.kernels import check_and_take
 from dispatchlab.engine.state import SystemView
@@ -17,16 +18,25 @@ class Workspace:
 
     Pooled totals are updated at once; the node matrix is materialized lazily (copied and
     updated only when :attr:`free` is read after a start), so a call that starts one job
-    or none copies nothing.
+    or none copies nothing. Under a power budget, :attr:`power_left` is what the starts
+    so far leave under the cap.
     """
 
-    __slots__ = ("_free", "_pending", "free_total", "view")
+    __slots__ = ("_free", "_pending", "free_total", "power_left", "view")
 
     def __init__(self, view: SystemView):
         self.view = view
         self._free: IntArray = view.free
         self._pending: list[Start] = []
         self.free_total: list[int] = list(view.free_total)
+        b = view.budget
+        self.power_left = float("inf") if b is None else b.cap - b.used
+
+    def power_fits(self, job: int, nodes: IntArray, counts: IntArray) -> bool:
+        """True when the job's power on this placement fits what the cap leaves."""
+        if self.view.budget is None:
+            return True
+        return fits_cap(0.0, self.view.power_of(job, nodes, counts), self.power_left)
 
     @property
     def free(self) -> IntArray:
@@ -35,9 +45,8 @@ class Workspace:
             if self._free is self.view.free:
                 self._free = self._free.copy()
             req = self.view.req
-            units = self.view.jobs.units
             for s in self._pending:
-                check_and_take(self._free, s.nodes, s.counts, req[s.job], int(units[s.job]))
+                check_and_take(self._free, s.nodes, s.counts, req[s.job], int(s.counts.sum()))
             self._pending.clear()
         return self._free
 
@@ -53,6 +62,8 @@ class Workspace:
         """Record a start of ``job`` on ``nodes``/``counts`` and return the decision."""
         start = Start(job, nodes, counts)
         self._pending.append(start)
+        if self.view.budget is not None:
+            self.power_left -= self.view.power_of(job, nodes, counts)
         ft = self.free_total
         for r, amount in self.view.demand_nz[job]:
             ft[r] -= amount

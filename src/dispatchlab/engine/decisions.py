@@ -1,8 +1,8 @@
 """What a dispatcher may return at a decision point: small typed values.
 
-The engine validates every decision before applying it. Later families extend this set
-(power states, capacity changes, malleable reconfiguration) without changing the loop:
-each new decision type gets its own validator and applier in the engine.
+The engine validates every decision before applying it (one validator per type, looked up
+in a table: :mod:`dispatchlab.engine.appliers`) and raises
+:class:`~dispatchlab.errors.InvalidDecision` naming the job, node and value at fault.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ IntArray = npt.NDArray[np.int64]
 class Start:
     """Start queued job ``job`` now with ``counts[k]`` units on node ``nodes[k]``.
 
-    ``nodes`` must be strictly increasing. Treat as immutable (not frozen only because
-    frozen dataclasses are several times slower to build, and this one is built per start).
+    ``nodes`` must be strictly increasing. A rigid job places exactly its units; a
+    malleable job any number within its ``[min_units, max_units]``. Treat as immutable (not
+    frozen only because frozen dataclasses are several times slower to build, and this one
+    is built per start).
     """
 
     job: int
@@ -43,4 +45,50 @@ class Plan:
     time: int
 
 
-Decision = Start | WakeAt | Plan
+@dataclass(frozen=True, slots=True)
+class PowerOff:
+    """Switch idle, powered-on ``nodes`` off (they shut down for their shutdown delay)."""
+
+    nodes: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PowerOn:
+    """Switch ``nodes`` that are off on (usable after their boot delay)."""
+
+    nodes: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class Reconfigure:
+    """Move running malleable job ``job`` onto ``counts[k]`` units of ``nodes[k]`` now.
+
+    The engine banks the work done so far, charges the reconfiguration cost of the job's
+    speed-up model and recomputes its end (:mod:`dispatchlab.engine.work`).
+    """
+
+    job: int
+    nodes: IntArray
+    counts: IntArray
+
+
+@dataclass(frozen=True, slots=True)
+class Kill:
+    """Stop running job ``job`` for good (outcome ``cancelled``)."""
+
+    job: int
+
+
+@dataclass(frozen=True, slots=True)
+class Requeue:
+    """Stop running job ``job`` and put it back in the queue (outcome ``preempted``).
+
+    ``keep_progress``: resume from the work done (as after a checkpoint taken now) instead
+    of from zero.
+    """
+
+    job: int
+    keep_progress: bool = False
+
+
+Decision = Start | WakeAt | Plan | PowerOff | PowerOn | Reconfigure | Kill | Requeue

@@ -2,27 +2,59 @@
 
 from __future__ import annotations
 
+#: Kinds of the engine's timed events, in the order they are applied at one timestamp:
+#: segment ends, node transitions (boot/shutdown done), scenario changes, operator-rule
+#: changes, dispatcher timers. Submissions come after all of them.
+END, NODE, SCENARIO, RULE, WAKE = 0, 1, 2, 3, 4
+
 
 class Events:
-    """Job indices submitted and finished at the current decision point ``time``.
+    """What changed at the current decision point ``time`` (job and node indices).
 
-    ``killed`` is the subset of ``finished`` stopped at their wall-time; ``woken`` is true
-    when a timer the dispatcher asked for fired or an operator rule changed (a queue
-    window opened, a stop ended, a reservation started or ended). ``withdrawn`` lists
-    queued jobs the engine removed (rejected: their reservation is over).
+    - ``submitted``: jobs that arrived; ``finished``: jobs that left the machine for good
+      (completed, killed at their wall-time, cancelled, or aborted with no retry);
+      ``killed``: the subset of ``finished`` stopped at their wall-time.
+    - ``aborted``: running jobs stopped because a node they used left; those that the abort
+      policy re-queues are also in ``requeued`` (they are queued again now), the others in
+      ``finished``.
+    - ``nodes``: nodes whose state changed (a node left or came back, finished booting or
+      shutting down); ``scenario``: the scenario kinds that changed value
+      (``view.env`` holds the new values).
+    - ``woken``: a timer the dispatcher asked for fired, or an operator rule changed (a
+      queue window opened, a stop ended, a reservation started or ended).
+    - ``withdrawn``: queued jobs the engine removed (rejected: their reservation is over).
     """
 
-    __slots__ = ("finished", "killed", "submitted", "time", "withdrawn", "woken")
+    __slots__ = ("aborted", "finished", "killed", "nodes", "requeued", "scenario",
+                 "submitted", "time", "withdrawn", "woken")
 
     def __init__(self, time: int = 0):
         self.time = time
         self.submitted: list[int] = []
         self.finished: list[int] = []
         self.killed: list[int] = []
+        self.aborted: list[int] = []
+        self.requeued: list[int] = []
         self.withdrawn: list[int] = []
+        self.nodes: list[int] = []
+        self.scenario: list[str] = []
         self.woken = False
 
+    @property
+    def left_running(self) -> list[int]:
+        """Jobs that stopped running at this point (finished or aborted)."""
+        if not self.aborted:
+            return self.finished
+        seen = set(self.finished)
+        return self.finished + [j for j in self.aborted if j not in seen]
+
     def __repr__(self) -> str:
-        return (f"Events(time={self.time}, submitted={self.submitted}, "
-                f"finished={self.finished}, killed={self.killed}, withdrawn={self.withdrawn}, "
-                f"woken={self.woken})")
+        parts = [f"time={self.time}"]
+        for name in ("submitted", "finished", "killed", "aborted", "requeued", "withdrawn",
+                     "nodes", "scenario"):
+            value = getattr(self, name)
+            if value:
+                parts.append(f"{name}={value}")
+        if self.woken:
+            parts.append("woken=True")
+        return f"Events({', '.join(parts)})"

@@ -1,18 +1,71 @@
-"""Records what happened during a run: starts, ends, placements, samples, overheads."""
+"""Records what happened during a run: a segment log, node states, samples, overheads.
+
+A *segment* is one stretch of a job running on one set of nodes: ``(job, t0, t1, nodes,
+counts, outcome)``; one job's segments are logged in the order they ran. A rigid job that
+runs once has one segment; a job aborted by a node leaving, requeued, or reconfigured has
+several. Node state changes are logged as ``(time, node, state)``. Everything else —
+per-job table, audit, utilization, energy, goodput — is computed from these logs.
+"""
 
 from __future__ import annotations
 
 from array import array
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import one_of, with_zero
+from dispatchlab.engine.placements import Placements, job_placements
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
 
 IntArray = npt.NDArray[np.int64]
+Int32Array = npt.NDArray[np.int32]
+
+#: Segment outcomes.
+COMPLETED, KILLED, ABORTED, RECONFIGURED, PREEMPTED, CANCELLED = 0, 1, 2, 3, 4, 5
+OUTCOMES = ("completed", "killed", "aborted", "reconfigured", "preempted", "cancelled")
+#: Outcomes after which the job does not run again.
+FINAL = (COMPLETED, KILLED, CANCELLED)
+
+
+@dataclass
+class Segments:
+    """The segment log as arrays, in the order segments started.
+
+    Segment ``k`` is job ``job[k]`` running over ``[t0[k], t1[k])`` on
+    ``nodes[offsets[k]:offsets[k+1]]`` with ``counts[...]`` units each, ended by
+    ``outcome[k]``; ``lost[k]`` is the wall time of its work that was lost (aborted or
+    preempted without a checkpoint keeping it).
+    """
+
+    job: IntArray
+    t0: IntArray
+    t1: IntArray
+    outcome: npt.NDArray[np.int8]
+    lost: IntArray
+    offsets: IntArray
+    nodes: Int32Array
+    counts: Int32Array
+    power: npt.NDArray[np.float64] | None = None  # W drawn, when the run had a budget
+
+    def __len__(self) -> int:
+        return len(self.job)
+
+    @property
+    def sizes(self) -> IntArray:
+        """Nodes per segment."""
+        return np.diff(self.offsets)
+
+    @classmethod
+    def empty(cls) -> Segments:
+        """No segment at all."""
+        z = np.empty(0, np.int64)
+        return cls(z, z, z, np.empty(0, np.int8), z, np.zeros(1, np.int64),
+                   np.empty(0, np.int32), np.empty(0, np.int32))
 
 
 class Recorder:
@@ -23,37 +76,73 @@ class Recorder:
         self.workload = workload
         self.platform = platform
         self.req = req  # per-unit requests over the platform's resources (engine's mapping)
-        self._start: list[int] = [-1] * n
-        self._end: list[int] = [-1] * n
-        # filled from the lists by finish(); -1 = never started / never ended
+        self.walltime_kill = True
+        # open log (lists while running; arrays after finish())
+        self._job: list[int] = []
+        self._t0: list[int] = []
+        self._t1: list[int] = []
+        self._out: list[int] = []
+        self._lost: list[int] = []
+        self._nodes: list[IntArray] = []
+        self._counts: list[IntArray] = []
+        self._power: list[float] = []
+        self._open: dict[int, int] = {}
+        self.segments = Segments.empty()
+        self.node_log = array("q")  # flat (time, node, state) triples
+        self.planned = np.full(n, -1, dtype=np.int64)
+        self.rejected: dict[int, str] = {}
+        # per job, filled by finish(): first start, final end (-1 = never), final segment
         self.start_time = np.empty(0, dtype=np.int64)
         self.end_time = np.empty(0, dtype=np.int64)
-        self.planned = np.full(n, -1, dtype=np.int64)
-        self.alloc_nodes: list[IntArray | None] = [None] * n
-        self.alloc_counts: list[IntArray | None] = [None] * n
-        self.rejected: dict[int, str] = {}
+        self.final_seg = np.empty(0, dtype=np.int64)
+        self.last_seg = np.empty(0, dtype=np.int64)
         # appended by the engine's loop directly (hot path): time and duration of each
         # dispatcher call; per decision point, flat: time, queue length, running jobs,
-        # free capacity per resource (several rows at one time: the last one counts)
+        # free and alive capacity per resource (several rows at one time: the last counts)
         self.decision_at = array("q")
         self.decision_cpu = array("d")
-        self.sample_width = 3 + len(platform.resources)
+        self.sample_width = 3 + 2 * len(platform.resources)  # … then alive capacity
         self.samples = array("q")
+        self.power_samples = array("d")  # (time, used W, cap W) per decision point, if any
         self.sim_seconds = 0.0
         self.dispatcher_stats: dict[str, Any] = {}
         self.rules_info: dict[str, Any] | None = None  # what operator rules were enforced
+        self.engine_info: dict[str, Any] = {}  # scenario, abort policy, over-cap time, …
+        self.failed: set[int] = set()  # jobs aborted for good (abort policy "fail")
 
-    def start(self, job: int, t: int, nodes: IntArray, counts: IntArray) -> None:
-        """Job ``job`` started at ``t`` on ``nodes`` × ``counts`` units."""
-        self._start[job] = t
-        self.alloc_nodes[job] = nodes.astype(np.int32)
-        self.alloc_counts[job] = counts.astype(np.int32)
+    # ---- the log ------------------------------------------------------------------------
 
-    def end(self, job: int, t: int) -> None:
-        """Job ``job`` ended (completed or killed) at ``t``."""
-        if self._end[job] >= 0:
-            raise DispatchlabError(f"job {int(self.workload.job_id[job])} ended twice")
-        self._end[job] = t
+    def open(self, job: int, t: int, nodes: IntArray, counts: IntArray,
+             power: float | None = None) -> None:
+        """Job ``job`` starts a segment at ``t`` on ``nodes`` × ``counts`` units (drawing
+        ``power`` W when the run has a power budget)."""
+        if job in self._open:
+            raise DispatchlabError(f"job {int(self.workload.job_id[job])} started while "
+                                   "running")
+        self._open[job] = len(self._job)
+        self._job.append(job)
+        self._t0.append(t)
+        self._t1.append(-1)
+        self._out.append(-1)
+        self._lost.append(0)
+        self._nodes.append(nodes)
+        self._counts.append(counts)
+        if power is not None:
+            self._power.append(power)
+
+    def close(self, job: int, t: int, outcome: int, lost: int = 0) -> None:
+        """Job ``job``'s open segment ends at ``t`` with ``outcome``."""
+        k = self._open.pop(job, -1)
+        if k < 0:
+            raise DispatchlabError(f"job {int(self.workload.job_id[job])} ended while not "
+                                   "running")
+        self._t1[k] = t
+        self._out[k] = outcome
+        self._lost[k] = lost
+
+    def node_state(self, t: int, node: int, state: int) -> None:
+        """Node ``node`` enters ``state`` at ``t``."""
+        self.node_log.extend((t, node, state))
 
     def plan(self, job: int, t: int) -> None:
         """The dispatcher's latest planned start for ``job``."""
@@ -63,24 +152,86 @@ class Recorder:
         """Job ``job`` will never run, for ``reason``."""
         self.rejected[job] = reason
 
+    def running_jobs(self) -> list[int]:
+        """Jobs with an open segment."""
+        return list(self._open)
+
+    # ---- closing ------------------------------------------------------------------------
+
     def finish(self, sim_seconds: float, dispatcher_stats: dict[str, Any]) -> None:
-        """Close the run: check every job is accounted for, store overall figures."""
+        """Close the run: arrays from the log, every job accounted for."""
         self.sim_seconds = sim_seconds
         self.dispatcher_stats = dispatcher_stats
-        self.start_time = np.array(self._start, dtype=np.int64)
-        self.end_time = np.array(self._end, dtype=np.int64)
-        ran = self.start_time >= 0
-        rejected = np.zeros(len(ran), dtype=bool)
+        if self._job:
+            sizes = np.fromiter((len(a) for a in self._nodes), np.int64, len(self._nodes))
+            self.segments = Segments(
+                job=np.array(self._job, np.int64), t0=np.array(self._t0, np.int64),
+                t1=np.array(self._t1, np.int64), outcome=np.array(self._out, np.int8),
+                lost=np.array(self._lost, np.int64),
+                offsets=with_zero(np.cumsum(sizes)),
+                nodes=np.concatenate(self._nodes).astype(np.int32, copy=False),
+                counts=np.concatenate(self._counts).astype(np.int32, copy=False),
+                power=np.array(self._power) if self._power else None)
+        self._job, self._t0, self._t1, self._out, self._lost = [], [], [], [], []
+        self._nodes, self._counts, self._power = [], [], []
+        self.index_jobs()
+
+    def index_jobs(self) -> None:
+        """Per-job first start, final end and final segment from the segment log."""
+        n = self.workload.n_jobs
+        seg = self.segments
+        if self._open:
+            j = next(iter(self._open))
+            raise DispatchlabError(f"job {int(self.workload.job_id[j])} started but never "
+                                   "ended")
+        first = np.full(n, -1, np.int64)
+        final = np.full(n, -1, np.int64)
+        self.last_seg = np.full(n, -1, np.int64)
+        if len(seg):
+            idx = np.arange(len(seg))
+            first_k = np.full(n, -1, np.int64)
+            first_k[seg.job[::-1]] = idx[::-1]  # segments are in start order
+            last_k = self.last_seg
+            last_k[seg.job] = idx
+            started = first_k >= 0
+            first[started] = seg.t0[first_k[started]]
+            last_out = np.full(n, -1, np.int8)
+            last_out[started] = seg.outcome[last_k[started]]
+            ends = one_of(last_out, FINAL)
+            if self.failed:
+                gave_up = np.zeros(n, dtype=bool)
+                gave_up[list(self.failed)] = True
+                ends |= gave_up & (last_out == ABORTED)
+            final[ends] = last_k[ends]
+        self.start_time = first
+        self.final_seg = final
+        self.end_time = np.full(n, -1, np.int64)
+        ok = final >= 0
+        self.end_time[ok] = seg.t1[final[ok]]
+        rejected = np.zeros(n, dtype=bool)
         if self.rejected:
             rejected[list(self.rejected)] = True
-        missing = ~ran & ~rejected
+        missing = ~ok & ~rejected
         if missing.any():
             j = int(np.flatnonzero(missing)[0])
-            raise DispatchlabError(
-                f"{int(missing.sum())} job(s) never started (first: job "
-                f"{int(self.workload.job_id[j])})"
-            )
-        unfinished = ran & (self.end_time < 0)
-        if unfinished.any():
-            j = int(np.flatnonzero(unfinished)[0])
-            raise DispatchlabError(f"job {int(self.workload.job_id[j])} started but never ended")
+            what = "never started" if first[j] < 0 else "never finished"
+            raise DispatchlabError(f"{int(missing.sum())} job(s) {what} (first: job "
+                                   f"{int(self.workload.job_id[j])})")
+
+    @property
+    def alloc_nodes(self) -> Placements:
+        """Per job the nodes of its last segment (``None``: never ran)."""
+        return job_placements(self)[0]
+
+    @property
+    def alloc_counts(self) -> Placements:
+        """Per job the unit counts of its last segment (``None``: never ran)."""
+        return job_placements(self)[1]
+
+    def job_outcomes(self) -> npt.NDArray[np.int8]:
+        """Per job the outcome of its final segment (``ABORTED``: it failed for good when a
+        node left), -1 when it never ran."""
+        out = np.full(self.workload.n_jobs, -1, np.int8)
+        fin = self.final_seg >= 0
+        out[fin] = self.segments.outcome[self.final_seg[fin]]
+        return out

@@ -1,8 +1,11 @@
-"""The event loop: submissions, completions, kills, one dispatcher call per decision point.
+"""The event loop: one decision point per :meth:`Simulator.step`, read on one screen.
 
-Read it top to bottom in :meth:`Simulator.run`: pop every event of the next timestamp
-(completions before submissions), call the dispatcher once, validate and apply its
-decisions, schedule their consequences.
+At each step the engine pops every event of the next timestamp from its heap — segment
+ends, node transitions, scenario changes, operator-rule changes, dispatcher timers, in
+that order — and applies each with the handler of its kind; then it admits the jobs
+submitted at that time, calls the dispatcher once, and applies each decision with the
+validator of its type (:mod:`dispatchlab.engine.appliers`). :meth:`Simulator.run` steps
+until every job has left the machine (or until a given time, SimPy-like).
 """
 
 from __future__ import annotations
@@ -10,32 +13,53 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.engine import appliers, handlers
+from dispatchlab.engine.budget import JobColumnPower, PowerModel
 from dispatchlab.engine.constraints import Constraints, build_constraints
-from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
-from dispatchlab.engine.events import Events
-from dispatchlab.engine.kernels import OK, check_and_take, release, warm_up
+from dispatchlab.engine.decisions import (
+    Decision,
+    Kill,
+    Plan,
+    PowerOff,
+    PowerOn,
+    Reconfigure,
+    Requeue,
+    Start,
+    WakeAt,
+)
+from dispatchlab.engine.events import END, NODE, RULE, SCENARIO, WAKE, Events
+from dispatchlab.engine.kernels import warm_up
 from dispatchlab.engine.recorder import Recorder
-from dispatchlab.engine.state import Running, SystemView
-from dispatchlab.errors import DispatchlabError, InfeasibleJob, InvalidDecision
+from dispatchlab.engine.scenario import Scenario
+from dispatchlab.engine.state import Budget, Oracle, SystemView
+from dispatchlab.engine.work import WorkModel
+from dispatchlab.errors import ConfigError, DispatchlabError, InfeasibleJob
 from dispatchlab.platform.platform import Platform, units_fitting
 from dispatchlab.workload.workload import Workload
 
 IntArray = npt.NDArray[np.int64]
 
-_END, _WAKE, _RULE = 0, 1, 2  # heap event kinds; ends sort before timers at one timestamp
-_IDLE_LIMIT = 400 * 86400  # idle machine, queued jobs, only rule timers: a stuck dispatcher
+_IDLE_LIMIT = 400 * 86400  # idle machine, queued jobs, only timers: a stuck dispatcher
+ABORT_POLICIES = ("requeue", "fail")
+
 
 class Simulator:
     """Simulates ``workload`` on ``platform`` under ``dispatcher``.
 
     ``on_infeasible``: ``"error"`` (default) stops on a job the empty machine cannot host;
-    ``"reject"`` records it as rejected with a reason and goes on.
+    ``"reject"`` records it as rejected with a reason and goes on. ``scenario``: changes
+    over time (nodes, power cap, temperature, profiles). ``walltime_kill``: kill a job at
+    its requested time (default) or let every job run its actual run time. ``on_abort``:
+    what happens to a job whose node leaves — ``"requeue"`` (back in the queue with its
+    submit time; restarts from zero, or from its last checkpoint) or ``"fail"`` (it ends,
+    outcome ``aborted``). ``power_cap``: a fixed machine-wide cap in W; ``power_model``:
+    how jobs draw power (default: the workload's ``power`` column).
     """
 
     def __init__(
@@ -47,253 +71,294 @@ class Simulator:
         seed: int = 0,
         on_infeasible: str = "error",
         progress: Callable[[int, int], None] | None = None,
+        scenario: Scenario | None = None,
+        walltime_kill: bool = True,
+        on_abort: str = "requeue",
+        power_cap: float | None = None,
+        power_model: PowerModel | None = None,
     ):
         if on_infeasible not in ("error", "reject"):
-            raise ValueError("on_infeasible must be 'error' or 'reject'")
+            raise ConfigError("on_infeasible must be 'error' or 'reject'", field="on_infeasible")
+        if on_abort not in ABORT_POLICIES:
+            raise ConfigError(f"on_abort must be one of {', '.join(ABORT_POLICIES)}",
+                              field="on_abort")
+        if power_cap is not None and not power_cap > 0:
+            raise ConfigError(f"power cap must be > 0 W, got {power_cap}", field="power_cap")
         self.workload = workload
         self.platform = platform
         self.dispatcher = dispatcher
         self.seed = seed
         self.on_infeasible = on_infeasible
         self.progress = progress
+        self.scenario = scenario if scenario else None
+        if self.scenario is not None:
+            _check_targets(self.scenario, platform)
+        self.walltime_kill = walltime_kill
+        self.on_abort = on_abort
+        self.power_cap = power_cap
+        self.power_model = power_model
         self.req = map_requests(workload, platform)
         self.rules: Constraints | None = None
+        self._started = False
 
-    def run(self) -> Recorder:
-        """Run to the end and return what happened."""
+    def features(self) -> set[str]:
+        """The engine features this run uses beyond plain rigid jobs on a fixed machine
+        (the compiled loop runs a run only when it supports every one of them)."""
+        out = set()
+        if self.scenario is not None:
+            out.add("scenario")
+        if self.power_cap is not None or self.power_model is not None:
+            out.add("power")
+        if self.workload.is_malleable:
+            out.add("malleable")
+        if not self.walltime_kill:
+            out.add("no-walltime-kill")
+        if getattr(self.dispatcher, "oracle", False):
+            out.add("oracle")
+        return out
+
+    # ---- the loop ----------------------------------------------------------------------
+
+    def run(self, until: int | None = None) -> Recorder:
+        """Step until every job has left the machine (then close and return the record),
+        or until the next event is after ``until`` (the record so far, still open)."""
+        if not self._started:
+            self._begin()
+        while self._busy():
+            t = self._next_time()
+            if until is not None and t > until:
+                return self.rec
+            self.step(t)
+        return self._finish()
+
+    def step(self, t: int | None = None) -> None:
+        """One decision point: engine events at ``t`` (default: the next time anything
+        happens), the submissions of ``t``, one dispatcher call, its decisions."""
+        if not self._started:
+            self._begin()
+        if t is None:
+            t = self._next_time()
+        self.events = Events(t)
+        self.view.now = t
+        heap, on = self.heap, self._on
+        while heap and heap[0][0] == t:
+            _, kind, seq, payload = heapq.heappop(heap)
+            on[kind](self, payload, seq)
+        self._submit(t)
+        c0 = time.perf_counter()
+        decisions = self.dispatcher.decide(self.view, self.events)
+        self.rec.decision_cpu.append(time.perf_counter() - c0)
+        self.rec.decision_at.append(t)
+        apply = self._apply
+        for d in decisions:
+            applier = apply.get(type(d))
+            if applier is None:
+                raise appliers.invalid(self, f"unknown decision {d!r}")
+            applier(self, d)
+        self._after(decisions)
+
+    _on: ClassVar[dict[int, Callable[[Simulator, int, int], None]]] = {
+        END: handlers.segment_end,
+        NODE: handlers.node_transition,
+        SCENARIO: handlers.scenario_change,
+        RULE: handlers.rule_change,
+        WAKE: handlers.wake,
+    }
+    _apply: ClassVar[dict[type, Callable[[Simulator, Any], None]]] = {
+        Start: appliers.start,
+        WakeAt: appliers.wake_at,
+        Plan: appliers.plan,
+        PowerOff: appliers.power_off,
+        PowerOn: appliers.power_on,
+        Reconfigure: appliers.reconfigure,
+        Kill: appliers.kill,
+        Requeue: appliers.requeue,
+    }
+
+    # ---- set-up and bookkeeping --------------------------------------------------------
+
+    def _begin(self) -> None:
+        """State, record, rules, scenario timers; the dispatcher's reset."""
         wl, plat, disp = self.workload, self.platform, self.dispatcher
-        view = SystemView(wl, plat, self.req)
-        rec = Recorder(wl, plat, self.req)
-        self._units: list[int] = wl.units.tolist()
-        self._n_nodes = plat.n_nodes
-        rejected = self._check_feasible(rec)
+        self._started = True
+        self.view = view = SystemView(wl, plat, self.req)
+        self.rec = rec = Recorder(wl, plat, self.req)
+        rec.walltime_kill = self.walltime_kill
+        self.work = WorkModel(wl)
+        n = wl.n_jobs
+        self.heap: list[tuple[int, int, int, int]] = []
+        self.seq = 0
+        self.nxt = 0
+        self.done = 0
+        self.submit: list[int] = wl.submit.tolist()
+        self.units: list[int] = wl.units.tolist()
+        # rigid jobs on their first run end exactly min(runtime, walltime) after starting
+        fresh_dur = np.minimum(wl.runtime, wl.walltime) if self.walltime_kill else wl.runtime
+        self.fresh_dur: list[int] = fresh_dur.tolist()
+        self.fresh_killed: list[bool] = ((wl.runtime > wl.walltime) & self.walltime_kill
+                                         ).tolist()
+        self.left: list[float] = wl.runtime.astype(np.float64).tolist()  # reference s left
+        # malleable jobs may start on another unit count: their ends go through the work model
+        self.fresh: list[bool] = ((wl.min_units == wl.units) & (wl.max_units == wl.units)
+                                  ).tolist()
+        self.run_start: list[int] = [-1] * n
+        self.work_from: list[int] = [-1] * n
+        self.end_seq: list[int] = [-1] * n  # heap sequence of each job's live end entry
+        self.end_killed: list[bool] = [False] * n
+        self.node_seq: list[int] = [-1] * plat.n_nodes  # live transition entry per node
+        self.rejected = self._check_feasible(rec)
         rules = self.rules = view.rules = build_constraints(wl, plat, self.req)
         if rules is not None:
             rec.rules_info = rules.describe()
             for j, reason in rules.rejections().items():
-                if j not in rejected:
+                if j not in self.rejected:
                     rec.reject(j, reason)
-                    rejected.add(j)
-        rng = np.random.default_rng(self.seed)
+                    self.rejected.add(j)
+            self.push(rules.next_change(-1), RULE, -1)
+        self.budget_model: PowerModel | None = None
+        if self.power_cap is not None or self.power_model is not None or (
+                self.scenario is not None and "power_cap" in self.scenario.kinds()):
+            self.budget_model = self.power_model or JobColumnPower(wl)
+            view.budget = Budget("power", self.power_cap or float("inf"), 0.0)
+            view.power_model = self.budget_model
+            view.env["power_cap"] = view.budget.cap
+        self.job_power: dict[int, float] = {}
+        if self.scenario is not None:
+            view.scenario = self.scenario.announced()
+            for k, c in enumerate(self.scenario.changes):
+                self.push(c.time, SCENARIO, k)
+        if getattr(disp, "oracle", False):
+            view.oracle = Oracle(wl)
+        rec.engine_info = self.engine_info()
+        self.idle_since = -1
+        self.wall0 = time.perf_counter()
         warm_up()
-        disp.reset(view, rng)
+        disp.reset(view, np.random.default_rng(self.seed))
 
-        submit = wl.submit.tolist()
-        duration = np.minimum(wl.runtime, wl.walltime).tolist()
-        killed_flag = (wl.runtime > wl.walltime).tolist()
-        n = len(submit)
-        heap: list[tuple[int, int, int, int]] = []
-        heappush, heappop = heapq.heappush, heapq.heappop
-        queue, running = view.queue, view.running
-        decide = disp.decide
-        start_job, release = self._start, self._release
-        rec_start, rec_end = rec.start, rec.end
-        sample = rec.samples.extend
-        free_total = view.free_total
-        dec_at, dec_time = rec.decision_at.append, rec.decision_cpu.append
-        seq = 0
-        nxt = 0
-        clock = time.perf_counter
-        wall0 = clock()
-        progress = self.progress
-        progress_every = max(n // 200, 1)
-        done = 0
-        if rules is not None:
-            heappush(heap, (rules.next_change(-1), _RULE, -1, -1))
+    def engine_info(self) -> dict[str, Any]:
+        """The engine settings of this run (recorded with the results)."""
+        info: dict[str, Any] = {"walltime_kill": self.walltime_kill, "on_abort": self.on_abort,
+                                "oracle": bool(getattr(self.dispatcher, "oracle", False))}
+        if self.scenario is not None:
+            info["scenario"] = self.scenario.describe()
+        if self.power_cap is not None or self.power_model is not None or (
+                self.scenario is not None and "power_cap" in self.scenario.kinds()):
+            model = self.power_model.describe() if self.power_model else {"name": "job-column"}
+            info["power"] = {"cap": self.power_cap, "model": model}
+        return info
 
-        idle_since = -1  # rules: when the machine fell idle with jobs still queued
-        while nxt < n or heap:
-            if rules is not None and nxt >= n and not running:
-                if not queue:
-                    break  # only rule timers are left
-                if idle_since < 0:
-                    idle_since = heap[0][0]
-                elif heap[0][0] - idle_since > _IDLE_LIMIT:
-                    stuck = list(queue)[:5]
-                    raise DispatchlabError(
-                        f"dispatcher '{disp.name}' left {len(queue)} job(s) queued on an idle "
-                        f"machine for over {_IDLE_LIMIT // 86400} days of rule changes (first "
-                        f"job ids: {[int(wl.job_id[j]) for j in stuck]})")
-            elif idle_since >= 0:
-                idle_since = -1
-            t = submit[nxt] if nxt < n else heap[0][0]
-            if heap and heap[0][0] < t:
-                t = heap[0][0]
-            events = Events(t)
-            view.now = t
-            # 1. completions (and kills) at t, then timers
-            while heap and heap[0][0] == t:
-                _, kind, _, job = heappop(heap)
-                if kind == _END:
-                    release(view, job, running.pop(job))
-                    events.finished.append(job)
-                    if killed_flag[job]:
-                        events.killed.append(job)
-                    rec_end(job, t)
-                    done += 1
-                elif kind == _RULE:
-                    assert rules is not None
-                    events.woken = True
-                    heappush(heap, (rules.next_change(t), _RULE, -1, -1))
-                    if rules.reservations:
-                        self._withdraw(view, rec, events)
-                else:
-                    events.woken = True
-            # 2. submissions at t
-            while nxt < n and submit[nxt] == t:
-                if nxt not in rejected:
-                    queue[nxt] = None
-                    events.submitted.append(nxt)
-                nxt += 1
-            # 3. one dispatcher call, timed
-            c0 = clock()
-            decisions = decide(view, events)
-            dec_time(clock() - c0)
-            dec_at(t)
-            # 4. validate and apply
-            for d in decisions:
-                if type(d) is Start:
-                    start_job(view, d)
-                    job = d.job
-                    end = t + duration[job]
-                    running[job] = Running(t, d.nodes, d.counts, end)
-                    rec_start(job, t, d.nodes, d.counts)
-                    heappush(heap, (end, _END, seq, job))
-                    seq += 1
-                elif type(d) is WakeAt:
-                    if d.time <= t:
-                        raise InvalidDecision(
-                            f"{disp.name}: wake-up at {d.time} is not after now ({t})"
-                        )
-                    heappush(heap, (d.time, _WAKE, seq, -1))
-                    seq += 1
-                elif type(d) is Plan:
-                    rec.plan(d.job, d.time)
-                else:
-                    raise InvalidDecision(f"{disp.name}: unknown decision {d!r}")
-            if rules is not None and rules.components:
-                self._check_costart(view, decisions, t)
-            sample((t, len(queue), len(running), *free_total))
-            if progress is not None and done % progress_every == 0:
-                progress(done, n)
-            if not heap and nxt >= n and queue:
-                stuck = list(queue)[:5]
+    def push(self, t: int, kind: int, payload: int) -> int:
+        """Schedule an event; returns its sequence number (to cancel it later)."""
+        seq = self.seq
+        heapq.heappush(self.heap, (t, kind, seq, payload))
+        self.seq = seq + 1
+        return seq
+
+    def _busy(self) -> bool:
+        """Jobs still to come, queued or running."""
+        return self.nxt < len(self.submit) or bool(self.view.queue) or bool(self.view.running)
+
+    def _next_time(self) -> int:
+        """The time of the next decision point (stale end entries are dropped)."""
+        heap, end_seq = self.heap, self.end_seq
+        while heap and heap[0][1] == END and end_seq[heap[0][3]] != heap[0][2]:
+            heapq.heappop(heap)
+        if self.nxt < len(self.submit):
+            t = self.submit[self.nxt]
+            return heap[0][0] if heap and heap[0][0] < t else t
+        if not heap:
+            stuck = list(self.view.queue)[:5]
+            raise DispatchlabError(
+                f"dispatcher '{self.dispatcher.name}' left {len(self.view.queue)} job(s) "
+                f"queued on an idle machine with no pending event (first job ids: "
+                f"{[self.jid(j) for j in stuck]})")
+        t = heap[0][0]
+        if not self.view.running:  # queued jobs only: a stuck dispatcher is caught
+            if self.idle_since < 0:
+                self.idle_since = t
+            elif t - self.idle_since > _IDLE_LIMIT:
+                stuck = list(self.view.queue)[:5]
                 raise DispatchlabError(
-                    f"dispatcher '{disp.name}' left {len(queue)} job(s) queued on an "
-                    f"idle machine with no pending event (first job ids: "
-                    f"{[int(wl.job_id[j]) for j in stuck]})"
-                )
+                    f"dispatcher '{self.dispatcher.name}' left {len(self.view.queue)} job(s) "
+                    f"queued on an idle machine for over {_IDLE_LIMIT // 86400} days of "
+                    f"timers (first job ids: {[self.jid(j) for j in stuck]})")
+        else:
+            self.idle_since = -1
+        return t
+
+    def _submit(self, t: int) -> None:
+        """Admit the jobs submitted at ``t``."""
+        submit, n, nxt = self.submit, len(self.submit), self.nxt
+        if nxt >= n or submit[nxt] != t:
+            return
+        first = nxt
+        while nxt < n and submit[nxt] == t:
+            nxt += 1
+        self.nxt = nxt
+        self.view._advance(nxt)
+        queue, new = self.view.queue, self.events.submitted
+        rejected = self.rejected
+        for j in range(first, nxt):
+            if j not in rejected:
+                queue[j] = None
+                new.append(j)
+
+    def _after(self, decisions: Sequence[Decision]) -> None:
+        """Checks spanning several decisions, the sample of this decision point."""
+        view = self.view
+        if self.rules is not None and self.rules.components:
+            appliers.check_costart(self, decisions)
+        rec = self.rec
+        rec.samples.extend((view.now, len(view.queue), len(view.running), *view.free_total,
+                            *view.alive_total))
+        if view.budget is not None:
+            rec.power_samples.extend((view.now, view.budget.used, view.budget.cap))
+        if self.progress is not None and self.done % max(len(self.submit) // 200, 1) == 0:
+            self.progress(self.done, len(self.submit))
+
+    def _finish(self) -> Recorder:
         if self.progress is not None:
-            self.progress(n, n)
-        rec.finish(time.perf_counter() - wall0, disp.run_stats())
-        return rec
+            self.progress(len(self.submit), len(self.submit))
+        self.rec.finish(time.perf_counter() - self.wall0, self.dispatcher.run_stats())
+        return self.rec
 
-    # ---- validation and application -------------------------------------------------
-
-    def _start(self, view: SystemView, d: Start) -> None:
-        """Validate a start and take its resources (InvalidDecision when it is wrong)."""
-        job = d.job
-        if job not in view.queue:
-            state = "running" if job in view.running else "not queued"
-            raise InvalidDecision(
-                f"{self.dispatcher.name}: job {self._jid(job)} cannot start: it is {state}")
-        nodes, counts = d.nodes, d.counts
-        units = self._units[job]
-        rules = self.rules
-        if rules is not None and len(nodes):
-            why = rules.violation(job, view.now, np.asarray(nodes))
-            if why is not None:
-                raise InvalidDecision(f"{self.dispatcher.name}: job {self._jid(job)} cannot "
-                                      f"start: {why}")
-        if check_and_take(view.free, nodes, counts, view.req[job], units) != OK:
-            raise self._explain(view, d)
-        ft = view.free_total
-        for r, amount in view.demand_nz[job]:
-            ft[r] -= amount
-        del view.queue[job]
-
-    def _explain(self, view: SystemView, d: Start) -> InvalidDecision:
-        """The precise reason a start was refused."""
-        name, jid = self.dispatcher.name, self._jid(d.job)
-        nodes = np.asarray(d.nodes)
-        counts = np.asarray(d.counts)
-        units = self._units[d.job]
-        where = f"nodes {nodes.tolist()} counts {counts.tolist()}"
-        if len(nodes) == 0 or len(nodes) != len(counts):
-            return InvalidDecision(f"{name}: job {jid}: nodes and counts must be non-empty and "
-                                   f"of equal length ({where})")
-        if int(counts.sum()) != units or counts.min() <= 0:
-            return InvalidDecision(f"{name}: job {jid} needs {units} units, decision places "
-                                   f"{where}")
-        if nodes.min() < 0 or nodes.max() >= self._n_nodes:
-            return InvalidDecision(f"{name}: job {jid}: node index out of range ({where})")
-        if len(nodes) > 1 and not (nodes[1:] > nodes[:-1]).all():
-            return InvalidDecision(f"{name}: job {jid}: nodes must be listed in strictly "
-                                   f"increasing order ({where})")
-        need = counts[:, None] * view.req[d.job]
-        after = view.free[nodes] - need
-        k, r = np.argwhere(after < 0)[0]
-        return InvalidDecision(
-            f"{name}: job {jid} needs {need[k, r]} {self.platform.resources[r]} on node "
-            f"{self.platform.node_names[nodes[k]]}, {view.free[nodes[k], r]} free"
-        )
-
-    def _withdraw(self, view: SystemView, rec: Recorder, events: Events) -> None:
-        """Reject queued reservation jobs whose reservation is over."""
-        rules = self.rules
-        assert rules is not None
-        for job in [j for j in view.queue if rules.job_res[j] >= 0]:
-            why = rules.hopeless(job, view.now)
-            if why is not None:
-                del view.queue[job]
-                rec.reject(job, why)
-                events.withdrawn.append(job)
-
-    def _check_costart(self, view: SystemView, decisions: Sequence[Decision], t: int) -> None:
-        """Every component of a heterogeneous job starts in the same decision."""
-        rules = self.rules
-        assert rules is not None
-        for d in decisions:
-            if type(d) is Start and d.job in rules.group_of:
-                comps = rules.components[rules.group_of[d.job]]
-                missing = [c for c in comps if c not in view.running
-                           or view.running[c].start != t]
-                if missing:
-                    gid = int(self.workload.hetjob[d.job])
-                    raise InvalidDecision(
-                        f"{self.dispatcher.name}: heterogeneous job {gid}: component job "
-                        f"{self._jid(d.job)} started at {t} without component job(s) "
-                        f"{[self._jid(c) for c in missing]}: all components start together")
-
-    def _release(self, view: SystemView, job: int, run: Running) -> None:
-        release(view.free, run.nodes, run.counts, view.req[job])
-        ft = view.free_total
-        for r, amount in view.demand_nz[job]:
-            ft[r] += amount
-
-    def _jid(self, job: int) -> int | str:
+    def jid(self, job: int) -> int | str:
         """The trace's id of engine index ``job`` (or a marker for an unknown index)."""
-        if not 0 <= job < self.workload.n_jobs:
+        if not isinstance(job, (int, np.integer)) or not 0 <= job < self.workload.n_jobs:
             return f"<unknown index {job}>"
         return int(self.workload.job_id[job])
 
     def _check_feasible(self, rec: Recorder) -> set[int]:
         """Jobs the empty machine can never host: error, or rejected with a reason."""
         bad: set[int] = set()
+        need_units = self.workload.min_units
         for req_row, idx in _distinct_rows(self.req):
             fit = int(units_fitting(self.platform.capacity, req_row).sum())
-            units = self.workload.units[idx]
-            over = idx[units > fit]
+            over = idx[need_units[idx] > fit]
             why = _why_unhostable(self.platform, req_row) if fit == 0 else ""
             for j in over.tolist():
-                reason = (f"needs {int(self.workload.units[j])} unit(s) of "
+                reason = (f"needs {int(need_units[j])} unit(s) of "
                           f"{_fmt_req(self.platform.resources, req_row)}; the empty machine "
                           f"hosts at most {fit}{why}")
                 if self.on_infeasible == "error":
-                    raise InfeasibleJob(f"{self.workload.source}: job {self._jid(j)} {reason}")
+                    raise InfeasibleJob(f"{self.workload.source}: job {self.jid(j)} {reason}")
                 rec.reject(j, reason)
                 bad.add(j)
         return bad
+
+
+def _check_targets(scenario: Scenario, platform: Platform) -> None:
+    """Every node a scenario names exists (before the run, not when the row is reached)."""
+    for c in scenario.changes:
+        if c.what in ("node_down", "node_up"):
+            try:
+                platform.node_set([c.target], "target")
+            except ConfigError:
+                names = platform.node_names
+                raise ConfigError(
+                    f"{c.what} at t={c.time}: '{c.target}' is neither a node nor a group of "
+                    f"platform '{platform.name}' (nodes {names[0]} … {names[-1]})",
+                    source=scenario.source, field="target") from None
 
 
 def map_requests(workload: Workload, platform: Platform) -> IntArray:
@@ -314,6 +379,8 @@ def map_requests(workload: Workload, platform: Platform) -> IntArray:
 
 
 def _distinct_rows(req: IntArray) -> Sequence[tuple[IntArray, IntArray]]:
+    if len(req) == 0:
+        return []
     rows, inverse = np.unique(req, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     order = np.argsort(inverse, kind="stable")

@@ -1,81 +1,336 @@
-"""The system state a dispatcher reads: queue, running jobs and free resources.
+"""The system state a dispatcher reads: queue, running jobs, free resources, node states.
 
 The engine owns it and mutates it only while applying validated decisions and events;
-dispatchers must treat every attribute as read-only.
+dispatchers must treat every attribute as read-only. It shows what a real scheduler sees —
+jobs submitted so far with their requests and requested times, running jobs with their
+requested ends, usable capacity now, announced scenario values — and nothing else: actual
+run times and future submissions are reachable only through :attr:`SystemView.oracle`,
+which the engine fills only for a dispatcher that declares ``oracle = True`` (the ``real``
+duration estimate, offline planners); results then say so.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.platform.platform import Platform
-from dispatchlab.workload.workload import Workload
+from dispatchlab.workload.workload import Queue, Workload
 
 if TYPE_CHECKING:
     from dispatchlab.engine.constraints import Constraints
+    from dispatchlab.engine.scenario import Scenario
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+#: Node states (``view.node_state``); only ``ON`` nodes are usable.
+ON, OFF, BOOTING, SHUTTING_DOWN, DOWN = 0, 1, 2, 3, 4
+STATE_NAMES = ("on", "off", "booting", "shutting_down", "down")
 
 
 @dataclass(slots=True)
 class Running:
-    """A running job: when it started, where, and when the engine will end it.
+    """A running job: when its current run started, where, and its requested end.
 
-    ``end`` is the engine's knowledge of the future (actual end or kill time): dispatchers
-        must plan with ``start`` plus their own estimate instead.
+    ``requested_end`` is ``start + walltime`` — what the user asked for, not when the job
+    will really end (that is the engine's secret). A reconfiguration keeps ``start``.
     """
 
     start: int
     nodes: IntArray
     counts: IntArray
-    end: int
+    requested_end: int
+
+
+@dataclass(slots=True)
+class Budget:
+    """A machine-wide resource (power, in W): its cap now and what is used now."""
+
+    name: str
+    cap: float
+    used: float
+
+    @property
+    def free(self) -> float:
+        """What is left under the cap (negative when over it)."""
+        return self.cap - self.used
+
+
+class JobRequests:
+    """The jobs a real scheduler knows: rows ``0 … known − 1`` (submitted so far, in
+    submission order), request-side columns only.
+
+    Each column is a read-only numpy view over the known rows; a row of a job not yet
+    submitted raises ``IndexError``. There is no ``runtime`` and no ``logged_wait``.
+    :meth:`ints` gives a Python list of a column that grows as jobs arrive (for parts that
+    read one value per job on hot paths).
+    """
+
+    __slots__ = ("_lists", "_wl", "known")
+
+    def __init__(self, workload: Workload):
+        self._wl = workload
+        self.known = 0
+        self._lists: dict[str, list[Any]] = {}
+
+    def _advance(self, known: int) -> None:
+        """(engine) Jobs ``self.known … known − 1`` were submitted."""
+        for name, values in self._lists.items():
+            values.extend(getattr(self._wl, name)[self.known:known].tolist())
+        self.known = known
+
+    def ints(self, name: str) -> list[Any]:
+        """Column ``name`` of the known jobs as a Python list that grows with arrivals."""
+        if name not in _REQUEST_COLUMNS:
+            raise AttributeError(f"'{name}' is not a request column dispatchers may read")
+        values = self._lists.get(name)
+        if values is None:
+            values = self._lists[name] = getattr(self._wl, name)[:self.known].tolist()
+        return values
+
+    @property
+    def n_jobs(self) -> int:
+        """How many jobs the workload holds (to size per-job arrays; rows beyond
+        :attr:`known` are hidden)."""
+        return self._wl.n_jobs
+
+    def __len__(self) -> int:
+        return self.known
+
+    @property
+    def runtime(self) -> IntArray:
+        """Hidden: a real scheduler does not know actual run times."""
+        raise AttributeError("actual run times are hidden from dispatchers; a dispatcher "
+                             "that needs them must declare `oracle = True` and read "
+                             "view.oracle.runtime (results then record oracle: true)")
+
+    @property
+    def logged_wait(self) -> IntArray:
+        """Hidden: what happened in the traced system is not known to the simulated one."""
+        raise AttributeError("the trace's logged waits are hidden from dispatchers")
+
+    def ewt(self) -> IntArray:
+        """Each known job's queue expected waiting time (s)."""
+        return self._wl.ewt()[:self.known]
+
+    def req_of(self, resource: str) -> IntArray:
+        """Per-unit request of one resource for the known jobs."""
+        return self._wl.req_of(resource)[:self.known]
+
+    @property
+    def job_id(self) -> IntArray:
+        """Trace job ids."""
+        return self._wl.job_id[:self.known]
+
+    @property
+    def submit(self) -> IntArray:
+        """Submit times (s)."""
+        return self._wl.submit[:self.known]
+
+    @property
+    def walltime(self) -> IntArray:
+        """Requested times (s)."""
+        return self._wl.walltime[:self.known]
+
+    @property
+    def units(self) -> IntArray:
+        """Units asked."""
+        return self._wl.units[:self.known]
+
+    @property
+    def req(self) -> IntArray:
+        """Per-unit requests over the workload's resources."""
+        return self._wl.req[:self.known]
+
+    @property
+    def queue(self) -> IntArray:
+        """Queue codes (index ``queues``)."""
+        return self._wl.queue[:self.known]
+
+    @property
+    def user(self) -> IntArray:
+        """User codes (index ``users``)."""
+        return self._wl.user[:self.known]
+
+    @property
+    def app(self) -> IntArray:
+        """Executable codes (index ``apps``)."""
+        return self._wl.app[:self.known]
+
+    @property
+    def power(self) -> FloatArray:
+        """Declared or predicted power (W; NaN: unknown)."""
+        return self._wl.power[:self.known]
+
+    @property
+    def est(self) -> IntArray:
+        """Earliest start times (-1: none)."""
+        return self._wl.est[:self.known]
+
+    @property
+    def lst(self) -> IntArray:
+        """Latest start times (-1: none)."""
+        return self._wl.lst[:self.known]
+
+    @property
+    def array(self) -> IntArray:
+        """Job-array ids (-1: none)."""
+        return self._wl.array[:self.known]
+
+    @property
+    def hetjob(self) -> IntArray:
+        """Heterogeneous-job ids (-1: none)."""
+        return self._wl.hetjob[:self.known]
+
+    @property
+    def min_units(self) -> IntArray:
+        """Fewest units a malleable job runs on."""
+        return self._wl.min_units[:self.known]
+
+    @property
+    def max_units(self) -> IntArray:
+        """Most units a malleable job runs on."""
+        return self._wl.max_units[:self.known]
+
+    @property
+    def alpha(self) -> FloatArray:
+        """Speed-up exponents."""
+        return self._wl.alpha[:self.known]
+
+    @property
+    def data(self) -> FloatArray:
+        """Data a reconfiguration moves."""
+        return self._wl.data[:self.known]
+
+    @property
+    def checkpoint(self) -> IntArray:
+        """Checkpoint intervals (s; 0: none)."""
+        return self._wl.checkpoint[:self.known]
+
+    resources = property(lambda self: self._wl.resources, doc="Workload resource names.")
+    queues: tuple[Queue, ...] = property(lambda self: self._wl.queues)  # type: ignore[assignment]
+    users = property(lambda self: self._wl.users, doc="User names (codes index it).")
+    apps = property(lambda self: self._wl.apps, doc="Executable names.")
+    origin_unix = property(lambda self: self._wl.origin_unix, doc="Unix time of 0.")
+    timezone = property(lambda self: self._wl.timezone, doc="Local time zone.")
+    source = property(lambda self: self._wl.source, doc="Where the jobs come from.")
+
+
+_REQUEST_COLUMNS = ("job_id", "submit", "walltime", "units", "req", "queue", "user", "app",
+                    "power", "est", "lst", "array", "hetjob", "min_units", "max_units",
+                    "alpha", "data", "checkpoint")
+
+
+class Oracle:
+    """The future, for a dispatcher that declares ``oracle = True``: the whole workload
+    (every job, actual run times included). Nothing else may read it."""
+
+    __slots__ = ("runtime", "workload")
+
+    def __init__(self, workload: Workload):
+        self.workload = workload
+        self.runtime: IntArray = workload.runtime
 
 
 class SystemView:
     """Read-only view of the simulated system at decision time ``now``.
 
-    ``req[i]`` is job ``i``'s per-unit request over the *platform's* resources,
-    ``demand[i]`` its total (``units × req``) and ``demand_nz[i]`` the non-zero
-    ``(resource, amount)`` pairs of that total. ``queue`` holds queued job indices in
-    arrival order; ``running`` maps job index → :class:`Running`. ``rules`` holds the
-    queue rules, reservations and heterogeneous jobs the engine enforces
-    (:class:`~dispatchlab.engine.constraints.Constraints`), or ``None`` when none apply.
+    - ``jobs``: :class:`JobRequests` (known jobs, request columns); ``queue``: queued job
+      indices in arrival order; ``running``: job index → :class:`Running`.
+    - ``req[i]``: job ``i``'s per-unit request over the *platform's* resources,
+      ``demand[i]`` its total (``units × req``), ``demand_nz[i]`` the non-zero
+      ``(resource, amount)`` pairs of that total (known jobs only).
+    - ``capacity``: the platform's nodes × resources; ``free``: what is free now on usable
+      nodes (rows of nodes that are not on are 0); ``free_total`` per resource.
+    - ``node_state``: per node one of ``ON, OFF, BOOTING, SHUTTING_DOWN, DOWN``; ``alive``:
+      the usable (``ON``) nodes; ``alive_total``: their capacity per resource.
+    - ``budget``: the machine-wide power :class:`Budget`, or ``None``; :meth:`power_of`:
+      what a start would draw (the site's power model); ``env``: the current value of
+      every scenario kind seen so far (``"power_cap"``, ``"temperature"``,
+      ``"desired_utilization:cores"``, ``"signal:<name>"``, ``"alive_nodes"``);
+      ``scenario``: the announced part of the scenario (its future), or ``None``.
+    - ``rules``: queue rules, reservations and heterogeneous jobs the engine enforces
+      (:class:`~dispatchlab.engine.constraints.Constraints`), or ``None``.
+    - ``oracle``: :class:`Oracle` for dispatchers declaring ``oracle = True``, else ``None``.
+    - ``unit_request``: the per-unit request every job of the run asks (the site's
+      allocation mode: whole nodes, or pooled cores of one kind), or ``None`` when jobs ask
+      different resource vectors.
     """
 
     __slots__ = (
+        "_demand",
+        "_req",
+        "alive",
+        "alive_total",
+        "budget",
         "capacity",
-        "demand",
         "demand_nz",
+        "env",
         "free",
         "free_total",
         "jobs",
+        "node_state",
         "now",
+        "oracle",
         "platform",
+        "power_model",
         "queue",
-        "req",
         "rules",
         "running",
+        "scenario",
         "total",
+        "unit_request",
     )
 
     def __init__(self, workload: Workload, platform: Platform, req: IntArray):
-        self.jobs = workload
+        self.jobs = JobRequests(workload)
         self.platform = platform
         self.capacity: IntArray = platform.capacity
         self.total: list[int] = platform.total.tolist()
         self.free: IntArray = platform.capacity.copy()
         self.free_total: list[int] = list(self.total)
-        self.req: IntArray = req
-        self.demand: IntArray = req * workload.units[:, None]
-        self.demand_nz: list[tuple[tuple[int, int], ...]] = _nonzero_pairs(self.demand)
+        self._req: IntArray = req
+        self._demand: IntArray = req * workload.units[:, None]
+        self._demand.setflags(write=False)
+        self.demand_nz: list[tuple[tuple[int, int], ...]] = []
         self.queue: dict[int, None] = {}
         self.running: dict[int, Running] = {}
         self.now = 0
         self.rules: Constraints | None = None
+        self.node_state = np.zeros(platform.n_nodes, dtype=np.int8)
+        self.alive = np.ones(platform.n_nodes, dtype=bool)
+        self.alive_total: list[int] = list(self.total)
+        self.budget: Budget | None = None
+        self.power_model: Any = None  # the engine's PowerModel when there is a budget
+        self.env: dict[str, float] = {}
+        self.scenario: Scenario | None = None
+        self.oracle: Oracle | None = None
+        same = len(req) > 0 and bool((req == req[0]).all())
+        self.unit_request: IntArray | None = req[0].copy() if same else None
+
+    @property
+    def req(self) -> IntArray:
+        """Per-unit requests over the platform's resources (known jobs)."""
+        return self._req[:self.jobs.known]
+
+    @property
+    def demand(self) -> IntArray:
+        """Total requests (units × req) over the platform's resources (known jobs)."""
+        return self._demand[:self.jobs.known]
+
+    def _advance(self, known: int) -> None:
+        """(engine) Jobs up to ``known − 1`` were submitted: extend the per-job lists."""
+        self.demand_nz.extend(_nonzero_pairs(self._demand[self.jobs.known:known]))
+        self.jobs._advance(known)
+
+    def power_of(self, job: int, nodes: IntArray, counts: IntArray) -> float:
+        """Power (W) ``job`` would draw on ``nodes`` × ``counts`` (0 without a budget)."""
+        model = self.power_model
+        return 0.0 if model is None else float(model.job_power(job, nodes, counts))
 
     def fits_total(self, job: int) -> bool:
         """Cheap necessary condition: the job's total demand fits the pooled free capacity."""

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.engine.state import SystemView
 from dispatchlab.estimates.base import DurationEstimator
-from dispatchlab.workload.workload import Workload
 
 
 def prediction_accuracy(
@@ -55,12 +55,13 @@ class TrackedEstimator:
     def __init__(self, inner: DurationEstimator) -> None:
         self.inner = inner
         self.name = inner.name
+        self.oracle = bool(getattr(inner, "oracle", False))
         self.predicted: dict[int, int] = {}
         self.actual: dict[int, int] = {}
 
-    def reset(self, workload: Workload) -> None:
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Reset the inner estimator and the records."""
-        self.inner.reset(workload)
+        self.inner.reset(view, rng)
         self.predicted = {}
         self.actual = {}
 

@@ -15,14 +15,15 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
-from dispatchlab.workload.workload import Workload
 
 
 class HeuristicEstimate:
     """Per (user, executable) then per user moving mean of the last run times."""
 
     name = "heuristic"
+    oracle = False
 
     def __init__(self, history: int = 2) -> None:
         if history < 1:
@@ -35,18 +36,18 @@ class HeuristicEstimate:
         self._by_user: dict[int, deque[int]] = {}
         self._fixed: dict[int, int] = {}
 
-    def reset(self, workload: Workload) -> None:
-        """Forget all history; cache the columns as Python ints."""
-        self._walltime = np.maximum(workload.walltime, 1).tolist()
-        self._user = workload.user.tolist()
-        self._app = workload.app.tolist()
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
+        """Forget all history; read the columns (lists that grow as jobs arrive)."""
+        self._walltime = view.jobs.ints("walltime")
+        self._user = view.jobs.ints("user")
+        self._app = view.jobs.ints("app")
         self._by_key = {}
         self._by_user = {}
         self._fixed = {}
 
     def _predict(self, job: int) -> int:
         user = self._user[job]
-        wall = self._walltime[job]
+        wall = max(self._walltime[job], 1)
         if user < 0:
             return wall
         hist = self._by_key.get((user, self._app[job])) or self._by_user.get(user)

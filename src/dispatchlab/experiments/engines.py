@@ -65,7 +65,9 @@ class LocalEngine:
     a native library aborting) breaks the pool with only those runs lost. They are then
     run again one at a time, alone: a run that kills its worker while alone is charged for
     it, and fails with :class:`WorkerLost` after ``max_attempts`` such deaths; the runs
-    that only shared the pool with it are never charged.
+    that only shared the pool with it are never charged. A pool that ran its items without
+    a death serves the next :meth:`map_unordered` call too (campaigns that map round after
+    round, such as a particle swarm's epochs, spawn their workers once).
     """
 
     name = "local"
@@ -75,6 +77,7 @@ class LocalEngine:
         self.max_attempts = max_attempts
         self.resubmitted = 0
         self._pool: ProcessPoolExecutor | None = None
+        self._pool_size = 0
 
     def __enter__(self) -> LocalEngine:
         return self
@@ -101,8 +104,12 @@ class LocalEngine:
             alone = bool(suspects)
             source = suspects if alone else queue
             size = 1 if alone else max(1, min(self._workers, len(queue)))
-            self._pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx)
+            if alone or self._pool is None or self._pool_size < size:
+                self._shutdown()
+                self._pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx)
+                self._pool_size = size
             running: dict[Future[R], T] = {}
+            healthy = False
             try:
                 self._fill(source, running, fn, size)
                 while running:
@@ -124,8 +131,11 @@ class LocalEngine:
                     if lost:
                         yield from self._after_death(lost, alone, suspects, deaths, key)
                         break
+                else:
+                    healthy = not alone
             finally:
-                self._shutdown()
+                if not healthy:  # a healthy pool serves the next call (no new spawns)
+                    self._shutdown()
 
     def _fill(self, source: deque[T], running: dict[Future[R], T], fn: Callable[[T], R],
               size: int) -> None:

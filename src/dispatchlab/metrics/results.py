@@ -1,42 +1,76 @@
-"""The results of one simulation: per-job table, time series, summary and provenance."""
+"""The results of one simulation: per-job table, time series, summary and provenance.
+
+The summary is computed from numpy arrays when the run ends; the per-job table and the
+time series (DataFrames, with strings such as node lists and local timestamps) are built
+the first time they are read, so runs that need only the summary never pay for them.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from dispatchlab.engine.recorder import Recorder
-from dispatchlab.metrics.job_metrics import job_table
+from dispatchlab.metrics.job_metrics import JobArrays, job_arrays, job_table
 from dispatchlab.metrics.summary import summarize
-from dispatchlab.metrics.timeseries import time_series
+from dispatchlab.metrics.timeseries import SeriesArrays, series_arrays, time_series
 from dispatchlab.provenance import versions
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-@dataclass
+
 class Results:
     """What :func:`dispatchlab.simulate` returns.
 
     ``jobs`` has one row per job, ``timeseries`` one row per decision point, ``summary``
-    the run-level metrics and ``config`` the exact configuration that produced them.
+    the run-level metrics and ``config`` the exact configuration that produced them;
+    ``recorder`` the raw segment and node-state logs.
     """
 
-    jobs: pd.DataFrame
-    timeseries: pd.DataFrame
-    summary: dict[str, Any]
-    config: dict[str, Any] = field(default_factory=dict)
-    recorder: Recorder | None = field(default=None, repr=False)
+    def __init__(self, jobs: pd.DataFrame | None = None, timeseries: pd.DataFrame | None = None,
+                 summary: dict[str, Any] | None = None, config: dict[str, Any] | None = None,
+                 recorder: Recorder | None = None,
+                 job_arrays: JobArrays | None = None, series: SeriesArrays | None = None):
+        self._jobs = jobs
+        self._timeseries = timeseries
+        self.summary: dict[str, Any] = summary if summary is not None else {}
+        self.config: dict[str, Any] = config if config is not None else {}
+        self.recorder = recorder
+        self._job_arrays = job_arrays
+        self._series = series
 
     @classmethod
     def from_recorder(cls, rec: Recorder, config: dict[str, Any]) -> Results:
-        """Compute every table from a finished run."""
-        jobs = job_table(rec)
-        ts = time_series(rec)
-        return cls(jobs=jobs, timeseries=ts, summary=summarize(rec, jobs, ts), config=config,
-                   recorder=rec)
+        """The summary of a finished run now; its tables when first read."""
+        arrays = job_arrays(rec)
+        series = series_arrays(rec)
+        return cls(summary=summarize(rec, arrays, series), config=config, recorder=rec,
+                   job_arrays=arrays, series=series)
+
+    @property
+    def jobs(self) -> pd.DataFrame:
+        """One row per job (built on first access)."""
+        if self._jobs is None:
+            if self.recorder is None:
+                raise ValueError("these results hold no per-job table and no record")
+            self._jobs = job_table(self.recorder, self._job_arrays)
+        return self._jobs
+
+    @property
+    def timeseries(self) -> pd.DataFrame:
+        """One row per decision point (built on first access)."""
+        if self._timeseries is None:
+            if self.recorder is None:
+                raise ValueError("these results hold no time series and no record")
+            self._timeseries = time_series(self.recorder, self._series)
+        return self._timeseries
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (f"Results(jobs={s.get('jobs')}, mean_wait={s.get('mean_wait')}, "
+                f"utilization={s.get('utilization')})")
 
     def save(self, out: str | Path, *, csv: bool = True) -> Path:
         """Write ``jobs.parquet``/``jobs.csv``, ``timeseries.parquet`` and ``summary.json``."""

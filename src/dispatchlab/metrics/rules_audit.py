@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from dispatchlab.engine.local_time import Clock
-from dispatchlab.engine.recorder import Recorder
+from dispatchlab.engine.recorder import ABORTED, PREEMPTED, Recorder
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.platform.queues import DailyWindow
 
@@ -32,15 +32,16 @@ def audit_rules(rec: Recorder) -> None:
     clock = Clock(wl.origin_unix, wl.timezone)
     qnames = [q.name for q in wl.queues]
     res_queue = {r.queue_name: r for r in plat.reservations}
-    occ = {r.name: _occurrences(clock, r.start, r.duration, r.period, r.count,
-                                int(rec.end_time.max()) + 1) for r in plat.reservations}
+    seg = rec.segments
+    horizon = int(seg.t1.max()) + 1 if len(seg) else 1
+    occ = {r.name: _occurrences(clock, r.start, r.duration, r.period, r.count, horizon)
+           for r in plat.reservations}
     res_nodes = {r.name: set(plat.node_set(r.nodes).tolist()) for r in plat.reservations}
-    started = np.flatnonzero(rec.start_time >= 0).tolist()
-    for j in started:
-        t, wall = int(rec.start_time[j]), int(wl.walltime[j])
+    for k in np.flatnonzero(_run_starts(rec)).tolist():  # every start of a run of a job
+        j = int(seg.job[k])
+        t, wall = int(seg.t0[k]), int(wl.walltime[j])
         qname = qnames[int(wl.queue[j])]
-        placed = rec.alloc_nodes[j]
-        nodes = set() if placed is None else set(placed.tolist())
+        nodes = set(seg.nodes[seg.offsets[k]:seg.offsets[k + 1]].tolist())
         jid = int(wl.job_id[j])
 
         def fail(why: str, jid: int = jid, t: int = t) -> RulesAuditError:
@@ -77,6 +78,19 @@ def audit_rules(rec: Recorder) -> None:
             if len(times) > 1 and not times <= {-1}:
                 raise RulesAuditError(f"heterogeneous job {gid}: components started at "
                                       f"different times {sorted(times)}")
+
+
+def _run_starts(rec: Recorder) -> np.ndarray:
+    """Segments that start a run: a job's first, and any after an abort or preemption
+    (a reconfigured job keeps running)."""
+    seg = rec.segments
+    out = np.ones(len(seg), dtype=bool)
+    if len(seg) > int((rec.last_seg >= 0).sum()):  # some job ran several segments
+        last_out: dict[int, int] = {}
+        for k, (j, o) in enumerate(zip(seg.job.tolist(), seg.outcome.tolist(), strict=True)):
+            out[k] = last_out.get(j, ABORTED) in (ABORTED, PREEMPTED)
+            last_out[j] = o
+    return out
 
 
 def _in_window(local: datetime, w: DailyWindow) -> bool:

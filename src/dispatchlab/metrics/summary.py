@@ -1,78 +1,122 @@
-"""Run-level summary metrics (SPEC §2) from the per-job table and the time series."""
+"""Run-level summary metrics (SPEC §2), computed from numpy arrays alone.
+
+Utilization is measured against the capacity that was alive: ``∫ used dt / ∫ alive dt``
+from the first submission to the last end (with a fixed machine, ``alive = total``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from dispatchlab.engine.recorder import Recorder
-from dispatchlab.metrics.timeseries import busy_integral
+from dispatchlab.arrays import one_of, quantile
+from dispatchlab.engine.recorder import ABORTED, PREEMPTED, Recorder
+from dispatchlab.metrics.job_metrics import JobArrays
+from dispatchlab.metrics.timeseries import SeriesArrays, step_integral
 
 
-def summarize(rec: Recorder, jobs: pd.DataFrame, ts: pd.DataFrame) -> dict[str, Any]:
+def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any]:
     """The summary dictionary; keys listed in the README are stable for tooling."""
-    ran = jobs[~jobs["rejected"]]
-    n_ran = len(ran)
-    first = int(jobs["submit"].min()) if len(jobs) else 0
-    last_end = int(ran["end"].max()) if n_ran else first
+    wl = rec.workload
+    ran = jobs.ran
+    n_ran = int(ran.sum())
+    first = int(wl.submit.min()) if wl.n_jobs else 0
+    last_end = int(jobs.end[ran].max()) if n_ran else first
     span = max(last_end - first, 1)
+    util = {}
     total = rec.platform.total
-    util = {
-        name: (busy_integral(ts, f"used_{name}", last_end) / (int(total[r]) * span)
-               if total[r] > 0 else 0.0)
-        for r, name in enumerate(rec.platform.resources)
-    }
+    for r, name in enumerate(rec.platform.resources):
+        alive = _alive_integral(ts, r, first, last_end, int(total[r]), span)
+        util[name] = step_integral(ts.time, ts.used[:, r], last_end) / alive if alive > 0 \
+            else 0.0
     dec = np.frombuffer(rec.decision_cpu, dtype=np.float64)
-    wait = ran["wait"].to_numpy()
+    wait = jobs.wait[ran]
 
-    def mean(col: str) -> float:
-        return float(ran[col].mean()) if n_ran else 0.0
+    def mean(values: np.ndarray) -> float:
+        return float(values[ran].mean()) if n_ran else 0.0
 
+    seg = rec.segments
     summary: dict[str, Any] = {
-        "jobs": len(jobs),
+        "jobs": wl.n_jobs,
         "jobs_run": n_ran,
-        "rejected": int(jobs["rejected"].sum()),
-        "mean_wait": mean("wait"),
-        "median_wait": float(np.median(wait)) if n_ran else 0.0,
-        "p90_wait": float(np.percentile(wait, 90)) if n_ran else 0.0,
+        "rejected": int((jobs.outcome < 0).sum()),
+        "mean_wait": mean(jobs.wait),
+        "median_wait": quantile(np.sort(wait), 0.5) if n_ran else 0.0,
+        "p90_wait": quantile(np.sort(wait), 0.9) if n_ran else 0.0,
         "max_wait": int(wait.max()) if n_ran else 0,
-        "mean_slowdown": mean("slowdown"),
-        "mean_bounded_slowdown": mean("bounded_slowdown"),
-        "max_bounded_slowdown": float(ran["bounded_slowdown"].max()) if n_ran else 0.0,
+        "mean_slowdown": mean(jobs.slowdown),
+        "mean_bounded_slowdown": mean(jobs.bounded_slowdown),
+        "max_bounded_slowdown": float(jobs.bounded_slowdown[ran].max()) if n_ran else 0.0,
         "makespan": last_end - first,
         "utilization": util["cores"],
         "utilization_by_resource": util,
-        "killed": int(ran["killed"].sum()),
-        "late_jobs": int(ran["late"].sum()),
-        "total_tardiness": float(ran["tardiness"].sum()),
-        "weighted_queue_time": float(ran["weighted_queue_time"].sum()),
-        "weighted_tardiness": float(ran["weighted_tardiness"].sum()),
-        "mean_queue_length": (busy_integral(ts, "queue_length", last_end) / span),
-        "max_queue_length": int(ts["queue_length"].max()) if len(ts) else 0,
+        "killed": int(jobs.killed.sum()),
+        "late_jobs": int(jobs.late.sum()),
+        "total_tardiness": float(jobs.tardiness[ran].sum()),
+        "weighted_queue_time": float(np.nansum(jobs.weighted_queue_time[ran])),
+        "weighted_tardiness": float(np.nansum(jobs.weighted_tardiness[ran])),
+        "mean_queue_length": step_integral(ts.time, ts.queue_length, last_end) / span,
+        "max_queue_length": int(ts.queue_length.max()) if len(ts.time) else 0,
         "decision_points": len(dec),
         "dispatch_time_mean_ms": float(dec.mean() * 1e3) if len(dec) else 0.0,
         "dispatch_time_max_ms": float(dec.max() * 1e3) if len(dec) else 0.0,
         "dispatch_time_total_s": float(dec.sum()),
         "dispatch_overhead_pct": float(dec.sum() / span * 100.0),
-        **_groups(ran, jobs),
+        **_groups(rec, jobs),
         **({"rules": rec.rules_info} if rec.rules_info else {}),
         "sim_seconds": rec.sim_seconds,
-        "jobs_per_second": (len(jobs) / rec.sim_seconds) if rec.sim_seconds > 0 else 0.0,
+        "jobs_per_second": (wl.n_jobs / rec.sim_seconds) if rec.sim_seconds > 0 else 0.0,
     }
+    stopped = one_of(seg.outcome, (ABORTED, PREEMPTED))
+    if stopped.any() or rec.failed:
+        summary.update(
+            aborted_segments=int((seg.outcome == ABORTED).sum()),
+            preempted_segments=int((seg.outcome == PREEMPTED).sum()),
+            restarts=int(jobs.restarts.sum()),
+            failed=len(rec.failed),
+            lost_work_core_seconds=int(jobs.lost_work.sum()))
+    if ts.power_used is not None and ts.power_cap is not None:
+        over = ts.power_used > ts.power_cap + 1e-6
+        summary["power"] = {
+            "peak_w": float(ts.power_used.max()) if len(ts.time) else 0.0,
+            "mean_w": step_integral(ts.time, ts.power_used, last_end) / span,
+            "over_cap_seconds": step_integral(ts.time, over.astype(np.float64), last_end),
+        }
+    if rec.engine_info.get("oracle"):
+        summary["oracle"] = True
     if rec.dispatcher_stats:
         summary["dispatcher_stats"] = rec.dispatcher_stats
     return summary
 
 
-def _groups(ran: pd.DataFrame, jobs: pd.DataFrame) -> dict[str, Any]:
+def _alive_integral(ts: SeriesArrays, r: int, first: int, last_end: int, total: int,
+                    span: int) -> float:
+    """∫ alive capacity of resource ``r`` over ``[first, last_end]`` (``total × span`` on a
+    fixed machine, also when the run is shorter than a second)."""
+    alive = ts.alive[:, r]
+    if not len(alive) or (alive == total).all():
+        return float(total * span)
+    if last_end <= first:
+        return float(alive[-1])
+    return step_integral(np.clip(ts.time, first, last_end), alive, last_end)
+
+
+def _groups(rec: Recorder, jobs: JobArrays) -> dict[str, Any]:
     """Job arrays: how many, and their mean completion (last element's end − submit)."""
-    if "array" not in jobs.columns:
+    arr = rec.workload.array
+    member = arr >= 0
+    if not member.any():
         return {}
-    members = ran[ran["array"] >= 0]
-    per = members.groupby("array").agg(first=("submit", "min"), last=("end", "max"))
-    done = per["last"] - per["first"]
-    return {"job_arrays": {"count": int((jobs["array"] >= 0).groupby(jobs["array"]).any().sum()
-                                        - (1 if (jobs["array"] < 0).any() else 0)),
-                           "mean_completion": float(done.mean()) if len(done) else 0.0}}
+    ids, inv = np.unique(arr[member], return_inverse=True)
+    done = member.copy()
+    done[member] = jobs.ran[member]
+    sel = done[member]
+    first = np.full(len(ids), np.iinfo(np.int64).max)
+    last = np.full(len(ids), -1, np.int64)
+    np.minimum.at(first, inv[sel], rec.workload.submit[member][sel])
+    np.maximum.at(last, inv[sel], jobs.end[member][sel])
+    ok = last >= 0
+    return {"job_arrays": {"count": len(ids),
+                           "mean_completion": float((last[ok] - first[ok]).mean())
+                           if ok.any() else 0.0}}

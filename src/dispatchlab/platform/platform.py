@@ -28,7 +28,9 @@ class Platform:
     ``node_power`` is each node's nominal busy power in W (used by energy-aware allocators).
     ``queues`` and ``reservations`` are what the operators configure (see
     :mod:`~dispatchlab.platform.queues`, :mod:`~dispatchlab.platform.reservations`); the
-    engine enforces them for every dispatcher.
+    engine enforces them for every dispatcher. ``boot_time`` / ``shutdown_time`` are each
+    node's transition delays in whole seconds (0 when not given): a node switched on is
+    usable that long after, one switched off is off that long after.
     """
 
     resources: tuple[str, ...]
@@ -39,6 +41,8 @@ class Platform:
     name: str = "platform"
     queues: Mapping[str, QueueConfig] = field(default_factory=dict)
     reservations: tuple[Reservation, ...] = ()
+    boot_time: IntArray | None = None
+    shutdown_time: IntArray | None = None
 
     def __post_init__(self) -> None:
         cap = np.asarray(self.capacity, dtype=np.int64)
@@ -79,6 +83,14 @@ class Platform:
             if power.shape != (cap.shape[0],):
                 raise ConfigError("one power rating per node is needed", field="node_power")
             object.__setattr__(self, "node_power", power)
+        for name in ("boot_time", "shutdown_time"):
+            value = getattr(self, name)
+            delay = (np.zeros(cap.shape[0], np.int64) if value is None
+                     else np.asarray(np.broadcast_to(value, (cap.shape[0],)), dtype=np.int64))
+            if (delay < 0).any():
+                raise ConfigError(f"{name} must be ≥ 0 s", field=name)
+            delay.setflags(write=False)
+            object.__setattr__(self, name, delay)
         object.__setattr__(self, "queues", dict(self.queues))
         object.__setattr__(self, "reservations", tuple(self.reservations))
         for qname, q in self.queues.items():

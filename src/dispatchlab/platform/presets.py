@@ -49,10 +49,20 @@ def bundled_toml(preset: str) -> Platform:
     return platform_from_mapping(doc, source=f"preset {preset}", name=preset)
 
 
+def mejri(servers: int) -> Platform:
+    """Mejri et al. (2020): identical one-unit servers with Table 1's boot (151.52 s) and
+    shutdown (6.10 s) delays, rounded up to whole seconds."""
+    from dispatchlab.dispatchers.malleable.cost import malleable_platform
+
+    return malleable_platform(servers)
+
+
 #: Preset name → factory. The ``eurora-N`` lists come from Borghesi's power-aware simulator
 #: (``system_configs/nodes_#N``): GPU and MIC nodes, 16 cores (128 for ``8-big``) and 32 GB.
 PRESETS: dict[str, Callable[[], Platform]] = {
     "eurora": eurora,
+    "mejri-10": partial(mejri, 10),
+    "mejri-100": partial(mejri, 100),
     "eurora-pbs": partial(bundled_toml, "eurora-pbs"),
     "eurora-8": partial(eurora_node_list, "eurora-8"),
     "eurora-8-big": partial(eurora_node_list, "eurora-8-big"),
@@ -62,6 +72,9 @@ PRESETS: dict[str, Callable[[], Platform]] = {
 
 #: One line per preset, for ``--help`` texts and listings.
 DESCRIPTIONS: dict[str, str] = {
+    "mejri-10": "Mejri et al. 2020: 10 one-unit servers, boot 152 s, shutdown 7 s (Table 1's "
+    "151.52 s and 6.10 s rounded up)",
+    "mejri-100": "Mejri et al. 2020 scale-up: 100 one-unit servers, boot 152 s, shutdown 7 s",
     "eurora": "Eurora as in the papers: 64 nodes × 16 cores × 16 GB, 32 with 2 GPUs, 32 with "
     "2 MICs",
     "eurora-pbs": "Eurora with its PBS queues: debug, parallel, longpar, np_longpar "

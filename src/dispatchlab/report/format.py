@@ -1,8 +1,12 @@
-"""Human-readable numbers for tables: durations in s/min/h/d, ratios in %."""
+"""Human-readable numbers for tables: durations in s/min/h/d, ratios in %; pipe tables."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from dispatchlab.stats.metrics import METRICS
 
@@ -58,3 +62,16 @@ def fmt_ci(key: str, mean: float, low: float, high: float) -> str:
     if math.isnan(low) or math.isnan(high):
         return fmt_metric(key, mean)
     return f"{fmt_metric(key, mean)} ± {fmt_metric(key, (high - low) / 2)}"
+
+
+def markdown_table(df: pd.DataFrame, digits: int = 2) -> str:
+    """A Markdown pipe table of ``df`` (index first), without extra dependencies."""
+    def fmt(v: Any) -> str:
+        if isinstance(v, (float, np.floating)):
+            return "" if np.isnan(v) else f"{v:,.{digits}f}"
+        return str(v)
+    head = "| " + " | ".join([str(df.index.name or ""), *map(str, df.columns)]) + " |"
+    sep = "|" + "---|" * (len(df.columns) + 1)
+    body = ["| " + " | ".join([str(i), *(fmt(v) for v in row)]) + " |"
+            for i, row in zip(df.index, df.itertuples(index=False), strict=True)]
+    return "\n".join([head, sep, *body])

@@ -3,7 +3,7 @@
 Both hold one row per job, in workload order, with readable columns::
 
     job_id submit walltime runtime units req_<resource>... queue user app power est lst
-    logged_wait [array] [hetjob]
+    logged_wait [array] [hetjob] [min_units max_units alpha data] [checkpoint]
 
 (times in s, memory in MB, power in W, NaN = unknown power, -1 = unknown est/lst/wait).
 What a row cannot hold travels as one JSON document (:func:`workload_header`): the
@@ -48,6 +48,8 @@ _INT_COLUMNS = ("job_id", "submit", "walltime", "runtime", "units")
 _TAIL_INT_COLUMNS = ("est", "lst", "logged_wait")
 _LABEL_COLUMNS = ("queue", "user", "app")
 _OPTIONAL_GROUP_COLUMNS = ("array", "hetjob")
+#: Execution columns (malleable jobs, checkpoints), written only when a job uses them.
+_EXECUTION_COLUMNS = ("min_units", "max_units", "alpha", "data", "checkpoint")
 _ALIASES = {"requested": "walltime", "actual_runtime": "runtime"}
 
 
@@ -97,6 +99,11 @@ def workload_frame(wl: Workload) -> pd.DataFrame:
     for name in _OPTIONAL_GROUP_COLUMNS:  # written only when used (older files stay equal)
         if (getattr(wl, name) >= 0).any():
             data[name] = getattr(wl, name)
+    if wl.is_malleable:
+        for name in _EXECUTION_COLUMNS[:4]:
+            data[name] = getattr(wl, name)
+    if (wl.checkpoint > 0).any():
+        data["checkpoint"] = wl.checkpoint
     return pd.DataFrame(data)
 
 
@@ -254,8 +261,7 @@ def _from_frame(df: pd.DataFrame, header: Mapping[str, Any] | None, source: str)
         est=_int_column(df, "est", source),
         lst=_int_column(df, "lst", source),
         logged_wait=_int_column(df, "logged_wait", source),
-        **{col: _int_column(df, col, source) for col in _OPTIONAL_GROUP_COLUMNS
-           if col in df.columns},
+        **_optional_columns(df, source),
         origin_unix=None if origin is None else int(origin),
         timezone=header.get("timezone"),
         source=source,
@@ -298,6 +304,7 @@ def _from_foreign_frame(df: pd.DataFrame, source: str) -> Workload:
         *_LABEL_COLUMNS,
         *_TAIL_INT_COLUMNS,
         *_OPTIONAL_GROUP_COLUMNS,
+        *_EXECUTION_COLUMNS,
         *req_cols,
     }
     queues: list[Queue] | None = None
@@ -337,11 +344,28 @@ def _from_foreign_frame(df: pd.DataFrame, source: str) -> Workload:
         logged_wait=(
             _int_column(df, "logged_wait", source) if "logged_wait" in df.columns else None
         ),
-        array=_int_column(df, "array", source) if "array" in df.columns else None,
-        hetjob=_int_column(df, "hetjob", source) if "hetjob" in df.columns else None,
+        **_optional_columns(df, source),
         source=source,
         meta=meta,
     )
+
+
+def _optional_columns(df: pd.DataFrame, source: str) -> dict[str, Any]:
+    """The job-array, heterogeneous-job and execution columns the table has."""
+    out: dict[str, Any] = {}
+    for col in (*_OPTIONAL_GROUP_COLUMNS, *_EXECUTION_COLUMNS):
+        if col not in df.columns:
+            continue
+        if col in ("alpha", "data"):
+            values = pd.to_numeric(df[col], errors="coerce").to_numpy(np.float64)
+            if not np.isfinite(values).all():
+                row = int(np.flatnonzero(~np.isfinite(values))[0])
+                raise WorkloadError(f"row {row + 1}: not a number: {df[col].iloc[row]!r}",
+                                    source=source, field=col)
+            out[col] = values
+        else:
+            out[col] = _int_column(df, col, source)
+    return out
 
 
 def _int_column(df: pd.DataFrame, col: str, source: str) -> np.ndarray[Any, np.dtype[np.int64]]:

@@ -38,6 +38,12 @@ class Workload:
     submit time, request, wall-time and queue); ``hetjob[i]`` ≥ 0 marks it as a component
     of that heterogeneous job (components have their own request, share submit time,
     wall-time, run time and queue, and must start at the same instant). -1 = neither.
+
+    Optional execution columns (:mod:`dispatchlab.engine.work`): a *malleable* job may run
+    on any number of units in ``[min_units, max_units]`` (rigid: both equal ``units``),
+    ``runtime`` on ``units`` units scaling as ``(units / n)^alpha`` on ``n``; ``data`` is
+    what a reconfiguration must move; ``checkpoint`` > 0 is the interval (s of work) at
+    which the job saves its progress (0: an aborted job restarts from zero).
     """
 
     job_id: IntArray
@@ -63,6 +69,11 @@ class Workload:
     meta: Mapping[str, Any] = field(default_factory=dict)
     array: IntArray = field(default_factory=lambda: np.empty(0, np.int64))
     hetjob: IntArray = field(default_factory=lambda: np.empty(0, np.int64))
+    min_units: IntArray = field(default_factory=lambda: np.empty(0, np.int64))
+    max_units: IntArray = field(default_factory=lambda: np.empty(0, np.int64))
+    alpha: FloatArray = field(default_factory=lambda: np.empty(0, np.float64))
+    data: FloatArray = field(default_factory=lambda: np.empty(0, np.float64))
+    checkpoint: IntArray = field(default_factory=lambda: np.empty(0, np.int64))
 
     def __post_init__(self) -> None:
         n = len(self.job_id)
@@ -70,8 +81,19 @@ class Workload:
             col = _ints(getattr(self, name))
             object.__setattr__(self, name, np.full(n, UNKNOWN, np.int64) if len(col) == 0
                                else col)
+        units = np.asarray(self.units, dtype=np.int64)
+        defaults: dict[str, tuple[Any, Any]] = {  # optional execution columns: rigid jobs
+            "min_units": (units, np.int64), "max_units": (units, np.int64),
+            "alpha": (1.0, np.float64), "data": (0.0, np.float64), "checkpoint": (0, np.int64)}
+        for name, (default, dtype) in defaults.items():
+            col = np.asarray(getattr(self, name))
+            if len(col) == 0:
+                col = np.array(np.broadcast_to(default, (n,)), dtype=dtype)
+            else:
+                col = _ints(col) if dtype is np.int64 else np.asarray(col, dtype=np.float64)
+            object.__setattr__(self, name, col)
         for name in ("submit", "walltime", "runtime", "units", "queue", "user", "app",
-                     "power", "est", "lst", "logged_wait", "array", "hetjob"):
+                     "power", "est", "lst", "logged_wait", "array", "hetjob", *defaults):
             if len(getattr(self, name)) != n:
                 raise WorkloadError(f"column has {len(getattr(self, name))} rows, expected {n}",
                                     source=self.source, field=name)
@@ -80,7 +102,8 @@ class Workload:
                                 field="req")
         for arr in (self.job_id, self.submit, self.walltime, self.runtime, self.units, self.req,
                     self.queue, self.user, self.app, self.power, self.est, self.lst,
-                    self.logged_wait, self.array, self.hetjob):
+                    self.logged_wait, self.array, self.hetjob, self.min_units, self.max_units,
+                    self.alpha, self.data, self.checkpoint):
             arr.setflags(write=False)
 
     def __len__(self) -> int:
@@ -111,6 +134,11 @@ class Workload:
         logged_wait: Sequence[int] | IntArray | None = None,
         array: Sequence[int] | IntArray | None = None,
         hetjob: Sequence[int] | IntArray | None = None,
+        min_units: Sequence[int] | IntArray | None = None,
+        max_units: Sequence[int] | IntArray | None = None,
+        alpha: Sequence[float] | FloatArray | None = None,
+        data: Sequence[float] | FloatArray | None = None,
+        checkpoint: Sequence[int] | IntArray | None = None,
         origin_unix: int | None = None,
         timezone: str | None = None,
         source: str = "<memory>",
@@ -146,6 +174,13 @@ class Workload:
             "array": np.full(n, UNKNOWN, np.int64) if array is None else _ints(array),
             "hetjob": np.full(n, UNKNOWN, np.int64) if hetjob is None else _ints(hetjob),
         }
+        units_i = cols["units"]
+        cols["min_units"] = units_i.copy() if min_units is None else _ints(min_units)
+        cols["max_units"] = units_i.copy() if max_units is None else _ints(max_units)
+        cols["alpha"] = np.ones(n) if alpha is None else np.asarray(alpha, dtype=np.float64)
+        cols["data"] = np.zeros(n) if data is None else np.asarray(data, dtype=np.float64)
+        cols["checkpoint"] = (np.zeros(n, np.int64) if checkpoint is None
+                              else _ints(checkpoint))
         order = np.lexsort((cols["job_id"], cols["submit"]))
         if not np.array_equal(order, np.arange(n)):
             cols = {k: v[order] for k, v in cols.items()}
@@ -167,6 +202,12 @@ class Workload:
             ("req", np.asarray((self.req == 0).all(axis=1)), "a unit must request some resource"),
             ("queue", (self.queue < 0) | (self.queue >= max(len(self.queues), 1)),
              "unknown queue"),
+            ("min_units", (self.min_units < 1) | (self.min_units > self.units),
+             "min_units must be within [1, units]"),
+            ("max_units", self.max_units < self.units, "max_units must be at least units"),
+            ("alpha", ~((self.alpha > 0) & (self.alpha <= 1)), "alpha must be within (0, 1]"),
+            ("data", ~(self.data >= 0), "data must be a non-negative number"),
+            ("checkpoint", self.checkpoint < 0, "checkpoint interval must be ≥ 0"),
         ]
         for fld, bad, msg in checks:
             if bad.any():
@@ -247,11 +288,22 @@ class Workload:
             data["array"] = self.array
         if (self.hetjob >= 0).any():
             data["hetjob"] = self.hetjob
+        if self.is_malleable:
+            data.update(min_units=self.min_units, max_units=self.max_units, alpha=self.alpha,
+                        data=self.data)
+        if (self.checkpoint > 0).any():
+            data["checkpoint"] = self.checkpoint
         return pd.DataFrame(data)
+
+    @property
+    def is_malleable(self) -> bool:
+        """True when some job may run on another number of units than it asks for."""
+        return bool(((self.min_units != self.units) | (self.max_units != self.units)).any())
 
 
 _ROW_COLUMNS = ("job_id", "submit", "walltime", "runtime", "units", "req", "queue", "user",
-                "app", "power", "est", "lst", "logged_wait", "array", "hetjob")
+                "app", "power", "est", "lst", "logged_wait", "array", "hetjob", "min_units",
+                "max_units", "alpha", "data", "checkpoint")
 
 
 def _ints(values: Sequence[int] | IntArray) -> IntArray:

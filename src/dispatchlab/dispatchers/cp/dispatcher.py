@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from dispatchlab.dispatchers.allocators import BestFit
 from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.budget_guard import within_budget
 from dispatchlab.dispatchers.cp.config import CPConfig
 from dispatchlab.dispatchers.cp.instance import (
     Instance,
@@ -79,33 +80,54 @@ class CPDispatcher(BaseDispatcher):
         self._seed = int(rng.integers(0, 2**31 - 1))
         inner = make_estimator(self._estimator_obj or self.config.estimator)
         self._est = TrackedEstimator(inner)
-        self._est.reset(view.jobs)
-        wl = view.jobs
-        q_ewt = np.array([max(1, q.ewt) for q in wl.queues] or [3600], dtype=np.int64)
-        self._ewt: IntArray = q_ewt[np.clip(wl.queue, 0, len(q_ewt) - 1)]
+        self._est.reset(view, rng)
+        q_ewt = np.array([max(1, q.ewt) for q in view.jobs.queues] or [3600], dtype=np.int64)
+        self._q_ewt = q_ewt
         self._max_ewt = int(q_ewt.max())
-        total = np.asarray(view.total, dtype=np.float64)
-        self._share: FloatArray = (view.demand / np.where(total > 0, total, 1.0)).sum(axis=1)
+        self._ewt: list[int] = []  # per known job: its queue's ewt, its pooled demand share
+        self._share: list[float] = []
         top = view.capacity.max(axis=0).astype(np.float64)
         self._node_scale: FloatArray = 1.0 / np.where(top > 0, top, 1.0)
         tot = np.asarray(view.total, dtype=np.float64)
         self._pool_scale: FloatArray = 1.0 / np.where(tot > 0, tot, 1.0)
         self._counted = np.array([r not in _NOT_COUNTED for r in view.platform.resources])
         self._mapper = BestFit()
-        self._mapper.reset(view.platform)
+        self._mapper.reset(view, rng)
         self._started: dict[int, int] = {}
         self._prev_plan: dict[int, int] = {}
         self._log = DecisionLog()
+
+    @property
+    def oracle(self) -> bool:
+        """True when the duration predictor reads actual run times (``-real`` presets)."""
+        est = self._estimator_obj
+        if est is not None:
+            return bool(getattr(est, "oracle", False))
+        return self.config.estimator in ("real", "oracle")
+
+    def _learn_new_jobs(self, view: SystemView) -> None:
+        """Per-job constants of the jobs submitted since the last call."""
+        k, known = len(self._ewt), view.jobs.known
+        if k == known:
+            return
+        q = np.clip(view.jobs.queue[k:known], 0, len(self._q_ewt) - 1)
+        self._ewt.extend(self._q_ewt[q].tolist())
+        total = np.asarray(view.total, dtype=np.float64)
+        share = (view.demand[k:known] / np.where(total > 0, total, 1.0)).sum(axis=1)
+        self._share.extend(share.tolist())
 
     # ---- the decision ----------------------------------------------------------------
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
         """Start the jobs the CP schedule (or its greedy fallback) starts now."""
         assert self._est is not None, "reset() first"
+        self._learn_new_jobs(view)
         now = view.now
         for j in events.finished:
             s = self._started.pop(j, None)
             if s is not None:
                 self._est.observe(j, now - s)
+        for j in events.aborted:
+            self._started.pop(j, None)
         if not view.queue:
             return []
         row: dict[str, Any] = {
@@ -125,6 +147,7 @@ class CPDispatcher(BaseDispatcher):
             out = list(rule_decisions(view, plan, self._mapper, row))
         else:
             out = self._last_resort(view) if plan is None else self._starts(view, plan, row)
+        out = within_budget(view, out)  # the CP models do not plan power
         row["started"] = sum(1 for d in out if type(d) is Start)
         row.setdefault("build_ms", (time.perf_counter() - t0) * 1e3)
         self._log.add(row)

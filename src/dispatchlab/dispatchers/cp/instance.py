@@ -6,6 +6,7 @@ view and the duration estimator; both the greedy schedule and the CP-SAT models 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,8 +63,8 @@ def priority_order(
     dur: dict[int, int],
     rule: str,
     max_ewt: int,
-    ewt: IntArray,
-    share: FloatArray,
+    ewt: Sequence[int],
+    share: Sequence[float],
 ) -> list[int]:
     """Jobs sorted by decreasing priority at ``view.now`` (static during the search).
 
@@ -94,8 +95,8 @@ def build_instance(
     cfg: CPConfig,
     est: DurationEstimator,
     max_ewt: int,
-    ewt: IntArray,
-    share: FloatArray,
+    ewt: Sequence[int],
+    share: Sequence[float],
 ) -> Instance:
     """The model's view of the system now, shrunk as the version says."""
     now = view.now
@@ -196,7 +197,7 @@ def list_schedule(
     placement: dict[int, tuple[IntArray, IntArray]] = {}
     for j in order:
         k = pos[j]
-        start, nodes, counts = tl.earliest(req[j], inst.units[k], inst.dur[k])
+        start, nodes, counts = tl.earliest_fit(req[j], inst.units[k], inst.dur[k])
         tl.reserve(start, inst.dur[k], nodes, counts, req[j])
         starts[j] = start
         placement[j] = (nodes, counts)
@@ -225,7 +226,7 @@ def greedy_is_optimal(inst: Instance, scale: FloatArray) -> bool:
             continue
         if base is None:
             base = base_timeline(inst, scale)
-        lb, _, _ = base.earliest(inst.req[j], inst.units[k], inst.dur[k])
+        lb, _, _ = base.earliest_fit(inst.req[j], inst.units[k], inst.dur[k])
         if lb < s:
             return False
     return True

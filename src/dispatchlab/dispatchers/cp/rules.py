@@ -21,7 +21,7 @@ dispatchers do. Every start is checked against ``allowed_nodes`` and ``eligible`
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,7 @@ from ortools.sat.python import cp_model
 
 from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.dispatchers.cp.instance import Instance
-from dispatchlab.dispatchers.cp.timeline import Timeline, _best_fit
+from dispatchlab.dispatchers.cp.timeline import Timeline, best_fit, fit_units
 from dispatchlab.engine.constraints import Constraints
 from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.state import SystemView
@@ -95,31 +95,17 @@ class RuleData:
         fit together on the nodes they may use, with their placements."""
         rules, now = self.rules, self.now
         jobs = [inst.jobs[k] for k in ks]
-        dmax = max(inst.dur[k] for k in ks)
-        t = 0
-        for _ in range(_MAX_STEPS):
-            for _ in range(100):
-                t2 = max(_next_in(self.domains[k], t, self.limit) for k in ks)
-                if t2 == t:
-                    break
-                t = t2
-            if t >= _FAR - now or (before is not None and t > before):
-                return None
-            times = tl.times
-            i = bisect_right(times, t) - 1
-            e = max(bisect_left(times, t + dmax), i + 1)
-            room = tl.free[i:e].min(axis=0)
+        reqs = [inst.req[j] for j in jobs]
+        units = [inst.units[k] for k in ks]
+
+        def place(room: IntArray, t: int) -> list[tuple[IntArray, IntArray]] | None:
             masks = [None if self.pooled else rules.allowed_nodes(j, now + t) for j in jobs]
-            placed = _place_group(room, [inst.req[j] for j in jobs],
-                                  [inst.units[k] for k in ks], masks, tl.scale)
-            if placed is not None:
-                return t, placed
-            nxt = min(times[i + 1] if i + 1 < len(times) else _FAR,
-                      rules.next_change(now + t) - now)
-            if nxt >= _FAR - now:
-                return None
-            t = max(nxt, t + 1)
-        return None
+            return _place_group(room, reqs, units, masks, tl.scale)
+
+        return tl.earliest(max(inst.dur[k] for k in ks), place,
+                           before=None if before is None else before + 1,
+                           eligibility=_GroupEligibility(self, ks), far=_FAR - now,
+                           max_steps=_MAX_STEPS)
 
     def list_schedule(self, inst: Instance, order: list[int], scale: FloatArray
                       ) -> tuple[dict[int, int], dict[int, tuple[IntArray, IntArray]]]:
@@ -235,9 +221,25 @@ class RuleData:
                 m.add(o >= e).only_enforce_if([p, side.Not()])
 
 
-def _fit_units(free: IntArray, req: IntArray) -> IntArray:
-    mask = req > 0
-    return np.maximum((free[:, mask] // req[mask]).min(axis=1), 0).astype(np.int64)
+class _GroupEligibility:
+    """When all of a group's model jobs may start, in relative time: the first time in
+    every member's start domain, and the rules' next change."""
+
+    def __init__(self, data: RuleData, ks: list[int]):
+        self.data = data
+        self.ks = ks
+
+    def next_eligible(self, t: int) -> int:
+        data = self.data
+        for _ in range(100):  # a fixpoint over the members' domains
+            t2 = max(_next_in(data.domains[k], t, data.limit) for k in self.ks)
+            if t2 == t:
+                break
+            t = t2
+        return t
+
+    def next_change(self, t: int) -> int:
+        return self.data.rules.next_change(self.data.now + t) - self.data.now
 
 
 def _place_group(room: IntArray, reqs: list[IntArray], units: list[int],
@@ -247,12 +249,12 @@ def _place_group(room: IntArray, reqs: list[IntArray], units: list[int],
     left = room.copy()
     out = []
     for req, u, mask in zip(reqs, units, masks, strict=True):
-        fit = _fit_units(left, req)
+        fit = fit_units(left, req)
         if mask is not None:
             fit = fit * mask
         if int(fit.sum()) < u:
             return None
-        nodes, counts = _best_fit(left, req, fit, u, scale)
+        nodes, counts = best_fit(left, req, fit, u, scale)
         left[nodes] -= counts[:, None] * req[None, :]
         out.append((nodes, counts))
     return out

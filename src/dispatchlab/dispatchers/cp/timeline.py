@@ -1,83 +1,67 @@
-"""Free capacity as a step function of time, for greedy list schedules.
+"""Free capacity over time for the CP dispatchers' greedy list schedules.
 
-Times are relative to the decision time (0 = now). Segment ``k`` covers
-``[times[k], times[k+1])`` (the last one is open-ended) and ``free[k]`` holds the free
-capacity of every node then (nodes × resources; one "node" for pooled models). The
-greedy schedule inserts jobs one by one at their earliest feasible start — the priority
-list schedule that serves as CP-SAT hint, as fallback and as optimality witness.
+The shared :class:`~dispatchlab.dispatchers.capacity_timeline.CapacityTimeline`, in times
+relative to the decision (0 = now), with the CP dispatchers' own placement: best fit by
+normalized free capacity left. The greedy schedule inserts jobs one by one at their
+earliest feasible start — the priority list schedule that serves as CP-SAT hint, as
+fallback and as optimality witness.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-
 import numpy as np
 import numpy.typing as npt
+
+from dispatchlab.dispatchers.capacity_timeline import CapacityTimeline
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
 
-class Timeline:
-    """Per-node free capacity over time, starting from the free capacity now."""
+class Timeline(CapacityTimeline):
+    """Per-node free capacity over time from the free capacity now (relative times)."""
 
-    __slots__ = ("free", "scale", "times")
+    __slots__ = ("scale",)
 
     def __init__(self, free_now: IntArray, releases: list[tuple[int, IntArray]], scale: FloatArray):
         """``releases``: ``(time, usage)`` pairs — usage (nodes × resources) freed then."""
-        times = sorted({t for t, _ in releases if t > 0})
-        self.times: list[int] = [0, *times]
-        free = np.repeat(free_now[None, :, :], len(self.times), axis=0)
-        for t, usage in releases:
-            if t > 0:
-                free[bisect_left(self.times, t) :] += usage
-        self.free: IntArray = free
+        super().__init__(free_now, 0, releases)
         self.scale = scale
-
-    def _split(self, t: int) -> int:
-        """Make ``t`` a breakpoint; return its segment index."""
-        k = bisect_right(self.times, t) - 1
-        if self.times[k] == t:
-            return k
-        self.times.insert(k + 1, t)
-        self.free = np.insert(self.free, k + 1, self.free[k], axis=0)
-        return k + 1
 
     def reserve(
         self, start: int, duration: int, nodes: IntArray, counts: IntArray, req: IntArray
     ) -> None:
         """Take ``counts × req`` on ``nodes`` during ``[start, start + duration)``."""
-        a = self._split(start)
-        b = self._split(start + duration)
-        self.free[a:b, nodes, :] -= counts[:, None] * req[None, :]
+        self.take(start, start + duration, nodes, counts, req)
 
-    def earliest(
+    def earliest_fit(
         self, req: IntArray, units: int, duration: int, allowed: IntArray | None = None
     ) -> tuple[int, IntArray, IntArray]:
         """Earliest start of ``units`` units of ``req`` for ``duration``, and a best-fit
         placement ``(start, nodes, counts)`` (nodes increasing). ``allowed`` masks nodes."""
-        mask = req > 0
-        r = req[mask]
-        fits = (self.free[:, :, mask] // r).min(axis=2)  # segments × nodes
-        if allowed is not None:
-            fits = fits * allowed[None, :]
-        totals = fits.sum(axis=1)
-        times = self.times
-        n_seg = len(times)
-        for k in range(n_seg):
-            if totals[k] < units:
-                continue
-            end = times[k] + duration
-            last = bisect_left(times, end, lo=k + 1)
-            window = fits[k:last].min(axis=0) if last > k + 1 else fits[k]
-            if int(window.sum()) >= units:
-                minfree = self.free[k:last].min(axis=0) if last > k + 1 else self.free[k]
-                nodes, counts = _best_fit(minfree, req, window, units, self.scale)
-                return times[k], nodes, counts
-        raise ValueError("job does not fit even on the released machine")
+
+        def place(room: IntArray, t: int) -> tuple[IntArray, IntArray] | None:
+            fit = fit_units(room, req)
+            if allowed is not None:
+                fit = fit * allowed
+            if int(fit.sum()) < units:
+                return None
+            return best_fit(room, req, fit, units, self.scale)
+
+        got = self.earliest(duration, place, need=(req, units))
+        if got is None:
+            raise ValueError("job does not fit even on the released machine")
+        t, (nodes, counts) = got
+        return t, nodes, counts
 
 
-def _best_fit(
+def fit_units(free: IntArray, req: IntArray) -> IntArray:
+    """Units of ``req`` fitting on each node of ``free`` (never negative)."""
+    mask = req > 0
+    return np.maximum((free[:, mask] // req[mask]).min(axis=1), 0).astype(np.int64)
+
+
+def best_fit(
     free: IntArray, req: IntArray, fit: IntArray, units: int, scale: FloatArray
 ) -> tuple[IntArray, IntArray]:
     """Fill the nodes left with the least normalized free capacity first."""

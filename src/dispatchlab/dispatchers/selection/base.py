@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from dispatchlab.dispatchers.machine import Machine
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
@@ -25,7 +27,7 @@ class Selection:
     #: operator rules it then sees jobs not eligible now too, and plans them for later.
     plans_ahead = False
 
-    def reset(self, machine: Machine) -> None:
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Per-run state; nothing by default."""
 
     def select(

@@ -19,17 +19,16 @@ to be woken (:class:`~dispatchlab.engine.decisions.WakeAt`) at the earliest rese
 
 from __future__ import annotations
 
-import heapq
-from typing import Any
+import numpy as np
 
 from dispatchlab.dispatchers.machine import Machine
 from dispatchlab.dispatchers.profile import Profile
 from dispatchlab.dispatchers.selection.base import Selection, check_depth
+from dispatchlab.dispatchers.selection.reservations import NEVER, Book, Reservations
+from dispatchlab.dispatchers.slot_profile import SlotProfile, SlotReservations
 from dispatchlab.engine.decisions import Decision, Plan, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
-
-_NEVER = 1 << 62
 
 
 class Conservative(Selection):
@@ -42,18 +41,32 @@ class Conservative(Selection):
     def __init__(self, depth: int | None = None) -> None:
         self.depth = check_depth(depth)
         self._profile: Profile | None = None
-        self._res: dict[int, tuple[int, int, Any]] = {}  # job → (start, end, placement)
-        self._due: list[tuple[int, int]] = []  # (reserved start, job), stale entries skipped
-        self._run: dict[int, tuple[int, Any]] = {}  # job → (expected end, placement)
+        self._book: Book | None = None
+        self._run: dict[int, tuple[int, object]] = {}  # job → (expected end, placement)
         self._stats = {"compressions": 0, "rebuilds": 0, "moves": 0}
         self._wake = -1
 
-    def reset(self, machine: Machine) -> None:
-        """A fresh profile of the empty machine."""
-        self._profile = machine.profile()
-        self._res, self._due, self._run = {}, [], {}
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
+        """No profile yet (the first call builds it from the machine); no reservation."""
+        self._profile = None
+        self._book = None
+        self._run = {}
         self._stats = {"compressions": 0, "rebuilds": 0, "moves": 0}
         self._wake = -1
+
+    def _reprofile(self, machine: Machine, now: int) -> dict[int, int]:
+        """A profile of the nodes usable now holding the running jobs until their expected
+        ends, and an empty book (first call, or nodes left, came back, were switched off or
+        on); returns the dropped reservations' durations, for the rebuild to re-place."""
+        old = self._book.drain() if self._book is not None else []
+        prof = self._profile = machine.profile()
+        prof.advance(now)
+        for j, (end, held) in self._run.items():
+            if end > now:
+                prof.take(j, now, end, held)
+        self._book = SlotReservations(prof) if isinstance(prof, SlotProfile) \
+            else Reservations(prof)
+        return {j: end - start for j, start, end, _ in old}
 
     def run_stats(self) -> dict[str, int]:
         """How often the profile was compressed or rebuilt, and reservations moved."""
@@ -63,14 +76,16 @@ class Conservative(Selection):
         self, view: SystemView, events: Events, order: list[int], machine: Machine
     ) -> list[Decision]:
         """Update the profile, compress or rebuild reservations, start what is due now."""
-        prof = self._profile
-        if prof is None:
-            raise RuntimeError("reset() was not called")
         now = view.now
+        carried: dict[int, int] = {}
+        if self._profile is None or events.nodes:
+            carried = self._reprofile(machine, now)
+        prof, book = self._profile, self._book
+        assert prof is not None and book is not None
         prof.advance(now)
-        run, res = self._run, self._res
+        run = self._run
         freed = False
-        for j in events.finished:
+        for j in events.left_running:
             ran = run.pop(j, None)
             if ran is None:
                 continue  # not started by this scheme (a reservation job or a component)
@@ -81,93 +96,66 @@ class Conservative(Selection):
         out: list[Decision] = []
         estimate = machine.estimator.estimate
         overdue = [j for j in machine.overdue() if j in run]
-        if overdue or self._next_due() < now:
-            self._rebuild(machine, overdue, order, now, out)
+        if overdue or book.next_due() < now or events.nodes:
+            self._rebuild(machine, overdue, order, now, out, carried, bool(events.nodes))
         elif freed:
-            self._compress(order, now, out)
+            self._stats["compressions"] += 1
+            moved, starts = book.compress(order, now)
+            if moved:
+                self._stats["moves"] += len(moved)
+                out.extend(map(Plan, moved, starts))
         if self.depth is None:
-            new = events.submitted
+            new = events.submitted + events.requeued if events.requeued else events.submitted
             if len(new) > 1:  # simultaneous arrivals get their reservations by priority
                 arrived = set(new)
                 new = [j for j in order if j in arrived]
             for j in new:
-                self._place(j, estimate(j), None, out)
+                self._place(j, estimate(j), out)
         else:
             for j in order[: self.depth]:
-                if j not in res:
-                    self._place(j, estimate(j), None, out)
+                if j not in book:
+                    self._place(j, estimate(j), out)
         started = self._start_due(machine, now, out)
         if self.depth is not None and started and len(order) > self.depth:
             # Starts let more jobs into the depth window; they may be due now as well.
             gone = set(started)
             while started:
                 for j in [j for j in order if j not in gone][: self.depth]:
-                    if j not in res:
-                        self._place(j, estimate(j), None, out)
+                    if j not in book:
+                        self._place(j, estimate(j), out)
                 started = self._start_due(machine, now, out)
                 gone.update(started)
-        wake = self._next_due()
-        if wake != self._wake and now < wake < _NEVER:
+        wake = book.next_due()
+        if wake != self._wake and now < wake < NEVER:
             self._wake = wake
             out.append(WakeAt(wake))
         return out
 
-    def _next_due(self) -> int:
-        """Earliest live reservation start (dropping stale heap entries), or a huge value."""
-        due, res = self._due, self._res
-        while due:
-            t, j = due[0]
-            r = res.get(j)
-            if r is not None and r[0] == t:
-                return t
-            heapq.heappop(due)
-        return _NEVER
-
     def _start_due(self, machine: Machine, now: int, out: list[Decision]) -> list[int]:
-        """Start every job whose reservation is now."""
-        due, res = self._due, self._res
+        """Start every job whose reservation is now (one the power cap cannot take now is
+        reserved again: the profile does not model power)."""
+        assert self._book is not None and self._profile is not None
         started = []
-        while due and due[0][0] <= now:
-            t, j = heapq.heappop(due)
-            r = res.get(j)
-            if r is None or r[0] != t:
-                continue  # a stale heap entry: the reservation moved
-            del res[j]
-            out.append(machine.start_reserved(j, r[2]))
-            self._run[j] = (r[1], machine.held(j))
+        for j, end, held in self._book.pop_due(now):
+            if not machine.power_allows(j, held):
+                if end > now:
+                    self._profile.give(j, now, end, held)
+                self._place(j, machine.estimator.estimate(j), out)
+                continue
+            out.append(machine.start_reserved(j, held))
+            self._run[j] = (end, machine.held(j))
             started.append(j)
         return started
 
-    def _place(self, job: int, dur: int, before: int | None, out: list[Decision]) -> bool:
-        """Reserve ``job`` at its earliest fit; with ``before``, only if earlier than that."""
-        prof = self._profile
-        assert prof is not None
-        found = prof.earliest(job, dur, before)
-        if found is None:
-            return False
-        t, held = found
-        prof.take(job, t, t + dur, held)
-        self._res[job] = (t, t + dur, held)
-        heapq.heappush(self._due, (t, job))
-        out.append(Plan(job, t))
-        return True
-
-    def _compress(self, order: list[int], now: int, out: list[Decision]) -> None:
-        """Move every reservation to its earliest fit, in priority order."""
-        prof = self._profile
-        assert prof is not None
-        res = self._res
-        self._stats["compressions"] += 1
-        for j in order:
-            r = res.get(j)
-            if r is None or r[0] <= now:
-                continue
-            start, end, held = r
-            prof.give(j, start, end, held)
-            if self._place(j, end - start, start, out):
-                self._stats["moves"] += 1
-            else:
-                prof.take(j, start, end, held)
+    def _place(self, job: int, dur: int, out: list[Decision]) -> None:
+        """Reserve ``job`` at its earliest fit (once: a job already reserved keeps its
+        reservation)."""
+        assert self._book is not None
+        if job in self._book:
+            return
+        t = self._book.reserve(job, dur)
+        if t is not None:
+            out.append(Plan(job, t))
 
     def _rebuild(
         self,
@@ -176,10 +164,13 @@ class Conservative(Selection):
         order: list[int],
         now: int,
         out: list[Decision],
+        carried: dict[int, int],
+        nodes_changed: bool,
     ) -> None:
-        """Hold overdue running jobs until ``now + 1``; re-plan every reservation."""
-        prof = self._profile
-        assert prof is not None
+        """Hold overdue running jobs until ``now + 1``; re-plan every reservation (and those
+        ``carried`` over from a profile dropped when nodes changed), in priority order."""
+        prof, book = self._profile, self._book
+        assert prof is not None and book is not None
         self._stats["rebuilds"] += 1
         until = now + 1
         for j in overdue:
@@ -187,12 +178,14 @@ class Conservative(Selection):
             prof.take(j, now, until, held)
             self._run[j] = (until, held)
         machine.postpone(overdue, until)
-        old = self._res
-        for j, (start, end, held) in old.items():
+        old = dict(carried)
+        for j, start, end, held in book.drain():
             if end > now:
                 prof.give(j, max(start, now), end, held)
-        self._res, self._due = {}, []
-        for j in order:
+            old[j] = end - start
+        estimate = machine.estimator.estimate
+        for j in order:  # after a node change, also jobs that found no room before
             if j in old:
-                start, end, _ = old[j]
-                self._place(j, end - start, None, out)
+                self._place(j, old[j], out)
+            elif nodes_changed and self.depth is None:
+                self._place(j, estimate(j), out)

@@ -15,7 +15,9 @@ is the same job: it cannot change then. Each reservation is also returned as a
 
 from __future__ import annotations
 
-from dispatchlab.dispatchers.machine import Machine
+import numpy as np
+
+from dispatchlab.dispatchers.machine import NEVER, Machine
 from dispatchlab.dispatchers.selection.base import Selection, check_depth, start_in_order
 from dispatchlab.engine.decisions import Decision, Plan
 from dispatchlab.engine.events import Events
@@ -35,7 +37,7 @@ class Easy(Selection):
         self._planned: tuple[int, int] = (-1, -1)
         self._backfilled = 0
 
-    def reset(self, machine: Machine) -> None:
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Forget the previous run's reservation."""
         self._head = -1
         self._shadow = -1
@@ -59,11 +61,12 @@ class Easy(Selection):
             return out
         head = order[i]
         now = view.now
-        if i or events.finished or events.woken or head != self._head or self._shadow <= now:
+        if (i or events.finished or events.woken or events.aborted or events.nodes
+                or head != self._head or self._shadow <= now):
             self._head = head
             self._shadow = machine.reserve(head)
         shadow = self._shadow
-        if self._planned != (head, shadow):
+        if self._planned != (head, shadow) and shadow < NEVER:
             self._planned = (head, shadow)
             out.append(Plan(head, shadow))
         stop = n if self.depth is None else min(n, i + self.depth)

@@ -1,10 +1,11 @@
-"""The slot loop compiled ahead of time into a plain extension module, built once per machine.
+"""The slot loop, the conservative-backfilling loop and the slot-profile operations compiled
+ahead of time into a plain extension module, built once per machine.
 
 Loading it costs well under a millisecond, where the first call of a Numba JIT function
 (even from Numba's disk cache) initializes Numba's compiler — about half a second, much of
 it importing SciPy for Numba's BLAS check. The module is built on first use (by Numba's
 ``pycc`` and the system C compiler, in a subprocess, ~20 s) into a cache folder keyed by
-the loop's source, Numba and Python versions; where that fails the JIT is used.
+the sources, Numba and Python versions; where that fails the JIT is used.
 ``DISPATCHLAB_NO_AOT`` skips it.
 """
 
@@ -22,14 +23,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dispatchlab.engine.compiled import conservative_loop as _cons_source
 from dispatchlab.engine.compiled import slot_loop as _source
+from dispatchlab.engine.compiled import slot_profile_ops as _ops_source
 
 
 def module_name() -> str:
-    """Name of the module for this loop source, Numba and Python version."""
+    """Name of the module for these sources, Numba and Python version."""
     import numba
 
     key = hashlib.sha256(Path(_source.__file__).read_bytes())
+    for other in (_ops_source, _cons_source):
+        key.update(Path(str(other.__file__)).read_bytes())
     key.update(f"{numba.__version__} {sys.implementation.cache_tag}".encode())
     return f"slot_loop_aot_{key.hexdigest()[:16]}"
 
@@ -52,6 +57,26 @@ def cache_dir() -> Path:
 
 def load_aot() -> Callable[..., Any] | None:
     """The ahead-of-time compiled loop (built now if missing), or ``None`` when unavailable."""
+    module = load_module()
+    if module is None:
+        return None
+    fn: Callable[..., Any] = module.slot_loop
+    return fn
+
+
+_module: Any = None
+
+
+def load_module() -> Any:
+    """The ahead-of-time compiled module (built now if missing, loaded once per process), or
+    ``None`` when unavailable."""
+    global _module
+    if _module is None:
+        _module = _load() or False
+    return _module or None
+
+
+def _load() -> Any:
     if os.environ.get("DISPATCHLAB_NO_AOT"):
         return None
     name = module_name()
@@ -71,8 +96,7 @@ def load_aot() -> Callable[..., Any] | None:
         return None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    fn: Callable[..., Any] = module.slot_loop
-    return fn
+    return module
 
 
 def _build(folder: Path, name: str, path: Path, failed: Path) -> bool:

@@ -1,4 +1,5 @@
-"""Build the slot loop ahead of time: ``python -m dispatchlab.engine.compiled.aot_build DIR NAME``.
+"""Build the slot loop and the slot-profile operations ahead of time:
+``python -m dispatchlab.engine.compiled.aot_build DIR NAME``.
 
 Runs in its own process (Numba's ``pycc`` and a C compiler), called by
 :mod:`dispatchlab.engine.compiled.aot`; writes extension module ``NAME`` into ``DIR``.
@@ -11,13 +12,17 @@ import warnings
 
 
 def build(out_dir: str, name: str) -> None:
-    """Compile :func:`slot_loop` with its one signature into extension module ``name``."""
+    """Compile :func:`slot_loop` and the slot-profile operations, each with its one
+    signature, into extension module ``name``."""
     from numba import types as nt
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pycc is deprecated; the JIT is the fallback
         from numba.pycc import CC
 
+    from dispatchlab.engine.compiled import slot_profile_ops as ops
+    from dispatchlab.engine.compiled.conservative_loop import conservative_loop
+    from dispatchlab.engine.compiled.kernel import register_slot_profile_ops
     from dispatchlab.engine.compiled.slot_loop import slot_loop
 
     i8 = nt.Array(nt.int64, 1, "C")
@@ -29,6 +34,23 @@ def build(out_dir: str, name: str) -> None:
     cc.output_dir = out_dir
     cc.verbose = False
     cc.export("slot_loop", sig)(slot_loop)
+    register_slot_profile_ops()
+    i = nt.int64
+    pair, triple = nt.UniTuple(i, 2), nt.UniTuple(i, 3)
+    op_sigs = {
+        "prof_advance": i(i8, i8, i, i),
+        "prof_add": i(i8, i8, i, i, i, i),
+        "prof_fit": i(i8, i8, i, i, i, i, i),
+        "prof_compress": triple(i8, i8, i, i8, i, i, i8, i8, i8, i, i8, i8, i8),
+        "prof_reserve": triple(i8, i8, i, i, i, i, i, i8, i8, i8, i8, i),
+        "book_pop_due": pair(i8, i8, i8, i, i, i8),
+        "prof_min_free": i(i8, i),
+    }
+    for op, op_sig in op_sigs.items():
+        cc.export(op, op_sig)(getattr(ops, op))
+    cons_returns = nt.Tuple((i, i8, i8, i8, i8, i4, i4, nt.Array(i, 2, "C"), i, i, i, i))
+    cons_sig = cons_returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8)
+    cc.export("conservative_loop", cons_sig)(conservative_loop)
     cc.compile()
 
 

@@ -1,23 +1,24 @@
 """Which runs the compiled engine can take: the parts it reproduces exactly, nothing else.
 
 A :class:`~dispatchlab.dispatchers.policy.Policy` with a static ordering, strict or EASY
-selection (any depth), first-fit, the requested-time or real-duration estimate; every job's
-unit asking the same resource vector (the policy's ``SlotMachine`` case); no operator
-rules (queues with windows, reservations, heterogeneous jobs); Numba available.
+selection (any depth) or conservative backfilling (no depth limit), first-fit, the
+requested-time or real-duration estimate; every job's unit asking the same resource vector
+(the policy's ``SlotMachine`` case); no operator rules (queues with windows, reservations,
+heterogeneous jobs); Numba available. Of the engine's features
+(:meth:`Simulator.features`) it supports only those in :data:`SUPPORTED` — a run using any
+other one (a scenario, power, malleable jobs, …) runs in the general loop.
 """
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.allocators import FirstFit
-from dispatchlab.dispatchers.orderings import Fifo
 from dispatchlab.dispatchers.policy import Policy
-from dispatchlab.dispatchers.selection import Easy, Strict
+from dispatchlab.dispatchers.selection import Conservative, Easy, Strict
 from dispatchlab.engine.compiled.kernel import AVAILABLE
 from dispatchlab.engine.constraints import engine_rules_apply
 from dispatchlab.engine.simulator import Simulator
@@ -26,6 +27,10 @@ from dispatchlab.estimates.base import OracleEstimate, WalltimeEstimate
 from dispatchlab.platform.platform import units_fitting
 
 IntArray = npt.NDArray[np.int64]
+
+#: Engine features the compiled loop reproduces exactly (tests compare it with the general
+#: loop on each); anything else in :meth:`Simulator.features` sends a run to the general loop.
+SUPPORTED = frozenset({"no-walltime-kill", "oracle"})
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,7 @@ class SlotRun:
     slots: IntArray
     easy: bool
     depth: int  # -1: no limit
+    conservative: bool = False
 
 
 def slot_run(sim: Simulator) -> SlotRun | str:
@@ -45,13 +51,18 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     wl, plat, disp = sim.workload, sim.platform, sim.dispatcher
     if not AVAILABLE:
         return "Numba is not available or disabled (DISPATCHLAB_NO_NUMBA)"
+    unsupported = sim.features() - SUPPORTED
+    if unsupported:
+        return f"engine feature(s) {', '.join(sorted(unsupported))} not supported"
     if type(disp) is not Policy:
         return f"dispatcher '{disp.name}' is not a rule-based Policy"
     if disp.ordering.dynamic:
         return f"ordering '{disp.ordering.name}' is dynamic"
     sel = disp.selection
-    if type(sel) not in (Strict, Easy):
-        return f"selection '{sel.name}' is neither strict nor EASY"
+    if type(sel) not in (Strict, Easy, Conservative):
+        return f"selection '{sel.name}' is neither strict, EASY nor conservative"
+    if type(sel) is Conservative and sel.depth is not None:
+        return "conservative backfilling has a depth limit"
     if type(disp.allocator) is not FirstFit:
         return f"allocator '{disp.allocator.name}' is not first-fit"
     if type(disp.estimate) not in (WalltimeEstimate, OracleEstimate):
@@ -67,7 +78,7 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         return "a job asks no units"
     if (np.diff(wl.submit) < 0).any():
         return "submit times are not sorted"
-    if type(disp.estimate) is WalltimeEstimate:  # as WalltimeEstimate / OracleEstimate.reset
+    if type(disp.estimate) is WalltimeEstimate:  # as WalltimeEstimate / OracleEstimate
         est = np.maximum(wl.walltime, 1)
     else:
         est = np.maximum(np.minimum(wl.runtime, wl.walltime), 1)
@@ -77,26 +88,20 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         slots=np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64),
         easy=type(sel) is Easy,
         depth=-1 if sel.depth is None else int(sel.depth),
+        conservative=type(sel) is Conservative,
     )
 
 
 def _ranks(disp: Policy, sim: Simulator) -> IntArray:
-    """Each job's position in the static ordering, exactly as ``JobQueue.reset`` ranks."""
+    """Each job's position in the static ordering: its keys, ties by job index, exactly as
+    ``JobQueue`` sorts arrivals."""
     wl = sim.workload
     idx = np.arange(wl.n_jobs)
-    if type(disp.ordering) is Fifo:  # its key is the submit time: the index is the rank
+    if disp.ordering.by_arrival:
         return idx
-    # The view builds Python tuples per job (for dispatchers) that die with it right after;
-    # left to the garbage collector they cost full collections (~60 ms at 20k jobs).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        keys = disp.ordering.keys(SystemView(wl, sim.platform, sim.req))
-    finally:
-        if enabled:
-            gc.enable()
-    if len(keys) == 1 and keys[0] is wl.submit:
-        return idx
+    view = SystemView(wl, sim.platform, sim.req)  # the engine's view: every job known
+    view.jobs.known = wl.n_jobs
+    keys = disp.ordering.keys(view, idx)
     order = np.lexsort((idx, *reversed(keys)))
     rank = np.empty_like(order)
     rank[order] = idx

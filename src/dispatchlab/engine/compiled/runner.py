@@ -1,19 +1,20 @@
-"""Run the compiled slot loop and record its outcome exactly as the general engine would."""
+"""Run a compiled loop and record its outcome exactly as the general engine would."""
 
 from __future__ import annotations
 
 import time
 from array import array
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import with_zero
+from dispatchlab.engine.compiled.conservative_loop import FALLBACK
 from dispatchlab.engine.compiled.eligibility import SlotRun
-from dispatchlab.engine.compiled.kernel import slot_loop_kernel
+from dispatchlab.engine.compiled.kernel import conservative_loop_kernel, slot_loop_kernel
 from dispatchlab.engine.compiled.slot_loop import STUCK
-from dispatchlab.engine.placements import Placements
-from dispatchlab.engine.recorder import Recorder
+from dispatchlab.engine.recorder import COMPLETED, KILLED, Recorder, Segments
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import DispatchlabError
 
@@ -24,22 +25,63 @@ def run_slots(sim: Simulator, run: SlotRun) -> Recorder:
     Per-decision dispatcher time cannot be measured inside the loop: each decision point
     is charged the loop's total time divided by the number of decision points.
     """
-    wl, plat = sim.workload, sim.platform
-    n = wl.n_jobs
-    rec = Recorder(wl, plat, sim.req)
-    skip = np.zeros(n, dtype=np.bool_)
-    if int(wl.units.max()) > int(run.slots.sum()):  # the engine's errors and reasons
-        rejected = sim._check_feasible(rec)
-        skip[list(rejected)] = True
+    wl = sim.workload
+    rec, skip = _prepare(sim, run)
     kernel = slot_loop_kernel()  # loaded before the clock starts, like the general engine
     if sim.progress is not None:
-        sim.progress(0, n)
+        sim.progress(0, wl.n_jobs)
     wall0 = time.perf_counter()
     (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
      bad_job) = kernel(
-        _own(wl.submit), _own(np.minimum(wl.runtime, wl.walltime)), _own(wl.units),
+        _own(wl.submit), _own(_durations(sim)), _own(wl.units),
         _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy, run.depth)
     loop_seconds = time.perf_counter() - wall0
+    _check(sim, status, bad_job)
+    stats: dict[str, Any] = {"backfilled": int(backfilled)} if run.easy else {}
+    _record(sim, rec, (start, end, planned, offsets, nodes, counts, points, n_points),
+            wall0, loop_seconds, stats)
+    return rec
+
+
+def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | None:
+    """Simulate ``sim`` (conservative backfilling that :func:`slot_run` accepted) in the
+    compiled conservative loop; ``None`` when the run needs the general loop after all."""
+    wl = sim.workload
+    rec, skip = _prepare(sim, run)
+    kernel = conservative_loop_kernel()
+    if sim.progress is not None:
+        sim.progress(0, wl.n_jobs)
+    wall0 = time.perf_counter()
+    (status, start, end, planned, offsets, nodes, counts, points, n_points, compressions,
+     moves, bad_job) = kernel(
+        _own(wl.submit), _own(_durations(sim)), _own(wl.units),
+        _own(run.estimate), _own(run.rank), skip, _own(run.slots))
+    loop_seconds = time.perf_counter() - wall0
+    if status == FALLBACK:
+        return None
+    _check(sim, status, bad_job)
+    stats = {"compressions": int(compressions), "rebuilds": 0, "moves": int(moves)}
+    _record(sim, rec, (start, end, planned, offsets, nodes, counts, points, n_points),
+            wall0, loop_seconds, stats)
+    return rec
+
+
+def _prepare(sim: Simulator, run: SlotRun) -> tuple[Recorder, npt.NDArray[np.bool_]]:
+    """A fresh recorder and the jobs to skip (rejected as the engine would)."""
+    wl = sim.workload
+    rec = Recorder(wl, sim.platform, sim.req)
+    rec.walltime_kill = sim.walltime_kill
+    rec.engine_info = sim.engine_info()
+    skip = np.zeros(wl.n_jobs, dtype=np.bool_)
+    if int(wl.units.max()) > int(run.slots.sum()):  # the engine's errors and reasons
+        rejected = sim._check_feasible(rec)
+        skip[list(rejected)] = True
+    return rec, skip
+
+
+def _check(sim: Simulator, status: int, bad_job: int) -> None:
+    """The general engine's error for a run that got stuck."""
+    wl = sim.workload
     if status == STUCK:
         raise DispatchlabError(
             f"dispatcher '{sim.dispatcher.name}' left job(s) queued on an idle machine with "
@@ -47,23 +89,39 @@ def run_slots(sim: Simulator, run: SlotRun) -> Recorder:
     if status != 0:  # pragma: no cover - the slot invariant rules this out
         raise DispatchlabError(f"compiled engine: slot accounting broke at job "
                                f"{int(wl.job_id[bad_job])}")
-    started = start >= 0
-    rec.alloc_nodes = cast(list[Any], Placements(nodes, offsets, started))
-    rec.alloc_counts = cast(list[Any], Placements(counts, offsets, started))
-    rec._start = start.tolist()
-    rec._end = end.tolist()
+
+
+def _record(sim: Simulator, rec: Recorder, out: tuple[Any, ...], wall0: float,
+            loop_seconds: float, stats: dict[str, Any]) -> None:
+    """Store the loop's outcome in ``rec`` exactly as the general engine would."""
+    start, end, planned, offsets, nodes, counts, points, n_points = out
+    wl = sim.workload
+    started = np.flatnonzero(start >= 0)
+    sizes = np.diff(offsets)[started]
+    killed = (wl.runtime[started] > wl.walltime[started]) & sim.walltime_kill
+    rec.segments = Segments(
+        job=started.astype(np.int64), t0=start[started], t1=end[started],
+        outcome=np.where(killed, KILLED, COMPLETED).astype(np.int8),
+        lost=np.zeros(len(started), np.int64), offsets=with_zero(np.cumsum(sizes)),
+        nodes=nodes, counts=counts)
     rec.planned = planned
     pts = points[:n_points]
     rec.decision_at = array("q", pts[:, 0].tobytes())
     rec.decision_cpu = array("d", [loop_seconds / max(n_points, 1)]) * n_points
-    free_total = plat.total[None, :] - pts[:, 3:4] * sim.req[0][None, :]
+    total = sim.platform.total[None, :]
+    free_total = total - pts[:, 3:4] * sim.req[0][None, :]
     rec.samples = array("q", np.ascontiguousarray(
-        np.hstack((pts[:, :3], free_total)), dtype=np.int64).tobytes())
-    stats: dict[str, Any] = {"backfilled": int(backfilled)} if run.easy else {}
+        np.hstack((pts[:, :3], free_total, np.repeat(total, n_points, axis=0))),
+        dtype=np.int64).tobytes())
     rec.finish(time.perf_counter() - wall0, stats)
     if sim.progress is not None:
-        sim.progress(n, n)
-    return rec
+        sim.progress(sim.workload.n_jobs, sim.workload.n_jobs)
+
+
+def _durations(sim: Simulator) -> npt.NDArray[np.int64]:
+    """How long each job runs once started: to its wall-time at most, unless not killed."""
+    wl = sim.workload
+    return np.minimum(wl.runtime, wl.walltime) if sim.walltime_kill else wl.runtime
 
 
 def _own(a: npt.NDArray[Any]) -> npt.NDArray[np.int64]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dispatchlab.engine.compiled.eligibility import slot_run
-from dispatchlab.engine.compiled.runner import run_slots
+from dispatchlab.engine.compiled.runner import run_conservative, run_slots
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import ConfigError
@@ -22,7 +22,13 @@ def run_engine(sim: Simulator, engine: str = "auto") -> tuple[Recorder, str]:
                           field="engine")
     if engine != "general":
         run = slot_run(sim)
-        if not isinstance(run, str):
+        if not isinstance(run, str) and run.conservative:
+            rec = run_conservative(sim, run)
+            if rec is not None:
+                return rec, "compiled"
+            # pragma: no cover - never for the estimates it takes (see conservative_loop)
+            run = "a reservation was left in the past (the general loop rebuilds them)"
+        elif not isinstance(run, str):
             return run_slots(sim, run), "compiled"
         if engine == "compiled":
             raise ConfigError(f"the compiled engine cannot run this simulation: {run}",

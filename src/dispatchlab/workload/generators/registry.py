@@ -173,4 +173,4 @@ def parse_bool(text: str) -> bool:
 
 def _load_builtin() -> None:
     """Import the built-in generators (they register themselves)."""
-    from dispatchlab.workload.generators import eurora_like  # noqa: F401
+    from dispatchlab.workload.generators import eurora_like, mejri  # noqa: F401

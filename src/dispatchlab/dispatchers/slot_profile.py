@@ -1,0 +1,199 @@
+"""The slot profile: free interchangeable unit slots as a step function of future time.
+
+Used by conservative backfilling when every job's unit asks the same resource vector. The
+breakpoints and counts live in two preallocated arrays (numpy when the compiled kernels are
+available, Python lists otherwise) operated on by
+:mod:`~dispatchlab.engine.compiled.slot_profile_ops` — the same source either way.
+:class:`SlotReservations` keeps conservative backfilling's reservations next to it, in
+arrays too, and compresses them all in one call.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from dispatchlab.engine.compiled.kernel import slot_profile_ops
+from dispatchlab.engine.compiled.slot_profile_ops import NEVER, NONE
+
+
+class SlotProfile:
+    """Free unit slots over time; a job's placement is its unit count."""
+
+    __slots__ = ("_free", "_known", "_ops", "_times", "n", "need", "size", "units")
+
+    def __init__(self, total: int, units: list[int], ops: SimpleNamespace | None = None,
+                 n_jobs: int | None = None):
+        """``units``: each job's units — a list that may grow as jobs arrive, up to
+        ``n_jobs`` (default: its length now); ``ops``: the operations (default: compiled
+        when available, see :func:`~dispatchlab.engine.compiled.kernel.slot_profile_ops`)."""
+        ops = ops or slot_profile_ops()
+        self._ops = ops
+        self.units = units
+        self.size = len(units) if n_jobs is None else n_jobs
+        self._known = len(units)
+        self.n = 1
+        if ops.compiled:
+            self.need: Any = np.zeros(self.size, dtype=np.int64)
+            self.need[:self._known] = units
+            self._times: Any = np.zeros(64, dtype=np.int64)
+            self._free: Any = np.zeros(64, dtype=np.int64)
+        else:
+            self.need = units
+            self._times = [0] * 64
+            self._free = [0] * 64
+        self._free[0] = total
+
+    # ---- views -----------------------------------------------------------------------
+
+    @property
+    def times(self) -> list[int]:
+        """Breakpoints: ``times[0]`` = now, strictly increasing."""
+        return [int(t) for t in self._times[: self.n]]
+
+    @property
+    def free(self) -> list[int]:
+        """Free slots per segment."""
+        return [int(f) for f in self._free[: self.n]]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def sync(self) -> None:
+        """Take in the units of jobs that arrived since the last call."""
+        known = len(self.units)
+        if known > self._known and self._ops.compiled:
+            self.need[self._known:known] = self.units[self._known:known]
+        self._known = known
+
+    def job_array(self, fill: int) -> Any:
+        """A per-job integer array of the kind the operations take, filled with ``fill``."""
+        size = self.size
+        if self._ops.compiled:
+            return np.full(size, fill, dtype=np.int64)
+        return [fill] * size
+
+    # ---- the Profile operations -----------------------------------------------------
+
+    def advance(self, now: int) -> None:
+        """Drop the past: the first segment starts at ``now``."""
+        self.n = self._ops.prof_advance(self._times, self._free, self.n, now)
+
+    def _room(self, more: int) -> None:
+        """Grow the arrays so that ``more`` breakpoints fit."""
+        cap = len(self._times)
+        if self.n + more <= cap:
+            return
+        while cap < self.n + more:
+            cap *= 2
+        if self._ops.compiled:
+            self._times = np.resize(self._times, cap)
+            self._free = np.resize(self._free, cap)
+        else:
+            self._times += [0] * (cap - len(self._times))
+            self._free += [0] * (cap - len(self._free))
+
+    def take(self, job: int, t0: int, t1: int, placement: int) -> None:
+        """Occupy ``placement`` slots over ``[t0, t1)``."""
+        self._room(2)
+        self.n = self._ops.prof_add(self._times, self._free, self.n, t0, t1, -placement)
+
+    def give(self, job: int, t0: int, t1: int, placement: int) -> None:
+        """Free ``placement`` slots over ``[t0, t1)``."""
+        self._room(2)
+        self.n = self._ops.prof_add(self._times, self._free, self.n, t0, t1, placement)
+
+    def earliest(self, job: int, dur: int, before: int | None = None) -> tuple[int, int] | None:
+        """Earliest start ``< before`` with ``units[job]`` slots free for ``dur`` seconds."""
+        need = self.units[job]
+        t = self._ops.prof_fit(self._times, self._free, self.n, need, dur,
+                               NEVER if before is None else before, NEVER)
+        return None if t == NONE else (int(t), need)
+
+    def min_free(self) -> int:
+        """Smallest free count anywhere (negative = overcommitted)."""
+        return int(self._ops.prof_min_free(self._free, self.n))
+
+
+class SlotReservations:
+    """The reservation book of conservative backfilling over a :class:`SlotProfile`.
+
+    Per job its window ``[start, end)`` (``start`` = NONE: no reservation); a binary heap of
+    the reserved jobs by (start, job) with each job's position in it. The operations are
+    :mod:`~dispatchlab.engine.compiled.slot_profile_ops`, so a compression is one call
+    whatever the queue length. Answers exactly as
+    :class:`~dispatchlab.dispatchers.selection.reservations.Reservations` would.
+    """
+
+    __slots__ = ("_out", "end", "heap", "hn", "pos", "profile", "start")
+
+    def __init__(self, profile: SlotProfile) -> None:
+        self.profile = profile
+        self.start = profile.job_array(NONE)
+        self.end = profile.job_array(NONE)
+        self.heap = profile.job_array(0)
+        self.pos = profile.job_array(-1)
+        self.hn = 0
+        self._out = profile.job_array(0)  # room for every job
+
+    def __contains__(self, job: int) -> bool:
+        return bool(self.pos[job] >= 0)
+
+    def reserve(self, job: int, dur: int) -> int | None:
+        """Earliest fit, taken from the profile."""
+        prof = self.profile
+        prof._room(2)
+        prof.n, self.hn, t = prof._ops.prof_reserve(
+            prof._times, prof._free, prof.n, job, prof.units[job], dur, NEVER, self.start,
+            self.end, self.heap, self.pos, self.hn)
+        return None if t == NONE else int(t)
+
+    def compress(self, order: list[int], now: int) -> tuple[list[int], list[int]]:
+        """All of :meth:`Reservations.compress
+        <dispatchlab.dispatchers.selection.reservations.Reservations.compress>` in one
+        compiled call (more when the profile's arrays must grow on the way)."""
+        prof = self.profile
+        prof.sync()
+        ops = prof._ops
+        count = len(order)
+        seq: Any = np.array(order, dtype=np.int64) if ops.compiled else order
+        out, start = self._out, self.start
+        jobs: list[int] = []
+        first = 0
+        while first < count:
+            prof._room(len(prof._times) if first else 4)  # double when it ran out of room
+            prof.n, n_moved, first = ops.prof_compress(
+                prof._times, prof._free, prof.n, seq, first, count, start, self.end,
+                prof.need, now, self.heap, self.pos, out)
+            jobs += out[:n_moved].tolist() if ops.compiled else out[:n_moved]
+        if ops.compiled:
+            return jobs, start[jobs].tolist()
+        return jobs, [start[j] for j in jobs]
+
+    def next_due(self) -> int:
+        """Start of the heap's top."""
+        return int(self.start[self.heap[0]]) if self.hn else NEVER
+
+    def pop_due(self, now: int) -> list[tuple[int, int, Any]]:
+        """Pop the due jobs off the heap; a slot placement is the job's unit count."""
+        if not self.hn or self.start[self.heap[0]] > now:
+            return []
+        ops = self.profile._ops
+        self.hn, count = ops.book_pop_due(self.start, self.heap, self.pos, self.hn, now,
+                                          self._out)
+        units, end = self.profile.units, self.end
+        jobs = self._out[:count].tolist() if ops.compiled else self._out[:count]
+        return [(j, int(end[j]), units[j]) for j in jobs]
+
+    def drain(self) -> list[tuple[int, int, int, Any]]:
+        """Everything, emptied."""
+        units = self.profile.units
+        jobs = sorted(int(j) for j in self.heap[: self.hn])
+        out = [(j, int(self.start[j]), int(self.end[j]), units[j]) for j in jobs]
+        for j in jobs:
+            self.start[j] = self.end[j] = NONE
+            self.pos[j] = -1
+        self.hn = 0
+        return out

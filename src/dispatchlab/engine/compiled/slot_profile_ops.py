@@ -1,0 +1,241 @@
+"""Operations on a slot profile held in plain arrays, for conservative backfilling.
+
+One source for the compiled kernels (:mod:`dispatchlab.engine.compiled.kernel` compiles
+these functions ahead of time or with Numba's JIT) and for the pure-Python fallback, which
+runs them as they are — so both give the same profile, step by step.
+
+A profile is ``times[:n]`` (strictly increasing breakpoints, ``times[0]`` = now) and
+``free[:n]`` (free unit slots over ``[times[k], times[k + 1])``; the last segment runs
+forever). The arrays (or lists) have spare room past ``n``; no function allocates, and each
+returns the new ``n``. Adjacent segments never hold equal counts, so the representation is a
+function of the step function alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: Returned by the search when no start qualifies; the start of "no reservation".
+NONE = -(1 << 62)
+#: Later than any simulated time ("no limit", "never due").
+NEVER = 1 << 62
+
+
+def prof_advance(times: Any, free: Any, n: int, now: int) -> int:
+    """Drop the past: the first segment starts at ``now``."""
+    k = 0
+    while k + 1 < n and times[k + 1] <= now:
+        k += 1
+    if k > 0:
+        n -= k
+        for m in range(n):
+            times[m] = times[m + k]
+            free[m] = free[m + k]
+    times[0] = now
+    return n
+
+
+def prof_split(times: Any, free: Any, n: int, t: int) -> tuple[int, int]:
+    """Index of the segment starting at ``t`` (a breakpoint added when missing), and ``n``."""
+    a, b = 0, n
+    while a < b:
+        m = (a + b) >> 1
+        if times[m] < t:
+            a = m + 1
+        else:
+            b = m
+    if a == n or times[a] != t:
+        for m in range(n, a, -1):
+            times[m] = times[m - 1]
+            free[m] = free[m - 1]
+        times[a] = t
+        free[a] = free[a - 1]
+        n += 1
+    return a, n
+
+
+def prof_remove(times: Any, free: Any, n: int, k: int) -> int:
+    """Delete breakpoint ``k`` (its segment joins the previous one)."""
+    n -= 1
+    for m in range(k, n):
+        times[m] = times[m + 1]
+        free[m] = free[m + 1]
+    return n
+
+
+def prof_add(times: Any, free: Any, n: int, t0: int, t1: int, delta: int) -> int:
+    """Add ``delta`` free slots over ``[t0, t1)`` (``now ≤ t0 < t1``); needs room for two
+    more breakpoints."""
+    a, n = prof_split(times, free, n, t0)
+    b, n = prof_split(times, free, n, t1)
+    for k in range(a, b):
+        free[k] += delta
+    if b < n and free[b] == free[b - 1]:
+        n = prof_remove(times, free, n, b)
+    if a > 0 and free[a] == free[a - 1]:
+        n = prof_remove(times, free, n, a)
+    return n
+
+
+def prof_fit(times: Any, free: Any, n: int, need: int, dur: int, before: int,
+             lifted: int) -> int:
+    """Earliest start ``< before`` with ``need`` slots free for ``dur`` seconds, or NONE.
+
+    From ``lifted`` on (:data:`NEVER`: nowhere) the job's own hold is counted as lifted
+    without lifting it: a segment starting there needs only no overcommitment
+    (``free ≥ 0``), one reaching back before it needs ``need``. The earliest start is
+    always a breakpoint: scan them, and after a segment that is too full resume past it
+    (every window starting before it overlaps it).
+    """
+    i = 0
+    while i < n:
+        t = times[i]
+        if t >= before:
+            return NONE
+        if free[i] < need:
+            i += 1
+            continue
+        stop = t + dur
+        j = i + 1
+        while j < n and times[j] < stop:
+            if free[j] < (need if times[j] < lifted else 0):
+                break
+            j += 1
+        else:
+            return t
+        i = j + 1
+    return NONE
+
+
+def prof_compress(times: Any, free: Any, n: int, jobs: Any, first: int, count: int,
+                  start: Any, end: Any, need: Any, now: int, heap: Any, pos: Any,
+                  moved: Any) -> tuple[int, int, int]:
+    """Move reservations earlier, one at a time in the order of ``jobs[first:count]``.
+
+    Job ``j`` holds ``need[j]`` slots over ``[start[j], end[j])`` (no reservation, or one
+    due now, when ``start[j] ≤ now``: skipped). Each moves to its earliest fit with its own
+    hold lifted, when that is earlier (a window starting before ``start[j]`` ends before
+    ``end[j]``, so lifting the hold only relaxes the segments from ``start[j]`` on):
+    ``start``/``end`` and its place in the book's heap follow, and the job is appended to
+    ``moved``. Stops early when the arrays have no room for four more breakpoints.
+    Returns ``(n, number moved, index reached)``.
+    """
+    room = len(times) - 4
+    n_moved = 0
+    i = first
+    while i < count:
+        if n > room:
+            break
+        j = jobs[i]
+        s = start[j]
+        if s > now:
+            e = end[j]
+            k = need[j]
+            t = prof_fit(times, free, n, k, e - s, s, s)
+            if t != NONE:
+                n = prof_add(times, free, n, s, e, k)
+                n = prof_add(times, free, n, t, t + e - s, -k)
+                start[j] = t
+                end[j] = t + e - s
+                heap_up(start, heap, pos, pos[j])
+                moved[n_moved] = j
+                n_moved += 1
+        i += 1
+    return n, n_moved, i
+
+
+def prof_reserve(times: Any, free: Any, n: int, job: int, need: int, dur: int, before: int,
+                 start: Any, end: Any, heap: Any, pos: Any, hn: int) -> tuple[int, int, int]:
+    """Reserve ``need`` slots for ``job`` at its earliest fit before ``before`` (taking them
+    from the profile, entering the job in the book); needs room for two more breakpoints.
+    Returns ``(n, hn, start)``, the start NONE (nothing changed) when there is no fit."""
+    t = prof_fit(times, free, n, need, dur, before, NEVER)
+    if t == NONE:
+        return n, hn, t
+    n = prof_add(times, free, n, t, t + dur, -need)
+    start[job] = t
+    end[job] = t + dur
+    heap[hn] = job
+    pos[job] = hn
+    heap_up(start, heap, pos, hn)
+    return n, hn + 1, t
+
+
+# ---- the book of reservations: a binary heap of jobs by (start, job), indexed by job ----
+
+
+def heap_up(start: Any, heap: Any, pos: Any, k: int) -> None:
+    """Restore the heap order after the key of ``heap[k]`` decreased."""
+    j = heap[k]
+    sj = start[j]
+    while k > 0:
+        p = (k - 1) >> 1
+        q = heap[p]
+        if start[q] < sj or (start[q] == sj and q < j):
+            break
+        heap[k] = q
+        pos[q] = k
+        k = p
+    heap[k] = j
+    pos[j] = k
+
+
+def heap_down(start: Any, heap: Any, pos: Any, hn: int, k: int) -> None:
+    """Restore the heap order after the key of ``heap[k]`` increased."""
+    j = heap[k]
+    sj = start[j]
+    while True:
+        c = 2 * k + 1
+        if c >= hn:
+            break
+        a = heap[c]
+        if c + 1 < hn:
+            b = heap[c + 1]
+            if start[b] < start[a] or (start[b] == start[a] and b < a):
+                c += 1
+                a = b
+        if start[a] < sj or (start[a] == sj and a < j):
+            heap[k] = a
+            pos[a] = k
+            k = c
+        else:
+            break
+    heap[k] = j
+    pos[j] = k
+
+
+def book_pop_due(start: Any, heap: Any, pos: Any, hn: int, now: int,
+                 out: Any) -> tuple[int, int]:
+    """Take every reservation starting at or before ``now`` out of the book, by (start,
+    job), into ``out``. Returns ``(hn, number taken)``."""
+    count = 0
+    while hn > 0 and start[heap[0]] <= now:
+        j = heap[0]
+        out[count] = j
+        count += 1
+        pos[j] = -1
+        start[j] = NONE
+        hn -= 1
+        if hn > 0:
+            heap[0] = heap[hn]
+            pos[heap[0]] = 0
+            heap_down(start, heap, pos, hn, 0)
+    return hn, count
+
+
+def grown(a: Any, size: int) -> Any:
+    """``a`` copied into a new array of ``size`` elements (compiled code only)."""
+    out = np.empty(size, a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+def prof_min_free(free: Any, n: int) -> int:
+    """Smallest free count (negative = overcommitted)."""
+    low = free[0]
+    for k in range(1, n):
+        if free[k] < low:
+            low = free[k]
+    return int(low)

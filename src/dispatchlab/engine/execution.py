@@ -1,0 +1,162 @@
+"""What the engine does to jobs and nodes: segments that start and stop, nodes that leave,
+come back, boot and shut down. Shared by the event handlers and the decision appliers.
+
+Every function takes the :class:`~dispatchlab.engine.simulator.Simulator` whose state it
+changes; none of them validates (the appliers do, before calling them).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.engine.events import END
+from dispatchlab.engine.kernels import release
+from dispatchlab.engine.recorder import ABORTED, PREEMPTED, RECONFIGURED
+from dispatchlab.engine.state import DOWN, ON, Running
+
+if TYPE_CHECKING:
+    from dispatchlab.engine.simulator import Simulator
+
+IntArray = npt.NDArray[np.int64]
+_NEVER = 1 << 62
+
+
+def begin_segment(sim: Simulator, job: int, nodes: IntArray, counts: IntArray,
+                  new_run: bool, pause: int = 0) -> None:
+    """Job ``job`` runs from now on ``nodes`` × ``counts`` (resources already taken).
+
+    ``new_run``: it leaves the queue now (its wall-time clock starts); otherwise it is
+    reconfigured and keeps its run's start. ``pause``: seconds before its work resumes.
+    """
+    t = sim.view.now
+    if new_run:
+        sim.run_start[job] = t
+    run_start = sim.run_start[job]
+    if sim.fresh[job] and new_run:  # rigid job, first run: exact integer arithmetic
+        end = t + sim.fresh_dur[job]
+        killed = sim.fresh_killed[job]
+        sim.work_from[job] = t
+    else:
+        n = int(counts.sum())
+        work_from = t + pause
+        sim.work_from[job] = work_from
+        natural = work_from + sim.work.duration(job, sim.left[job], n)
+        kill_at = run_start + sim.work.walltime[job] if sim.walltime_kill else _NEVER
+        killed = kill_at < natural
+        end = kill_at if killed else natural
+    sim.view.running[job] = Running(run_start, nodes, counts,
+                                    run_start + sim.work.walltime[job])
+    sim.rec.open(job, t, nodes, counts, sim.job_power.get(job))
+    sim.end_killed[job] = killed
+    sim.end_seq[job] = sim.push(end, END, job)
+
+
+def take_budget(sim: Simulator, job: int, nodes: IntArray, counts: IntArray) -> None:
+    """Charge the job's power to the machine-wide budget."""
+    budget, model = sim.view.budget, sim.budget_model
+    if budget is not None and model is not None:
+        p = model.job_power(job, nodes, counts)
+        sim.job_power[job] = p
+        budget.used += p
+
+
+def release_job(sim: Simulator, job: int) -> Running:
+    """Give back a running job's resources and power; it leaves ``view.running``."""
+    view = sim.view
+    run = view.running.pop(job)
+    req = sim.req[job]
+    release(view.free, run.nodes, run.counts, req)
+    n = int(run.counts.sum())
+    ft = view.free_total
+    if n == sim.units[job]:
+        for r, amount in view.demand_nz[job]:
+            ft[r] += amount
+    else:
+        for r in np.flatnonzero(req).tolist():
+            ft[r] += n * int(req[r])
+    if view.budget is not None:
+        view.budget.used -= sim.job_power.pop(job, 0.0)
+    sim.end_seq[job] = -1  # its end entry, if any, is stale now
+    return run
+
+
+def stop_job(sim: Simulator, job: int, outcome: int, keep_progress: bool = False) -> None:
+    """End the job's current segment now with ``outcome``; bank or lose its work."""
+    run = release_job(sim, job)
+    bank_work(sim, job, run, outcome, keep_progress)
+
+
+def bank_work(sim: Simulator, job: int, run: Running, outcome: int,
+              keep_progress: bool = False) -> None:
+    """Close the job's segment: count the work it did (kept when reconfigured, when asked,
+    or up to its last checkpoint; lost otherwise)."""
+    t = sim.view.now
+    lost = 0
+    if outcome in (ABORTED, PREEMPTED, RECONFIGURED):
+        n = int(run.counts.sum())
+        worked = max(0, t - sim.work_from[job])
+        kept = worked if outcome == RECONFIGURED or keep_progress else sim.work.saved(job, worked)
+        lost = worked - kept
+        sim.left[job] = max(0.0, sim.left[job] - sim.work.done(job, kept, n))
+        sim.fresh[job] = False
+    sim.rec.close(job, t, outcome, lost)
+
+
+def take_node_out(sim: Simulator, node: int, state: int) -> None:
+    """Node ``node`` stops being usable (it must host no job): it enters ``state``."""
+    view = sim.view
+    if view.node_state[node] == ON:
+        row = view.capacity[node]
+        free_row = view.free[node]
+        for r in np.flatnonzero(row).tolist():
+            view.alive_total[r] -= int(row[r])
+            view.free_total[r] -= int(free_row[r])
+        view.free[node] = 0
+        view.alive[node] = False
+    view.node_state[node] = state
+    sim.rec.node_state(view.now, node, state)
+    sim.events.nodes.append(node)
+
+
+def bring_node_in(sim: Simulator, node: int) -> None:
+    """Node ``node`` is usable (on and idle) from now on."""
+    view = sim.view
+    if view.node_state[node] != ON:
+        row = view.capacity[node]
+        for r in np.flatnonzero(row).tolist():
+            view.alive_total[r] += int(row[r])
+            view.free_total[r] += int(row[r])
+        view.free[node] = row
+        view.alive[node] = True
+    view.node_state[node] = ON
+    sim.rec.node_state(view.now, node, ON)
+    sim.events.nodes.append(node)
+
+
+def node_leaves(sim: Simulator, node: int) -> None:
+    """Node ``node`` leaves the machine (scenario): its jobs are aborted, it is ``DOWN``."""
+    view = sim.view
+    if view.node_state[node] == DOWN:
+        return
+    victims = [j for j, run in view.running.items() if node in run.nodes]
+    for j in victims:
+        abort_job(sim, j)
+    sim.node_seq[node] = -1  # a boot or shutdown in progress will not complete
+    take_node_out(sim, node, DOWN)
+
+
+def abort_job(sim: Simulator, job: int) -> None:
+    """A node of ``job`` left: stop it; re-queue it or let it fail (the abort policy)."""
+    stop_job(sim, job, ABORTED)
+    ev = sim.events
+    ev.aborted.append(job)
+    if sim.on_abort == "requeue":
+        sim.view.queue[job] = None
+        ev.requeued.append(job)
+    else:
+        sim.rec.failed.add(job)
+        ev.finished.append(job)
+        sim.done += 1

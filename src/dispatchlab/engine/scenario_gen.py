@@ -1,0 +1,142 @@
+"""Seeded scenario generators, and resolution of a scenario argument.
+
+``gen:NAME:key=value,...`` names a generator (``dispatchlab simulate --scenario``); a path
+names a scenario file. Generators:
+
+- ``constant`` — ``what``, ``value`` [, ``target``]: one change at time 0.
+- ``day-night`` — ``what`` (default ``power_cap``), ``day``, ``night`` values, ``day_start``
+  / ``day_end`` hours (default 8 and 18, counted from time 0 = midnight), ``days``
+  (default 7) [, ``target``].
+- ``random-walk`` — ``what`` (default ``alive_nodes``), ``mean``, ``range``, ``step``
+  (default 1), ``period`` (s), ``until`` (s), ``seed``: every period the value stays,
+  rises or falls by ``step`` with equal probability, bounded in ``[mean − range,
+  mean + range]``, starting at ``mean``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from dispatchlab.engine.scenario import Change, Scenario, load_scenario
+from dispatchlab.errors import ConfigError
+
+ScenarioArg = Scenario | str | Path | Sequence["Scenario | str | Path"] | None
+
+
+def _params(spec: str, text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in filter(None, text.split(",")):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"scenario '{spec}': expected key=value, got '{part}'",
+                              field="scenario")
+        if key.strip() in out:
+            raise ConfigError(f"scenario '{spec}': '{key.strip()}' given twice", field=key)
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _num(p: dict[str, str], key: str, spec: str, default: float | None = None) -> float:
+    if key not in p:
+        if default is None:
+            raise ConfigError(f"scenario '{spec}': '{key}' is required", field=key)
+        return default
+    try:
+        return float(p.pop(key))
+    except ValueError:
+        raise ConfigError(f"scenario '{spec}': {key} must be a number", field=key) from None
+
+
+def constant(p: dict[str, str], spec: str) -> Scenario:
+    """One change at time 0."""
+    what = p.pop("what", "power_cap")
+    target = p.pop("target", "")
+    value = _num(p, "value", spec)
+    return Scenario([Change(0, what, value, target)], source=spec)
+
+
+def day_night(p: dict[str, str], spec: str) -> Scenario:
+    """A value for the day hours and another for the night, repeated for ``days`` days."""
+    what = p.pop("what", "power_cap")
+    target = p.pop("target", "")
+    day, night = _num(p, "day", spec), _num(p, "night", spec)
+    h0, h1 = _num(p, "day_start", spec, 8), _num(p, "day_end", spec, 18)
+    days = int(_num(p, "days", spec, 7))
+    if not 0 <= h0 < h1 <= 24 or days < 1:
+        raise ConfigError(f"scenario '{spec}': need 0 ≤ day_start < day_end ≤ 24, days ≥ 1",
+                          field="day_start")
+    rows = [Change(0, what, night, target)]
+    for d in range(days):
+        base = d * 86400
+        rows.append(Change(base + int(h0 * 3600), what, day, target))
+        rows.append(Change(base + int(h1 * 3600), what, night, target))
+    return Scenario(rows, source=spec)
+
+
+def random_walk(p: dict[str, str], spec: str) -> Scenario:
+    """Bounded lazy random walk: stay / up / down by ``step`` with equal probability."""
+    what = p.pop("what", "alive_nodes")
+    target = p.pop("target", "")
+    mean, span = _num(p, "mean", spec), _num(p, "range", spec)
+    step = _num(p, "step", spec, 1)
+    period, until = int(_num(p, "period", spec)), int(_num(p, "until", spec))
+    seed = int(_num(p, "seed", spec, 0))
+    if period <= 0 or until < 0 or span < 0 or step <= 0:
+        raise ConfigError(f"scenario '{spec}': need period > 0, until ≥ 0, range ≥ 0, "
+                          "step > 0", field="period")
+    rng = np.random.default_rng(seed)
+    n = until // period
+    moves = rng.integers(-1, 2, size=n) * step
+    value = mean
+    rows = [Change(0, what, value, target)]
+    for k in range(n):
+        nxt = min(max(value + float(moves[k]), mean - span), mean + span)
+        if nxt != value:
+            rows.append(Change((k + 1) * period, what, nxt, target))
+            value = nxt
+    return Scenario(rows, source=spec)
+
+
+GENERATORS: dict[str, Callable[[dict[str, str], str], Scenario]] = {
+    "constant": constant,
+    "day-night": day_night,
+    "random-walk": random_walk,
+}
+
+
+def generate_scenario(spec: str) -> Scenario:
+    """A scenario from ``gen:NAME:key=value,...``."""
+    _, _, rest = spec.partition(":")
+    name, _, text = rest.partition(":")
+    gen = GENERATORS.get(name)
+    if gen is None:
+        raise ConfigError(f"unknown scenario generator '{name}' (known: "
+                          f"{', '.join(GENERATORS)})", field="scenario")
+    p = _params(spec, text)
+    out = gen(p, spec)
+    if p:
+        raise ConfigError(f"scenario '{spec}': unknown parameter(s) {', '.join(sorted(p))}",
+                          field="scenario")
+    return out
+
+
+def resolve_scenario(arg: ScenarioArg) -> Scenario | None:
+    """A scenario from an object, a file path, a ``gen:`` spec, or a list of them (merged)."""
+    if arg is None:
+        return None
+    if isinstance(arg, Scenario):
+        return arg
+    if isinstance(arg, (str, Path)):
+        text = str(arg)
+        if text.startswith("gen:"):
+            return generate_scenario(text)
+        return load_scenario(text)
+    out: Scenario | None = None
+    for part in arg:
+        one = resolve_scenario(part)
+        if one is not None:
+            out = one if out is None else out.merged(one)
+    return out
