@@ -218,15 +218,24 @@ class Recorder:
             raise DispatchlabError(f"{int(missing.sum())} job(s) {what} (first: job "
                                    f"{int(self.workload.job_id[j])})")
 
+    def _placements(self) -> tuple[Placements, Placements]:
+        """Both per-job placement views, built once per segment log."""
+        key = (self.segments, self.last_seg)
+        cached = getattr(self, "_placements_of", None)
+        if cached is None or cached[0][0] is not key[0] or cached[0][1] is not key[1]:
+            cached = (key, job_placements(self))
+            self._placements_of = cached
+        return cached[1]
+
     @property
     def alloc_nodes(self) -> Placements:
         """Per job the nodes of its last segment (``None``: never ran)."""
-        return job_placements(self)[0]
+        return self._placements()[0]
 
     @property
     def alloc_counts(self) -> Placements:
         """Per job the unit counts of its last segment (``None``: never ran)."""
-        return job_placements(self)[1]
+        return self._placements()[1]
 
     def job_outcomes(self) -> npt.NDArray[np.int8]:
         """Per job the outcome of its final segment (``ABORTED``: it failed for good when a

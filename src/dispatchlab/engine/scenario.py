@@ -168,11 +168,12 @@ def load_scenario(path: str | Path) -> Scenario:
     if missing:
         raise ConfigError(f"{p}: missing column(s) {', '.join(sorted(missing))} (expected "
                           "time,what,value[,target])", field="scenario")
+    lines = _data_lines(p, len(frame))
     rows = []
     targets = frame["target"] if "target" in frame.columns else [""] * len(frame)
     for k, (t, what, value, target) in enumerate(zip(frame["time"], frame["what"],
                                                      frame["value"], targets, strict=True)):
-        line = k + 2  # header is line 1 (CSV)
+        line = lines[k]
         try:
             tf = float(t)
         except (TypeError, ValueError):
@@ -191,6 +192,19 @@ def load_scenario(path: str | Path) -> Scenario:
         _check(c, f"{p}: line {line}")
         rows.append(c)
     return Scenario(rows, source=str(p))
+
+
+def _data_lines(p: Path, n: int) -> list[int]:
+    """File line numbers of the ``n`` data rows of a CSV scenario (comments and blank lines
+    skipped, as the reader does); row numbers for Parquet."""
+    if p.suffix == ".parquet":
+        return list(range(1, n + 1))
+    out: list[int] = []
+    with p.open(encoding="utf-8", errors="replace") as f:
+        for number, text in enumerate(f, start=1):
+            if text.strip() and not text.lstrip().startswith("#"):
+                out.append(number)
+    return (out[1:] + list(range(len(out) + 1, n + 2)))[:n]  # first kept line: the header
 
 
 def cap_from_series(times: Sequence[int], watts: Sequence[float], source: str = "<memory>"

@@ -87,6 +87,9 @@ def random_walk(p: dict[str, str], spec: str) -> Scenario:
     if period <= 0 or until < 0 or span < 0 or step <= 0:
         raise ConfigError(f"scenario '{spec}': need period > 0, until ≥ 0, range ≥ 0, "
                           "step > 0", field="period")
+    if what == "alive_nodes" and mean - span < 0:
+        raise ConfigError(f"scenario '{spec}': mean − range is below 0 alive nodes",
+                          field="range")
     rng = np.random.default_rng(seed)
     n = until // period
     moves = rng.integers(-1, 2, size=n) * step
