@@ -40,6 +40,7 @@ from dispatchlab.metrics.audit_sweep import (
     LEFT_WHILE_USED,
     OK,
     STARTED_ON_UNUSABLE,
+    aot_sweep,
     sweep_kernel,
 )
 
@@ -166,8 +167,9 @@ def _replay(rec: Recorder, work: WorkModel, job: int, ks: list[int], units: IntA
     return None
 
 
-#: Above this many (segment, node) pairs the capacity check runs the compiled event sweep
-#: (memory per node, not per pair); below, the vectorised per-pair sweep (no compilation).
+#: The capacity check runs the compiled event sweep (memory per node, not per pair) when the
+#: ahead-of-time module has it, or above this many (segment, node) pairs (worth a JIT
+#: compilation); otherwise the vectorised per-pair sweep.
 SWEEP_PAIRS = 200_000
 
 
@@ -176,7 +178,7 @@ def _check_capacity(rec: Recorder, compiled: bool | None = None) -> None:
     under a job: the vectorised per-node sweep for small runs, the compiled event sweep for
     large ones (``compiled`` forces one; both give the same verdicts)."""
     if compiled is None:
-        compiled = len(rec.segments.nodes) > SWEEP_PAIRS
+        compiled = len(rec.segments.nodes) > SWEEP_PAIRS or aot_sweep() is not None
     if compiled:
         _sweep_events(rec)
     else:
@@ -194,10 +196,13 @@ def _sweep_events(rec: Recorder) -> None:
                            np.full(n, 2, np.int64)))
     ref = np.concatenate((np.arange(n), np.arange(n_log), np.arange(n)))
     order = _sweep_order(np.zeros(len(time), np.int64), time, kind)
+    i8, i4 = np.int64, np.int32  # the exact types of the ahead-of-time signature
     status, k, node, r, level = sweep_kernel()(
-        np.ascontiguousarray(kind[order]), np.ascontiguousarray(ref[order]), seg.job,
-        seg.offsets, seg.nodes, seg.counts, np.ascontiguousarray(rec.req), plat.capacity,
-        np.ascontiguousarray(log[:, 1]), np.ascontiguousarray(log[:, 2]))
+        np.ascontiguousarray(kind[order], i8), np.ascontiguousarray(ref[order], i8),
+        np.ascontiguousarray(seg.job, i8), np.ascontiguousarray(seg.offsets, i8),
+        np.ascontiguousarray(seg.nodes, i4), np.ascontiguousarray(seg.counts, i4),
+        np.ascontiguousarray(rec.req, i8), np.ascontiguousarray(plat.capacity, i8),
+        np.ascontiguousarray(log[:, 1], i8), np.ascontiguousarray(log[:, 2], i8))
     if status == OK:
         return
     t = int(time[order][k])

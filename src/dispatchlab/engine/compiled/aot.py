@@ -1,5 +1,5 @@
-"""The slot loop, the conservative-backfilling loop and the slot-profile operations compiled
-ahead of time into a plain extension module, built once per machine.
+"""The slot loop, the conservative-backfilling loop, the slot-profile operations and the
+audit's capacity sweep compiled ahead of time into a plain extension module, built once per machine.
 
 Loading it costs well under a millisecond, where the first call of a Numba JIT function
 (even from Numba's disk cache) initializes Numba's compiler — about half a second, much of
@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dispatchlab.engine.compiled import capacity_sweep as _sweep_source
 from dispatchlab.engine.compiled import conservative_loop as _cons_source
 from dispatchlab.engine.compiled import slot_loop as _source
 from dispatchlab.engine.compiled import slot_profile_ops as _ops_source
@@ -33,7 +34,7 @@ def module_name() -> str:
     import numba
 
     key = hashlib.sha256(Path(_source.__file__).read_bytes())
-    for other in (_ops_source, _cons_source):
+    for other in (_ops_source, _cons_source, _sweep_source):
         key.update(Path(str(other.__file__)).read_bytes())
     key.update(f"{numba.__version__} {sys.implementation.cache_tag}".encode())
     return f"slot_loop_aot_{key.hexdigest()[:16]}"
