@@ -1,6 +1,8 @@
 """The figures experiments/cp/README.md quotes, computed from the stored result files.
 
-Usage: ``python experiments/cp/claims.py experiments/cp/results/eurora_hist``.
+Usage: ``python experiments/cp/claims.py experiments/cp/results/eurora_hist
+[experiments/cp/results/eurora_hist_rules]`` (the second folder: the rule-based rows
+re-run with the current code; per-batch CP comparisons are then made against them too).
 Reads ``quality.csv`` (pooled jobs), ``runs.csv`` (one row per complete batch ×
 dispatcher), ``performance.csv`` and ``results.csv`` (every stored run, partial batches
 included); writes ``per_batch.csv`` (mean slowdown and mean wait per batch and dispatcher,
@@ -20,7 +22,7 @@ def change(a: float, b: float) -> float:
     return 100.0 * (b - a) / a
 
 
-def main(folder: Path) -> None:
+def main(folder: Path, rules: Path | None = None) -> None:
     quality = pd.read_csv(folder / "quality.csv").set_index("dispatcher")
     runs = pd.read_csv(folder / "runs.csv")
     perf = pd.read_csv(folder / "performance.csv").set_index("dispatcher")
@@ -67,6 +69,23 @@ def main(folder: Path) -> None:
         print(f"  {d}: pooled {pooled[d]:.3f} vs easy {pooled['easy']:.3f}; worse on "
               f"{len(worse)} of {len(sd)}: {', '.join(worse)}")
 
+    if rules is not None:
+        rr = pd.read_csv(rules / "results.csv")
+        new = rr.pivot(index="workload", columns="dispatcher", values="mean_slowdown")
+        jobs = rr.groupby("dispatcher")["jobs_run"].sum()
+        print(f"\nRule-based rows re-run ({rules.name}), pooled over {jobs.iloc[0]} jobs:")
+        for d in new.columns:
+            g = rr[rr["dispatcher"] == d]
+            print(f"  {d}: mean slowdown "
+                  f"{(g['mean_slowdown'] * g['jobs_run']).sum() / g['jobs_run'].sum():.3f}, "
+                  f"mean wait {(g['mean_wait'] * g['jobs_run']).sum() / g['jobs_run'].sum():.0f} s")
+        new = new.reindex(sd.index)
+        for base in new.columns:
+            print(f"  CP worse than re-run {base} (mean slowdown), batches of {len(sd)}:")
+            for d in ("hcp3", "pcp3", "hcp3-real", "pcp3-real", "hcp3-heuristic",
+                      "pcp3-heuristic", "hcp1", "pcp1"):
+                print(f"    {d}: {(sd[d] > new[base]).sum()}")
+
     full = results.groupby("workload")["dispatcher"].nunique()
     partial = results[results["workload"].isin(full[full < full.max()].index)]
     print(f"\nPartial batches: {partial['workload'].nunique()} batches, {len(partial)} runs "
@@ -86,4 +105,4 @@ def change_series(a: pd.Series, b: pd.Series) -> pd.Series:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]) if len(sys.argv) > 2 else None)
