@@ -34,7 +34,7 @@ TRACES = (HERE.parents[1] / ".." / "shared" / "traces" / "eurora" / "job_instanc
           / "historical_traces").resolve()
 PLATFORMS = {"eurora": "eurora", "eurora-pbs": "eurora-pbs",
              "eurora-pbs-anytime": str(HERE / "eurora-pbs-anytime.toml")}
-DISPATCHERS = ("pbs-fifo", "pbs-fifo-window", "easy")
+DISPATCHERS = ("pbs-fifo-window", "easy")
 
 
 def reason_kind(reason: str) -> str:
