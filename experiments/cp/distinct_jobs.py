@@ -13,12 +13,14 @@ Usage::
 
 With a ``results.csv`` the batches are those every dispatcher finished (as
 ``report_eurora.py`` pools them); ``--all-batches`` takes all 206 historical batches.
-Writes one row per batch (records, hostable records, new distinct ids) and a total row.
+Writes one row per batch (records, hostable records, new distinct ids) and a total row
+(with how many of the batches the most repeated job, and the median job, appear in).
 """
 
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
@@ -68,6 +70,7 @@ def count(batches: list[tuple[str, Path]], queue: str | None,
     plat = resolve_platform(platform)
     seen: set[int] = set()
     seen_ok: set[int] = set()
+    copies: Counter[int] = Counter()
     rows = []
     for name, path in batches:
         wl = load(path)
@@ -80,6 +83,7 @@ def count(batches: list[tuple[str, Path]], queue: str | None,
         ids_ok = wl.job_id[keep & ok]
         new = len(set(ids.tolist()) - seen)
         new_ok = len(set(ids_ok.tolist()) - seen_ok)
+        copies.update(set(ids.tolist()))
         seen.update(ids.tolist())
         seen_ok.update(ids_ok.tolist())
         rows.append({"batch": name, "records": int(keep.sum()),
@@ -88,7 +92,9 @@ def count(batches: list[tuple[str, Path]], queue: str | None,
     table = pd.DataFrame(rows)
     total = {"batch": "TOTAL", "records": int(table["records"].sum()),
              "hostable_records": int(table["hostable_records"].sum()),
-             "new_distinct": len(seen), "new_distinct_hostable": len(seen_ok)}
+             "new_distinct": len(seen), "new_distinct_hostable": len(seen_ok),
+             "max_copies": max(copies.values(), default=0),
+             "median_copies": float(np.median(list(copies.values()))) if copies else 0.0}
     return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
 
 
@@ -111,7 +117,8 @@ def main() -> None:
     tot = table.iloc[-1]
     print(f"{len(batches)} batches: {tot['records']} records ({tot['hostable_records']} "
           f"hostable), {tot['new_distinct']} distinct jobs ({tot['new_distinct_hostable']} "
-          "hostable)" + (f", queue {args.queue}" if args.queue else ""))
+          f"hostable); a job appears in up to {int(tot['max_copies'])} batches (median "
+          f"{tot['median_copies']:g})" + (f", queue {args.queue}" if args.queue else ""))
 
 
 if __name__ == "__main__":
