@@ -7,8 +7,9 @@ and runs each job that can run now. A job that cannot run becomes a *top job* an
 reservation (PBS "calendars" it) at the earliest time it fits; ``backfill_depth`` is how
 many top jobs get one (PBS's default is 1). *Every* later queued job may still run now —
 it is backfilled — if it fits now without delaying any top job's reservation; jobs past the
-last top job that cannot run now just wait. Strict ordering with depth 1 is EASY
-backfilling; depth ``None`` (every waiting job a top job) is conservative backfilling whose
+last top job that cannot run now just wait. Depth 1 is EASY backfilling (the same starts
+on interchangeable slots, tested; on node matrices the reservation's nodes may differ);
+depth ``None`` (every waiting job a top job) is conservative backfilling whose
 reservations are recomputed from scratch each cycle, as PBS does.
 
 The other reading of "backfilling limited to the first N jobs" — only the first N queued
