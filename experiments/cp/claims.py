@@ -1,8 +1,10 @@
 """The figures experiments/cp/README.md quotes, computed from the stored result files.
 
 Usage: ``python experiments/cp/claims.py experiments/cp/results/eurora_hist
-[experiments/cp/results/eurora_hist_rules]`` (the second folder: the rule-based rows
-re-run with the current code; per-batch CP comparisons are then made against them too).
+[experiments/cp/results/eurora_hist_rules [experiments/cp/results/eurora_hist_predictor]]``
+(the second folder: the rule-based rows re-run with the current code; per-batch CP
+comparisons are then made against them too; the third: the CP variants with the
+``heuristic-request`` predictor, compared with the stored ones).
 Reads ``quality.csv`` (pooled jobs), ``runs.csv`` (one row per complete batch ×
 dispatcher), ``performance.csv`` and ``results.csv`` (every stored run, partial batches
 included); writes ``per_batch.csv`` (mean slowdown and mean wait per batch and dispatcher,
@@ -22,7 +24,7 @@ def change(a: float, b: float) -> float:
     return 100.0 * (b - a) / a
 
 
-def main(folder: Path, rules: Path | None = None) -> None:
+def main(folder: Path, rules: Path | None = None, pred: Path | None = None) -> None:
     quality = pd.read_csv(folder / "quality.csv").set_index("dispatcher")
     runs = pd.read_csv(folder / "runs.csv")
     perf = pd.read_csv(folder / "performance.csv").set_index("dispatcher")
@@ -86,6 +88,26 @@ def main(folder: Path, rules: Path | None = None) -> None:
                       "pcp3-heuristic", "hcp1", "pcp1"):
                 print(f"    {d}: {(sd[d] > new[base]).sum()}")
 
+    if pred is not None:
+        pq = pd.read_csv(pred / "quality.csv").set_index("dispatcher")["all slowdown mean"]
+        pr = pd.read_csv(pred / "runs.csv").pivot(index="batch", columns="dispatcher",
+                                                  values="mean_slowdown").reindex(sd.index)
+        print(f"\nheuristic-request predictor ({pred.name}), pooled mean slowdown:")
+        for cp in ("hcp", "pcp"):
+            for v in ("1", "2", "3"):
+                d = f"{cp}{v}-heuristic-request"
+                print(f"  {d}: {pq[d]:.3f} (user key {pooled[f'{cp}{v}-heuristic']:.3f}, "
+                      f"wall-time {pooled[f'{cp}{v}']:.3f})")
+            for a, b in ((f"{cp}1", f"{cp}3-heuristic-request"),
+                         (f"{cp}2-heuristic-request", f"{cp}3-heuristic-request"),
+                         (f"{cp}3", f"{cp}3-heuristic-request")):
+                base = pooled[a] if a in pooled else pq[a]
+                col = sd[a] if a in sd else pr[a]
+                per = change_series(col, pr[b])
+                print(f"  {b} vs {a}: {change(base, pq[b]):+.1f} % pooled; per batch better /"
+                      f" equal (±0.5 %) / worse {(per < -0.5).sum()}/"
+                      f"{(per.abs() <= 0.5).sum()}/{(per > 0.5).sum()}")
+
     full = results.groupby("workload")["dispatcher"].nunique()
     partial = results[results["workload"].isin(full[full < full.max()].index)]
     print(f"\nPartial batches: {partial['workload'].nunique()} batches, {len(partial)} runs "
@@ -105,4 +127,5 @@ def change_series(a: pd.Series, b: pd.Series) -> pd.Series:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), Path(sys.argv[2]) if len(sys.argv) > 2 else None)
+    main(Path(sys.argv[1]), Path(sys.argv[2]) if len(sys.argv) > 2 else None,
+         Path(sys.argv[3]) if len(sys.argv) > 3 else None)
