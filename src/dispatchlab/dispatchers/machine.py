@@ -168,6 +168,11 @@ class Machine:
         """What running ``job`` holds, in the profile's placement type."""
         raise NotImplementedError
 
+    def running_parts(self) -> list[tuple[int, int, Any]]:
+        """(expected end, job, what it holds) of every running job started through this
+        machine, each component of a heterogeneous job on its own."""
+        return [(e, j, self.held(j)) for e, j in self.ends]
+
     def start_reserved(self, job: int, placement: Any) -> Start:
         """Start ``job`` now on the placement its profile reservation holds."""
         raise NotImplementedError
@@ -386,6 +391,10 @@ class NodeMachine(Machine):
     def held(self, job: int) -> Any:
         """A running job's placement (a component list for a heterogeneous job)."""
         return self._groups.get(job, self._held[job])
+
+    def running_parts(self) -> list[tuple[int, int, Any]]:
+        """Each running job or component with its own nodes and counts."""
+        return [(e, j, self._held[j]) for e, j in self.ends]
 
     def fits_beside(self, job: int) -> bool:
         """EASY backfilling: eligible, placeable within ``min(free now, extra)``."""

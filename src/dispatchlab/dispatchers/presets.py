@@ -63,12 +63,21 @@ PRESETS: dict[str, tuple[PolicySpec, str]] = {
     ),
     "conservative": (PolicySpec(select="conservative"), "FIFO with conservative backfilling"),
     "pbs-fifo": (
-        PolicySpec(select="easy", depth=10),
-        "PBS at CINECA (thesis): FIFO, backfilling within the first 10 queued jobs",
+        PolicySpec(select="top-jobs", depth=10),
+        "PBS at CINECA (thesis): FIFO, strict_ordering, backfill_depth 10 (the first 10 "
+        "jobs that cannot run get reservations; any job may backfill around them)",
     ),
     "pbs-walltime": (
+        PolicySpec(order="sjf", select="top-jobs", depth=400),
+        "PBS (thesis): strict order by increasing wall-time, backfill_depth 400 top jobs",
+    ),
+    "pbs-fifo-window": (
+        PolicySpec(select="easy", depth=10),
+        "pbs-fifo read as EASY looking only at the first 10 queued jobs from the head",
+    ),
+    "pbs-walltime-window": (
         PolicySpec(order="sjf", select="easy", depth=400),
-        "PBS (thesis): strict order by increasing wall-time, backfill depth 400",
+        "pbs-walltime read as EASY looking only at the first 400 queued jobs from the head",
     ),
 }
 

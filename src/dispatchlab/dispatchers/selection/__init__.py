@@ -1,4 +1,4 @@
-"""Selection schemes: strict, non-strict, EASY and conservative backfilling."""
+"""Selection schemes: strict, non-strict, EASY, conservative and top-jobs (PBS) backfilling."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from dispatchlab.dispatchers.selection.base import Selection
 from dispatchlab.dispatchers.selection.conservative import Conservative
 from dispatchlab.dispatchers.selection.easy import Easy
 from dispatchlab.dispatchers.selection.strict import NonStrict, Strict
+from dispatchlab.dispatchers.selection.top_jobs import TopJobs
 from dispatchlab.errors import ConfigError
 
 SELECTIONS: dict[str, type[Selection]] = {
@@ -14,6 +15,7 @@ SELECTIONS: dict[str, type[Selection]] = {
     "non-strict": NonStrict,
     "easy": Easy,
     "conservative": Conservative,
+    "top-jobs": TopJobs,
 }
 
 
@@ -39,5 +41,6 @@ __all__ = [
     "NonStrict",
     "Selection",
     "Strict",
+    "TopJobs",
     "get_selection",
 ]
