@@ -77,6 +77,10 @@ def simulate(
         audit_rules(rec)
     res = Results.from_recorder(rec, config)
     res.summary["audited"] = check
+    if scen is not None and "desired_utilization" in scen.kinds():
+        from dispatchlab.metrics.profile_run import run_profile_summary
+
+        res.summary["profile"] = run_profile_summary(res, scen)
     res.summary["engine"] = ran_on
     if tables:
         res.jobs  # noqa: B018 - built now, as documented
