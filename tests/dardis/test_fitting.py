@@ -66,3 +66,20 @@ def test_grid_reserves_every_touched_slot_and_releases_from_now() -> None:
     assert g.last_used() == 3
     g.ensure(100)
     assert g.window(0, 6)[0, 1].tolist() == [0, 0, 3, 0, 0, 0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_common_starts_agree_with_the_fitting_index(seed: int) -> None:
+    from dispatchlab.dispatchers.dardis.fitting import common_starts
+
+    rng = np.random.default_rng(seed)
+    up = rng.integers(0, 5, size=(2, 3, 12)).astype(float)
+    cap = np.array([[6.0, 8.0], [6.0, 8.0], [5.0, 9.0]])
+    share = rng.choice([0.5, 1.0], size=(2, 12))
+    req = np.array([1.0, 2.0])
+    counts = rng.integers(0, 3, 3)
+    for s in (share, None):
+        index = fitting_index(up, s, cap, req, 6, 4, 5)
+        want = (np.floor(index) >= counts[:, None]).all(axis=0)
+        got = common_starts(up, s, cap, req, counts, 6, 4, 5)
+        assert got.tolist() == want.tolist()

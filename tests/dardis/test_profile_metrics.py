@@ -38,3 +38,19 @@ def test_lateness_against_latest_start() -> None:
     lst = np.array([20, 40, 7, 0])
     ran = np.array([True, True, True, False])
     assert lateness(start, lst, ran) == (1, 10.0)
+
+
+def test_price_curve_becomes_a_desired_profile(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from dispatchlab.engine.scenario_gen import resolve_scenario
+    from dispatchlab.errors import ConfigError
+
+    f = tmp_path / "price.csv"
+    f.write_text("time,value\n0,40\n3600,100\n7200,70\n")
+    scen = resolve_scenario(f"gen:curve:file={f},low=0.5,high=1,invert=1")
+    assert scen is not None
+    times, values = scen.steps("desired_utilization")
+    assert times.tolist() == [0, 3600, 7200]
+    assert values.tolist() == pytest.approx([1.0, 0.5, 0.75])
+    f.write_text("time,value\n0,40\n1.5,100\n")
+    with pytest.raises(ConfigError, match="line 3"):
+        resolve_scenario(f"gen:curve:file={f}")

@@ -22,8 +22,9 @@ the first ``depth`` jobs planned on it (thesis §5.3.3): a job moves only if all
 nodes agree on one earlier start, keeping its nodes and units.
 
 Scheduling time (node managers: fitting index and generator, all nodes at once with
-numpy) and dispatching time (task manager: choice and reservation) are measured per job
-and reported apart in :meth:`Dardis.run_stats`.
+numpy) and dispatching time (task manager: choice and reservation) are measured per
+protocol round and reported apart in :meth:`Dardis.run_stats`, backfilling rounds
+separately.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.dardis.desired import desired_steps
-from dispatchlab.dispatchers.dardis.fitting import fitting_index
+from dispatchlab.dispatchers.dardis.fitting import common_starts, fitting_index
 from dispatchlab.dispatchers.dardis.generators import get_generator, responses
 from dispatchlab.dispatchers.dardis.grid import UsageGrid
 from dispatchlab.dispatchers.dardis.task_manager import Choice, get_policy
@@ -109,6 +110,7 @@ class Dardis(BaseDispatcher):
         self._version = 0
         self._sched: list[float] = []
         self._disp: list[float] = []
+        self._backfill_t: list[float] = []
         self._stats = {"rounds": 0, "messages": 0, "soft_placements": 0, "retried_jobs": 0,
                        "after_last_termination": 0, "backfill_rounds": 0,
                        "backfill_moves": 0, "start_conflicts": 0}
@@ -208,6 +210,21 @@ class Dardis(BaseDispatcher):
                               width, first_width)
         return index, j0, width
 
+    def _common(self, view: SystemView, j: int, est: int, lst: int, nodes: IntArray,
+                counts: IntArray) -> IntArray:
+        """Candidate starts in ``[est, lst]`` where all of ``nodes`` host ``counts``."""
+        slot, wt = self.slot, self._walltime[j]
+        j0, j1 = est // slot, lst // slot
+        n_starts = j1 - j0 + 1
+        width = max(1, -(-wt // slot))
+        first_width = max(1, -(-(est + wt) // slot) - j0)
+        span = n_starts - 1 + max(width, first_width)
+        up = self._grid.window(j0, j0 + span)[:, nodes]
+        share = self._shares(j0, j0 + span) if self._profile else None
+        ok = common_starts(up, share, self._cap[nodes], view.req[j].astype(np.float64),
+                           counts, n_starts, width, first_width)
+        return np.flatnonzero(ok)
+
     def _round(self, view: SystemView, j: int, est: int, lst: int, with_profile: bool,
                alive: npt.NDArray[np.bool_], out: list[Decision]) -> bool:
         """One protocol round over all usable nodes; reserve and return True on success."""
@@ -297,9 +314,8 @@ class Dardis(BaseDispatcher):
                 continue
             t0 = time.perf_counter()
             self._unreserve(view, j, res, now)
-            index, j0, _ = self._index(view, j, now, res.start, self._profile, res.nodes)
-            ok = (np.floor(index) >= res.counts[:, None]).all(axis=0)
-            cols = np.flatnonzero(ok)
+            cols = self._common(view, j, now, res.start, res.nodes, res.counts)
+            j0 = now // self.slot
             self._stats["backfill_rounds"] += 1
             self._stats["messages"] += 3 * len(res.nodes)
             new_start = now if len(cols) and cols[0] == 0 else (
@@ -311,7 +327,7 @@ class Dardis(BaseDispatcher):
             else:
                 self._grid.add(res.nodes, self._amounts(view, j, res.counts),
                                max(res.first, now // self.slot), res.last)
-            self._sched.append(time.perf_counter() - t0)
+            self._backfill_t.append(time.perf_counter() - t0)
 
     # ---- reporting ------------------------------------------------------------------
 
@@ -326,5 +342,5 @@ class Dardis(BaseDispatcher):
                     "total_s": float(a.sum())}
 
         return {**self._stats, "scheduling": stat(sched), "dispatching": stat(disp),
-                "slot_s": self.slot}
+                "backfilling": stat(np.array(self._backfill_t)), "slot_s": self.slot}
 

@@ -77,3 +77,25 @@ def fitting_index(up: FloatArray, share: FloatArray | None, capacity: FloatArray
     if first_width > width:
         np.minimum(out[:, 0], h[:, first_width - 1], out=out[:, 0])
     return out
+
+
+def common_starts(up: FloatArray, share: FloatArray | None, capacity: FloatArray,
+                  req: FloatArray, counts: IntArray, n_starts: int, width: int,
+                  first_width: int) -> npt.NDArray[np.bool_]:
+    """Candidate starts at which *every* node can host its ``counts`` units over the
+    whole duration (profile included when ``share`` is given): the fitting test of a job
+    that keeps its nodes (backfilling). Same conventions as :func:`fitting_index`; the
+    node test is folded per slot first, so the cost is one pass over nodes × slots."""
+    cap = capacity.T[:, :, None]
+    need = n_starts - 1 + max(width, first_width)
+    up = up[:, :, :need]
+    limit = np.broadcast_to(cap, up.shape)
+    if share is not None:
+        limit = np.minimum(cap * share[:, None, :need], cap)
+    room = np.floor(headroom(up, limit, req))
+    ok = (room >= counts[:, None]).all(axis=0)
+    bad = np.concatenate([[0], np.cumsum(~ok)])
+    starts = np.arange(n_starts)
+    out = bad[np.minimum(starts + width, need)] == bad[starts]
+    out[0] = bad[first_width] == 0
+    return out

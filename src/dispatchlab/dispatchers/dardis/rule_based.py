@@ -7,8 +7,10 @@ unit fits both the capacity and the desired profile *now*:
 does not fit gets a reservation (the earliest time the running jobs' requested ends free
 enough room under today's limit) and later jobs are backfilled when they fit now and end
 by then (the thesis's rule-based reference backfills; it does not say how, we use this
-EASY-style rule). The profile is hard at start time only: a profile that drops later does
-not stop running jobs, which is where the baselines' over-utilization comes from.
+EASY-style rule, within the first ``depth`` jobs behind the reserved one — 400 by
+default, the depth of the thesis's PBS setup of §4.5). The profile is hard at start
+time only: a profile that drops later does not stop running jobs, which is where the
+baselines' over-utilization comes from.
 
 A job whose units could never fit under the highest desired share of the announced
 future, even on an empty machine, would wait for ever; it is checked against capacity
@@ -43,12 +45,15 @@ class ProfileRuleBased(BaseDispatcher):
     """Ordered queue, first-fit under ``min(profile, capacity)``, one reservation and
     backfilling."""
 
-    def __init__(self, order: str = "est", *, backfill: bool = True, name: str | None = None
-                 ) -> None:
+    def __init__(self, order: str = "est", *, backfill: bool = True, depth: int | None = 400,
+                 name: str | None = None) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order '{order}' (known: {', '.join(ORDERS)})")
+        if depth is not None and depth < 0:
+            raise ValueError(f"depth must be ≥ 0, got {depth}")
         self.order = order
         self.backfill = backfill
+        self.depth = depth
         self.name = name or f"rb:{order}"
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
@@ -107,9 +112,14 @@ class ProfileRuleBased(BaseDispatcher):
         shadow: int | None = None
         total = room.clip(min=0).sum(axis=0).tolist()
         total_cap = room_cap.sum(axis=0).tolist()
+        behind = 0
         for _, j in self._queue:
-            if shadow is not None and view.now + self._walltime[j] > shadow:
-                continue
+            if shadow is not None:
+                behind += 1
+                if self.depth is not None and behind > self.depth:
+                    break
+                if view.now + self._walltime[j] > shadow:
+                    continue
             exempt = self._is_exempt(view, j)
             pooled = total_cap if exempt else total
             if shadow is not None and any(a > pooled[r] for r, a in view.demand_nz[j]):
