@@ -16,7 +16,9 @@ take the window of 22 consecutive days, each with submissions, holding the most 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import numpy as np
 
@@ -30,6 +32,7 @@ DAYS = 22
 # SWF columns (0-based)
 SUBMIT, WAIT, RUN, PROCS, REQ_PROCS, REQ_TIME, PARTITION = 1, 2, 3, 4, 7, 8, 15
 LARGE = 4  # the fat-node partition ("large" in the trace header)
+UNIX_START = 1296571124  # the trace header's UnixStartTime
 
 
 @dataclass(frozen=True)
@@ -84,18 +87,24 @@ def curie_workload(path: Path = TRACE) -> tuple[Workload, Window, dict[str, int]
         (table[:, PROCS] <= NODES * CORES)
     t = table[keep]
     t = t[np.argsort(t[:, SUBMIT], kind="stable")]
-    submit = (t[:, SUBMIT] - t[0, SUBMIT]).astype(np.int64)
+    # time 0 = local (Paris) midnight of the window's first day, so that the day/night
+    # profile's hours are wall-clock hours
+    start_unix = UNIX_START + win.first_day * 86400
+    local = datetime.fromtimestamp(start_unix, ZoneInfo("Europe/Paris"))
+    since_midnight = local.hour * 3600 + local.minute * 60 + local.second
+    submit = (t[:, SUBMIT] - win.first_day * 86400 + since_midnight).astype(np.int64)
     runtime = t[:, RUN].astype(np.int64)
     walltime = np.where(t[:, REQ_TIME] > 0, t[:, REQ_TIME], runtime).astype(np.int64)
     walltime = np.maximum(walltime, 1)
     part = t[:, PARTITION].astype(np.int64)
     wait = t[:, WAIT]
-    aqt = {f"p{p}": int(round(wait[(part == p) & (wait >= 0)].mean()))
+    aqt = {f"p{p}": int(np.rint(wait[(part == p) & (wait >= 0)].mean()))
            if ((part == p) & (wait >= 0)).any() else 0 for p in np.unique(part)}
     lst = submit + np.array([aqt[f"p{p}"] for p in part], dtype=np.int64)
     wl = Workload.from_columns(
         submit=submit, walltime=walltime, runtime=np.minimum(runtime, walltime),
         units=t[:, PROCS].astype(np.int64), req={"cores": np.ones(len(t), np.int64)},
         queue=[f"p{p}" for p in part], queues=aqt, est=submit, lst=lst,
+        origin_unix=start_unix - since_midnight, timezone="Europe/Paris",
         source=f"{path.name} days {win.first_day}–{win.first_day + DAYS - 1}")
     return wl, win, aqt

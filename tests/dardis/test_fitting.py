@@ -49,7 +49,7 @@ def test_two_resources_take_the_tighter() -> None:
     assert index.tolist() == [[1, 1, 1, 1], [4, 3, 0, 0]]
 
 
-@pytest.mark.parametrize("w", [1, 2, 3, 5, 7])
+@pytest.mark.parametrize("w", [1, 2, 3, 5, 7, 10, 12, 13])
 def test_sliding_min_matches_brute_force(w: int) -> None:
     rng = np.random.default_rng(w)
     a = rng.integers(-5, 9, size=(4, 13)).astype(float)

@@ -19,7 +19,8 @@ times, then it starts at the last planned termination, where the machine is empt
 Jobs start at their planned time; a job ending early frees its nodes' profiles from now
 on, and with ``backfill`` each freed node offers an earlier start, in ``[now, st)``, to
 the first ``depth`` jobs planned on it (thesis §5.3.3): a job moves only if all of its
-nodes agree on one earlier start, keeping its nodes and units.
+nodes agree on one earlier start, keeping its nodes and units. Only starts overlapping
+the freed slots are tried (a later start's fit did not change).
 
 Scheduling time (node managers: fitting index and generator, all nodes at once with
 numpy) and dispatching time (task manager: choice and reservation) are measured per
@@ -106,6 +107,7 @@ class Dardis(BaseDispatcher):
         self._running: dict[int, Reservation] = {}
         self._on_node: list[set[int]] = [set() for _ in range(plat.n_nodes)]
         self._heap: list[tuple[int, int, int]] = []
+        self._ends: list[tuple[int, int, int]] = []  # (−last slot, job, version)
         self._wakes: set[int] = set()
         self._version = 0
         self._sched: list[float] = []
@@ -119,12 +121,14 @@ class Dardis(BaseDispatcher):
         """Release ended jobs, backfill, plan arrivals, start what is due."""
         now = view.now
         self._grid.advance(now)
-        freed: set[int] = set()
+        freed: dict[int, int] = {}  # node → end of the slots given back
         for j in events.left_running:
             res = self._running.pop(j, None)
             if res is not None:
                 self._unreserve(view, j, res, now)
-                freed.update(res.nodes.tolist())
+                until = res.last * self.slot
+                for n in res.nodes.tolist():
+                    freed[n] = max(freed.get(n, 0), until)
         out: list[Decision] = []
         if self.backfill and freed:
             self._backfill(view, freed, now, out)
@@ -172,7 +176,7 @@ class Dardis(BaseDispatcher):
                     return
             est, lst = lst, lst + 2 * max(lst - est, self.slot)
         self._stats["after_last_termination"] += 1
-        est = max(now, self._grid.last_used() * self.slot)
+        est = max(now, self._last_end())
         for with_profile in ((True, False) if self._profile else (False,)):
             if self._round(view, j, est, est + length, with_profile, alive, out):
                 return
@@ -265,12 +269,24 @@ class Dardis(BaseDispatcher):
         for n in res.nodes.tolist():
             self._on_node[n].add(j)
         heapq.heappush(self._heap, (start, j, res.version))
+        heapq.heappush(self._ends, (-last, j, res.version))
         out.append(Plan(j, start))
 
     def _unreserve(self, view: SystemView, j: int, res: Reservation, now: int) -> None:
         """Give back the reservation's slots from the current one on."""
         self._grid.add(res.nodes, self._amounts(view, j, res.counts),
                        max(res.first, now // self.slot), res.last, -1.0)
+
+    def _last_end(self) -> int:
+        """The last planned termination (end of the last reserved slot)."""
+        heap = self._ends
+        while heap:
+            neg, j, v = heap[0]
+            res = self._planned.get(j) or self._running.get(j)
+            if res is not None and res.version == v:
+                return -neg * self.slot
+            heapq.heappop(heap)
+        return 0
 
     def _drop_plan(self, j: int) -> Reservation:
         res = self._planned.pop(j)
@@ -301,9 +317,13 @@ class Dardis(BaseDispatcher):
 
     # ---- backfilling at terminations ------------------------------------------------
 
-    def _backfill(self, view: SystemView, freed: set[int], now: int, out: list[Decision]
-                  ) -> None:
-        """Offer ``[now, st)`` to the first ``depth`` jobs planned on each freed node."""
+    def _backfill(self, view: SystemView, freed: dict[int, int], now: int,
+                  out: list[Decision]) -> None:
+        """Offer earlier starts to the first ``depth`` jobs planned on each freed node.
+
+        A job planned at ``st`` on nodes freed until ``f`` (the end of the slots the
+        ended job gave back) is offered ``[now, min(st, f)]``: a later start does not
+        overlap what was freed, so its fit did not change."""
         chosen: set[int] = set()
         for n in sorted(freed):
             planned = sorted(self._on_node[n], key=lambda j: self._planned[j].start)
@@ -312,9 +332,10 @@ class Dardis(BaseDispatcher):
             res = self._planned[j]
             if res.start <= now:
                 continue
+            until = max(now, min(res.start, max(freed.get(n, 0) for n in res.nodes.tolist())))
             t0 = time.perf_counter()
             self._unreserve(view, j, res, now)
-            cols = self._common(view, j, now, res.start, res.nodes, res.counts)
+            cols = self._common(view, j, now, until, res.nodes, res.counts)
             j0 = now // self.slot
             self._stats["backfill_rounds"] += 1
             self._stats["messages"] += 3 * len(res.nodes)

@@ -30,6 +30,8 @@ def sliding_min(a: FloatArray, w: int) -> FloatArray:
     if w == 1:
         return a.copy()
     m = t - w + 1
+    if m <= w:
+        return _few_windows(a, w, m)
     blocks = -(-t // w)
     pad = np.full((n, blocks * w), np.inf)
     pad[:, :t] = a
@@ -37,6 +39,21 @@ def sliding_min(a: FloatArray, w: int) -> FloatArray:
     prefix = np.minimum.accumulate(b, axis=2).reshape(n, -1)
     suffix = np.minimum.accumulate(b[:, :, ::-1], axis=2)[:, :, ::-1].reshape(n, -1)
     return np.minimum(suffix[:, :m], prefix[:, w - 1:w - 1 + m])
+
+
+def _few_windows(a: FloatArray, w: int, m: int) -> FloatArray:
+    """Sliding minimum when there are no more windows than the width: every window holds
+    the core ``[m − 1, w)``; window ``j`` adds ``[j, m − 1)`` on the left and
+    ``[w, w + j)`` on the right (two short cumulative minima)."""
+    n = a.shape[0]
+    out = np.repeat(a[:, m - 1:w].min(axis=1, keepdims=True), m, axis=1)
+    if m > 1:
+        left = np.minimum.accumulate(a[:, m - 2::-1], axis=1)[:, ::-1]
+        np.minimum(out[:, :m - 1], left, out=out[:, :m - 1])
+        right = np.minimum.accumulate(a[:, w:w + m - 1], axis=1)
+        np.minimum(out[:, 1:], right, out=out[:, 1:])
+    assert out.shape == (n, m)
+    return out
 
 
 def headroom(up: FloatArray, limit: FloatArray, req: FloatArray) -> FloatArray:
