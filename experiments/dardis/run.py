@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -48,14 +49,15 @@ def run_one(wl, name: str, seed: int, slot: int, out: Path) -> dict:  # type: ig
     disp = PRESETS[name][0]()
     if hasattr(disp, "slot"):
         disp.slot = slot
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = simulate(wl, f"nodes={NODES},cores={CORES}", disp, seed=seed, scenario=PROFILE)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = res.summary
     dec = np.frombuffer(res.recorder.decision_cpu, dtype=np.float64)
     ts = res.timeseries
     row = {
-        "setup": name, "seed": seed, "wall_s": wall, "version": __version__,
+        "setup": name, "seed": seed, "wall_s": wall, "cpu_s": cpu,
+        "load_avg_1min": os.getloadavg()[0], "version": __version__,
         "profile": PROFILE, "slot_s": slot if hasattr(disp, "slot") else None,
         "jobs": s["jobs"], "makespan_s": s["makespan"], "mean_wait_s": s["mean_wait"],
         "total_wait_s": s["mean_wait"] * s["jobs_run"], "utilization": s["utilization"],
@@ -68,7 +70,7 @@ def run_one(wl, name: str, seed: int, slot: int, out: Path) -> dict:  # type: ig
     }
     (out / f"{name}-seed{seed}.json").write_text(json.dumps(row, indent=1))
     pm = row["profile_metrics"]
-    print(f"{name} seed {seed}: {wall:.0f} s wall, makespan {s['makespan'] / 86400:.1f} d, "
+    print(f"{name} seed {seed}: {wall:.0f} s wall, {cpu:.0f} s CPU, makespan {s['makespan'] / 86400:.1f} d, "
           f"late {pm['late_jobs_lst']}, over-util {pm['over_utilization'] / 3600:.0f} core-h, "
           f"diss {pm['dissimilarity']:.3f}", flush=True)
     return row

@@ -72,6 +72,11 @@ def simulate(
         "engine_settings": sim.engine_info(),
     }
     rec, ran_on = run_engine(sim, engine)
+    if scen is not None and "desired_utilization" in scen.kinds():
+        from dispatchlab.dispatchers.dardis.desired import desired_steps
+
+        rec.desired = {r: desired_steps(scen, r) for r in plat.resources
+                       if len(desired_steps(scen, r)[0])}
     if check:
         audit(rec)
         audit_rules(rec)

@@ -104,3 +104,18 @@ def test_dardis_respects_the_profile_when_it_can() -> None:
         res = simulate(wl, "nodes=2,cores=8", name, seed=1, scenario=PROFILE)
         assert res.summary["profile"]["cores"]["over_utilization"] == 0, name
         assert res.summary["dispatcher_stats"]["soft_placements"] == 0
+
+
+def test_time_series_and_report_figure_show_the_desired_profile() -> None:
+    from dispatchlab.report.figures import RunView, utilization_figure
+
+    res = simulate(workload(40), "nodes=6,cores=8", "rb-fcfs", seed=0, scenario=PROFILE)
+    ts = res.timeseries
+    share = np.array([PROFILE.value_at("desired_utilization", int(t)) for t in ts["time"]])
+    assert ts["desired_cores"].tolist() == pytest.approx((share * 48).tolist())
+    run = RunView("rb-fcfs", "#4C9BE8", res.jobs, ts, {"cores": 48}, 6)
+    fig = utilization_figure([run])
+    dashed = [ln for ln in fig.axes[0].get_lines() if ln.get_linestyle() == "--"]
+    assert len(dashed) == 1 and "desired profile" in fig.get_suptitle()
+    plain = simulate(workload(40), "nodes=6,cores=8", "rb-fcfs", seed=0)
+    assert "desired_cores" not in plain.timeseries and "profile" not in plain.summary
