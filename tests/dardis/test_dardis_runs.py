@@ -119,3 +119,42 @@ def test_time_series_and_report_figure_show_the_desired_profile() -> None:
     assert len(dashed) == 1 and "desired profile" in fig.get_suptitle()
     plain = simulate(workload(40), "nodes=6,cores=8", "rb-fcfs", seed=0)
     assert "desired_cores" not in plain.timeseries and "profile" not in plain.summary
+
+
+def _two_jobs(first_walltime: int) -> Workload:
+    return Workload.from_columns(submit=[0, 10], walltime=[first_walltime, 600],
+                                 runtime=[first_walltime, 600], units=[1, 1],
+                                 req={"cores": [1, 1]}, queues={"q": 600})
+
+
+def test_retry_window_after_the_latest_start() -> None:
+    # B's window [10, 610] is taken by A until 1500; the first retry, [610, 1810], holds
+    # A's end
+    res = simulate(_two_jobs(1500), "nodes=1,cores=1", Dardis(slot=60), seed=0)
+    assert res.jobs["start"].tolist() == [0, 1500]
+    st = res.summary["dispatcher_stats"]
+    assert (st["retried_jobs"], st["after_last_termination"]) == (1, 0)
+
+
+def test_after_three_retries_the_job_goes_after_the_last_termination() -> None:
+    # retries [610, 1810], [1810, 4210], [4210, 9010] all fall inside A (until 10000,
+    # reserved to the end of its last 60 s slot, 10020)
+    res = simulate(_two_jobs(10_000), "nodes=1,cores=1", Dardis(slot=60), seed=0)
+    assert res.jobs["start"].tolist() == [0, 10_020]
+    st = res.summary["dispatcher_stats"]
+    assert (st["retried_jobs"], st["after_last_termination"]) == (1, 1)
+    assert st["rounds"] == 1 + 4 + 1  # A; B's four windows; B after the last end
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_backfilling_at_a_termination_moves_the_next_job_forward(full: bool) -> None:
+    # A asks 1 h, runs 10 min; B (window 60 s) is planned after A's reserved end, 3600
+    wl = Workload.from_columns(submit=[0, 10], walltime=[3600, 600], runtime=[600, 600],
+                               units=[1, 1], req={"cores": [1, 1]}, queues={"q": 60})
+    plain = simulate(wl, "nodes=1,cores=1", Dardis(slot=60), seed=0)
+    assert plain.jobs["start"].tolist() == [0, 3600]
+    res = simulate(wl, "nodes=1,cores=1", Dardis(slot=60, backfill=True, full_window=full),
+                   seed=0)
+    assert res.jobs["start"].tolist() == [0, 600]
+    st = res.summary["dispatcher_stats"]
+    assert st["backfill_moves"] == 1 and st["messages"] == 3 * st["rounds"] + 3
