@@ -54,3 +54,18 @@ def test_price_curve_becomes_a_desired_profile(tmp_path) -> None:  # type: ignor
     f.write_text("time,value\n0,40\n1.5,100\n")
     with pytest.raises(ConfigError, match="line 3"):
         resolve_scenario(f"gen:curve:file={f}")
+
+
+def test_profile_summary_horizons() -> None:
+    from dispatchlab.metrics.profile_metrics import profile_summary
+
+    # desired 0.5 of 10 cores throughout; use 5 until 100 (the last deadline), then 10 on
+    # to 200: the same shape up to the deadline, twice the desire after it
+    out = profile_summary(np.array([0, 100, 200]), np.array([5.0, 10.0, 0.0]),
+                          np.array([0]), np.array([0.5]), 10.0, 0, 200,
+                          np.array([0, 100]), np.array([100, 100]), np.array([True, True]))
+    assert out["dissimilarity"] == pytest.approx(0.0)
+    # to the last end: ψ = 0.5, R_gg = 25·200, R_gf = 5·(2.5·100 + 5·100) → 0.25
+    assert out["dissimilarity_to_last_end"] == pytest.approx(0.25)
+    assert out["over_utilization"] == pytest.approx(5 * 100)
+    assert (out["deadline_horizon_s"], out["horizon_s"]) == (100, 200)

@@ -5,10 +5,10 @@
   used capacity and ``g(t) = share(t) · total capacity``;
 - **dissimilarity**: ``(R_gg(0) − R_gf(0)) / R_gg(0)`` with ``f`` scaled first by
   ``ψ = min_t g(t)/f(t)`` (over times where ``f > 0``), ``R_gg(0) = ∫ g²`` and
-  ``R_gf(0) = ∫ g · ψf``: 0 when ``f`` has the shape of ``g``, up to 1. The thesis
-  integrates "from 0 to the maximum deadline"; we integrate from the first submission to
-  the later of the last end and the last latest start, so work pushed past every deadline
-  still counts;
+  ``R_gf(0) = ∫ g · ψf``: 0 when ``f`` has the shape of ``g``, up to 1. As the thesis,
+  from the first submission to the last latest start (``dissimilarity``: every run of a
+  workload on the same horizon); also to the later of that and the last end
+  (``dissimilarity_to_last_end``: work pushed past every deadline counts too);
 - **late jobs / tardiness vs lst**: a job is late when it first starts after its latest
   start ``lst`` (its own, or arrival plus its queue's expected wait); tardiness is
   ``Σ max(0, start − lst)`` (s).
@@ -80,11 +80,15 @@ def profile_summary(used_times: IntArray, used: FloatArray, share_times: IntArra
                     start: IntArray, lst: IntArray, ran: npt.NDArray[np.bool_]
                     ) -> dict[str, Any]:
     """The profile block of a run's summary (one resource)."""
-    horizon = max(last_end, int(lst[ran].max()) if ran.any() else last_end, first + 1)
+    deadline = max(int(lst.max()) if len(lst) else first, first + 1)
+    horizon = max(last_end, deadline)
     f, g, dt = aligned(used_times, used, share_times, shares * capacity, first, horizon)
+    fd, gd, dtd = aligned(used_times, used, share_times, shares * capacity, first, deadline)
     late, tard = lateness(start, lst, ran)
     return {"over_utilization": over_utilization(f, g, dt),
-            "dissimilarity": dissimilarity(f, g, dt),
+            "dissimilarity": dissimilarity(fd, gd, dtd),
+            "dissimilarity_to_last_end": dissimilarity(f, g, dt),
             "late_jobs_lst": late,
             "tardiness_lst_s": tard,
+            "deadline_horizon_s": deadline - first,
             "horizon_s": horizon - first}
