@@ -72,11 +72,20 @@ def simulate(
         "engine_settings": sim.engine_info(),
     }
     rec, ran_on = run_engine(sim, engine)
+    if scen is not None and "desired_utilization" in scen.kinds():
+        from dispatchlab.dispatchers.dardis.desired import desired_steps
+
+        rec.desired = {r: desired_steps(scen, r) for r in plat.resources
+                       if len(desired_steps(scen, r)[0])}
     if check:
         audit(rec)
         audit_rules(rec)
     res = Results.from_recorder(rec, config)
     res.summary["audited"] = check
+    if scen is not None and "desired_utilization" in scen.kinds():
+        from dispatchlab.metrics.profile_run import run_profile_summary
+
+        res.summary["profile"] = run_profile_summary(res, scen)
     res.summary["engine"] = ran_on
     if tables:
         res.jobs  # noqa: B018 - built now, as documented

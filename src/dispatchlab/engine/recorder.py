@@ -108,6 +108,8 @@ class Recorder:
         self.dispatcher_stats: dict[str, Any] = {}
         self.rules_info: dict[str, Any] | None = None  # what operator rules were enforced
         self.engine_info: dict[str, Any] = {}  # scenario, abort policy, over-cap time, …
+        #: resource → (change times, desired shares) of the run's desired profile
+        self.desired: dict[str, tuple[Any, Any]] = {}
         self.failed: set[int] = set()  # jobs aborted for good (abort policy "fail")
 
     # ---- the log ------------------------------------------------------------------------
