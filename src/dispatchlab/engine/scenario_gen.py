@@ -11,6 +11,12 @@ names a scenario file. Generators:
   (default 1), ``period`` (s), ``until`` (s), ``seed``: every period the value stays,
   rises or falls by ``step`` with equal probability, bounded in ``[mean − range,
   mean + range]``, starting at ``mean``.
+- ``capacity-walk`` — ``mean``, ``range``, ``period`` (s), ``until`` (s), ``seed``,
+  ``model`` (``slides`` or ``authors``) [, ``step``]: the variable-capacity walks of
+  Robert et al. (:mod:`dispatchlab.engine.capacity`), as ``alive_nodes`` rows.
+
+A path names a scenario file, or a capacity file (``time,alive`` CSV or the authors'
+variation format, :func:`dispatchlab.engine.capacity.load_capacity`).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dispatchlab.engine.capacity import capacity_walk, is_capacity_file, load_capacity
 from dispatchlab.engine.scenario import Change, Scenario, load_scenario
 from dispatchlab.errors import ConfigError
 
@@ -100,10 +107,20 @@ def random_walk(p: dict[str, str], spec: str) -> Scenario:
     return Scenario(rows, source=spec)
 
 
+def capacity_walk_gen(p: dict[str, str], spec: str) -> Scenario:
+    """Robert et al.'s capacity random walks (``model=slides|authors``)."""
+    model = p.pop("model", "slides")
+    step = int(_num(p, "step", spec, 0)) or None
+    return capacity_walk(int(_num(p, "mean", spec)), int(_num(p, "range", spec)),
+                         int(_num(p, "period", spec)), int(_num(p, "until", spec)),
+                         int(_num(p, "seed", spec, 0)), model, step)
+
+
 GENERATORS: dict[str, Callable[[dict[str, str], str], Scenario]] = {
     "constant": constant,
     "day-night": day_night,
     "random-walk": random_walk,
+    "capacity-walk": capacity_walk_gen,
 }
 
 
@@ -133,7 +150,7 @@ def resolve_scenario(arg: ScenarioArg) -> Scenario | None:
         text = str(arg)
         if text.startswith("gen:"):
             return generate_scenario(text)
-        return load_scenario(text)
+        return load_capacity(text) if is_capacity_file(text) else load_scenario(text)
     out: Scenario | None = None
     for part in arg:
         one = resolve_scenario(part)
