@@ -4,8 +4,6 @@ as long)."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from dispatchlab.engine.state import SystemView
@@ -56,23 +54,26 @@ class AreaShare:
         self.total = 0.0
 
     @staticmethod
-    def bin(length: int) -> int:
-        """The histogram bin of a length (s)."""
-        if length <= 1:
-            return 0
-        return min(N_BINS - 1, int(math.log10(length) * BINS_PER_DECADE))
+    def bins(lengths: np.ndarray) -> np.ndarray:
+        """The histogram bins of lengths (s)."""
+        safe = np.maximum(np.asarray(lengths, dtype=np.float64), 1.0)
+        return np.minimum(N_BINS - 1, (np.log10(safe) * BINS_PER_DECADE).astype(np.int64))
 
     def add(self, length: int, cores: int) -> None:
         """A job arrived."""
-        self._hist[self.bin(length)] += length * cores
+        self._hist[self.bins(np.array([length]))[0]] += length * cores
         self.total += length * cores
         self._dirty = True
 
     def share(self, length: int) -> float:
         """``C`` of a job of this length, in ``[0, 1]`` (1 when nothing is known yet)."""
+        return float(self.shares(np.array([length]))[0])
+
+    def shares(self, lengths: np.ndarray) -> np.ndarray:
+        """``C`` of jobs of these lengths."""
         if self.total <= 0:
-            return 1.0
+            return np.ones(len(lengths))
         if self._dirty:
             self._suffix = np.cumsum(self._hist[::-1])[::-1]
             self._dirty = False
-        return min(1.0, float(self._suffix[self.bin(length)]) / self.total)
+        return np.minimum(1.0, self._suffix[self.bins(lengths)] / self.total)

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.slot_profile import SlotProfile
+from dispatchlab.dispatchers.variable_capacity.books import ASAP, PACKED, STRETCH, Books
 from dispatchlab.dispatchers.variable_capacity.common import (
     AreaShare,
     check_job,
@@ -51,9 +51,8 @@ from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 
-MODES = ("stretch", "asap", "packed")
+MODES = {"stretch": STRETCH, "asap": ASAP, "packed": PACKED}
 _ONE = np.ones(1, dtype=np.int64)
-_NODES = [np.array([k], dtype=np.int64) for k in range(4096)]
 
 
 class TargetVC(BaseDispatcher):
@@ -82,17 +81,15 @@ class TargetVC(BaseDispatcher):
         """Books for every machine, ``M_use`` from the alive count and ``safe``."""
         self.rng = rng
         n = view.platform.n_nodes
-        if n > len(_NODES):
-            raise ConfigError(f"{self.name}: at most {len(_NODES)} machines", field="nodes")
         self._ridx = ridx = cores_column(view)
         self._cap: list[int] = view.capacity[:, ridx].tolist()
         self._safe = n // 2 if self.safe is None else self.safe
         if not 0 <= self._safe <= n:
             raise ConfigError(f"{self.name}: safe must be within [0, {n}], got {self._safe}",
                               field="safe")
+        self._books = Books(self._cap)
         self._units: list[int] = [0] * view.jobs.n_jobs  # cores per job (a job is 1 unit)
-        self._n_jobs = view.jobs.n_jobs
-        self._prof = [self._profile(m) for m in range(n)]
+        self._nodes = [np.array([m], dtype=np.int64) for m in range(n)]
         self._book: dict[int, tuple[int, int, int]] = {}   # job -> (node, start, end)
         self._waiting = [0] * n                              # reservations not started
         self._due: list[tuple[int, int]] = []                # (start, job) heap
@@ -102,11 +99,7 @@ class TargetVC(BaseDispatcher):
         alive = int(view.alive.sum())
         self._muse = max(1, min(alive, (alive + self._safe) // 2))
         self._smax = 1.0
-        self._stats = {"reallocations": 0, "placements": 0, "started_now": 0,
-                       "on_target": 0}
-
-    def _profile(self, m: int) -> SlotProfile:
-        return SlotProfile(self._cap[m], self._units, n_jobs=self._n_jobs)
+        self._stats = {"reallocations": 0, "placements": 0, "started_now": 0}
 
     def choose_nodes(self, view: SystemView, candidates: np.ndarray, count: int,
                      leaving: bool) -> list[int]:
@@ -118,12 +111,13 @@ class TargetVC(BaseDispatcher):
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
         """Book arrivals; re-plan when machines changed; start what is due now."""
         now = view.now
+        books = self._books
         for j in events.left_running:  # an early end gives its reservation's tail back
             b = self._book.pop(j, None)
             if b is not None and b[2] > now and j not in view.running:
-                self._prof[b[0]].give(j, now, b[2], self._units[j])
-        for p in self._prof:
-            p.advance(now)
+                books.take(self._nodes[b[0]], np.array([now]), np.array([b[2]]),
+                           np.array([-self._units[j]]))
+        books.advance(now)
         for j in events.submitted:
             c = self._units[j] = check_job(view, j, self._ridx)
             if j not in self._seen:
@@ -131,9 +125,8 @@ class TargetVC(BaseDispatcher):
                 self._share.add(int(view.jobs.walltime[j]), c)
         if events.nodes or events.aborted:
             self._replan(view)
-        else:
-            for j in events.submitted:
-                self._place(view, j)
+        elif events.submitted:
+            self._place(view, list(events.submitted))
         out = self._due_starts(view)
         self._update_muse(view, out)
         if self._due:
@@ -153,106 +146,71 @@ class TargetVC(BaseDispatcher):
             if b is None or b[1] != s or j not in view.queue:
                 continue  # stale: re-planned since
             self._waiting[b[0]] -= 1
-            out.append(Start(j, _NODES[b[0]], _ONE))
+            out.append(Start(j, self._nodes[b[0]], _ONE))
         return out
 
     # ---- placement -----------------------------------------------------------------
 
-    def _ranks(self, view: SystemView) -> list[int]:
-        """Alive machines in risk order (safest first)."""
-        return np.flatnonzero(view.alive).tolist()
-
-    def _target(self, share: float, muse: int) -> int:
-        if self.mode == "packed":
-            packs = max(1, muse // self.pack)
-            return min(min(int(share * packs), packs - 1) * self.pack, muse - 1)
-        return min(int(share * muse), muse - 1)
-
-    def _place(self, view: SystemView, job: int, ranks: list[int] | None = None) -> None:
-        """Book ``job`` on a machine of the neighbourhood of its target."""
-        ranks = self._ranks(view) if ranks is None else ranks
+    def _place(self, view: SystemView, jobs: list[int]) -> None:
+        """Book ``jobs`` in this order, each near its target (:func:`.books.place_jobs`)."""
+        ranks = np.flatnonzero(view.alive).astype(np.int64)
         muse = min(self._muse, len(ranks))
-        if muse == 0:
-            return  # no machine alive: placed again when machines come back
+        idx = np.array(jobs, dtype=np.int64)
+        walltime = np.maximum(view.jobs.walltime[idx], 1)
+        submit = view.jobs.submit[idx]
+        cores = np.array([self._units[j] for j in jobs], dtype=np.int64)
+        share = self._share.shares(walltime)
+        node, start, self._smax = self._books.place(
+            walltime, submit, cores, share, ranks, muse, MODES[self.mode],
+            self.neighbourhood, self.pack, view.now, self._smax)
         now = view.now
-        w = max(1, int(view.jobs.walltime[job]))
-        r = int(view.jobs.submit[job])
-        k = self._target(self._share.share(w), muse)
-        order = [k]
-        for d in range(1, self.neighbourhood + 1):
-            if k + d < muse:
-                order.append(k + d)
-            if k - d >= 0:
-                order.append(k - d)
-        found: list[tuple[int, int]] = []  # (start, node) in neighbourhood order
-        chosen = -1
-        smax = self._smax
-        for rank in order:
-            node = ranks[rank]
-            fit = self._prof[node].earliest(job, w)
-            if fit is None:
-                continue
-            s = fit[0]
-            found.append((s, node))
-            if self.mode == "stretch":
-                if (s + w - r) / w <= smax:
-                    chosen = len(found) - 1
-                    break
-            elif s == now:
-                chosen = len(found) - 1
-                break
-        if chosen < 0 and found:
-            if self.mode != "stretch" and order and found[0][1] == ranks[order[0]] \
-                    and (found[0][0] + w - r) / w <= smax:
-                chosen = 0  # ASAP: the target when its stretch stays within S⁺
-            else:
-                chosen = min(range(len(found)), key=lambda i: found[i][0])
-        if chosen < 0:
-            return
-        s, node = found[chosen]
-        self._stats["placements"] += 1
-        self._stats["started_now"] += s == now
-        self._stats["on_target"] += node == ranks[k]
-        self._smax = max(self._smax, (s + w - r) / w)
-        self._prof[node].take(job, s, s + w, self._units[job])
-        self._book[job] = (node, s, s + w)
-        self._waiting[node] += 1
-        heapq.heappush(self._due, (s, job))
+        book, waiting, due = self._book, self._waiting, self._due
+        placed = 0
+        for j, m, s, w in zip(jobs, node.tolist(), start.tolist(), walltime.tolist(),
+                              strict=True):
+            if m < 0:
+                continue  # no machine alive: placed again when machines come back
+            placed += 1
+            self._stats["started_now"] += s == now
+            book[j] = (m, s, s + w)
+            waiting[m] += 1
+            heapq.heappush(due, (s, j))
+        self._stats["placements"] += placed
 
     def _replan(self, view: SystemView) -> None:
         """Machines changed: keep running jobs, place every pending job again."""
         self._stats["reallocations"] += 1
         now = view.now
         alive = int(view.alive.sum())
-        self._muse = max(1, min(self._muse, alive)) if alive else 0
+        self._muse = max(1, min(self._muse, alive))
         self._update_muse(view, [])
-        self._prof = [self._profile(m) for m in range(len(self._prof))]
-        self._prof_now(now)
+        books = self._books
+        books.clear(now)
+        running = list(view.running.items())
         book: dict[int, tuple[int, int, int]] = {}
-        for j, run in view.running.items():
-            node = int(run.nodes[0])
-            end = max(now + 1, int(run.requested_end))
-            self._prof[node].take(j, now, end, self._units[j])
-            book[j] = (node, int(run.start), end)
+        if running:
+            nodes = np.array([int(run.nodes[0]) for _, run in running], dtype=np.int64)
+            ends = np.array([max(now + 1, int(run.requested_end)) for _, run in running],
+                            dtype=np.int64)
+            cores = np.array([self._units[j] for j, _ in running], dtype=np.int64)
+            books.take(nodes, np.full(len(running), now, dtype=np.int64), ends, cores)
+            for (j, run), m, e in zip(running, nodes.tolist(), ends.tolist(), strict=True):
+                book[j] = (m, int(run.start), e)
         self._book = book
-        self._waiting = [0] * len(self._prof)
+        self._waiting = [0] * len(self._cap)
         self._due = []
         self._woken = set()
-        ranks = self._ranks(view)
         submit = view.jobs.submit
-        for j in sorted(view.queue, key=lambda q: (int(submit[q]), q)):
-            self._place(view, j, ranks)
-
-    def _prof_now(self, now: int) -> None:
-        for p in self._prof:
-            p.advance(now)
+        pending = sorted(view.queue, key=lambda q: (int(submit[q]), q))
+        if pending:
+            self._place(view, pending)
 
     def _update_muse(self, view: SystemView, starts: list[Decision]) -> None:
         """Move ``M_use`` by one while the risk-free machines are too idle or too busy."""
         alive = int(view.alive.sum())
         if alive == 0:
             return
-        ranks = self._ranks(view)
+        ranks = np.flatnonzero(view.alive).tolist()
         free = view.free[:, self._ridx].tolist()
         for d in starts:
             if isinstance(d, Start):
@@ -270,7 +228,7 @@ class TargetVC(BaseDispatcher):
                 break
             if muse in (floor, alive):
                 break
-        self._muse = max(1, muse)
+        self._muse = muse
 
     def describe(self) -> dict[str, Any]:
         """Configuration."""
@@ -279,5 +237,5 @@ class TargetVC(BaseDispatcher):
                 "util_low": self.util_low, "util_high": self.util_high, "pack": self.pack}
 
     def run_stats(self) -> dict[str, Any]:
-        """Placements, how many started at once or on their target, re-plans, S⁺, M_use."""
+        """Placements, how many started at once, re-plans, final ``S⁺`` and ``M_use``."""
         return {**self._stats, "target_stretch_final": self._smax, "m_use_final": self._muse}
