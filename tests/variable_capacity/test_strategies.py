@@ -114,3 +114,23 @@ def test_random_runs_are_audited_and_complete(seed: int, n: int, checkpoint: int
         m = vc_metrics(res.recorder, 600)
         assert 0.0 <= m["goodput"] <= m["utilization_alive"] + 1e-9 <= 1.0 + 1e-9
         assert m["aborted_volume"] <= res.summary.get("lost_work_core_seconds", 0)
+
+
+def test_compiled_and_plain_python_books_agree(monkeypatch: object) -> None:
+    from dispatchlab.dispatchers.variable_capacity import books
+
+    rng = np.random.default_rng(5)
+    n = 120
+    wl = vc_jobs(*[(int(t), int(w), int(c)) for t, w, c in
+                   zip(np.sort(rng.integers(0, 3000, n)), rng.integers(1, 900, n),
+                       rng.choice([1, 2, 4, 8], n), strict=True)])
+    cap = [(t, int(c)) for t, c in zip(range(0, 20000, 300),
+                                       np.clip(6 + np.cumsum(rng.integers(-1, 2, 67)), 3, 8),
+                                       strict=True)]
+    compiled = {name: segments(run(wl, "nodes=8,cores=8", name, cap))
+                for name in STRATEGIES[2:]}
+    plain = {"place_jobs": books.place_jobs, "take_many": books.take_many,
+             "advance_all": books.advance_all}
+    monkeypatch.setattr(books, "_kernels", plain)  # type: ignore[attr-defined]
+    for name in STRATEGIES[2:]:
+        assert segments(run(wl, "nodes=8,cores=8", name, cap)) == compiled[name]
