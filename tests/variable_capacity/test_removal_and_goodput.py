@@ -77,3 +77,17 @@ def test_alive_nodes_in_the_time_series() -> None:
     ts = res.timeseries.set_index("time")
     assert ts.loc[0, "alive_nodes"] == 2 and ts.loc[50, "alive_nodes"] == 1
     assert ts.loc[70, "alive_nodes"] == 2
+
+
+def test_report_utilization_figure_shows_alive_nodes() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from dispatchlab.report.figures import RunView, utilization_figure
+
+    res = run(vc_jobs((0, 100, 4), (0, 100, 4)), "nodes=2,cores=4", "ff-aware", CAPACITY)
+    view = RunView("ff-aware", "#1f77b4", res.jobs, res.timeseries, {"cores": 8}, 2)
+    fig = utilization_figure([view])
+    ax = fig.axes[0]
+    assert any(line.get_linestyle() == "--" for line in ax.get_lines())
+    assert any("alive nodes 1–2" in t.get_text() for t in ax.texts)
