@@ -106,15 +106,18 @@ def period_section(runs: pd.DataFrame) -> list[str]:
     sw = runs[runs["experiment"] == "variable-capacity-period"]
     if not len(sw):
         return []
-    t = sw.pivot_table(index="period", columns="dispatcher", values="goodput", aggfunc="mean")
     n = sw.groupby("period")["seed"].nunique()
-    out = ["### Period sweep (Borg 7-day window; mean goodput)", "",
-           "| period (s) | samples | " + " | ".join(c for c in STRATEGIES if c in t) + " |",
-           "|---|---|" + "---|" * sum(c in t for c in STRATEGIES)]
-    for p, row in t.iterrows():
-        out.append(f"| {p} | {n[p]} | " + " | ".join(f"{100 * row[c]:.1f} %"
-                                                     for c in STRATEGIES if c in t) + " |")
-    out.append("")
+    out: list[str] = []
+    for metric in ("goodput", "aborted_volume", "max_stretch"):
+        t = sw.pivot_table(index="period", columns="dispatcher", values=metric,
+                           aggfunc="mean")
+        out += [f"### Period sweep (Borg 7-day window; mean {metric})", "",
+                "| period (s) | samples | " + " | ".join(c for c in STRATEGIES if c in t)
+                + " |", "|---|---|" + "---|" * sum(c in t for c in STRATEGIES)]
+        for p, row in t.iterrows():
+            out.append(f"| {p} | {n[p]} | " + " | ".join(fmt(row[c], metric)
+                                                         for c in STRATEGIES if c in t) + " |")
+        out.append("")
     return out
 
 
