@@ -21,3 +21,8 @@ from dispatchlab.dispatchers.dardis.presets import (  # noqa: E402
 )
 
 register_dardis_presets()
+from dispatchlab.dispatchers.variable_capacity.presets import (  # noqa: E402
+    register_presets as register_vc_presets,
+)
+
+register_vc_presets()

@@ -16,6 +16,12 @@ names a scenario file. Generators:
   ``invert`` (0/1, default 0) [, ``target``]: the curve mapped linearly onto
   ``[low, high]`` (its minimum to ``low``, its maximum to ``high``; ``invert=1`` maps the
   maximum to ``low``, as for a price: expensive hours get the lowest share).
+- ``capacity-walk`` — ``mean``, ``range``, ``period`` (s), ``until`` (s), ``seed``,
+  ``model`` (``slides`` or ``authors``) [, ``step``]: the variable-capacity walks of
+  Robert et al. (:mod:`dispatchlab.engine.capacity`), as ``alive_nodes`` rows.
+
+A path names a scenario file, or a capacity file (``time,alive`` CSV or the authors'
+variation format, :func:`dispatchlab.engine.capacity.load_capacity`).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dispatchlab.engine.capacity import capacity_walk, is_capacity_file, load_capacity
 from dispatchlab.engine.scenario import Change, Scenario, load_scenario
 from dispatchlab.errors import ConfigError
 
@@ -143,6 +150,13 @@ def curve(p: dict[str, str], spec: str) -> Scenario:
     return Scenario([Change(int(t), what, float(v), target) for t, v in zip(times, shares,
                                                                             strict=True)],
                     source=spec)
+def capacity_walk_gen(p: dict[str, str], spec: str) -> Scenario:
+    """Robert et al.'s capacity random walks (``model=slides|authors``)."""
+    model = p.pop("model", "slides")
+    step = int(_num(p, "step", spec, 0)) or None
+    return capacity_walk(int(_num(p, "mean", spec)), int(_num(p, "range", spec)),
+                         int(_num(p, "period", spec)), int(_num(p, "until", spec)),
+                         int(_num(p, "seed", spec, 0)), model, step)
 
 
 GENERATORS: dict[str, Callable[[dict[str, str], str], Scenario]] = {
@@ -150,6 +164,7 @@ GENERATORS: dict[str, Callable[[dict[str, str], str], Scenario]] = {
     "day-night": day_night,
     "random-walk": random_walk,
     "curve": curve,
+    "capacity-walk": capacity_walk_gen,
 }
 
 
@@ -179,7 +194,7 @@ def resolve_scenario(arg: ScenarioArg) -> Scenario | None:
         text = str(arg)
         if text.startswith("gen:"):
             return generate_scenario(text)
-        return load_scenario(text)
+        return load_capacity(text) if is_capacity_file(text) else load_scenario(text)
     out: Scenario | None = None
     for part in arg:
         one = resolve_scenario(part)

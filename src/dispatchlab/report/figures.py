@@ -194,6 +194,15 @@ def utilization_figure(runs: Sequence[RunView]) -> Figure:
                 d = (100 * binned_mean(run.timeseries["time"], run.timeseries[f"desired_{res}"],
                                        edges) / run.totals[res])
                 ax.plot(mids / div, d, color="black", ls="--", lw=0.9)
+        if "alive_nodes" in run.timeseries and resources and \
+                f"alive_{resources[0]}" in run.timeseries:
+            # a machine whose nodes come and go: the alive share of the first resource
+            alive = (100 * binned_mean(run.timeseries["time"],
+                                       run.timeseries[f"alive_{resources[0]}"], edges)
+                     / run.totals[resources[0]])
+            ax.step(mids / div, alive, where="mid", color="#b22222", lw=0.9, ls="--")
+            nodes = run.timeseries["alive_nodes"]
+            means.append(f"alive nodes {nodes.min()}–{nodes.max()} (dashed)")
         ax.text(
             0.005,
             0.96,
