@@ -84,15 +84,21 @@ class MachinePower:
         """The job's own power (job-power mode), 0 in node mode."""
         return 0.0 if self.jobs is None else float(self.jobs.job_power(job, nodes, counts))
 
-    def start_delta(self, job: int, nodes: IntArray, counts: IntArray) -> float:
-        """How much the IT power rises if ``job`` starts now on ``nodes`` × ``counts``."""
+    def start_delta(self, job: int, nodes: IntArray, counts: IntArray,
+                    free: IntArray | None = None) -> float:
+        """How much the IT power rises if ``job`` starts now on ``nodes`` × ``counts``, from
+        the live free capacity or from ``free`` (other starts planned first)."""
         out = self.job_part(job, nodes, counts)
         if self.table is None:
             return out
         view, req = self.view, self.req[job]
-        for node, k in zip(nodes.tolist(), counts.tolist(), strict=True):
-            used = view.capacity[node] - view.free[node] + k * req
-            out += self._w(node, int(view.node_state[node]), used) - self.node_w[node]
+        cap, now = view.capacity, view.free if free is None else free
+        state = view.node_state
+        for node, k in zip(np.asarray(nodes).tolist(), np.asarray(counts).tolist(),
+                           strict=True):
+            used = cap[node] - now[node]
+            s = int(state[node])
+            out += self._w(node, s, used + k * req) - self._w(node, s, used)
         return out
 
     def state_delta(self, node: int, state: int) -> float:

@@ -268,6 +268,15 @@ class Simulator:
                              "on_over_cap": self.on_over_cap}
         return info
 
+    def _power_hint(self) -> str:
+        """Why a capped machine may be stuck: the cap against what it draws idle."""
+        b = self.view.budget
+        if b is None or b.cap - b.used > 1.0:
+            return ""
+        return (f"; the power cap of {b.cap:.6g} W leaves {b.cap - b.used:.6g} W over what "
+                f"the machine draws now ({b.used:.6g} W, idle nodes included): raise the "
+                "cap, switch idle nodes off, or do not count idle power")
+
     def _has_budget(self) -> bool:
         """A power cap (fixed or scenario) or a job power source was given."""
         return self.power_cap is not None or self.power_model is not None or (
@@ -297,7 +306,7 @@ class Simulator:
             raise DispatchlabError(
                 f"dispatcher '{self.dispatcher.name}' left {len(self.view.queue)} job(s) "
                 f"queued on an idle machine with no pending event (first job ids: "
-                f"{[self.jid(j) for j in stuck]})")
+                f"{[self.jid(j) for j in stuck]}){self._power_hint()}")
         t = heap[0][0]
         if not self.view.running:  # queued jobs only: a stuck dispatcher is caught
             if self.idle_since < 0:
