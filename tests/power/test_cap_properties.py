@@ -11,16 +11,20 @@ from dispatchlab import Platform, Workload, simulate
 from dispatchlab.metrics.power_audit import it_power
 from dispatchlab.platform.power import NodePowerSpec
 
-DISPATCHERS = ["fifo", "easy", "conservative", "prb-power", "sjf", "fifo-nonstrict"]
+DISPATCHERS = ["fifo", "easy", "conservative", "prb-power", "sjf", "fifo-nonstrict",
+               "easy+poweroff:20", "prb-power+poweroff:0"]
 
 
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[Workload, Platform, float, str]:
     n_nodes = draw(st.integers(2, 4))
     cores = draw(st.sampled_from([2, 4]))
-    spec = NodePowerSpec(idle=draw(st.sampled_from([0.0, 10.0, 50.0])),
-                         core_first=draw(st.sampled_from([5.0, 30.0])),
-                         core=draw(st.sampled_from([0.0, 2.0, 7.5])))
+    idle = draw(st.sampled_from([0.0, 10.0, 50.0]))
+    # transitions draw no more than idle, so a node can always be switched back on
+    spec = NodePowerSpec(idle=idle, core_first=draw(st.sampled_from([5.0, 30.0])),
+                         core=draw(st.sampled_from([0.0, 2.0, 7.5])), off=idle / 10,
+                         booting=idle, shutting_down=idle, boot_time=draw(st.sampled_from(
+                             [0, 5])), shutdown_time=2)
     plat = Platform.homogeneous(n_nodes, {"cores": cores}).with_node_model(spec)
     n = draw(st.integers(1, 12))
     units = draw(st.lists(st.integers(1, n_nodes), min_size=n, max_size=n))
@@ -32,8 +36,10 @@ def cases(draw: st.DrawFn) -> tuple[Workload, Platform, float, str]:
                                units=units, req={"cores": per})
     base = n_nodes * spec.idle
     # the hungriest job alone on an idle machine must fit, or it could never start
-    need = max(u * (spec.core_first + (c - 1) * spec.core) for u, c in zip(units, per,
-                                                                            strict=True))
+    # (spread one unit a node, or packed on one node: the allocator may do either)
+    need = max(max(u * (spec.core_first + (c - 1) * spec.core),
+                   spec.core_first + (u * c - 1) * spec.core)
+               for u, c in zip(units, per, strict=True))
     cap = base + need + draw(st.floats(0.0, 200.0))
     return wl, plat, cap, draw(st.sampled_from(DISPATCHERS))
 
