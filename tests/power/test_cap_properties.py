@@ -11,7 +11,7 @@ from dispatchlab import Platform, Workload, simulate
 from dispatchlab.metrics.power_audit import it_power
 from dispatchlab.platform.power import NodePowerSpec
 
-DISPATCHERS = ["fifo", "easy", "conservative", "prb-power", "sjf", "fifo-nonstrict",
+DISPATCHERS = ["fifo", "easy", "conservative", "prb-power", "sjf", "fifo-nonstrict", "easy-power",
                "easy+poweroff:20", "prb-power+poweroff:0"]
 
 

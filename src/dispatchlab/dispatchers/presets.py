@@ -61,6 +61,11 @@ PRESETS: dict[str, tuple[PolicySpec, str]] = {
         "non-strict, least marginal power then most loaded node; the cap, idle power "
         "included, checked at every start",
     ),
+    "easy-power": (
+        PolicySpec(select="easy-power"),
+        "FIFO with EASY backfilling, the head's reservation in power (idle included) as "
+        "well as nodes",
+    ),
     "fifo-nonstrict": (PolicySpec(select="nonstrict"), "FIFO, start every job that fits"),
     "easy": (PolicySpec(select="easy"), "FIFO with EASY backfilling"),
     "easy-sjf": (

@@ -101,6 +101,20 @@ class MachinePower:
             out += self._w(node, s, used + k * req) - self._w(node, s, used)
         return out
 
+    def nodes_power(self, free: IntArray) -> float:
+        """The node part of the IT power if the nodes had ``free`` capacity (states as now)."""
+        if self.table is None:
+            return 0.0
+        view = self.view
+        n = np.arange(len(free))
+        used = view.capacity - free
+        state = view.node_state.astype(np.int64)
+        if self.node_mode:
+            return float(self.table.power(n, state, used).sum())
+        base = self.table.state_table()[n, state]
+        busy = (state == ON) & (used > 0).any(axis=1)
+        return float(np.where(busy, 0.0, base).sum())
+
     def state_delta(self, node: int, state: int) -> float:
         """How much the IT power rises if idle ``node`` enters ``state`` now."""
         view = self.view

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dispatchlab.dispatchers.selection.base import Selection
 from dispatchlab.dispatchers.selection.conservative import Conservative
 from dispatchlab.dispatchers.selection.easy import Easy
+from dispatchlab.dispatchers.selection.easy_power import EasyPower
 from dispatchlab.dispatchers.selection.strict import NonStrict, Strict
 from dispatchlab.errors import ConfigError
 
@@ -13,6 +14,7 @@ SELECTIONS: dict[str, type[Selection]] = {
     "nonstrict": NonStrict,
     "non-strict": NonStrict,
     "easy": Easy,
+    "easy-power": EasyPower,
     "conservative": Conservative,
 }
 
@@ -36,6 +38,7 @@ __all__ = [
     "SELECTIONS",
     "Conservative",
     "Easy",
+    "EasyPower",
     "NonStrict",
     "Selection",
     "Strict",
