@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 IntArray = npt.NDArray[np.int64]
 
+#: Placements on more nodes than this are costed with numpy, smaller ones node by node.
+_VECTOR_FROM = 8
+
 
 class MachinePower:
     """Per-node power of the live machine plus the running jobs' own power."""
@@ -94,6 +97,15 @@ class MachinePower:
         view, req = self.view, self.req[job]
         cap, now = view.capacity, view.free if free is None else free
         state = view.node_state
+        if len(nodes) > _VECTOR_FROM and (state[nodes] == ON).all():
+            nodes = np.asarray(nodes, dtype=np.int64)
+            used = cap[nodes] - now[nodes]
+            if self.node_mode:
+                new = used + np.asarray(counts, dtype=np.int64)[:, None] * req
+                return out + float((self.table.active(nodes, new)
+                                    - self.table.active(nodes, used)).sum())
+            empty = ~used.any(axis=1)
+            return out - float(self.table["idle"][nodes[empty]].sum())
         for node, k in zip(np.asarray(nodes).tolist(), np.asarray(counts).tolist(),
                            strict=True):
             used = cap[node] - now[node]

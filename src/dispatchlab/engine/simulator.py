@@ -271,11 +271,12 @@ class Simulator:
     def _power_hint(self) -> str:
         """Why a capped machine may be stuck: the cap against what it draws idle."""
         b = self.view.budget
-        if b is None or b.cap - b.used > 1.0:
+        if b is None:
             return ""
         return (f"; the power cap of {b.cap:.6g} W leaves {b.cap - b.used:.6g} W over what "
-                f"the machine draws now ({b.used:.6g} W, idle nodes included): raise the "
-                "cap, switch idle nodes off, or do not count idle power")
+                f"the machine draws now ({b.used:.6g} W, idle nodes included), maybe too "
+                "little for these jobs: raise the cap, switch idle nodes off, or do not count "
+                "idle power")
 
     def _has_budget(self) -> bool:
         """A power cap (fixed or scenario) or a job power source was given."""
