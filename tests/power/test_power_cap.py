@@ -51,6 +51,12 @@ def test_a_cap_blocks_a_start_counting_idle_power() -> None:
                                               walltime=[100, 10], units=[1, 1],
                                               req={"cores": [4, 1]}, power=[24.0, 8.0])))
     assert starts(free) == [0, 0]
+    # node model without idle power: 24 − 10 + 8 = 22 W ≤ 25 W, both start; the audit's
+    # rebuilt power is the active part only
+    active = simulate(wl, two_nodes(), "fifo-nonstrict", power_cap=25.0, count_idle=False)
+    assert starts(active) == [0, 0]
+    _, w = it_power(active.recorder)
+    assert w.max() == pytest.approx(22.0)
 
 
 class Forced(BaseDispatcher):

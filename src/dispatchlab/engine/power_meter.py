@@ -12,6 +12,9 @@ IT power = Σ over nodes of the node part + Σ over running jobs of the job part
   on nodes that host no job (``count_idle``; a busy node's power is in its jobs' figures).
   Without a platform model or with ``count_idle=False`` the node part is 0 (PA-HPC-SIM).
 
+``count_idle=False`` with the node model counts the active part only (what jobs add above
+idle), every node state drawing 0.
+
 Both count idle power as Borghesi et al. (2015) §3 do: "the sum of all the power consumed by
 the running jobs plus the sum of power values related to idle resources must never exceed
 the given limit". :meth:`start_delta` is what a start adds; the engine refuses it when the
@@ -47,6 +50,7 @@ class MachinePower:
         self.view, self.req, self.jobs = view, req, jobs
         self.table = table if (jobs is None or count_idle) else None
         self.node_mode = jobs is None
+        self.count_idle = count_idle
         if self.table is not None:
             st = self.table.state_table()
             self._state_w: list[list[float]] = st.tolist()
@@ -66,11 +70,11 @@ class MachinePower:
         if self.table is None:
             return 0.0
         if state != ON:
-            return self._state_w[node][state]
+            return self._state_w[node][state] if self.count_idle else 0.0
         if not self.node_mode:
             return self._idle[node] if not used.any() else 0.0
         c, g, m = self._cols
-        w = self._idle[node]
+        w = self._idle[node] if self.count_idle else 0.0
         if c >= 0 and used[c] > 0:
             w += self._first[node] + (int(used[c]) - 1) * self._core[node]
         if g >= 0:
@@ -122,6 +126,8 @@ class MachinePower:
         used = view.capacity - free
         state = view.node_state.astype(np.int64)
         if self.node_mode:
+            if not self.count_idle:
+                return float(np.where(state == ON, self.table.active(n, used), 0.0).sum())
             return float(self.table.power(n, state, used).sum())
         base = self.table.state_table()[n, state]
         busy = (state == ON) & (used > 0).any(axis=1)
@@ -152,4 +158,4 @@ class MachinePower:
         """Where job power comes from and whether idle power counts."""
         src: dict[str, object] = ({"name": "node-model"} if self.jobs is None
                                   else dict(self.jobs.describe()))
-        return {**src, "idle_counted": self.table is not None}
+        return {**src, "idle_counted": self.table is not None and self.count_idle}

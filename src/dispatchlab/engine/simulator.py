@@ -235,7 +235,8 @@ class Simulator:
             view.power_model = self.meter
             view.env["power_cap"] = view.budget.cap
             rec.power_mode = {"node_mode": self.meter.node_mode,
-                              "idle_counted": self.meter.table is not None}
+                              "idle_counted": self.meter.table is not None
+                              and self.count_idle}
         self.job_power: dict[int, float] = {}
         if self.scenario is not None:
             view.scenario = self.scenario.announced()

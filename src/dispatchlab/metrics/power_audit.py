@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.energy.accounting import node_energy
+from dispatchlab.energy.accounting import NodePowerModel, node_energy
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.state import BOOTING, ON, SHUTTING_DOWN
 from dispatchlab.platform.power import NodePowerTable
@@ -46,6 +46,20 @@ class _BaseOnly:
         return {"name": "node-base"}
 
 
+@dataclass(frozen=True)
+class _ActiveOnly:
+    """Node model without idle power (``count_idle=False``): what jobs add above idle."""
+
+    table: NodePowerTable
+
+    def power(self, nodes: IntArray, state: IntArray, usage: IntArray) -> FloatArray:
+        return np.asarray(np.where(state == ON, self.table.active(nodes, usage), 0.0),
+                          dtype=np.float64)
+
+    def describe(self) -> dict[str, object]:
+        return {"name": "node-active"}
+
+
 def it_power(rec: Recorder) -> tuple[IntArray, FloatArray]:
     """The run's IT power as a step series ``(times, watts)`` as the engine counted it."""
     mode = rec.power_mode or {"node_mode": False, "idle_counted": False}
@@ -55,8 +69,10 @@ def it_power(rec: Recorder) -> tuple[IntArray, FloatArray]:
     table = rec.platform.power_table
     parts_t: list[IntArray] = []
     parts_w: list[FloatArray] = []
-    if mode["idle_counted"] and table is not None:
-        model = table if mode["node_mode"] else _BaseOnly(table)
+    if table is not None and (mode["node_mode"] or mode["idle_counted"]):
+        model: NodePowerModel = (
+            _BaseOnly(table) if not mode["node_mode"]
+            else table if mode["idle_counted"] else _ActiveOnly(table))
         e = node_energy(rec, model, t0, t1)
         parts_t.append(e.times)
         parts_w.append(np.diff(np.r_[0.0, e.power]))
