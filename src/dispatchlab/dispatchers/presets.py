@@ -55,6 +55,17 @@ PRESETS: dict[str, tuple[PolicySpec, str]] = {
         PolicySpec(order="prb", select="nonstrict", alloc="energy"),
         "PRB: expected wait then demand, non-strict, energy-efficient then most loaded",
     ),
+    "prb-power": (
+        PolicySpec(order="prb", select="nonstrict", alloc="energy-model"),
+        "PRB under a power cap (Borghesi et al. 2015 §4): expected wait then demand, "
+        "non-strict, least marginal power then most loaded node; the cap, idle power "
+        "included, checked at every start",
+    ),
+    "easy-power": (
+        PolicySpec(select="easy-power"),
+        "FIFO with EASY backfilling, the head's reservation in power (idle included) as "
+        "well as nodes",
+    ),
     "fifo-nonstrict": (PolicySpec(select="nonstrict"), "FIFO, start every job that fits"),
     "easy": (PolicySpec(select="easy"), "FIFO with EASY backfilling"),
     "easy-sjf": (

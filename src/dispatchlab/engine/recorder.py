@@ -107,6 +107,7 @@ class Recorder:
         self.sim_seconds = 0.0
         self.dispatcher_stats: dict[str, Any] = {}
         self.rules_info: dict[str, Any] | None = None  # what operator rules were enforced
+        self.power_mode: dict[str, bool] | None = None  # how the engine counted power
         self.engine_info: dict[str, Any] = {}  # scenario, abort policy, over-cap time, …
         #: resource → (change times, desired shares) of the run's desired profile
         self.desired: dict[str, tuple[Any, Any]] = {}

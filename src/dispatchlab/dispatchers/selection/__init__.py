@@ -5,6 +5,7 @@ from __future__ import annotations
 from dispatchlab.dispatchers.selection.base import Selection
 from dispatchlab.dispatchers.selection.conservative import Conservative
 from dispatchlab.dispatchers.selection.easy import Easy
+from dispatchlab.dispatchers.selection.easy_power import EasyPower
 from dispatchlab.dispatchers.selection.strict import NonStrict, Strict
 from dispatchlab.dispatchers.selection.top_jobs import TopJobs
 from dispatchlab.errors import ConfigError
@@ -14,6 +15,7 @@ SELECTIONS: dict[str, type[Selection]] = {
     "nonstrict": NonStrict,
     "non-strict": NonStrict,
     "easy": Easy,
+    "easy-power": EasyPower,
     "conservative": Conservative,
     "top-jobs": TopJobs,
 }
@@ -38,6 +40,7 @@ __all__ = [
     "SELECTIONS",
     "Conservative",
     "Easy",
+    "EasyPower",
     "NonStrict",
     "Selection",
     "Strict",
