@@ -74,7 +74,9 @@ def parameters(
     left = wall_cap(cfg) if wall_left is None else max(wall_left, 1e-3)
     if cfg.deterministic:
         p.max_deterministic_time = budget
-        p.max_time_in_seconds = left
+        if cfg.conflicts_per_unit > 0:  # counts the LP-heavy conflicts det. time misses
+            p.max_number_of_conflicts = max(1, round(cfg.conflicts_per_unit * budget))
+        p.max_time_in_seconds = left  # safety net: a decision where it fires is counted
     else:
         p.max_time_in_seconds = min(budget, left)
     if cfg.hint and cfg.repair_hint:
