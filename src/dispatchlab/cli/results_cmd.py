@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from dispatchlab.cli.app import app
-from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.errors import check_level, err_console, friendly_errors
 from dispatchlab.cli.simulate_cmd import console
 from dispatchlab.errors import ConfigError
 from dispatchlab.experiments.collect import runs_table, write_tables
@@ -41,7 +41,18 @@ def summarize_folder(
     """
     from dispatchlab.cli.compare_cmd import print_ranking, show
 
-    records = list(RunStore(root).records(keys))
+    store = RunStore(root)
+    records = list(store.records(keys))
+    damaged = [(k, why) for k, why in store.damaged() if keys is None or k in keys]
+    if damaged:
+        names = ", ".join(f"{k} ({why})" for k, why in damaged[:3])
+        more = f" and {len(damaged) - 3} more" if len(damaged) > 3 else ""
+        err_console.print(f"warning: {len(damaged)} damaged run folder(s) left out: {names}"
+                          f"{more}; run the experiment again to re-run them", highlight=False)
+    unrepro = sum(1 for r in records if r.summary.get("reproducible") is False)
+    if unrepro:
+        err_console.print(f"warning: {unrepro} run(s) not reproducible (a wall clock shaped "
+                          "CP decisions: see 'reproducible' in results)", highlight=False)
     if not records:
         raise ConfigError(f"no finished runs under {root / 'runs'}", field="DIR")
     written = write_tables(root, records, formats=formats)
@@ -153,9 +164,11 @@ def results_command(
     summarize_folder(
         directory,
         metrics=chosen,
-        alpha=alpha or stats_cfg.get("alpha", 0.05),
+        alpha=check_level(alpha if alpha is not None else stats_cfg.get("alpha", 0.05),
+                          "--alpha"),
         adjust=adjust,
-        confidence=confidence or stats_cfg.get("confidence", 0.95),
+        confidence=check_level(confidence if confidence is not None
+                               else stats_cfg.get("confidence", 0.95), "--confidence"),
         formats=formats[fmt],
         as_json=as_json,
     )

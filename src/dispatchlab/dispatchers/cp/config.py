@@ -49,6 +49,12 @@ class SearchConfig:
     and ended UNKNOWN at the 1 s cap on 20-job HCP models) and ``linearization_level=2``
     (without the dual reductions the bound-stepping stall above came back; the LP cuts
     close those models in milliseconds). See docs/cp.md.
+    ``isolate`` (POSIX): every solver call runs in a forked child, so a native crash of
+    OR-Tools becomes a greedy decision counted in ``solver_crashes`` instead of the end of
+    the process (dispatchers/cp/guard.py). A fork costs 5–60 ms here (quiet to loaded
+    machine), more than a typical HCP solve, so ``None`` (default) isolates the settings
+    with known native crashes in OR-Tools 9.15: hint repair, several workers, presolve off
+    (every PCP model); ``True``/``False`` force it.
     """
 
     deterministic: bool = True
@@ -64,6 +70,7 @@ class SearchConfig:
     presolve: bool | None = None  # None: off for PCP (cpsat.md), on for HCP
     gap: float = 0.0  # relative gap at which the search may stop
     fixed_search: bool = False  # FIXED_SEARCH branching (1 worker): the strategy only
+    isolate: bool | None = None  # forked child per solve; None: when a crash is a risk
 
     def __post_init__(self) -> None:
         if self.delta <= 0 or self.delta_max < self.delta:
