@@ -131,7 +131,7 @@ def test_out_is_written_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", disk_full)
-    _fails(["simulate", "-w", str(trace), "--out", str(tmp_path / "run")],
+    _fails(["simulate", "-w", str(trace), "--json", "--out", str(tmp_path / "run")],
            "cannot write results", "No space left on device")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kth.swf"]
 
@@ -141,7 +141,7 @@ def test_cleaning_report_in_json_and_summary(tmp_path: Path) -> None:
     text = _kth_text(30).splitlines(True)
     records = [k for k, x in enumerate(text) if not x.startswith(";")]
     fields = text[records[0]].split()
-    fields[4] = "0"  # no processors: dropped
+    fields[4] = fields[7] = "-1"  # no processor count at all: dropped
     text[records[0]] = " ".join(fields) + "\n"
     fields = text[records[1]].split()
     fields[8] = "-1"  # no requested time: the run time is used
@@ -180,7 +180,7 @@ def test_values_beyond_range_name_line_and_field(tmp_path: Path, field: int, val
 
 def test_generator_size_limit() -> None:
     _fails(["simulate", "-w", "gen:eurora-like:jobs=100000000000", "-p", "eurora"],
-           "field 'jobs'", "between 1 and")
+           "field 'jobs'", "at most 50,000,000")
 
 
 @pytest.mark.parametrize(("platform", "expect"), [
@@ -278,3 +278,25 @@ def test_platform_file_extending_itself(tmp_path: Path) -> None:
     _fails(["simulate", "-w", str(trace), "-p", str(tmp_path / "self.toml")], "extends itself")
     _fails(["simulate", "-w", str(trace), "-p", str(tmp_path / "a.toml")],
            "extends itself (a.toml → b.toml → a.toml)")
+
+
+def test_ctrl_c_while_writing_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas as pd
+
+    trace = tmp_path / "kth.swf"
+    trace.write_text(_kth_text(50))
+
+    def interrupted(*_a: object, **_k: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", interrupted)
+    result = runner.invoke(app, ["simulate", "-w", str(trace), "--json", "--out",
+                                 str(tmp_path / "run")])
+    assert result.exit_code == 130
+    assert "interrupted while writing" in result.output and "nothing written" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kth.swf"]
+
+
+def test_eurora_without_platform_suggests_the_preset() -> None:
+    sample = Path(__file__).parents[1] / "data" / "eurora" / "sample.log_crypt"
+    _fails(["simulate", "-w", str(sample)], "-p eurora")

@@ -210,3 +210,31 @@ def test_equivalent_dispatcher_spellings_are_one_run(kth: Path) -> None:
         "order=sjf,select=easy,alloc=best-fit"
     assert key("easy") != key("order=fifo,select=easy,estimate=real")
     assert key("hcp3") == key("cp=hcp3") != key("cp=hcp3,m=50")
+
+
+def test_results_leave_out_runs_of_an_edited_trace(tmp_path: Path) -> None:
+    """Issue 19 defect 6: runs of the old version of an edited trace were averaged with
+    the new ones; runs are keyed by content and ``results`` reads the current plan's."""
+    import gzip
+
+    from typer.testing import CliRunner
+
+    from dispatchlab.cli.main import app
+    from tests.conftest import shared_trace
+
+    with gzip.open(shared_trace("KTH-SP2-1996-2.1-cln.swf.gz"), "rt") as fh:
+        lines = [next(fh) for _ in range(400)]
+    trace = tmp_path / "t.swf"
+    trace.write_text("".join(lines))
+    out = tmp_path / "cmp"
+    args = ["compare", "-w", str(trace), "-d", "fifo,sjf", "-o", str(out), "--no-report",
+            "--json", "--workers", "1"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    trace.write_text("".join(lines[:-30]))  # the trace is edited: new content, new runs
+    second = CliRunner().invoke(app, args)
+    assert second.exit_code == 0, second.output
+    assert len(list((out / "runs").iterdir())) == 4
+    res = CliRunner().invoke(app, ["results", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    assert "2 stored run(s) are not in the current plan" in res.output

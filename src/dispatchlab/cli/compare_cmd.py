@@ -421,7 +421,13 @@ def run_compare(req: CompareRequest) -> int:
     if req.report:
         from dispatchlab.report.build import write_report
 
-        page = write_report(cmp, req.out / "report", gantt_max_jobs=req.gantt_max_jobs).html
+        try:
+            page = write_report(cmp, req.out / "report", gantt_max_jobs=req.gantt_max_jobs).html
+        except KeyboardInterrupt:
+            err_console.print(f"interrupted while writing the report to {req.out / 'report'}: "
+                              "the runs are stored; run the same command again to write it",
+                              highlight=False)
+            raise typer.Exit(code=130) from None
         doc["report"] = str(page)
     if req.as_json:
         typer.echo(json.dumps(doc, default=str))

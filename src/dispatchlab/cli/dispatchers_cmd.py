@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import textwrap
 from typing import Annotated
 
 import typer
@@ -34,11 +36,15 @@ def dispatchers_command(
                                 "description": e.description} for e in entries]))
         return
     width = max(len(e.name) for e in entries)
+    columns = max(60, shutil.get_terminal_size((80, 24)).columns)
     for fam in families:
         rows = [e for e in entries if e.family == fam]
         if not rows:
             continue
         typer.echo(f"{fam or 'other'} ({len(rows)})")
         for e in rows:
-            typer.echo(f"  {e.name:<{width}}  {e.description}")
+            lines = textwrap.wrap(e.description, max(20, columns - width - 5)) or [""]
+            typer.echo(f"  {e.name:<{width}}  {lines[0]}")
+            for more in lines[1:]:
+                typer.echo(f"  {'':<{width}}  {more}")
     typer.echo("\nAny preset can be changed with a key=value spec: see docs/dispatchers.md.")

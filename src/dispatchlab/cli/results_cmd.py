@@ -161,8 +161,16 @@ def results_command(
     adjust = p_adjust or stats_cfg.get("p_adjust", "holm")
     if adjust not in ("holm", "none"):
         raise ConfigError("must be holm or none", field="p-adjust")
+    keys = _planned_keys(directory)
+    if keys is not None:
+        stale = [r.key for r in RunStore(directory).records() if r.key not in keys]
+        if stale:
+            err_console.print(f"warning: {len(stale)} stored run(s) are not in the current plan "
+                              "(an edited trace, platform file or experiment): left out",
+                              highlight=False)
     summarize_folder(
         directory,
+        keys=keys,
         metrics=chosen,
         alpha=check_level(alpha if alpha is not None else stats_cfg.get("alpha", 0.05),
                           "--alpha"),
@@ -172,6 +180,21 @@ def results_command(
         formats=formats[fmt],
         as_json=as_json,
     )
+
+
+def _planned_keys(directory: Path) -> set[str] | None:
+    """Hashes of the runs the folder's latest plan lists (None without ``plan.json``):
+    runs are keyed by the workload's content, so runs of an earlier version of a trace stay
+    in the store and must not be averaged with the current ones."""
+    plan = directory / "plan.json"
+    if not plan.is_file():
+        return None
+    try:
+        runs = json.loads(plan.read_text()).get("runs", [])
+    except ValueError:
+        raise ConfigError(f"{plan} is damaged (not JSON); run the experiment again",
+                          field="DIR") from None
+    return {str(r["hash"]) for r in runs}
 
 
 def _experiment_stats(directory: Path) -> dict[str, Any]:

@@ -163,7 +163,9 @@ class RunStore:
             "runs": [{"hash": r.key, "labels": asdict(r.labels)} for r in runs],
         }
         path = self.root / PLAN_FILE
-        path.write_text(json.dumps(doc, indent=2, default=str))
+        tmp = self.root / f"{_TMP}{PLAN_FILE}-{uuid.uuid4().hex[:8]}"
+        tmp.write_text(json.dumps(doc, indent=2, default=str))
+        os.replace(tmp, path)  # atomic: never a half-written plan
         return path
 
     def planned_dispatchers(self) -> list[str]:

@@ -16,6 +16,10 @@ def platform_for(workload: Workload) -> tuple[Platform, str]:
     ``MaxNodes`` nodes sharing ``MaxProcs`` cores. Without a header, one core per
     processor of the widest job.
     """
+    if workload.meta.get("format") == "eurora":
+        raise ConfigError("an Eurora batch carries no machine description: add -p eurora "
+                          "(or another Eurora preset: eurora-8, eurora-32, …)", field="platform",
+                          source=workload.source)
     header = workload.meta.get("load_report", {}).get("header", {})
     opts = workload.meta.get("options", {})
 

@@ -33,7 +33,9 @@ FIELDS = (
     "queue", "partition", "preceding_job", "think_time",
 )
 _COL = {name: k for k, name in enumerate(FIELDS)}
-#: Largest time in seconds (~3,000 years): sums of times × cores stay far inside int64.
+#: Largest time in seconds (~3,000 years): dates stay before the year 9999 that local
+#: timestamps can show (larger times crashed ``--out`` after the simulation had run), and
+#: sums of times × cores stay far inside int64.
 MAX_SECONDS = 10**11
 #: Largest id or count: beyond 2⁵³ a float (how records are read) no longer holds it exactly.
 MAX_ID = 2**53

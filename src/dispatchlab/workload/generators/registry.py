@@ -131,8 +131,8 @@ def generate(spec: str, **overrides: Any) -> Workload:
     kwargs.update(overrides)
     for key in ("jobs",):
         value = kwargs.get(key)
-        if isinstance(value, int) and not 0 < value <= MAX_JOBS:
-            raise WorkloadError(f"must be between 1 and {MAX_JOBS:,}, got {value:,}", field=key)
+        if isinstance(value, int) and value > MAX_JOBS:  # (the generator checks >= 1)
+            raise WorkloadError(f"must be at most {MAX_JOBS:,}, got {value:,}", field=key)
     return info.func(**kwargs)
 
 
