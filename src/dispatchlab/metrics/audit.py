@@ -194,10 +194,13 @@ def _sweep_events(rec: Recorder) -> None:
                            np.full(n, 2, np.int64)))
     ref = np.concatenate((np.arange(n), np.arange(n_log), np.arange(n)))
     order = _sweep_order(np.zeros(len(time), np.int64), time, kind)
+    i8, i4 = np.int64, np.int32  # the compiled sweep's one signature
     status, k, node, r, level = sweep_kernel()(
-        np.ascontiguousarray(kind[order]), np.ascontiguousarray(ref[order]), seg.job,
-        seg.offsets, seg.nodes, seg.counts, np.ascontiguousarray(rec.req), plat.capacity,
-        np.ascontiguousarray(log[:, 1]), np.ascontiguousarray(log[:, 2]))
+        np.ascontiguousarray(kind[order], i8), np.ascontiguousarray(ref[order], i8),
+        np.ascontiguousarray(seg.job, i8), np.ascontiguousarray(seg.offsets, i8),
+        np.ascontiguousarray(seg.nodes, i4), np.ascontiguousarray(seg.counts, i4),
+        np.ascontiguousarray(rec.req, i8), np.ascontiguousarray(plat.capacity, i8),
+        np.ascontiguousarray(log[:, 1], i8), np.ascontiguousarray(log[:, 2], i8))
     if status == OK:
         return
     t = int(time[order][k])

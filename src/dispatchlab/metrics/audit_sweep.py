@@ -28,6 +28,9 @@ def sweep(ev_kind: Any, ev_ref: Any, seg_job: Any, offsets: Any, nodes: Any, cou
           req: Any, cap: Any, log_node: Any, log_state: Any) -> Any:
     """Run the events; returns ``(status, event position, node, resource, level)``.
 
+    Types (the compiled version's one signature): int64 arrays, except ``nodes`` and
+    ``counts`` (int32); ``req`` and ``cap`` C-ordered int64 matrices.
+
     ``ev_kind[k]``: 0 segment end, 1 node-state change, 2 segment start; ``ev_ref[k]``:
     the segment (kinds 0 and 2) or the node-log row (kind 1).
     """
@@ -64,8 +67,16 @@ def sweep(ev_kind: Any, ev_ref: Any, seg_job: Any, offsets: Any, nodes: Any, cou
 
 
 def _compiled() -> Callable[..., Any]:
+    """The ahead-of-time compiled sweep (engine/compiled/aot.py: loading it does not
+    initialize Numba, ~1 s), else Numba's JIT, else plain Python."""
     if os.environ.get("DISPATCHLAB_NO_NUMBA"):
         return sweep
+    from dispatchlab.engine.compiled.aot import load_module
+
+    module = load_module()
+    if module is not None and hasattr(module, "audit_sweep"):
+        fn: Callable[..., Any] = module.audit_sweep
+        return fn
     try:
         import numba
     except ImportError:  # pragma: no cover - exercised only without numba installed

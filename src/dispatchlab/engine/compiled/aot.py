@@ -27,12 +27,13 @@ from typing import Any
 from dispatchlab.engine.compiled import conservative_loop as _cons_source
 from dispatchlab.engine.compiled import slot_loop as _source
 from dispatchlab.engine.compiled import slot_profile_ops as _ops_source
+from dispatchlab.metrics import audit_sweep as _sweep_source
 
 
 def module_name() -> str:
     """Name of the module for these sources, Numba and Python version."""
     key = hashlib.sha256(Path(_source.__file__).read_bytes())
-    for other in (_ops_source, _cons_source):
+    for other in (_ops_source, _cons_source, _sweep_source):
         key.update(Path(str(other.__file__)).read_bytes())
     numba_version = metadata.version("numba")  # importing numba to read it costs ~0.5 s
     key.update(f"{numba_version} {sys.implementation.cache_tag}".encode())

@@ -1,4 +1,4 @@
-"""Build the slot loop and the slot-profile operations ahead of time:
+"""Build the slot loop, the slot-profile operations and the audit sweep ahead of time:
 ``python -m dispatchlab.engine.compiled.aot_build DIR NAME``.
 
 Runs in its own process (Numba's ``pycc`` and a C compiler), called by
@@ -51,6 +51,11 @@ def build(out_dir: str, name: str) -> None:
     cons_returns = nt.Tuple((i, i8, i8, i8, i8, i4, i4, nt.Array(i, 2, "C"), i, i, i, i))
     cons_sig = cons_returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8)
     cc.export("conservative_loop", cons_sig)(conservative_loop)
+    from dispatchlab.metrics.audit_sweep import sweep
+
+    i8_2d = nt.Array(nt.int64, 2, "C")
+    sweep_sig = nt.UniTuple(i, 5)(i8, i8, i8, i8, i4, i4, i8_2d, i8_2d, i8, i8)
+    cc.export("audit_sweep", sweep_sig)(sweep)  # the audit of big runs (metrics/audit.py)
     cc.compile()
 
 
