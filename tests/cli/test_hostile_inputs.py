@@ -300,3 +300,14 @@ def test_ctrl_c_while_writing_says_so(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_eurora_without_platform_suggests_the_preset() -> None:
     sample = Path(__file__).parents[1] / "data" / "eurora" / "sample.log_crypt"
     _fails(["simulate", "-w", str(sample)], "-p eurora")
+
+
+def test_unknown_platform_resource(tmp_path: Path) -> None:
+    """``foo`` used to be accepted (and ignored); a resource the workload requests is fine."""
+    trace = tmp_path / "kth.swf"
+    trace.write_text(_kth_text(20))
+    _fails(["simulate", "-w", str(trace), "-p", "nodes=100,cores=1,foo=2"],
+           "unknown resource 'foo'")
+    ok = runner.invoke(app, ["simulate", "-w", str(trace), "-p", "nodes=100,cores=1,gpu=2",
+                             "--json"])
+    assert ok.exit_code == 0, ok.output

@@ -120,6 +120,7 @@ def simulate_command(
             console.print(f"platform {plat.name} ({how})")
     else:
         plat = resolve_platform(platform)
+        check_resources(plat, wl)
     disp = get_dispatcher(dispatcher)
     on_inf = "reject" if reject_infeasible else "error"
     dynamic: dict[str, Any] = {"scenario": scenario or None, "walltime_kill": walltime_kill,
@@ -156,6 +157,20 @@ def simulate_command(
                       "other numbers")
     if out is not None:
         console.print(f"results written to {out}")
+
+
+#: Resources dispatchlab knows by name (a platform may also hold any the workload requests).
+KNOWN_RESOURCES = ("cores", "gpu", "mic", "mem")
+
+
+def check_resources(plat: Any, wl: Workload) -> None:
+    """A platform resource neither known nor requested by the workload is a typo (``foo``,
+    ``gpu2``): it used to be accepted and silently ignored."""
+    known = dict.fromkeys((*KNOWN_RESOURCES, *wl.resources))
+    for name in plat.resources:
+        if name not in known:
+            raise ConfigError(f"unknown resource '{name}' (known: {', '.join(known)})",
+                              field="platform")
 
 
 def check_out(out: Path, force: bool) -> None:
