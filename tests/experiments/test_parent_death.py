@@ -1,4 +1,5 @@
-"""Issue 19 defect 4: SIGKILL of a campaign must not leave its workers running."""
+"""Issue 19 defect 4: SIGKILL of a campaign must not leave its workers (or their resource
+tracker) running."""
 
 from __future__ import annotations
 
@@ -11,16 +12,18 @@ import time
 import pytest
 
 CHILD = """
-import multiprocessing, sys, time
+import glob, multiprocessing, os, sys, threading, time
 from dispatchlab.experiments.engines import LocalEngine
 eng = LocalEngine(2)
 it = eng.map_unordered(time.sleep, [60, 60], key=str)
-import threading
 threading.Thread(target=lambda: list(it), daemon=True).start()
 while len(multiprocessing.active_children()) < 2:
     time.sleep(0.05)
 time.sleep(1.0)  # the workers are running their initializer and the sleeps
-print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+kids = set()  # the workers and the resource tracker
+for f in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
+    kids |= set(open(f).read().split())
+print(len(multiprocessing.active_children()), " ".join(sorted(kids)), flush=True)
 time.sleep(120)
 """
 
@@ -41,8 +44,10 @@ def _alive(pid: int) -> bool:
 def test_workers_leave_when_the_campaign_is_killed() -> None:
     proc = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    pids = [int(p) for p in proc.stdout.readline().split()]
-    assert len(pids) >= 2 and all(_alive(p) for p in pids)
+    workers, *kids = proc.stdout.readline().split()
+    pids = [int(p) for p in kids]
+    assert int(workers) == 2 and len(pids) == 3  # two workers, one resource tracker
+    assert all(_alive(p) for p in pids)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 10
@@ -51,4 +56,4 @@ def test_workers_leave_when_the_campaign_is_killed() -> None:
     left = [p for p in pids if _alive(p)]
     for p in left:  # never leave them behind, even when the test fails
         os.kill(p, signal.SIGKILL)
-    assert not left, f"workers {left} outlived their killed parent"
+    assert not left, f"processes {left} outlived their killed parent"
