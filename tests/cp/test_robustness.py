@@ -139,3 +139,41 @@ def test_v2_keeps_model_feasible_when_running_jobs_overrun(kind: str) -> None:
     assert v1.jobs["start"].tolist()[1] == 100
     assert "infeasible" not in s2["paths"]
     assert v2.jobs["start"].tolist()[1] == 50
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_native_solver_crash_becomes_a_counted_fallback(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """Issue 19: a native crash of CP-SAT (here: the guard child aborts, as OR-Tools does on
+    a failed CHECK) costs one greedy decision, counted, not the simulation."""
+    import os
+
+    import dispatchlab.dispatchers.cp.guard as guard
+
+    def crash(model: Any, solver: Any) -> dict[str, Any]:
+        os.abort()
+
+    monkeypatch.setattr(guard, "child_solve", crash)
+    res = _greedy_run("pcp")  # PCP (presolve off) is guarded by default
+    stats = res.summary["dispatcher_stats"]
+    assert stats["solver_calls"] > 0
+    assert stats["solver_crashes"] == stats["solver_calls"] == stats["fallbacks"]
+    assert res.jobs["start"].ge(0).all()
+
+
+def test_guarded_solve_gives_the_in_process_decisions() -> None:
+    """The forked child's answer reads exactly like the solver's own; HCP's default
+    (presolve on, 1 worker, no hint repair) is not guarded, PCP's is."""
+    from dispatchlab.dispatchers.cp.search import guarded
+
+    assert not guarded(CPConfig(kind="hcp").search, presolve=True)
+    assert guarded(CPConfig(kind="pcp").search, presolve=False)
+    assert guarded(CPConfig(kind="hcp").with_(workers=2).search, presolve=True)
+    wl = random_workload(30, seed=8)
+    runs = []
+    for isolate in (True, False):
+        disp = CPDispatcher(CPConfig(kind="pcp", version=3).with_(isolate=isolate))
+        res = simulate(wl, platform(PLAT), disp)
+        assert res.summary["dispatcher_stats"]["solver_calls"] > 0
+        runs.append(res.jobs[["start", "end"]].to_numpy().tolist())
+    assert runs[0] == runs[1]

@@ -158,13 +158,14 @@ def schedule_digests(res: Results) -> tuple[str, str]:
     rec = res.recorder
     assert rec is not None
     h = hashlib.sha256(np.asarray(rec.start_time, dtype=np.int64).tobytes())
+    all_nodes, all_counts = rec.alloc_nodes, rec.alloc_counts  # each access rebuilds them
     for j in range(len(rec.start_time)):
-        nodes = rec.alloc_nodes[j]
+        nodes = all_nodes[j]
         if nodes is None:
             h.update(b"|")
         else:
             h.update(np.asarray(nodes, dtype=np.int64).tobytes() + b";"
-                     + np.asarray(rec.alloc_counts[j], dtype=np.int64).tobytes())
+                     + np.asarray(all_counts[j], dtype=np.int64).tobytes())
     planned = hashlib.sha256(np.asarray(rec.planned, dtype=np.int64).tobytes()).hexdigest()
     return h.hexdigest(), planned
 

@@ -162,7 +162,7 @@ def test_dask_scheduler_and_workers_give_the_pool_results(
             str(exp),
             "--out",
             str(out),
-            "--engine",
+            "--backend",
             "dask",
             "--scheduler",
             dask_cluster,

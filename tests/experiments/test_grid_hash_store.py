@@ -163,3 +163,78 @@ def test_store_writes_atomically_and_never_twice(kth: Path, tmp_path: Path) -> N
     assert set(rec.breakdown()["group"]) == {"short", "medium", "long"}
     with pytest.raises(ValueError):
         store.save(plan(parse_experiment(spec(kth, seeds=[5])))[0], out, engine="test")
+
+
+@pytest.mark.parametrize("harm", ["no-run-json", "truncated-run-json", "truncated-jobs",
+                                  "foreign-run-json"])
+def test_damaged_runs_are_detected_and_rerun(kth: Path, tmp_path: Path, harm: str) -> None:
+    """Issue 19 defect 5: a damaged run folder used to count as done (truncated table), crash
+    every reader (truncated run.json) or block every re-run ("Directory not empty")."""
+    run = plan(parse_experiment(spec(kth)))[0]
+    store = RunStore(tmp_path)
+    out = execute_run(run.config)
+    assert store.save(run, out, engine="test")
+    folder = tmp_path / "runs" / run.key
+    if harm == "no-run-json":
+        (folder / "run.json").unlink()
+    elif harm == "truncated-run-json":
+        text = (folder / "run.json").read_bytes()
+        (folder / "run.json").write_bytes(text[: len(text) // 2])
+    elif harm == "truncated-jobs":
+        data = (folder / "jobs.parquet").read_bytes()
+        (folder / "jobs.parquet").write_bytes(data[: len(data) - 100])
+    else:
+        doc = (folder / "run.json").read_text().replace(run.key, "0" * 16)
+        (folder / "run.json").write_text(doc)
+    assert not store.is_done(run.key)
+    assert list(store.records()) == []
+    assert [k for k, _ in store.damaged()] == [run.key]
+    assert store.save(run, out, engine="test") is True  # replaced, not "Directory not empty"
+    assert store.is_done(run.key) and store.damaged() == []
+    assert len(next(store.records()).jobs()) == 200
+
+
+def test_equivalent_dispatcher_spellings_are_one_run(kth: Path) -> None:
+    """Issue 19: ``easy`` and ``order=fifo,select=easy`` used to hash to two runs."""
+    from dispatchlab.dispatchers.registry import canonical_spec
+
+    def key(d: str) -> str:
+        return plan(parse_experiment(spec(kth, dispatchers=[d])))[0].key
+
+    same = ["easy", "order=fifo,select=easy", " select=easy , order=fifo,alloc=first-fit",
+            "preset=easy"]
+    assert len({key(d) for d in same}) == 1
+    assert canonical_spec("order=fifo,select=easy") == "easy"
+    assert canonical_spec("cp=hcp3") == "hcp3" == canonical_spec("hcp3")
+    assert canonical_spec("order=sjf,alloc=best-fit,select=easy") == \
+        "order=sjf,select=easy,alloc=best-fit"
+    assert key("easy") != key("order=fifo,select=easy,estimate=real")
+    assert key("hcp3") == key("cp=hcp3") != key("cp=hcp3,m=50")
+
+
+def test_results_leave_out_runs_of_an_edited_trace(tmp_path: Path) -> None:
+    """Issue 19 defect 6: runs of the old version of an edited trace were averaged with
+    the new ones; runs are keyed by content and ``results`` reads the current plan's."""
+    import gzip
+
+    from typer.testing import CliRunner
+
+    from dispatchlab.cli.main import app
+    from tests.conftest import shared_trace
+
+    with gzip.open(shared_trace("KTH-SP2-1996-2.1-cln.swf.gz"), "rt") as fh:
+        lines = [next(fh) for _ in range(400)]
+    trace = tmp_path / "t.swf"
+    trace.write_text("".join(lines))
+    out = tmp_path / "cmp"
+    args = ["compare", "-w", str(trace), "-d", "fifo,sjf", "-o", str(out), "--no-report",
+            "--json", "--workers", "1"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    trace.write_text("".join(lines[:-30]))  # the trace is edited: new content, new runs
+    second = CliRunner().invoke(app, args)
+    assert second.exit_code == 0, second.output
+    assert len(list((out / "runs").iterdir())) == 4
+    res = CliRunner().invoke(app, ["results", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    assert "2 stored run(s) are not in the current plan" in res.output

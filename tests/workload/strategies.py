@@ -22,6 +22,8 @@ JSON = st.recursive(
     max_leaves=8,
 )
 BIG = 2**40
+#: Largest time an SWF file may hold (dispatchlab.workload.swf.MAX_SECONDS: ~3,000 years).
+SWF_BIG = 10**11
 
 
 @st.composite
@@ -71,7 +73,7 @@ def workloads(draw: st.DrawFn, *, max_jobs: int = 20) -> Workload:
 def swf_workloads(draw: st.DrawFn, *, max_jobs: int = 20) -> Workload:
     """Workloads SWF can hold: 1-core units, numeric labels, first arrival at 0."""
     n = draw(st.integers(1, max_jobs))
-    submit = np.array(draw(st.lists(st.integers(0, BIG), min_size=n, max_size=n)))
+    submit = np.array(draw(st.lists(st.integers(0, SWF_BIG), min_size=n, max_size=n)))
     labels = st.integers(-1, 10**6).map(str)
 
     def column(elements: st.SearchStrategy[Any]) -> list[Any]:
@@ -80,14 +82,14 @@ def swf_workloads(draw: st.DrawFn, *, max_jobs: int = 20) -> Workload:
     return Workload.from_columns(
         job_id=draw(st.lists(st.integers(0, 2**40), min_size=n, max_size=n, unique=True)),
         submit=submit - submit.min(),
-        walltime=column(st.integers(1, BIG)),
-        runtime=column(st.integers(0, BIG)),
+        walltime=column(st.integers(1, SWF_BIG)),
+        runtime=column(st.integers(0, SWF_BIG)),
         units=column(st.integers(1, 10**6)),
         req={"cores": [1] * n},
         queue=column(labels),
         user=column(labels),
         app=column(labels),
-        logged_wait=column(st.integers(-1, BIG)),
+        logged_wait=column(st.integers(-1, SWF_BIG)),
         origin_unix=draw(st.none() | st.integers(0, 2**33)),
         timezone=draw(st.none() | ZONES),
     )

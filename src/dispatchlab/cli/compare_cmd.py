@@ -19,7 +19,7 @@ from rich.progress import Progress as Bar
 from rich.table import Table
 
 from dispatchlab.cli.app import app
-from dispatchlab.cli.errors import err_console, friendly_errors
+from dispatchlab.cli.errors import check_level, err_console, friendly_errors
 from dispatchlab.cli.simulate_cmd import (
     BadOpt,
     CpnOpt,
@@ -65,17 +65,32 @@ TERMINAL_METRICS = {
     "dispatch_time_mean_ms": "decision",
 }
 
-_ENGINE_HELP = ("local (process pool) | dask-local (starts a local Dask cluster) | "
-                "dask (connect to --scheduler).")
-EngineOpt = Annotated[str, typer.Option("--engine", "-e", help=_ENGINE_HELP)]
+_BACKEND_HELP = ("Where runs execute: local (process pool) | dask-local (starts a local "
+                 "Dask cluster) | dask (connect to --scheduler).")
+BackendOpt = Annotated[str, typer.Option("--backend", help=_BACKEND_HELP)]
 #: The same option where leaving it out means "the experiment file's choice".
-MaybeEngineOpt = Annotated[
-    str | None, typer.Option("--engine", "-e", help=_ENGINE_HELP + " Default: the file's.")
+MaybeBackendOpt = Annotated[
+    str | None, typer.Option("--backend", help=_BACKEND_HELP + " Default: the file's.")
 ]
+#: ``--engine``/``-e``: the old name of ``--backend`` (hidden, still accepted).
+OldEngineOpt = Annotated[
+    str | None, typer.Option("--engine", "-e", hidden=True, help="Deprecated: --backend.")
+]
+
+
+def backend_from(backend: str | None, old_engine: str | None) -> str | None:
+    """``--backend``, or the deprecated ``--engine`` (with a warning on stderr)."""
+    if old_engine is None:
+        return backend
+    err_console.print("warning: --engine is deprecated for compare/run-experiment/demo; "
+                      "use --backend", highlight=False)
+    return old_engine
+
+
 SchedulerOpt = Annotated[
     str | None,
     typer.Option(
-        "--scheduler", help="Dask scheduler address for --engine dask, e.g. tcp://host:8786."
+        "--scheduler", help="Dask scheduler address for --backend dask, e.g. tcp://host:8786."
     ),
 ]
 WorkersOpt = Annotated[
@@ -406,7 +421,13 @@ def run_compare(req: CompareRequest) -> int:
     if req.report:
         from dispatchlab.report.build import write_report
 
-        page = write_report(cmp, req.out / "report", gantt_max_jobs=req.gantt_max_jobs).html
+        try:
+            page = write_report(cmp, req.out / "report", gantt_max_jobs=req.gantt_max_jobs).html
+        except KeyboardInterrupt:
+            err_console.print(f"interrupted while writing the report to {req.out / 'report'}: "
+                              "the runs are stored; run the same command again to write it",
+                              highlight=False)
+            raise typer.Exit(code=130) from None
         doc["report"] = str(page)
     if req.as_json:
         typer.echo(json.dumps(doc, default=str))
@@ -480,7 +501,8 @@ def compare_command(
             "--out", "-o", help="Output folder (runs, tables, report). Re-running resumes."
         ),
     ] = Path("compare-output"),
-    engine: EngineOpt = "local",
+    backend: BackendOpt = "local",
+    engine: OldEngineOpt = None,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
     seeds: Annotated[str, typer.Option(help="Seeds, e.g. 0 or 0,1,2 or 0-9.")] = "0",
@@ -522,6 +544,10 @@ def compare_command(
     """Run several dispatchers on one workload and platform in parallel, print a comparison
     table and write a report folder (OUT/report/index.html)."""
     metrics = [m.strip() for m in stats_metrics.split(",") if m.strip()]
+    check_level(alpha, "--alpha")
+    if gantt_max_jobs < 0:
+        raise ConfigError(f"must be 0 (no Gantt charts) or more, got {gantt_max_jobs}",
+                          field="--gantt-max-jobs")
     for m in metrics:
         if m not in METRICS:
             raise ConfigError(
@@ -550,7 +576,7 @@ def compare_command(
         platform=platform or "auto",
         seeds=parse_seeds(seeds),
         windows=windows,
-        engine=engine,
+        engine=backend_from(backend, engine) or "local",
         scheduler=scheduler,
         workers=workers,
         on_infeasible="reject" if reject_infeasible else "error",

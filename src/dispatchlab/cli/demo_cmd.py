@@ -12,10 +12,12 @@ import typer
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.compare_cmd import (
+    BackendOpt,
     CompareRequest,
-    EngineOpt,
+    OldEngineOpt,
     SchedulerOpt,
     WorkersOpt,
+    backend_from,
     run_compare,
     workload_entry,
 )
@@ -45,7 +47,8 @@ def demo_command(
     windows: Annotated[
         int, typer.Option(min=1, help="Trace windows for the statistics.")
     ] = DEMO_WINDOWS,
-    engine: EngineOpt = "local",
+    backend: BackendOpt = "local",
+    engine: OldEngineOpt = None,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
 ) -> None:
@@ -77,7 +80,7 @@ def demo_command(
         dispatchers=chosen,
         out=out,
         windows=windows,
-        engine=engine,
+        engine=backend_from(backend, engine) or "local",
         scheduler=scheduler,
         workers=workers,
         title="Dispatchers on the KTH SP2 trace (first 5,000 jobs)",

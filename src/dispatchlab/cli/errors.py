@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from dispatchlab.errors import DispatchlabError
 
@@ -24,10 +25,19 @@ def friendly_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except DispatchlabError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+            # escape: messages quote TOML tables such as [[nodes]], which are rich markup
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
+                              markup=True)
             raise typer.Exit(code=2) from None
         except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
             raise typer.Exit(code=2) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def check_level(value: float, option: str) -> float:
+    """A significance or confidence level: strictly between 0 and 1."""
+    if not 0.0 < value < 1.0:
+        raise DispatchlabError(f"{option}: must be between 0 and 1 (exclusive), got {value:g}")
+    return value

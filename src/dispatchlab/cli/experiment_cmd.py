@@ -10,9 +10,11 @@ import typer
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.compare_cmd import (
-    MaybeEngineOpt,
+    MaybeBackendOpt,
+    OldEngineOpt,
     SchedulerOpt,
     WorkersOpt,
+    backend_from,
     execute,
     report_outcome,
 )
@@ -34,7 +36,8 @@ def run_experiment_command(
             "--out", "-o", help="Output folder (default: the file's 'out', else ./<name>)."
         ),
     ] = None,
-    engine: MaybeEngineOpt = None,
+    backend: MaybeBackendOpt = None,
+    engine: OldEngineOpt = None,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
     dry_run: Annotated[
@@ -54,7 +57,7 @@ def run_experiment_command(
     if out is None:
         out = experiment.parent / spec.out if spec.out else Path(spec.name)
     ex = spec.execution
-    eng = engine or ex.engine
+    eng = backend_from(backend, engine) or ex.engine
     sched = scheduler or ex.scheduler
     n_workers = workers or ex.workers
     dims = {

@@ -1,15 +1,7 @@
-"""Entry point of the ``dispatchlab`` command: imports every subcommand module."""
+"""Entry point of the ``dispatchlab`` command (subcommands are imported on demand)."""
 
 from __future__ import annotations
 
-from dispatchlab.cli import (  # noqa: F401  (importing registers the commands)
-    compare_cmd,
-    demo_cmd,
-    experiment_cmd,
-    results_cmd,
-    simulate_cmd,
-    trace_info_cmd,
-)
 from dispatchlab.cli.app import app
 
 __all__ = ["app"]

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from dispatchlab.cli.app import app
-from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.errors import check_level, err_console, friendly_errors
 from dispatchlab.cli.simulate_cmd import console
 from dispatchlab.errors import ConfigError
 from dispatchlab.experiments.collect import runs_table, write_tables
@@ -41,7 +41,18 @@ def summarize_folder(
     """
     from dispatchlab.cli.compare_cmd import print_ranking, show
 
-    records = list(RunStore(root).records(keys))
+    store = RunStore(root)
+    records = list(store.records(keys))
+    damaged = [(k, why) for k, why in store.damaged() if keys is None or k in keys]
+    if damaged:
+        names = ", ".join(f"{k} ({why})" for k, why in damaged[:3])
+        more = f" and {len(damaged) - 3} more" if len(damaged) > 3 else ""
+        err_console.print(f"warning: {len(damaged)} damaged run folder(s) left out: {names}"
+                          f"{more}; run the experiment again to re-run them", highlight=False)
+    unrepro = sum(1 for r in records if r.summary.get("reproducible") is False)
+    if unrepro:
+        err_console.print(f"warning: {unrepro} run(s) not reproducible (a wall clock shaped "
+                          "CP decisions: see 'reproducible' in results)", highlight=False)
     if not records:
         raise ConfigError(f"no finished runs under {root / 'runs'}", field="DIR")
     written = write_tables(root, records, formats=formats)
@@ -150,15 +161,40 @@ def results_command(
     adjust = p_adjust or stats_cfg.get("p_adjust", "holm")
     if adjust not in ("holm", "none"):
         raise ConfigError("must be holm or none", field="p-adjust")
+    keys = _planned_keys(directory)
+    if keys is not None:
+        stale = [r.key for r in RunStore(directory).records() if r.key not in keys]
+        if stale:
+            err_console.print(f"warning: {len(stale)} stored run(s) are not in the current plan "
+                              "(an edited trace, platform file or experiment): left out",
+                              highlight=False)
     summarize_folder(
         directory,
+        keys=keys,
         metrics=chosen,
-        alpha=alpha or stats_cfg.get("alpha", 0.05),
+        alpha=check_level(alpha if alpha is not None else stats_cfg.get("alpha", 0.05),
+                          "--alpha"),
         adjust=adjust,
-        confidence=confidence or stats_cfg.get("confidence", 0.95),
+        confidence=check_level(confidence if confidence is not None
+                               else stats_cfg.get("confidence", 0.95), "--confidence"),
         formats=formats[fmt],
         as_json=as_json,
     )
+
+
+def _planned_keys(directory: Path) -> set[str] | None:
+    """Hashes of the runs the folder's latest plan lists (None without ``plan.json``):
+    runs are keyed by the workload's content, so runs of an earlier version of a trace stay
+    in the store and must not be averaged with the current ones."""
+    plan = directory / "plan.json"
+    if not plan.is_file():
+        return None
+    try:
+        runs = json.loads(plan.read_text()).get("runs", [])
+    except ValueError:
+        raise ConfigError(f"{plan} is damaged (not JSON); run the experiment again",
+                          field="DIR") from None
+    return {str(r["hash"]) for r in runs}
 
 
 def _experiment_stats(directory: Path) -> dict[str, Any]:

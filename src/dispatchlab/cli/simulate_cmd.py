@@ -12,16 +12,17 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from dispatchlab.cli.app import app
-from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.errors import err_console, friendly_errors
 from dispatchlab.cli.options import LoadOptions
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.energy.job_power import job_power_source, parse_fallback
+from dispatchlab.errors import ConfigError, WorkloadError
 from dispatchlab.metrics.results import Results
 from dispatchlab.platform.from_workload import platform_for
 from dispatchlab.platform.resolve import resolve_platform
-from dispatchlab.report.format import fmt_duration
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
+from dispatchlab.workload.workload import Workload
 
 console = Console()
 
@@ -67,6 +68,8 @@ def simulate_command(
     seed: Annotated[int, typer.Option(help="Seed of the run's random generator.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Write jobs, time series and summary here.")]
     = None,
+    force: Annotated[bool, typer.Option("--force", help="Let --out replace a folder that "
+                     "already holds results.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")]
     = False,
     format: FormatOpt = None,
@@ -83,9 +86,11 @@ def simulate_command(
         "--reject-infeasible", help="Record jobs the machine can never host as rejected "
         "instead of failing.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    engine: Annotated[str, typer.Option(
-        help="auto: the compiled loop when the setup allows it (same results), else the "
-        "general one | compiled | general.")] = "auto",
+    loop: Annotated[str, typer.Option(
+        help="Event loop: auto (the compiled loop when the setup allows it, same results; "
+        "else the general one) | compiled | general.")] = "auto",
+    engine: Annotated[str | None, typer.Option(
+        hidden=True, help="Deprecated: --loop.")] = None,
     scenario: Annotated[list[str] | None, typer.Option(
         help="Changes over time: a CSV/Parquet file (time,what,value[,target]) or "
         "gen:NAME:k=v,… (repeat to merge).")] = None,
@@ -117,13 +122,21 @@ def simulate_command(
     """Simulate one dispatcher on one workload and print the summary."""
     opts = load_options(format, skip, limit, swf_procs, swf_missing_estimate, swf_units,
                         swf_cores_per_node, drop_zero_runtime, keep_invalid, skip_bad_lines)
+    if engine is not None:
+        err_console.print("warning: simulate --engine is deprecated; use --loop",
+                          highlight=False)
+        loop = engine
+    if out is not None:
+        check_out(out, force)
     wl = load_workload(workload, **opts.reader_kwargs())
+    require_jobs(wl, workload)
     if platform is None:
         plat, how = platform_for(wl)
         if not as_json:
             console.print(f"platform {plat.name} ({how})")
     else:
         plat = resolve_platform(platform)
+        check_resources(plat, wl)
     disp = get_dispatcher(dispatcher)
     on_inf = "reject" if reject_infeasible else "error"
     source = job_power_source(job_power, wl, plat, parse_fallback(job_power_fallback))
@@ -137,30 +150,111 @@ def simulate_command(
                       "{task.total:,} jobs"), TimeElapsedColumn(), console=console,
                       transient=True) as bar:
             task = bar.add_task("sim", total=wl.n_jobs)
-            res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=engine,
-                           progress=lambda done, _n: bar.update(task, completed=done),
+            res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=loop,
+                           tables=False, progress=lambda done, _n: bar.update(task, completed=done),
                            **dynamic)
     else:
-        res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=engine,
-                       **dynamic)
+        # tables=False: the per-job table and time series are built only by --out
+        res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=loop,
+                       tables=False, **dynamic)
+    cleaning = cleaning_counts(wl)
+    if cleaning:
+        res.summary["cleaning"] = cleaning
     if out is not None:
-        res.save(out)
+        save_atomically(res, out)
     if as_json:
         typer.echo(json.dumps(_jsonable(res.summary)))
         return
-    report = wl.meta.get("load_report")
-    if report and any(report.get(k) for k in ("dropped_no_procs", "dropped_unknown_runtime",
-                                               "dropped_unknown_submit", "dropped_zero_runtime",
-                                               "bad_lines_skipped")):
-        console.print("cleaning: " + ", ".join(f"{k}={v}" for k, v in report.items()
-                      if isinstance(v, int) and v and k not in ("records", "jobs")))
+    if cleaning:
+        console.print("cleaning: " + ", ".join(f"{k}={v}" for k, v in cleaning.items()))
     print_summary(res, title=f"{disp.name} on {Path(workload).name}")
+    if res.summary.get("reproducible") is False:
+        hits = res.summary.get("wall_limit_hits", 0)
+        why = (f"the wall-clock safety net cut {hits} solver decision(s)" if hits
+               else "the dispatcher uses wall-clock budgets")
+        console.print(f"[yellow]warning:[/] not reproducible: {why}; the same run may give "
+                      "other numbers")
     if out is not None:
         console.print(f"results written to {out}")
 
 
+#: Resources dispatchlab knows by name (a platform may also hold any the workload requests).
+KNOWN_RESOURCES = ("cores", "gpu", "mic", "mem")
+
+
+def check_resources(plat: Any, wl: Workload) -> None:
+    """A platform resource neither known nor requested by the workload is a typo (``foo``,
+    ``gpu2``): it used to be accepted and silently ignored."""
+    known = dict.fromkeys((*KNOWN_RESOURCES, *wl.resources))
+    for name in plat.resources:
+        if name not in known:
+            raise ConfigError(f"unknown resource '{name}' (known: {', '.join(known)})",
+                              field="platform")
+
+
+def check_out(out: Path, force: bool) -> None:
+    """``--out`` must be a folder path: not a file, not under a file, and not a folder of
+    earlier results unless ``--force``."""
+    for parent in (out, *out.parents):
+        if parent.exists() and not parent.is_dir():
+            raise ConfigError(f"{parent} is a file, not a folder", field="--out")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / "summary.json").is_file():
+            raise ConfigError(f"{out} is a non-empty folder that holds no results; choose "
+                              "another --out", field="--out")
+        if not force:
+            raise ConfigError(f"{out} already holds results; pass --force to replace them",
+                              field="--out")
+
+
+def save_atomically(res: Results, out: Path) -> None:
+    """Write the results next to ``out`` and rename into place: ``out`` is either the
+    complete new results or untouched (disk full, Ctrl-C), never half written."""
+    import shutil
+    import uuid
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".tmp-{out.name}-{uuid.uuid4().hex[:8]}"
+    old = out.parent / f".old-{out.name}-{uuid.uuid4().hex[:8]}"
+    try:
+        res.save(tmp)
+        if out.exists():
+            out.rename(old)
+        tmp.rename(out)
+    except KeyboardInterrupt:
+        shutil.rmtree(tmp, ignore_errors=True)
+        err_console.print(f"interrupted while writing {out}: nothing written", highlight=False)
+        raise typer.Exit(code=130) from None
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ConfigError(f"cannot write results to {out}: {exc.strerror or exc}",
+                          field="--out") from None
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def cleaning_counts(wl: Workload) -> dict[str, int]:
+    """Non-zero counts of what loading dropped or changed (reported, never silent)."""
+    report = wl.meta.get("load_report") or {}
+    return {k: int(v) for k, v in report.items()
+            if isinstance(v, int) and not isinstance(v, bool) and v
+            and k not in ("records", "jobs")}
+
+
+def require_jobs(wl: Workload, source: str) -> None:
+    """A workload without jobs is an error (as in ``compare``), with what may have caused it."""
+    if wl.n_jobs:
+        return
+    report = wl.meta.get("load_report") or {}
+    dropped = {k: v for k, v in report.items() if k.startswith("dropped_") and v}
+    why = (f"cleaning dropped every record ({', '.join(f'{k}={v}' for k, v in dropped.items())})"
+           if dropped else "empty file, header only, or --skip beyond the last job")
+    raise WorkloadError(f"no jobs to simulate: {why}", source=source)
+
+
 def print_summary(res: Results, title: str) -> None:
     """A readable table of the main summary figures."""
+    from dispatchlab.report.format import fmt_duration, fmt_ms
+
     s = res.summary
     table = Table(title=title, show_header=True)
     table.add_column("metric")
@@ -175,8 +269,8 @@ def print_summary(res: Results, title: str) -> None:
         ("makespan", fmt_duration(s["makespan"])),
         ("utilization (cores)", f"{s['utilization'] * 100:.1f} %"),
         ("killed at wall-time", f"{s['killed']:,}"),
-        ("decision time mean / max", f"{s['dispatch_time_mean_ms']:.3f} / "
-                                     f"{s['dispatch_time_max_ms']:.1f} ms"),
+        ("decision time mean / max", f"{fmt_ms(s['dispatch_time_mean_ms'])} / "
+                                     f"{fmt_ms(s['dispatch_time_max_ms'])}"),
         ("simulation wall time", f"{s['sim_seconds']:.2f} s ({s['jobs_per_second']:,.0f} jobs/s)"),
     ]
     if "power" in s:

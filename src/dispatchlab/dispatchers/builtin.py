@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from functools import partial
 
-from dispatchlab.dispatchers.presets import PRESETS, build_preset, parse_spec
-from dispatchlab.dispatchers.registry import register, register_spec_parser
+from dispatchlab.dispatchers.presets import PRESETS, build_preset, canonical_spec, parse_spec
+from dispatchlab.dispatchers.registry import (
+    register,
+    register_canonicalizer,
+    register_spec_parser,
+)
 
 for _name, (_spec, _description) in PRESETS.items():
-    register(_name, partial(build_preset, _name), _description)
+    register(_name, partial(build_preset, _name), _description, family="rule-based")
 register_spec_parser(parse_spec)
+register_canonicalizer(canonical_spec)
+register_canonicalizer(lambda f: f["cp"].strip() if set(f) == {"cp"} else None)
 
 import dispatchlab.dispatchers.cp.presets  # noqa: E402, F401  (registers the CP presets)
 from dispatchlab.dispatchers.malleable.setups import register_presets  # noqa: E402

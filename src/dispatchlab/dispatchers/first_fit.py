@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.engine.kernels import first_fit_nodes
+from dispatchlab.engine import kernels
 
 IntArray = npt.NDArray[np.int64]
 
@@ -15,7 +15,7 @@ def first_fit(free: IntArray, req: IntArray, units: int) -> tuple[IntArray, IntA
 
     Returns ``(nodes, counts)`` (nodes increasing) or ``None`` when the units do not fit now.
     """
-    nodes, counts = first_fit_nodes(free, req, units)
+    nodes, counts = kernels.first_fit_nodes(free, req, units)
     if len(nodes) == 0:
         return None
     return nodes, counts

@@ -104,6 +104,34 @@ def parse_spec(fields: dict[str, str]) -> Policy | None:
     """A dispatcher from ``key=value`` fields, or ``None`` when they are not ours."""
     if not set(fields) <= set(_KEYS):
         return None
+    spec = policy_spec(fields)
+    base = fields.get("preset")
+    if base is not None and len(fields) == 1:
+        return spec.build(base)
+    return spec.build()
+
+
+def canonical_spec(fields: dict[str, str]) -> str | None:
+    """One spelling per rule-based dispatcher (for run hashes): the preset's name when the
+    fields describe a preset (``order=fifo,select=easy`` → ``easy``), else
+    ``order=…,select=…,alloc=…`` plus ``depth``/``estimate`` when not the default;
+    ``None`` when the fields are not ours."""
+    if not set(fields) <= set(_KEYS):
+        return None
+    spec = policy_spec(fields)
+    for name, (preset, _) in PRESETS.items():
+        if preset == spec:
+            return name
+    out = f"order={spec.order},select={spec.select},alloc={spec.alloc}"
+    if spec.depth is not None:
+        out += f",depth={spec.depth}"
+    if spec.estimate != "walltime":
+        out += f",estimate={spec.estimate}"
+    return out
+
+
+def policy_spec(fields: dict[str, str]) -> PolicySpec:
+    """The parts ``key=value`` fields describe (a ``preset`` with changes, or defaults)."""
     spec = PolicySpec()
     base = fields.get("preset")
     if base is not None:
@@ -121,7 +149,4 @@ def parse_spec(fields: dict[str, str]) -> Policy | None:
                 changes["depth"] = int(raw)
             except ValueError:
                 raise ConfigError(f"depth must be an integer, got '{raw}'", field="depth") from None
-    spec = replace(spec, **changes)  # type: ignore[arg-type]
-    if base is not None and len(fields) == 1:
-        return spec.build(base)
-    return spec.build()
+    return replace(spec, **changes)  # type: ignore[arg-type]

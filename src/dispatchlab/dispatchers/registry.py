@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,20 +17,21 @@ SpecParser = Callable[[dict[str, str]], Dispatcher | None]
 
 @dataclass(frozen=True)
 class Entry:
-    """A registered preset: its factory and one line saying what it is."""
+    """A registered preset: its factory, one line saying what it is, and its family."""
 
     name: str
     factory: Factory
     description: str
+    family: str = ""
 
 
 _PRESETS: dict[str, Entry] = {}
 _SPEC_PARSERS: list[SpecParser] = []
 
 
-def register(name: str, factory: Factory, description: str) -> None:
-    """Register preset ``name`` (re-registering replaces it)."""
-    _PRESETS[name] = Entry(name, factory, description)
+def register(name: str, factory: Factory, description: str, family: str = "") -> None:
+    """Register preset ``name`` of ``family`` (re-registering replaces it)."""
+    _PRESETS[name] = Entry(name, factory, description, family)
 
 
 def register_spec_parser(parser: SpecParser) -> None:
@@ -55,15 +57,35 @@ def get_dispatcher(spec: str) -> Dispatcher:
         return IdlePowerOff(get_dispatcher(wrapped[0]), wrapped[1])
     if "=" not in spec:
         if spec not in _PRESETS:
-            known = ", ".join(sorted(_PRESETS))
-            raise ConfigError(f"unknown dispatcher '{spec}' (known: {known})", field="dispatcher")
+            raise ConfigError(unknown_preset_message(spec), field="dispatcher")
         return _PRESETS[spec].factory()
+    return _parse_spec_fields(spec)
+
+
+def unknown_preset_message(spec: str) -> str:
+    """``unknown dispatcher 'fifp' (did you mean 'fifo'? …)``."""
+    close = difflib.get_close_matches(spec, list(_PRESETS), n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+    return (f"unknown dispatcher '{spec}' ({hint}`dispatchlab dispatchers` lists the "
+            f"{len(_PRESETS)} presets)")
+
+
+def spec_fields(spec: str) -> dict[str, str]:
+    """``key=value,...`` as a dict; a repeated or empty key is an error."""
     fields: dict[str, str] = {}
     for part in spec.split(","):
         key, sep, value = part.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise ConfigError(f"expected key=value, got '{part}'", field="dispatcher")
-        fields[key.strip()] = value.strip()
+        if key in fields:
+            raise ConfigError(f"key '{key}' given twice in '{spec}'", field="dispatcher")
+        fields[key] = value.strip()
+    return fields
+
+
+def _parse_spec_fields(spec: str) -> Dispatcher:
+    fields = spec_fields(spec)
     for parser in _SPEC_PARSERS:
         disp = parser(fields)
         if disp is not None:
@@ -71,6 +93,32 @@ def get_dispatcher(spec: str) -> Dispatcher:
     raise ConfigError(
         f"no dispatcher family accepts the keys {', '.join(fields)} in '{spec}'", field="dispatcher"
     )
+
+
+#: Turns ``key=value`` fields into the family's one spelling, or ``None`` (not ours).
+Canonicalizer = Callable[[dict[str, str]], str | None]
+_CANONICALIZERS: list[Canonicalizer] = []
+
+
+def register_canonicalizer(func: Canonicalizer) -> None:
+    """Add a family's canonical spelling (tried in order, like the spec parsers)."""
+    _CANONICALIZERS.append(func)
+
+
+def canonical_spec(spec: str) -> str:
+    """One spelling for equivalent specs (``easy`` = ``order=fifo,select=easy`` =
+    ``select=easy,order=fifo,alloc=first-fit``; ``cp=hcp3`` = ``hcp3``), used in run
+    hashes; specs no family canonicalizes are returned stripped."""
+    _load_builtin()
+    text = spec.strip()
+    if "=" not in text:
+        return text
+    fields = spec_fields(text)
+    for func in _CANONICALIZERS:
+        out = func(fields)
+        if out is not None:
+            return out
+    return text
 
 
 def _load_builtin() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.engine import kernels
 from dispatchlab.engine.budget import fits_cap
 from dispatchlab.engine.decisions import Start
-from dispatchlab.engine.kernels import check_and_take
 from dispatchlab.engine.state import SystemView
 
 IntArray = npt.NDArray[np.int64]
@@ -51,7 +51,8 @@ class Workspace:
                 self._free = self._free.copy()
             req = self.view.req
             for s in self._pending:
-                check_and_take(self._free, s.nodes, s.counts, req[s.job], int(s.counts.sum()))
+                kernels.check_and_take(self._free, s.nodes, s.counts, req[s.job],
+                                       int(s.counts.sum()))
             self._pending.clear()
         return self._free
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.engine import kernels
 from dispatchlab.engine.budget import EPS, fits_cap
 from dispatchlab.engine.decisions import (
     Decision,
@@ -35,7 +36,7 @@ from dispatchlab.engine.execution import (
     take_budget,
     take_node_out,
 )
-from dispatchlab.engine.kernels import OK, check_and_take, release
+from dispatchlab.engine.kernels import OK
 from dispatchlab.engine.recorder import CANCELLED, PREEMPTED, RECONFIGURED
 from dispatchlab.engine.state import BOOTING, OFF, ON, SHUTTING_DOWN, STATE_NAMES
 from dispatchlab.errors import InvalidDecision
@@ -65,7 +66,7 @@ def start(sim: Simulator, d: Start) -> None:
         if why is not None:
             raise invalid(sim, f"job {sim.jid(job)} cannot start: {why}")
     _check_power(sim, job, nodes, counts, 0.0)
-    if check_and_take(view.free, nodes, counts, sim.req[job], units) != OK:
+    if kernels.check_and_take(view.free, nodes, counts, sim.req[job], units) != OK:
         raise explain(sim, job, nodes, counts, units)
     _take_total(sim, job, units, -1)
     del view.queue[job]
@@ -132,9 +133,9 @@ def reconfigure(sim: Simulator, d: Reconfigure) -> None:
     req = sim.req[job]
     old_power = sim.job_power.get(job, 0.0)
     _check_power(sim, job, d.nodes, d.counts, old_power)
-    release(view.free, run.nodes, run.counts, req)
-    if check_and_take(view.free, d.nodes, d.counts, req, n_new) != OK:
-        check_and_take(view.free, run.nodes, run.counts, req, n_old)
+    kernels.release(view.free, run.nodes, run.counts, req)
+    if kernels.check_and_take(view.free, d.nodes, d.counts, req, n_new) != OK:
+        kernels.check_and_take(view.free, run.nodes, run.counts, req, n_old)
         raise explain(sim, job, d.nodes, d.counts, n_new, moving=(run.nodes, run.counts))
     for r in np.flatnonzero(req).tolist():
         view.free_total[r] += (n_old - n_new) * int(req[r])

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.engine import kernels
 from dispatchlab.engine.events import END
-from dispatchlab.engine.kernels import release
 from dispatchlab.engine.recorder import ABORTED, PREEMPTED, RECONFIGURED
 from dispatchlab.engine.state import DOWN, ON, Running
 
@@ -75,7 +75,7 @@ def release_job(sim: Simulator, job: int) -> Running:
     view = sim.view
     run = view.running.pop(job)
     req = sim.req[job]
-    release(view.free, run.nodes, run.counts, req)
+    kernels.release(view.free, run.nodes, run.counts, req)
     n = int(run.counts.sum())
     ft = view.free_total
     if n == sim.units[job]:

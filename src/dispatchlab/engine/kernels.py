@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from importlib.util import find_spec
 from typing import Any
 
 import numpy as np
@@ -140,18 +141,53 @@ def _first_fit_nb(free: Any, req: Any, units: int) -> Any:
     return nodes, counts
 
 
-def _compile() -> tuple[Callable[..., int], Callable[..., None], Callable[..., Any], bool]:
-    if os.environ.get("DISPATCHLAB_NO_NUMBA"):
-        return _check_and_take_py, _release_py, _first_fit_py, False
-    try:
-        import numba
-    except ImportError:  # pragma: no cover - exercised only without numba installed
-        return _check_and_take_py, _release_py, _first_fit_py, False
+def _numba_wanted() -> bool:
+    """Numba installed and not disabled (found without importing it: ~0.5 s)."""
+    return not os.environ.get("DISPATCHLAB_NO_NUMBA") and find_spec("numba") is not None
+
+
+#: Whether the kernels (and the compiled engine) can be compiled in this process.
+COMPILED = _numba_wanted()
+
+
+def _compile() -> None:
+    """Replace the kernels below by their compiled (or plain) versions, on first call."""
+    global check_and_take, release, first_fit_nodes
+    if not COMPILED:
+        check_and_take, release, first_fit_nodes = (
+            _check_and_take_py, _release_py, _first_fit_py)
+        return
+    import numba
+
     jit = numba.njit(cache=True, nogil=True)
-    return jit(_check_and_take_nb), jit(_release_nb), jit(_first_fit_nb), True
+    check_and_take, release, first_fit_nodes = (
+        jit(_check_and_take_nb), jit(_release_nb), jit(_first_fit_nb))
 
 
-check_and_take, release, first_fit_nodes, COMPILED = _compile()
+# The kernels are compiled on first call (importing Numba costs ~0.5 s, which a command
+# that never runs them should not pay). Call them as ``kernels.<name>(…)``: after the
+# first call the module attribute is the compiled function itself.
+def _check_and_take_first(free: Any, nodes: Any, counts: Any, req: Any, units: int) -> int:
+    """Validate a placement and take it from ``free`` (see :func:`_check_and_take_py`)."""
+    _compile()
+    return int(check_and_take(free, nodes, counts, req, units))
+
+
+def _release_first(free: Any, nodes: Any, counts: Any, req: Any) -> None:
+    """Give a placement back to ``free``."""
+    _compile()
+    release(free, nodes, counts, req)
+
+
+def _first_fit_first(free: Any, req: Any, units: int) -> Any:
+    """First nodes (in index order) that together host ``units`` units."""
+    _compile()
+    return first_fit_nodes(free, req, units)
+
+
+check_and_take: Callable[..., int] = _check_and_take_first
+release: Callable[..., None] = _release_first
+first_fit_nodes: Callable[..., Any] = _first_fit_first
 
 
 _warm = False
@@ -166,5 +202,5 @@ def warm_up() -> None:
     req = np.array([1, 0], dtype=np.int64)
     nodes, counts = first_fit_nodes(free, req, 1)
     check_and_take(free, nodes, counts, req, 1)
-    release(free, nodes, counts, req)
+    release(free, nodes, counts, req)  # (the first call compiled them: globals rebound)
     _warm = True

@@ -79,12 +79,15 @@ class RunConfig:
 
     def identity(self) -> dict[str, Any]:
         """The values that determine the results; labels and engines are not part of it."""
+        from dispatchlab.dispatchers.registry import canonical_spec
+
         platform = f"file sha256:{self.platform_digest}" if self.platform_digest else self.platform
         return {
             "schema": HASH_SCHEMA,
             "workload": self.workload.identity(),
             "platform": platform,
-            "dispatcher": self.dispatcher,
+            # equivalent spellings (easy, order=fifo,select=easy) are one run
+            "dispatcher": canonical_spec(self.dispatcher),
             "seed": self.seed,
             "on_infeasible": self.on_infeasible,
         }

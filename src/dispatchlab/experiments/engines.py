@@ -54,6 +54,34 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+#: How often a worker checks that the process that started it is still alive (s).
+PARENT_POLL = 0.5
+
+
+def watch_parent(parent: int) -> None:
+    """Worker initializer: leave as soon as the parent dies (a ``compare`` killed with
+    SIGKILL cannot shut its pool down; its workers — and the resource tracker they keep
+    open — used to run on). Linux also gets the kernel's parent-death signal."""
+    import threading
+    import time
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, 9)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9 (Linux; harmless elsewhere)
+    except (OSError, AttributeError):
+        pass
+
+    def poll() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(1)
+            time.sleep(PARENT_POLL)
+
+    threading.Thread(target=poll, name="watch-parent", daemon=True).start()
+
+
 class LocalEngine:
     """A pool of worker processes on this machine.
 
@@ -106,7 +134,9 @@ class LocalEngine:
             size = 1 if alone else max(1, min(self._workers, len(queue)))
             if alone or self._pool is None or self._pool_size < size:
                 self._shutdown()
-                self._pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx)
+                self._pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx,
+                                                 initializer=watch_parent,
+                                                 initargs=(os.getpid(),))
                 self._pool_size = size
             running: dict[Future[R], T] = {}
             healthy = False

@@ -82,11 +82,14 @@ class RunStore:
         return self.runs / key
 
     def is_done(self, key: str) -> bool:
-        """True when run ``key`` finished and was stored."""
-        return (self.runs / key / RUN_FILE).is_file()
+        """True when run ``key`` finished and was stored intact (see :func:`damage`)."""
+        folder = self.runs / key
+        return folder.is_dir() and damage(folder) is None
 
     def clean_temporary(self) -> int:
-        """Remove half-written folders a killed campaign left behind; return how many."""
+        """Remove half-written folders a killed campaign left behind; return how many.
+        (A damaged run folder — missing or truncated ``run.json`` or table — is not done:
+        the campaign runs it again and :meth:`save` replaces it.)"""
         if not self.runs.is_dir():
             return 0
         n = 0
@@ -96,6 +99,18 @@ class RunStore:
                 n += 1
         return n
 
+    def damaged(self) -> list[tuple[str, str]]:
+        """Run folders that are not intact: (name, what is wrong)."""
+        if not self.runs.is_dir():
+            return []
+        out = []
+        for p in sorted(self.runs.iterdir()):
+            if p.is_dir() and not p.name.startswith(_TMP):
+                why = damage(p)
+                if why is not None:
+                    out.append((p.name, why))
+        return out
+
     def save(self, run: PlannedRun, out: RunOutput, *, engine: str) -> bool:
         """Store ``out`` as run ``run.key``; False when it was already stored (a duplicate)."""
         key = run.key
@@ -103,6 +118,8 @@ class RunStore:
             raise ValueError(f"result {out.key} does not belong to run {key}")
         if self.is_done(key):
             return False
+        if (self.runs / key).exists():  # damaged: replaced by this complete run
+            shutil.rmtree(self.runs / key, ignore_errors=True)
         self.runs.mkdir(parents=True, exist_ok=True)
         tmp = self.runs / f"{_TMP}{key}-{uuid.uuid4().hex[:8]}"
         try:
@@ -146,7 +163,9 @@ class RunStore:
             "runs": [{"hash": r.key, "labels": asdict(r.labels)} for r in runs],
         }
         path = self.root / PLAN_FILE
-        path.write_text(json.dumps(doc, indent=2, default=str))
+        tmp = self.root / f"{_TMP}{PLAN_FILE}-{uuid.uuid4().hex[:8]}"
+        tmp.write_text(json.dumps(doc, indent=2, default=str))
+        os.replace(tmp, path)  # atomic: never a half-written plan
         return path
 
     def planned_dispatchers(self) -> list[str]:
@@ -162,12 +181,44 @@ class RunStore:
         if not self.runs.is_dir():
             return
         for p in sorted(self.runs.iterdir()):
-            if p.name.startswith(_TMP) or not (p / RUN_FILE).is_file():
+            if p.name.startswith(_TMP) or not p.is_dir():
                 continue
             if keys is not None and p.name not in keys:
                 continue
+            if damage(p) is not None:
+                continue  # listed by damaged(); the next campaign re-runs it
             doc = json.loads((p / RUN_FILE).read_text())
             yield RunRecord(p, doc)
+
+
+#: Tables every stored run holds (Parquet files end with the 4-byte magic ``PAR1``).
+_TABLES = ("jobs.parquet", "timeseries.parquet", "alloc.parquet")
+
+
+def damage(folder: Path) -> str | None:
+    """What is wrong with a run folder, or None when it is intact: ``run.json`` present,
+    complete JSON naming the folder's hash, every table present and ending in its magic."""
+    run_file = folder / RUN_FILE
+    if not run_file.is_file():
+        return f"no {RUN_FILE}"
+    try:
+        doc = json.loads(run_file.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as exc:
+        return f"unreadable {RUN_FILE} ({type(exc).__name__})"
+    if not isinstance(doc, dict) or doc.get("hash") != folder.name or "summary" not in doc:
+        return f"{RUN_FILE} does not describe run {folder.name}"
+    for name in _TABLES:
+        path = folder / name
+        try:
+            with open(path, "rb") as fh:
+                size = fh.seek(0, os.SEEK_END)
+                fh.seek(max(size - 4, 0))
+                tail = fh.read(4)
+        except OSError:
+            return f"no {name}"
+        if size < 12 or tail != b"PAR1":
+            return f"truncated {name}"
+    return None
 
 
 def _write_json(path: Path, doc: dict[str, Any]) -> None:

@@ -87,6 +87,10 @@ def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any
         summary["oracle"] = True
     if rec.dispatcher_stats:
         summary["dispatcher_stats"] = rec.dispatcher_stats
+        if rec.dispatcher_stats.get("reproducible") is False:
+            # a wall clock shaped some decisions: the same run may give other numbers
+            summary["reproducible"] = False
+            summary["wall_limit_hits"] = int(rec.dispatcher_stats.get("wall_limit_hits", 0))
     return summary
 
 

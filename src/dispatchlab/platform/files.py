@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -68,7 +69,7 @@ import numpy as np
 
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.inline import ALIASES
-from dispatchlab.platform.platform import CORES, Platform
+from dispatchlab.platform.platform import CORES, MAX_AMOUNT, MAX_NODES, Platform
 from dispatchlab.platform.power import GENERIC, NodePowerSpec, eurora_spec, parse_spec
 from dispatchlab.platform.quantities import parse_capacity
 from dispatchlab.platform.queues import parse_queues
@@ -163,6 +164,14 @@ def platform_from_mapping(
     resources = _resource_order(declared, parsed, prefix, source)
 
     total = sum(g.count for g in parsed)
+    if total > MAX_NODES:
+        raise ConfigError(f"{total:,} nodes is more than the {MAX_NODES:,} this simulator "
+                          "accepts", field=f"{prefix}nodes", source=source)
+    for g in parsed:
+        for r, amount in g.capacity.items():
+            if amount > MAX_AMOUNT:
+                raise ConfigError(f"{amount:,} per node is more than the {MAX_AMOUNT:,} "
+                                  "accepted", field=f"{g.where}.capacity.{r}", source=source)
     width = len(str(max(total - 1, 0)))
     cap = np.zeros((total, len(resources)), dtype=np.int64)
     names: list[str] = []
@@ -263,6 +272,13 @@ def _extended(doc: Mapping[str, Any], prefix: str, source: str | None, name: str
         candidate = Path(source).parent / base_spec
         if candidate.exists():
             base_spec = str(candidate)
+    chain = _EXTENDING.get()
+    here = str(Path(source).resolve()) if source else ""
+    target = Path(base_spec)
+    if target.exists() and str(target.resolve()) in (*chain, here):
+        loop = " → ".join(Path(p).name for p in (*chain, here, str(target.resolve())))
+        raise ConfigError(f"extends itself ({loop})", field=prefix + "extends", source=source)
+    token = _EXTENDING.set((*chain, here))
     try:
         base = resolve_platform(base_spec)
         queues = parse_queues(doc["queues"], source=source, prefix=prefix + "queues") \
@@ -276,9 +292,15 @@ def _extended(doc: Mapping[str, Any], prefix: str, source: str | None, name: str
             else (*base.reservations, *reservations))
     except ConfigError as exc:
         raise _with_source(exc, source) from None
+    finally:
+        _EXTENDING.reset(token)
     from dataclasses import replace
 
     return replace(out, name=str(doc.get("name", name or base.name)))
+
+
+#: Platform files being extended (resolved paths), to refuse a cycle of ``extends``.
+_EXTENDING: ContextVar[tuple[str, ...]] = ContextVar("platform_extending", default=())
 
 
 @dataclass(slots=True)

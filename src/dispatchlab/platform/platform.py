@@ -18,6 +18,12 @@ IntArray = npt.NDArray[np.int64]
 
 #: The resource every platform has; SWF processors map onto it.
 CORES = "cores"
+#: Largest machine accepted (the largest systems have ~160,000 nodes): a typo such as
+#: ``nodes=2000000000`` would otherwise allocate tens of GB before failing.
+MAX_NODES = 1_000_000
+#: Largest per-node amount of one resource (MB of memory included): far beyond any
+#: machine, far below int64 (sums over nodes and time must not overflow).
+MAX_AMOUNT = 10**12
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,6 +198,7 @@ class Platform:
         """``nodes`` identical nodes with the given per-node capacities."""
         if nodes <= 0:
             raise ConfigError(f"must be positive, got {nodes}", field="nodes")
+        check_size(nodes, resources)
         names = tuple(resources)
         row = np.array([int(resources[r]) for r in names], dtype=np.int64)
         cap = np.tile(row, (nodes, 1))
@@ -245,3 +252,14 @@ def units_fitting(free: IntArray, req: IntArray) -> IntArray:
         q = int(req[r])
         return free[:, r] if q == 1 else free[:, r] // q
     return np.asarray((free[:, mask] // req[mask]).min(axis=1), dtype=np.int64)
+
+
+def check_size(nodes: int, amounts: Mapping[str, int], where: str = "") -> None:
+    """Refuse platforms beyond :data:`MAX_NODES` nodes or :data:`MAX_AMOUNT` per node."""
+    if nodes > MAX_NODES:
+        raise ConfigError(f"{nodes:,} nodes is more than the {MAX_NODES:,} this simulator "
+                          "accepts", field=f"{where}nodes")
+    for name, amount in amounts.items():
+        if amount > MAX_AMOUNT:
+            raise ConfigError(f"{amount:,} per node is more than the {MAX_AMOUNT:,} accepted",
+                              field=f"{where}{name}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from dispatchlab.errors import ConfigError
@@ -14,6 +15,9 @@ def resolve_platform(spec: Platform | str | Path) -> Platform:
     if isinstance(spec, Platform):
         return spec
     text = str(spec).strip()
+    if not text:
+        raise ConfigError("empty; give an inline spec (nodes=N,cores=C,...), a preset name "
+                          "or a platform file", field="platform")
     if "=" in text and not Path(text).exists():
         return parse_inline(text)
     from dispatchlab.platform import presets
@@ -21,12 +25,17 @@ def resolve_platform(spec: Platform | str | Path) -> Platform:
     if text in presets.PRESETS:
         return presets.PRESETS[text]()
     path = Path(text)
+    if path.is_dir():
+        raise ConfigError(f"'{text}' is a folder; give a platform file (TOML or node list)",
+                          field="platform")
     if path.exists():
         from dispatchlab.platform import files
 
         return files.load_platform_file(path)
+    close = difflib.get_close_matches(text, list(presets.PRESETS), n=2, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
     raise ConfigError(
-        f"'{text}' is neither an inline spec (nodes=N,cores=C,...), a preset "
+        f"'{text}'{hint} is neither an inline spec (nodes=N,cores=C,...), a preset "
         f"({', '.join(sorted(presets.PRESETS))}) nor an existing file",
         field="platform",
     )

@@ -26,6 +26,21 @@ def fmt_duration(seconds: float) -> str:
     return f"{s / 86400:.1f} d"
 
 
+def fmt_ms(ms: float) -> str:
+    """A short time given in ms, in its natural unit: ``446 µs``, ``12.3 ms``, ``1.52 s``."""
+    v = float(ms)
+    if math.isnan(v):
+        return "–"
+    a = abs(v)
+    if a == 0:
+        return "0 s"
+    if a < 1:
+        return f"{v * 1e3:#.3g} µs"
+    if a < 1000:
+        return f"{v:#.3g} ms"
+    return f"{v / 1e3:#.3g} s"
+
+
 def fmt_number(value: float) -> str:
     """Three significant digits, thousands separated."""
     v = float(value)
@@ -51,7 +66,7 @@ def fmt_metric(key: str, value: float) -> str:
     if unit == "ratio":
         return f"{100 * float(value):.1f} %"
     if unit == "ms":
-        return f"{float(value):#.3g} ms"
+        return fmt_ms(value)
     if unit == "%":
         return f"{float(value):.2g} %"
     return fmt_number(value)

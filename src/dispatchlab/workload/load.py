@@ -16,6 +16,7 @@ the content:
 from __future__ import annotations
 
 import gzip
+import zlib
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,7 @@ def _sniff(path: Path) -> str | None:
         if magic == b"PAR1":
             return "parquet"
         opener: Any = gzip.open if magic[:2] == b"\x1f\x8b" else open
-        with opener(path, "rt", encoding="utf-8", errors="replace") as text:
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace") as text:
             for _, line in zip(range(200), text, strict=False):
                 s = line.strip()
                 if not s:
@@ -117,6 +118,27 @@ def load_workload(path: str | Path, format: str | None = None, **options: Any) -
             "see dispatchlab.workload.list_eurora_batches)",
             source=str(p),
         )
+    try:
+        return _load_file(p, format, skip, limit, swf_obj, eurora_obj, options)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise WorkloadError(_gzip_message(p, exc), source=str(p)) from None
+
+
+def _gzip_message(p: Path, exc: BaseException) -> str:
+    """One line for a damaged compressed file."""
+    if isinstance(exc, EOFError):
+        return "truncated gzip file: it ends before its end-of-stream marker (incomplete " \
+               "download or copy?)"
+    with open(p, "rb") as fh:
+        magic = fh.read(2)
+    if magic != b"\x1f\x8b":
+        return "not a gzip file although its name ends in .gz (plain text? rename it " \
+               "without .gz)" if p.suffix == ".gz" else f"damaged compressed data ({exc})"
+    return f"damaged gzip data ({exc})"
+
+
+def _load_file(p: Path, format: str | None, skip: int | None, limit: int | None,
+               swf_obj: Any, eurora_obj: Any, options: dict[str, Any]) -> Workload:
     fmt = format or detect_format(p)
     if fmt == "swf":
         if swf_obj is None:
@@ -205,6 +227,9 @@ def _check_slice(skip: object, limit: object, source: str) -> None:
             raise WorkloadError(
                 f"must be a non-negative integer, got {value!r}", source=source, field=name
             )
+    if limit == 0:
+        raise WorkloadError("must be at least 1 (limit = 0 keeps no job)", source=source,
+                            field="limit")
 
 
 def reader_options(cls: Any, options: dict[str, Any], fmt: str, path: str | Path) -> Any:

@@ -262,7 +262,7 @@ def _from_frame(df: pd.DataFrame, header: Mapping[str, Any] | None, source: str)
         lst=_int_column(df, "lst", source),
         logged_wait=_int_column(df, "logged_wait", source),
         **_optional_columns(df, source),
-        origin_unix=None if origin is None else int(origin),
+        origin_unix=_origin(origin, source),
         timezone=header.get("timezone"),
         source=source,
         meta=dict(header["meta"]),
@@ -420,3 +420,17 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)
+
+
+def _origin(value: object, source: str) -> int | None:
+    """The sidecar's ``origin_unix`` as whole seconds (a one-line error otherwise)."""
+    if value is None:
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or number != int(number) or not 0 <= number <= 10**11:
+        raise WorkloadError(f"must be whole Unix seconds between 0 and 1e11, got {value!r}",
+                            source=source, field="origin_unix")
+    return int(number)

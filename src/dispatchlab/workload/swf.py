@@ -33,6 +33,19 @@ FIELDS = (
     "queue", "partition", "preceding_job", "think_time",
 )
 _COL = {name: k for k, name in enumerate(FIELDS)}
+#: Largest time in seconds (~3,000 years): dates stay before the year 9999 that local
+#: timestamps can show (larger times crashed ``--out`` after the simulation had run), and
+#: sums of times × cores stay far inside int64.
+MAX_SECONDS = 10**11
+#: Largest id or count: beyond 2⁵³ a float (how records are read) no longer holds it exactly.
+MAX_ID = 2**53
+_LIMITS = (
+    *((f, MAX_SECONDS, "times are capped at ~3,000 years")
+      for f in ("submit", "wait", "run_time", "req_time", "think_time")),
+    *((f, MAX_ID, "not exactly representable") for f in (
+        "job_id", "alloc_procs", "req_procs", "used_mem", "req_mem", "user", "group",
+        "executable", "queue", "partition", "preceding_job")),
+)
 
 ProcsChoice = Literal["allocated", "requested", "max"]
 MissingEstimate = Literal["runtime", "reject"]
@@ -78,6 +91,8 @@ class SwfOptions:
             raise WorkloadError("units must be pool or nodes", field="units")
         if self.skip < 0 or (self.limit is not None and self.limit < 0):
             raise WorkloadError("skip and limit must be non-negative", field="skip/limit")
+        if self.limit == 0:
+            raise WorkloadError("must be at least 1 (limit = 0 keeps no job)", field="limit")
         if self.cores_per_node is not None and self.cores_per_node <= 0:
             raise WorkloadError("cores_per_node must be positive", field="cores_per_node")
 
@@ -126,9 +141,10 @@ class SwfReport:
 
 
 def _open_text(path: Path) -> io.TextIOBase:
+    # utf-8-sig: a UTF-8 byte-order mark would otherwise hide the first header line
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
+    return open(path, encoding="utf-8-sig", errors="replace")
 
 
 def read_header(path: str | Path) -> dict[str, str]:
@@ -159,7 +175,7 @@ def read_swf_table(path: str | Path, *, skip_bad_lines: bool = False) -> tuple[
     if not skip_bad_lines:
         try:
             df = pd.read_csv(p, sep=r"\s+", comment=";", header=None, dtype=np.float64,
-                             engine="c", skip_blank_lines=True)
+                             engine="c", skip_blank_lines=True, encoding="utf-8-sig")
             data = df.to_numpy()
             if data.shape[1] == len(FIELDS) and np.isfinite(data).all():
                 return data, np.empty(0, np.int64), 0
@@ -245,6 +261,12 @@ def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
         neg = (v < 0) & (v != -1)
         if neg.any():
             raise fail(int(rows[neg][0]), fld, f"negative value {v[neg][0]:g}")
+    for fld, limit, what in _LIMITS:
+        v = col[fld]
+        big = np.abs(v) > limit
+        if big.any():
+            raise fail(int(rows[big][0]), fld, f"value {v[big][0]:g} is beyond {limit:.0e} "
+                       f"({what})")
 
     alloc, reqp = col["alloc_procs"], col["req_procs"]
     if opts.procs == "allocated":
@@ -334,10 +356,36 @@ def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
         app=np.rint(col["executable"][idx]).astype(np.int64),
         logged_wait=np.where(wait >= 0, np.rint(wait), -1).astype(np.int64),
         origin_unix=origin,
-        timezone=header.get("TimeZoneString"),
+        timezone=swf_timezone(header, src),
         source=src,
         meta=meta,
     )
+
+
+def swf_timezone(header: dict[str, str], source: str) -> str | None:
+    """The header's time zone: ``TimeZoneString`` (must be a known IANA name), else the
+    older ``TimeZone`` offset in seconds east of UTC as a fixed zone (``Etc/GMT-1`` for
+    +3600), else None."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = header.get("TimeZoneString")
+    if name:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise WorkloadError(f"unknown time zone {name!r} in the header (an IANA name "
+                                "such as Europe/Stockholm)", source=source,
+                                field="TimeZoneString") from None
+        return name
+    offset = _int_or_none(header.get("TimeZone"))
+    if offset is None:
+        return None
+    if offset % 3600 or abs(offset) > 14 * 3600:
+        raise WorkloadError(f"TimeZone offset {offset} s is not a whole number of hours "
+                            "within ±14 h; add a TimeZoneString", source=source,
+                            field="TimeZone")
+    hours = offset // 3600
+    return "UTC" if hours == 0 else f"Etc/GMT{-hours:+d}"
 
 
 def cores_per_node_from_header(header: dict[str, str]) -> int | None:

@@ -77,6 +77,7 @@ class Workload:
 
     def __post_init__(self) -> None:
         n = len(self.job_id)
+        check_time_base(self.origin_unix, self.timezone, self.source)
         for name in ("array", "hetjob"):  # optional columns: empty = nobody is a member
             col = _ints(getattr(self, name))
             object.__setattr__(self, name, np.full(n, UNKNOWN, np.int64) if len(col) == 0
@@ -354,3 +355,24 @@ def _encode_queues(
     position = {name: i for i, name in enumerate(order)}
     remap = np.array([position[str(name)] for name in names], dtype=np.int64)
     return tuple(by_name[name] for name in order), remap[idx]
+
+
+#: Latest accepted ``origin_unix`` (year ~5138): later dates are not representable.
+MAX_ORIGIN = 10**11
+
+
+def check_time_base(origin: object, timezone: object, source: str | None) -> None:
+    """``origin_unix`` an integer in ``[0, 10¹¹]`` (or None), ``timezone`` a known IANA zone
+    name (or None): an unknown zone used to become UTC without a word."""
+    if origin is not None and (isinstance(origin, bool) or not isinstance(origin, (int, np.integer))
+                               or not 0 <= int(origin) <= MAX_ORIGIN):
+        raise WorkloadError(f"must be whole Unix seconds between 0 and {MAX_ORIGIN:.0e}, got "
+                            f"{origin!r}", source=source, field="origin_unix")
+    if timezone is not None:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(str(timezone))
+        except (ZoneInfoNotFoundError, ValueError):
+            raise WorkloadError(f"unknown time zone {timezone!r} (an IANA name such as "
+                                "Europe/Rome)", source=source, field="timezone") from None

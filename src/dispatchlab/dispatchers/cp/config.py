@@ -23,12 +23,16 @@ class SearchConfig:
     """How CP-SAT is run at one decision point.
 
     ``deterministic`` (default): the budget is CP-SAT *deterministic time* (``delta`` and
-    ``delta_max`` in its work units), one worker, fixed seed: same inputs ⇒ same decisions,
-    whatever the machine load; ``wall_limit`` (s) caps the solver's wall time over the
-    whole decision, restarts included (a decision where it fires is counted, it may not be
-    reproducible). ``deterministic=False`` is the paper's mode: ``delta``/``delta_max`` are
-    wall-clock seconds (δ = 1 s, δmax = 16 s there) and the decision's solver time is
-    capped at ``min(delta_max, wall_limit)``.
+    ``delta_max`` in its work units) plus a conflict limit (``conflicts_per_unit`` ×
+    the budget: deterministic time barely counts LP-heavy conflicts, see docs/cp.md), one
+    worker, fixed seed: same inputs and seed ⇒ same decisions, whatever the machine load.
+    ``wall_limit`` (s) is only a safety net over the whole decision, restarts included:
+    a decision where it fires is counted (``wall_limit_hits``) and the run is flagged as
+    not reproducible (``reproducible: false`` in its summary and in the experiment store).
+    ``deterministic=False`` is the paper's mode (the ``-paper`` presets): ``delta``/
+    ``delta_max`` are wall-clock seconds (δ = 1 s, δmax = 16 s there) and the decision's
+    solver time is capped at ``min(delta_max, wall_limit)``; such runs depend on the
+    machine's speed and load by definition and are always flagged as not reproducible.
     ``repair_hint`` (default off) turns on CP-SAT's hint-repair search. It is off because
     OR-Tools 9.15 can abort the whole process with it ("Check failed:
     heuristics.fixed_search != nullptr", a native CHECK no Python code can catch) when the
@@ -45,13 +49,20 @@ class SearchConfig:
     and ended UNKNOWN at the 1 s cap on 20-job HCP models) and ``linearization_level=2``
     (without the dual reductions the bound-stepping stall above came back; the LP cuts
     close those models in milliseconds). See docs/cp.md.
+    ``isolate`` (POSIX): every solver call runs in a forked child, so a native crash of
+    OR-Tools becomes a greedy decision counted in ``solver_crashes`` instead of the end of
+    the process (dispatchers/cp/guard.py). A fork costs 5–60 ms here (quiet to loaded
+    machine), more than a typical HCP solve, so ``None`` (default) isolates the settings
+    with known native crashes in OR-Tools 9.15: hint repair, several workers, presolve off
+    (every PCP model); ``True``/``False`` force it.
     """
 
     deterministic: bool = True
     delta: float = 0.02
     delta_max: float = 0.32
     k: int = 2
-    wall_limit: float = 1.0
+    wall_limit: float = 10.0  # safety net only (deterministic mode): firing is counted
+    conflicts_per_unit: float = 100_000.0  # conflict limit per unit of budget; 0: none
     workers: int = 1
     hint: bool = True
     repair_hint: bool = False  # True risks a native abort in OR-Tools 9.15 (see above)
@@ -59,12 +70,15 @@ class SearchConfig:
     presolve: bool | None = None  # None: off for PCP (cpsat.md), on for HCP
     gap: float = 0.0  # relative gap at which the search may stop
     fixed_search: bool = False  # FIXED_SEARCH branching (1 worker): the strategy only
+    isolate: bool | None = None  # forked child per solve; None: when a crash is a risk
 
     def __post_init__(self) -> None:
         if self.delta <= 0 or self.delta_max < self.delta:
             raise ConfigError("need 0 < delta <= delta_max", field="delta")
         if self.k < 1 or self.workers < 1 or self.wall_limit <= 0:
             raise ConfigError("k, workers and wall_limit must be positive", field="search")
+        if self.conflicts_per_unit < 0:
+            raise ConfigError("conflicts_per_unit must be >= 0", field="conflicts_per_unit")
         if not 0.0 <= self.gap < 1.0:
             raise ConfigError("gap must be in [0, 1)", field="gap")
 

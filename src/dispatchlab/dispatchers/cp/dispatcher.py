@@ -383,6 +383,11 @@ class CPDispatcher(BaseDispatcher):
     def run_stats(self) -> dict[str, Any]:
         """Decision summary, predictor accuracy and the per-decision log (columns)."""
         stats = self._log.summary()
+        # deterministic budgets make a run depend only on its inputs and seed, unless the
+        # wall-clock safety net fired (or the paper's wall-clock search control is used)
+        stats["reproducible"] = self.config.search.deterministic and not stats[
+            "wall_limit_hits"
+        ]
         if self._est is not None:
             stats["predictor"] = {"name": self._est.name, **self._est.report()}
         stats["decision_log"] = self._log.table()

@@ -63,17 +63,21 @@ def register_all() -> None:
                 base,
                 partial(_make, kind, version, "walltime", False),
                 f"{what}; wall-time durations",
+                family="cp",
             )
             for est in ("real", "heuristic"):
                 register(
                     f"{base}-{est}",
                     partial(_make, kind, version, est, False),
                     f"{what}; {est} durations",
+                    family="cp",
                 )
             register(
                 f"{base}-paper",
                 partial(_make, kind, version, "walltime", True),
-                f"{what}; paper search control (δ=1 s wall clock, δmax=16 s)",
+                f"{what}; paper search control (δ=1 s wall clock, δmax=16 s; "
+                "not reproducible)",
+                family="cp",
             )
 
 

@@ -10,11 +10,15 @@ tests can replace it to force time-outs and errors.
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 from ortools.sat.python import cp_model
 
 from dispatchlab.dispatchers.cp.config import SearchConfig
+from dispatchlab.dispatchers.cp.guard import AVAILABLE as GUARD_AVAILABLE
+from dispatchlab.dispatchers.cp.guard import solve_in_child
 
 OPTIMAL, FEASIBLE = "OPTIMAL", "FEASIBLE"
 INFEASIBLE, UNKNOWN, INVALID = "INFEASIBLE", "UNKNOWN", "MODEL_INVALID"
@@ -25,7 +29,7 @@ class Outcome:
     """What the search produced; ``solver`` holds the values when there is a solution."""
 
     status: str
-    solver: cp_model.CpSolver | None
+    solver: Any  # reads the solution: a CpSolver or a guard child's Answer (None: none)
     objective: float | None
     bound: float | None
     runs: int
@@ -39,12 +43,20 @@ class Outcome:
         return self.status in (OPTIMAL, FEASIBLE)
 
 
-def run_cpsat(model: cp_model.CpModel, solver: cp_model.CpSolver) -> str:
-    """Call CP-SAT and return the status name (the one call site; tests patch it)."""
+#: Whether the solver call being made runs in a guard child (set by :func:`search`).
+_GUARDED: ContextVar[bool] = ContextVar("cp_guarded", default=False)
+
+
+def run_cpsat(model: cp_model.CpModel, solver: cp_model.CpSolver) -> str | tuple[str, Any]:
+    """Call CP-SAT and return the status name (the one call site; tests patch it) — or,
+    when the search is guarded (``SearchConfig.isolate``), the status name and the forked
+    child's answer, which is then read instead of ``solver`` (:mod:`.guard`)."""
+    if _GUARDED.get():
+        return solve_in_child(model, solver)
     return str(solver.solve(model).name)
 
 
-def _times(solver: cp_model.CpSolver) -> tuple[float, float]:
+def _times(solver: Any) -> tuple[float, float]:
     """Deterministic and wall time of the last run (0 when there is no response)."""
     try:
         return float(solver.deterministic_time), float(solver.wall_time)
@@ -74,7 +86,9 @@ def parameters(
     left = wall_cap(cfg) if wall_left is None else max(wall_left, 1e-3)
     if cfg.deterministic:
         p.max_deterministic_time = budget
-        p.max_time_in_seconds = left
+        if cfg.conflicts_per_unit > 0:  # counts the LP-heavy conflicts det. time misses
+            p.max_number_of_conflicts = max(1, round(cfg.conflicts_per_unit * budget))
+        p.max_time_in_seconds = left  # safety net: a decision where it fires is counted
     else:
         p.max_time_in_seconds = min(budget, left)
     if cfg.hint and cfg.repair_hint:
@@ -98,6 +112,13 @@ def parameters(
         p.search_branching = cp_model.FIXED_SEARCH
 
 
+def guarded(cfg: SearchConfig, presolve: bool) -> bool:
+    """Whether solver calls run in a forked child (``SearchConfig.isolate``)."""
+    if cfg.isolate is not None:
+        return cfg.isolate
+    return (cfg.hint and cfg.repair_hint) or cfg.workers > 1 or not presolve
+
+
 def search(
     model: cp_model.CpModel, cfg: SearchConfig, seed: int, presolve: bool, fixed_search: bool
 ) -> Outcome:
@@ -105,33 +126,38 @@ def search(
     budget = cfg.delta
     runs = 0
     unchanged = 0
-    best: cp_model.CpSolver | None = None
+    best: Any = None  # the CpSolver, or a guard child's Answer
     best_status = UNKNOWN
     wall = det = 0.0
     hit_wall = False
     cap = wall_cap(cfg)
     t0 = time.perf_counter()
-    while True:
-        solver = cp_model.CpSolver()
-        left = cap - (time.perf_counter() - t0)
-        parameters(solver, cfg, budget, seed + runs, presolve, fixed_search, left)
-        status = run_cpsat(model, solver)
-        runs += 1
-        run_det, _ = _times(solver)
-        det += run_det
-        elapsed = time.perf_counter() - t0
-        if cfg.deterministic and elapsed >= cap * 0.99:
-            hit_wall = True
-        if status in (OPTIMAL, FEASIBLE):
-            best, best_status = solver, status
-            break  # the paper restarts only when no solution was found
-        if status in (INFEASIBLE, INVALID):
-            best_status = status
-            break
-        unchanged += 1  # no solution again: nothing changed
-        budget *= 2
-        if unchanged >= cfg.k + 1 or budget > cfg.delta_max or elapsed >= cap * 0.99:
-            break
+    token = _GUARDED.set(guarded(cfg, presolve) and GUARD_AVAILABLE)
+    try:
+        while True:
+            solver = cp_model.CpSolver()
+            left = cap - (time.perf_counter() - t0)
+            parameters(solver, cfg, budget, seed + runs, presolve, fixed_search, left)
+            answer = run_cpsat(model, solver)
+            status, reader = answer if isinstance(answer, tuple) else (answer, solver)
+            runs += 1
+            run_det, _ = _times(reader)
+            det += run_det
+            elapsed = time.perf_counter() - t0
+            if cfg.deterministic and elapsed >= cap * 0.99:
+                hit_wall = True
+            if status in (OPTIMAL, FEASIBLE):
+                best, best_status = reader, status
+                break  # the paper restarts only when no solution was found
+            if status in (INFEASIBLE, INVALID):
+                best_status = status
+                break
+            unchanged += 1  # no solution again: nothing changed
+            budget *= 2
+            if unchanged >= cfg.k + 1 or budget > cfg.delta_max or elapsed >= cap * 0.99:
+                break
+    finally:
+        _GUARDED.reset(token)
     wall = time.perf_counter() - t0
     obj = bound = None
     if best is not None:

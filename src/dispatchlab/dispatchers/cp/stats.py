@@ -79,6 +79,8 @@ class DecisionLog:
             "solver_calls": len(solved),
             "fallbacks": int(sum(1 for f in self.cols["fallback"] if f)),
             "errors": int(sum(1 for e in self.cols["error"] if e)),
+            "solver_crashes": int(sum(1 for e in self.cols["error"]
+                                      if e and e.startswith("SolverCrash"))),
             "wall_limit_hits": self.wall_limit_hits,
             "invalid_dropped": self.invalid_dropped,
             "postponed_by_mapper": int(sum(p or 0 for p in self.cols["postponed"])),

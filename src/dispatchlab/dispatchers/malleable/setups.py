@@ -83,4 +83,5 @@ def register_presets() -> None:
     for name, cfg in setup_configs().items():
         key = "mejri-" + name.lower().replace("rand-param", "rand")
         register(key, partial(MalleableGreedy, cfg, key),
-                 f"Mejri et al. greedy scheduler, setup {name} (malleable jobs, power-offs)")
+                 f"Mejri et al. greedy scheduler, setup {name} (malleable jobs, power-offs)",
+                 family="malleable")

@@ -20,6 +20,7 @@ import sys
 import sysconfig
 import tempfile
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,11 @@ from dispatchlab.engine.compiled import slot_profile_ops as _ops_source
 
 def module_name() -> str:
     """Name of the module for these sources, Numba and Python version."""
-    import numba
-
     key = hashlib.sha256(Path(_source.__file__).read_bytes())
     for other in (_ops_source, _cons_source, _sweep_source):
         key.update(Path(str(other.__file__)).read_bytes())
-    key.update(f"{numba.__version__} {sys.implementation.cache_tag}".encode())
+    numba_version = metadata.version("numba")  # importing numba to read it costs ~0.5 s
+    key.update(f"{numba_version} {sys.implementation.cache_tag}".encode())
     return f"slot_loop_aot_{key.hexdigest()[:16]}"
 
 

@@ -36,6 +36,10 @@ class GeneratorInfo:
 _REGISTRY: dict[str, GeneratorInfo] = {}
 
 
+#: Most jobs a generator may be asked for (the arrays of 10⁸ jobs already take ~10 GB).
+MAX_JOBS = 50_000_000
+
+
 def register_generator(
     name: str,
     func: Callable[..., Workload],
@@ -125,6 +129,10 @@ def generate(spec: str, **overrides: Any) -> Workload:
                 field=key,
             )
     kwargs.update(overrides)
+    for key in ("jobs",):
+        value = kwargs.get(key)
+        if isinstance(value, int) and value > MAX_JOBS:  # (the generator checks >= 1)
+            raise WorkloadError(f"must be at most {MAX_JOBS:,}, got {value:,}", field=key)
     return info.func(**kwargs)
 
 
