@@ -112,9 +112,16 @@ def is_capacity_file(path: str | Path) -> bool:
             if not text or text.startswith("#"):
                 continue
             head = text.replace(" ", "").lower()
-            return head.startswith("time,alive") or (len(text.split()) == 1
-                                                     and "," not in text)
+            return head.startswith("time,alive") or _is_number(text)  # authors': the mean
     return False
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def load_capacity(path: str | Path) -> Scenario:

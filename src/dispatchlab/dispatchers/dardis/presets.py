@@ -35,4 +35,4 @@ PRESETS: dict[str, tuple[Callable[[], Dispatcher], str]] = {
 def register_presets() -> None:
     """Register every preset above."""
     for name, (factory, description) in PRESETS.items():
-        register(name, factory, description)
+        register(name, factory, description, family="dardis")
