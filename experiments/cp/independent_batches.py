@@ -9,6 +9,9 @@ Usage::
 
     python experiments/cp/independent_batches.py --sizes 1000 800 \\
         --out experiments/cp/eurora_independent.toml
+    python experiments/cp/independent_batches.py --out experiments/cp/eurora_independent_small.toml \\
+        --dispatchers easy pbs-fifo hcp3 hcp3-real hcp3-heuristic-request pcp3 pcp3-real \\
+        pcp3-heuristic-request
 """
 
 from __future__ import annotations
@@ -44,14 +47,24 @@ def independent(sizes: list[str]) -> list[tuple[Path, int, int]]:
     return kept
 
 
-def toml(kept: list[tuple[Path, int, int]], out: Path, sizes: list[str]) -> str:
+def dispatcher_entry(d: str) -> str:
+    """A TOML entry: a preset name, or ``<cp preset>-heuristic-request`` as a spec."""
+    suffix = "-heuristic-request"
+    if d.endswith(suffix):
+        base = d.removesuffix(suffix)
+        return f'{{ spec = "cp={base},estimate=heuristic-request", name = "{d}" }}'
+    return f'"{d}"'
+
+
+def toml(kept: list[tuple[Path, int, int]], out: Path, sizes: list[str],
+         dispatchers: list[str]) -> str:
     """The experiment file text."""
     rel = [Path("../../..") / p.relative_to(TRACES.parents[4]) for p, _, _ in kept]
     lines = [
         "# Independent samples for the CP study (issue 18): Eurora batches that share no job",
         f"# (sizes {', '.join(sizes)}; chosen by experiments/cp/independent_batches.py, in",
         "# time order, each kept only if none of its jobs is in an earlier kept batch).",
-        "# NOT RUN yet: see README.md. Search control: the presets' defaults.",
+        "# See README.md for what was run. Search control: the presets' defaults.",
         "#",
         f"#   dispatchlab run-experiment experiments/cp/{out.name} --workers 1",
         "#   .venv/bin/python experiments/cp/report_eurora.py "
@@ -63,7 +76,7 @@ def toml(kept: list[tuple[Path, int, int]], out: Path, sizes: list[str]) -> str:
         'platforms = ["eurora"]',
         'on_infeasible = "reject"',
         "seeds = [0]",
-        "dispatchers = [" + ", ".join(f'"{d}"' for d in DISPATCHERS) + "]",
+        "dispatchers = [" + ", ".join(dispatcher_entry(d) for d in dispatchers) + "]",
     ]
     for (p, _, _), r in zip(kept, rel, strict=True):
         name = p.stem.removeprefix("hist_").removesuffix(".log_crypt")
@@ -78,9 +91,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", nargs="+", default=["1000", "800"])
     ap.add_argument("--out", type=Path, default=HERE / "eurora_independent.toml")
+    ap.add_argument("--dispatchers", nargs="+", default=DISPATCHERS)
     args = ap.parse_args()
     kept = independent(args.sizes)
-    args.out.write_text(toml(kept, args.out, args.sizes))
+    args.out.write_text(toml(kept, args.out, args.sizes, args.dispatchers))
     for p, _, n in kept:
         print(f"{p.parent.name}/{p.name}: {n} jobs")
     print(f"{len(kept)} batches, {sum(n for _, _, n in kept)} distinct jobs → {args.out}")
