@@ -128,6 +128,8 @@ def targets(runs: pd.DataFrame) -> pd.DataFrame:
     mx = runs.pivot(index="batch", columns="dispatcher", values="dec_max_ms")
     out = pd.DataFrame(index=wide.index)
     for k in ("hcp", "pcp"):
+        if not {f"{k}1", f"{k}3", f"{k}3-real"} <= set(wide.columns):
+            continue  # a campaign without this family's v1/v3 runs: no target row
         out[f"{k}3 dec mean ms"] = dec[f"{k}3"]
         out[f"{k}3 dec max ms"] = mx[f"{k}3"]
         out[f"{k}1 slowdown"] = wide[f"{k}1"]
@@ -154,6 +156,8 @@ def report(folder: Path) -> str:
     n_jobs = int((jobs["dispatcher"] == LOGGED).sum())
     lines = [f"# Eurora historical batches: {len(batches)} batches, {n_jobs} jobs", ""]
     for k in ("hcp3", "pcp3"):
+        if f"{k} dec mean ms" not in tgt.columns:
+            continue
         mean_all = perf.loc[k, "dec_mean_all_ms"]
         lines.append(
             f"- `{k}`: mean decision {mean_all:.1f} ms over all decisions (target ≤ "
@@ -161,6 +165,8 @@ def report(folder: Path) -> str:
             f"max {perf.loc[k, 'dec_max_ms']:.0f} ms, longest solver call "
             f"{perf.loc[k, 'solve_max_ms']:.0f} ms (cap {WALL_CAP_MS:.0f} ms + model building)")
     for k in ("hcp", "pcp"):
+        if f"{k} gain %" not in tgt.columns:
+            continue
         s1 = quality.loc[f"{k}1", "all slowdown mean"]
         s3 = quality.loc[f"{k}3-real", "all slowdown mean"]
         gains = tgt[f"{k} gain %"]
