@@ -158,3 +158,12 @@ def test_backfilling_at_a_termination_moves_the_next_job_forward(full: bool) -> 
     assert res.jobs["start"].tolist() == [0, 600]
     st = res.summary["dispatcher_stats"]
     assert st["backfill_moves"] == 1 and st["messages"] == 3 * st["rounds"] + 3
+
+
+def test_a_job_larger_than_the_profile_ever_allows_runs_against_capacity() -> None:
+    half = Scenario([Change(0, "desired_utilization", 0.5)])
+    wl = Workload.from_columns(submit=[0, 5], walltime=[600, 600], runtime=[600, 600],
+                               units=[6, 2], req={"cores": [1, 1]}, queues={"q": 60})
+    res = simulate(wl, "nodes=1,cores=8", "rb-fcfs", seed=0, scenario=half)
+    assert res.jobs["start"].tolist() == [0, 600]  # the second waits: 6 + 2 > 4
+    assert res.summary["dispatcher_stats"]["profile_exempt"] == 1
