@@ -167,3 +167,25 @@ def test_a_job_larger_than_the_profile_ever_allows_runs_against_capacity() -> No
     res = simulate(wl, "nodes=1,cores=8", "rb-fcfs", seed=0, scenario=half)
     assert res.jobs["start"].tolist() == [0, 600]  # the second waits: 6 + 2 > 4
     assert res.summary["dispatcher_stats"]["profile_exempt"] == 1
+
+
+def test_cli_simulate_shows_and_saves_the_profile_metrics(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from typer.testing import CliRunner
+
+    from dispatchlab.cli.main import app
+    from tests.conftest import shared_trace
+
+    trace = shared_trace("KTH-SP2-1996-2.1-cln.swf.gz")
+    args = ["simulate", "-w", str(trace), "-p", "nodes=100,cores=1", "-d",
+            "dardis-throughput", "--limit", "300", "--scenario",
+            "gen:day-night:what=desired_utilization,day=0.5,night=1,days=30"]
+    shown = CliRunner().invoke(app, args)
+    assert shown.exit_code == 0, shown.output
+    assert "over desired profile (cores)" in shown.output
+    saved = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run"), "--json"])
+    assert saved.exit_code == 0, saved.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())["summary"]
+    assert summary["profile"]["cores"]["dissimilarity"] >= 0
+    assert summary["dispatcher_stats"]["messages"] > 0

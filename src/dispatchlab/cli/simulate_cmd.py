@@ -160,6 +160,12 @@ def print_summary(res: Results, title: str) -> None:
                                      f"{s['dispatch_time_max_ms']:.1f} ms"),
         ("simulation wall time", f"{s['sim_seconds']:.2f} s ({s['jobs_per_second']:,.0f} jobs/s)"),
     ]
+    for res, p in s.get("profile", {}).items():
+        rows.append((f"over desired profile ({res})",
+                     f"{p['over_utilization'] / 3600:,.0f} {res}-h, dissimilarity "
+                     f"{p['dissimilarity']:.3f}"))
+        rows.append(("late vs latest start", f"{p['late_jobs_lst']:,} jobs, "
+                                             f"{fmt_duration(p['tardiness_lst_s'])} total"))
     for name, value in rows:
         table.add_row(name, value)
     console.print(table)
