@@ -84,7 +84,8 @@ def main() -> None:
                 st = [r["dispatcher_stats"].get(part) for r in by[n]]
                 st = [s for s in st if s and s["mean_s"] > 0]
                 if st:
-                    out.append(f"| {n} {part} | protocol round | "
+                    per = "backfilling round" if part == "backfilling" else "job"
+                    out.append(f"| {n} {part} | {per} | "
                                f"{np.mean([s['mean_s'] for s in st]):.5f} | "
                                f"{np.mean([s['std_s'] for s in st]):.5f} |")
             msgs = np.mean([r["dispatcher_stats"]["messages"] for r in by[n]])

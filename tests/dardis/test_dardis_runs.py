@@ -158,3 +158,34 @@ def test_backfilling_at_a_termination_moves_the_next_job_forward(full: bool) -> 
     assert res.jobs["start"].tolist() == [0, 600]
     st = res.summary["dispatcher_stats"]
     assert st["backfill_moves"] == 1 and st["messages"] == 3 * st["rounds"] + 3
+
+
+def test_a_job_larger_than_the_profile_ever_allows_runs_against_capacity() -> None:
+    half = Scenario([Change(0, "desired_utilization", 0.5)])
+    wl = Workload.from_columns(submit=[0, 5], walltime=[600, 600], runtime=[600, 600],
+                               units=[6, 2], req={"cores": [1, 1]}, queues={"q": 60})
+    res = simulate(wl, "nodes=1,cores=8", "rb-fcfs", seed=0, scenario=half)
+    assert res.jobs["start"].tolist() == [0, 600]  # the second waits: 6 + 2 > 4
+    assert res.summary["dispatcher_stats"]["profile_exempt"] == 1
+
+
+def test_cli_simulate_shows_and_saves_the_profile_metrics(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from typer.testing import CliRunner
+
+    from dispatchlab.cli.main import app
+    from tests.conftest import shared_trace
+
+    trace = shared_trace("KTH-SP2-1996-2.1-cln.swf.gz")
+    args = ["simulate", "-w", str(trace), "-p", "nodes=100,cores=1", "-d",
+            "dardis-throughput", "--limit", "300", "--scenario",
+            "gen:day-night:what=desired_utilization,day=0.5,night=1,days=30"]
+    shown = CliRunner().invoke(app, args)
+    assert shown.exit_code == 0, shown.output
+    assert "over desired profile (cores)" in shown.output
+    saved = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run"), "--json"])
+    assert saved.exit_code == 0, saved.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())["summary"]
+    assert summary["profile"]["cores"]["dissimilarity"] >= 0
+    assert summary["dispatcher_stats"]["messages"] > 0

@@ -281,6 +281,12 @@ def print_summary(res: Results, title: str) -> None:
         e = s["energy"]
         rows.append(("energy", f"{e['total_j']:,.0f} J ({e['kwh']:,.3f} kWh)"))
         rows.append(("energy-delay product", f"{e['edp_js']:.4g} J·s"))
+    for res, p in s.get("profile", {}).items():
+        rows.append((f"over desired profile ({res})",
+                     f"{p['over_utilization'] / 3600:,.0f} {res}-h, dissimilarity "
+                     f"{p['dissimilarity']:.3f}"))
+        rows.append(("late vs latest start", f"{p['late_jobs_lst']:,} jobs, "
+                                             f"{fmt_duration(p['tardiness_lst_s'])} total"))
     for name, value in rows:
         table.add_row(name, value)
     console.print(table)

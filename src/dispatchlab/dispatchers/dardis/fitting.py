@@ -80,19 +80,33 @@ def fitting_index(up: FloatArray, share: FloatArray | None, capacity: FloatArray
     resource; candidate ``i`` covers slots ``[i, i + width)`` except candidate 0, which
     covers ``[0, first_width)`` (a start inside its slot may touch one more). Returns
     nodes × ``n_starts``.
+
+    Dividing by ``req[k] > 0`` and flooring are monotone, so they commute with the
+    minima: the sliding minimum runs on the free room ``c − up`` (and on the room under
+    the profile) and only the small nodes × starts result is divided and floored.
     """
-    cap = capacity.T[:, :, None]  # resources × nodes × 1
     need = n_starts - 1 + max(width, first_width)
-    up = up[:, :, :need]
-    hc = np.floor(headroom(up, np.broadcast_to(cap, up.shape), req))
-    if share is None:
-        h = hc
-    else:
-        limit = np.minimum(cap * share[:, None, :need], cap)
-        h = np.minimum(headroom(up, limit, req), hc)
-    out = sliding_min(h[:, :n_starts - 1 + width], width)
+    cap_idx: FloatArray | None = None
+    prof_idx: FloatArray | None = None
+    for k in np.flatnonzero(req > 0):
+        room = capacity[:, k, None] - up[k, :, :need]
+        c = _window_min(room, n_starts, width, first_width) / req[k]
+        cap_idx = c if cap_idx is None else np.minimum(cap_idx, c)
+        if share is not None:
+            room -= capacity[:, k, None] * (1.0 - share[k, None, :need])
+            d = _window_min(room, n_starts, width, first_width) / req[k]
+            prof_idx = d if prof_idx is None else np.minimum(prof_idx, d)
+    if cap_idx is None:
+        raise ValueError("a unit must ask for some resource")
+    out = np.floor(cap_idx)
+    return out if prof_idx is None else np.minimum(prof_idx, out)
+
+
+def _window_min(a: FloatArray, n_starts: int, width: int, first_width: int) -> FloatArray:
+    """Per node, the minimum of ``a`` over each candidate's slots."""
+    out = sliding_min(a[:, :n_starts - 1 + width], width)
     if first_width > width:
-        np.minimum(out[:, 0], h[:, first_width - 1], out=out[:, 0])
+        np.minimum(out[:, 0], a[:, first_width - 1], out=out[:, 0])
     return out
 
 

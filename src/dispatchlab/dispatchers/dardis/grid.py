@@ -73,8 +73,3 @@ class UsageGrid:
         self.ensure(last)
         a, b = first - self.base, last - self.base
         self.up[:, nodes, a:b] += sign * amounts[:, :, None]
-
-    def last_used(self) -> int:
-        """One past the last absolute slot with any reservation (``base`` when empty)."""
-        used = np.flatnonzero(self.up.any(axis=(0, 1)))
-        return self.base + int(used[-1]) + 1 if len(used) else self.base
