@@ -134,3 +134,18 @@ def test_compiled_and_plain_python_books_agree(monkeypatch: object) -> None:
     monkeypatch.setattr(books, "_kernels", plain)  # type: ignore[attr-defined]
     for name in STRATEGIES[2:]:
         assert segments(run(wl, "nodes=8,cores=8", name, cap)) == compiled[name]
+
+
+def test_quantile_share_reads_the_authors_reference(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from dispatchlab.dispatchers.variable_capacity.common import QuantileShare
+
+    p = Path(str(tmp_path)) / "DATA.txt"
+    p.write_text("".join(f"{10 * (k + 1)}\n" for k in range(999)))  # 10, 20, … 9990
+    q = QuantileShare.from_file(str(p))
+    # first quantile longer than the job: 5 → index 0 (C = 1); 15 → index 1; 10000 → past
+    # the last (index 999)
+    assert q.shares(np.array([5, 15, 10000])).tolist() == [1.0, 0.999, 1 - 999 / 1000]
+    d = TargetVC("asap", quantiles=str(p))
+    assert d.describe()["quantiles"] == str(p)

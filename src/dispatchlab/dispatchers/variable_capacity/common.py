@@ -77,3 +77,30 @@ class AreaShare:
             self._suffix = np.cumsum(self._hist[::-1])[::-1]
             self._dirty = False
         return np.minimum(1.0, self._suffix[self.bins(lengths)] / self.total)
+
+
+class QuantileShare:
+    """Category from a fixed reference: the authors' quantile files (one length per line,
+    the length below which each thousandth of the reference work lies, from their
+    ``genData.py``): ``C = 1 − k / 1000`` with ``k`` the index of the first quantile longer
+    than the job (``k = 1000`` past the last). Built from another trace (or the same window:
+    a look at the future), unlike :class:`AreaShare`."""
+
+    __slots__ = ("quantiles",)
+
+    def __init__(self, quantiles: np.ndarray):
+        self.quantiles = np.asarray(quantiles, dtype=np.float64)
+
+    @classmethod
+    def from_file(cls, path: str) -> QuantileShare:
+        """Read an authors' quantile file."""
+        return cls(np.loadtxt(path, ndmin=1))
+
+    def add(self, length: int, cores: int) -> None:
+        """Nothing to learn: the reference is fixed."""
+
+    def shares(self, lengths: np.ndarray) -> np.ndarray:
+        """``C`` of jobs of these lengths."""
+        k = np.searchsorted(self.quantiles, np.asarray(lengths, dtype=np.float64),
+                            side="right")
+        return 1.0 - k / 1000.0

@@ -42,6 +42,7 @@ from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.variable_capacity.books import ASAP, PACKED, STRETCH, Books
 from dispatchlab.dispatchers.variable_capacity.common import (
     AreaShare,
+    QuantileShare,
     check_job,
     cores_column,
     highest_leave,
@@ -59,7 +60,8 @@ class TargetVC(BaseDispatcher):
     """Risk-aware target strategies; ``mode`` in ``stretch``, ``asap``, ``packed``."""
 
     def __init__(self, mode: str = "asap", neighbourhood: int = 11, safe: int | None = None,
-                 util_low: float = 0.80, util_high: float = 0.95, pack: int = 5):
+                 util_low: float = 0.80, util_high: float = 0.95, pack: int = 5,
+                 quantiles: str | None = None):
         if mode not in MODES:
             raise ConfigError(f"unknown target mode '{mode}' (known: {', '.join(MODES)})",
                               field="mode")
@@ -72,6 +74,7 @@ class TargetVC(BaseDispatcher):
         self.util_low = util_low
         self.util_high = util_high
         self.pack = pack
+        self.quantiles = quantiles  # an authors' quantile file instead of online shares
         self.name = {"stretch": "target-stretch", "asap": "target-asap",
                      "packed": "packed-target-asap"}[mode]
 
@@ -94,7 +97,8 @@ class TargetVC(BaseDispatcher):
         self._waiting = [0] * n                              # reservations not started
         self._due: list[tuple[int, int]] = []                # (start, job) heap
         self._woken: set[int] = set()
-        self._share = AreaShare()
+        self._share: AreaShare | QuantileShare = (
+            AreaShare() if self.quantiles is None else QuantileShare.from_file(self.quantiles))
         self._seen: set[int] = set()
         alive = int(view.alive.sum())
         self._muse = max(1, min(alive, (alive + self._safe) // 2))
@@ -234,7 +238,8 @@ class TargetVC(BaseDispatcher):
         """Configuration."""
         return {"name": self.name, "family": "variable-capacity", "mode": self.mode,
                 "neighbourhood": self.neighbourhood, "safe": self.safe,
-                "util_low": self.util_low, "util_high": self.util_high, "pack": self.pack}
+                "util_low": self.util_low, "util_high": self.util_high, "pack": self.pack,
+                "quantiles": self.quantiles}
 
     def run_stats(self) -> dict[str, Any]:
         """Placements, how many started at once, re-plans, final ``S⁺`` and ``M_use``."""
