@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -105,3 +106,26 @@ def test_dispatcher_spec_messages(spec: str, expect: str) -> None:
     assert result.exit_code == 2
     assert expect in result.output
     assert "Traceback" not in result.output
+
+
+def test_loop_and_backend_options(tmp_path: Path) -> None:
+    """simulate --loop (event loop) and compare --backend (where runs execute): two names
+    for what --engine meant; the old name still works, with a warning."""
+    trace = str(shared_trace("KTH-SP2-1996-2.1-cln.swf.gz"))
+    base = ["simulate", "-w", trace, "--limit", "100", "--json"]
+    new = runner.invoke(app, [*base, "--loop", "general"])
+    old = runner.invoke(app, [*base, "--engine", "general"])
+    assert new.exit_code == old.exit_code == 0, new.output + old.output
+    assert json.loads(new.stdout)["engine"] == json.loads(old.stdout)["engine"] == "general"
+    assert "deprecated" in old.stderr and "--loop" in old.stderr
+    bad = runner.invoke(app, [*base, "--loop", "foo"])
+    assert bad.exit_code == 2 and "field '--loop'" in bad.output
+    cmp = ["compare", "-w", trace, "--limit", "100", "-d", "fifo,sjf", "--no-report", "--json",
+           "-o", str(tmp_path / "c")]
+    bad = runner.invoke(app, [*cmp, "--backend", "nope"])
+    assert bad.exit_code == 2 and "unknown backend 'nope'" in bad.output
+    old_name = runner.invoke(app, [*cmp, "-e", "local", "--workers", "1"])
+    assert old_name.exit_code == 0, old_name.output
+    assert "use --backend" in old_name.stderr
+    assert "--backend" in runner.invoke(app, ["compare", "--help"]).stdout
+    assert "--engine" not in runner.invoke(app, ["compare", "--help"]).stdout
