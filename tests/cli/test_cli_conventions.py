@@ -37,16 +37,16 @@ def test_help_imports_no_subcommand_and_no_heavy_library() -> None:
 
 
 def test_simulate_json_path_stays_lean() -> None:
-    """No report/stats/experiments/matplotlib/scipy/numba on the simulate path (the
-    compiled fifo loop is ahead-of-time compiled; Numba is only imported when a JIT
-    kernel runs)."""
+    """No report/stats/experiments/matplotlib/scipy/pandas on the simulate --json path (SWF
+    is read with numpy; the compiled fifo loop is ahead-of-time compiled; Numba is only
+    imported when a JIT kernel runs)."""
     trace = shared_trace("KTH-SP2-1996-2.1-cln.swf.gz")
     mods = _modules_after(
         "import sys\nsys.argv = ['dispatchlab', 'simulate', '-w', " + repr(str(trace)) +
         ", '--limit', '100', '--json']\nfrom dispatchlab.cli.main import app\n"
         "try:\n    app()\nexcept SystemExit:\n    pass")
-    assert not {"matplotlib", "scipy", "dispatchlab.report", "dispatchlab.stats",
-                "dispatchlab.experiments"} & mods
+    assert not {"matplotlib", "scipy", "pandas", "pyarrow", "dispatchlab.report",
+                "dispatchlab.stats", "dispatchlab.experiments"} & mods
     assert "dispatchlab.cli.compare_cmd" not in mods
 
 
