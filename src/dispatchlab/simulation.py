@@ -8,6 +8,7 @@ from typing import Any
 
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.registry import get_dispatcher
+from dispatchlab.energy.accounting import run_energy
 from dispatchlab.engine.budget import PowerModel
 from dispatchlab.engine.compiled.select import run_engine
 from dispatchlab.engine.scenario_gen import ScenarioArg, resolve_scenario
@@ -35,6 +36,8 @@ def simulate(
     on_abort: str = "requeue",
     power_cap: float | None = None,
     power_model: PowerModel | None = None,
+    count_idle: bool = True,
+    on_over_cap: str = "wait",
     tables: bool = True,
     **load_options: Any,
 ) -> Results:
@@ -49,6 +52,9 @@ def simulate(
     runs common rule-based setups in the compiled loop (identical results) and everything
     else in the general one; ``compiled`` / ``general`` force one. ``walltime_kill=False``
     lets every job run its actual run time (dispatchers still see requested times).
+    ``power_cap`` / ``power_model`` / ``count_idle`` / ``on_over_cap``: see
+    :class:`~dispatchlab.engine.simulator.Simulator`; a platform with a node power model
+    gets an ``energy`` entry in the summary (J, kWh, peak, EDP, per state).
     ``tables=False`` skips building the per-job table and time series eagerly (they are
     still built if read): the lean path of parameter searches.
     """
@@ -61,7 +67,8 @@ def simulate(
     scen = resolve_scenario(scenario)
     sim = Simulator(workload, plat, disp, seed=seed, on_infeasible=on_infeasible,
                     progress=progress, scenario=scen, walltime_kill=walltime_kill,
-                    on_abort=on_abort, power_cap=power_cap, power_model=power_model)
+                    on_abort=on_abort, power_cap=power_cap, power_model=power_model,
+                    count_idle=count_idle, on_over_cap=on_over_cap)
     config = {
         "workload": {"source": workload.source, "jobs": workload.n_jobs,
                      **{k: v for k, v in workload.meta.items() if k != "load_report"}},
@@ -72,11 +79,22 @@ def simulate(
         "engine_settings": sim.engine_info(),
     }
     rec, ran_on = run_engine(sim, engine)
+    if scen is not None and "desired_utilization" in scen.kinds():
+        from dispatchlab.dispatchers.dardis.desired import desired_steps
+
+        rec.desired = {r: desired_steps(scen, r) for r in plat.resources
+                       if len(desired_steps(scen, r)[0])}
     if check:
         audit(rec)
         audit_rules(rec)
     res = Results.from_recorder(rec, config)
+    if plat.power_table is not None:
+        res.summary["energy"] = run_energy(rec).summary()
     res.summary["audited"] = check
+    if scen is not None and "desired_utilization" in scen.kinds():
+        from dispatchlab.metrics.profile_run import run_profile_summary
+
+        res.summary["profile"] = run_profile_summary(res, scen)
     res.summary["engine"] = ran_on
     if tables:
         res.jobs  # noqa: B018 - built now, as documented

@@ -78,11 +78,13 @@ def test_dispatchers_lists_every_preset_with_family() -> None:
     rows = json.loads(result.stdout)
     assert {r["name"] for r in rows} == set(presets())
     assert all(r["family"] and r["description"] for r in rows)
-    assert {"rule-based", "cp", "malleable"} <= {r["family"] for r in rows}
+    assert {r["family"] for r in rows} >= {"rule-based", "cp", "malleable", "dardis",
+                                           "variable-capacity"}
     text = runner.invoke(app, ["dispatchers", "--family", "cp"])
     assert text.exit_code == 0 and "hcp3-paper" in text.stdout and "fifo " not in text.stdout
     bad = runner.invoke(app, ["dispatchers", "--family", "nope"])
-    assert bad.exit_code == 2 and "known: cp, malleable, rule-based" in bad.output
+    assert bad.exit_code == 2
+    assert "known: cp, dardis, malleable, rule-based, variable-capacity" in bad.output
 
 
 def test_help_fits_80_columns() -> None:

@@ -39,9 +39,36 @@ def test_heuristic_uses_user_and_executable_history() -> None:
     assert est.estimate(3) == 400  # a prediction is fixed when first made
 
 
+def test_heuristic_request_key_ignores_users() -> None:
+    """Hidden users (one name for all): the request key keeps jobs of different queues,
+    wall-times and requests apart, where the user key mixes them."""
+    wl = Workload.from_columns(
+        submit=[0, 1, 2, 3, 4, 5], runtime=[100, 900, 300, 50, 10, 10],
+        walltime=[1000, 1000, 1000, 1000, 1000, 2000], units=[1, 2, 1, 1, 1, 1],
+        req={"cores": [1, 1, 1, 1, 1, 1]}, user=["yyy"] * 6, app=["xxx"] * 6,
+        queue=["debug", "debug", "debug", "parallel", "debug", "debug"])
+    est = HeuristicEstimate(key="request")
+    assert est.name == "heuristic-request"
+    assert est.describe() == {"name": "heuristic-request", "history": 2, "key": "request"}
+    est.reset(known_view(wl), RNG)
+    est.observe(0, 100)
+    est.observe(1, 900)  # same queue and wall-time, 2 units: another exact key
+    est.observe(2, 300)
+    assert est.estimate(4) == 200  # (debug, 1000, 1 unit): mean of 100 and 300
+    assert est.estimate(3) == 1000  # parallel: no history
+    assert est.estimate(5) == 2000  # another wall-time: no history
+    user = HeuristicEstimate()
+    user.reset(known_view(wl), RNG)
+    for j, r in ((0, 100), (1, 900), (2, 300)):
+        user.observe(j, r)
+    assert user.estimate(4) == 600  # the last two of anyone: 900 and 300
+
+
 def test_heuristic_rejects_bad_history() -> None:
     with pytest.raises(ConfigError):
         HeuristicEstimate(history=0)
+    with pytest.raises(ConfigError, match="key"):
+        HeuristicEstimate(key="group")
 
 
 def test_accuracy_metrics() -> None:
@@ -65,6 +92,7 @@ def test_tracked_estimator_records_first_prediction() -> None:
 def test_make_estimator_names() -> None:
     assert make_estimator("real").name == "real"
     assert make_estimator("heuristic").name == "heuristic"
+    assert make_estimator("heuristic-request").name == "heuristic-request"
     with pytest.raises(ConfigError):
         make_estimator("magic")
 

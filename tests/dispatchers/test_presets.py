@@ -21,8 +21,9 @@ ISSUE_PRESETS = {
     "wfp3": ("wfp3", "strict", None), "uni": ("uni", "strict", None),
     "f1": ("f1", "strict", None), "fifo-nonstrict": ("fifo", "nonstrict", None),
     "easy": ("fifo", "easy", None), "easy-sjf": ("sjf", "easy", None),
-    "conservative": ("fifo", "conservative", None), "pbs-fifo": ("fifo", "easy", 10),
-    "pbs-walltime": ("sjf", "easy", 400),
+    "conservative": ("fifo", "conservative", None), "pbs-fifo": ("fifo", "top-jobs", 10),
+    "pbs-walltime": ("sjf", "top-jobs", 400), "pbs-fifo-window": ("fifo", "easy", 10),
+    "pbs-walltime-window": ("sjf", "easy", 400),
 }
 
 
@@ -53,7 +54,7 @@ def test_spec_combines_any_parts() -> None:
 
 def test_preset_with_one_part_changed() -> None:
     d = get_dispatcher("preset=pbs-fifo,estimate=real")
-    assert parts(d) == ("fifo", "easy", 10)
+    assert parts(d) == ("fifo", "top-jobs", 10)
     assert d.describe()["estimate"]["name"] == "real"
     assert get_dispatcher("preset=easy").name == "easy"
 

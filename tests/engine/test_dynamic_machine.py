@@ -435,3 +435,40 @@ def test_both_capacity_sweeps_give_the_same_verdicts(compiled: bool) -> None:
     seg.nodes[:] = 0
     with pytest.raises(AuditError, match="node n0 uses 2 cores > capacity 1"):
         _check_capacity(rec, compiled)
+
+
+def _strict_fifo_pool(submit: list[int], run: list[int], units: list[int], cap: int
+                      ) -> list[int]:
+    """Starts of strict FIFO on a pool of ``cap`` interchangeable cores (reference)."""
+    import heapq
+
+    ends: list[tuple[int, int]] = []
+    free, t, starts = cap, 0, []
+    for s, r, u in zip(submit, run, units, strict=True):
+        t = max(t, s)
+        while ends and ends[0][0] <= t:
+            free += heapq.heappop(ends)[1]
+        while free < u:
+            t = max(t, ends[0][0])
+            while ends and ends[0][0] <= t:
+                free += heapq.heappop(ends)[1]
+        starts.append(t)
+        free -= u
+        heapq.heappush(ends, (t + r, u))
+    return starts
+
+
+def test_no_walltime_kill_on_hpc2n_runs_every_job_its_actual_time() -> None:
+    from dispatchlab.workload import SwfOptions, load_swf
+    from tests.conftest import shared_trace
+
+    wl = load_swf(shared_trace("HPC2N-2002-2.2-cln.swf.gz"), SwfOptions(limit=1024))
+    over = wl.runtime > wl.walltime
+    assert over.sum() > 10  # the window has jobs that a wall-time kill would stop
+    res = simulate(wl, "nodes=120,cores=2", "fifo", walltime_kill=False)
+    ref = _strict_fifo_pool(wl.submit.tolist(), wl.runtime.tolist(), wl.units.tolist(), 240)
+    assert res.jobs["start"].tolist() == ref
+    assert (res.jobs["end"] - res.jobs["start"]).tolist() == wl.runtime.tolist()
+    assert not res.jobs["killed"].any()
+    killed = simulate(wl, "nodes=120,cores=2", "fifo")
+    assert killed.jobs["killed"].sum() == over.sum()

@@ -20,7 +20,7 @@ from tests.conftest import jobs, shared_trace
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="Numba disabled")
 
-DISPATCHERS = ["fifo", "sjf", "ljf", "easy", "easy-sjf", "pbs-fifo",
+DISPATCHERS = ["fifo", "sjf", "ljf", "easy", "easy-sjf", "pbs-fifo-window",
                "order=sjf,select=easy,depth=3,estimate=real", "order=f1,select=easy",
                "conservative", "order=ljf,select=conservative,estimate=real"]
 #: Summary entries that are measured times, or name the engine: they differ by design.
@@ -133,7 +133,7 @@ def test_backfill_boundaries() -> None:
     the extra slots, the head changing without a completion, depth 1."""
     wl = jobs((0, 10, 10, 3), (1, 5, 5, 4), (1, 9, 9, 1), (2, 3, 30, 1), (3, 2, 2, 2),
               (12, 4, 4, 4), (12, 1, 20, 1), (13, 1, 1, 1))
-    for dispatcher in ("easy", "pbs-fifo", "order=fifo,select=easy,depth=1", "easy-sjf"):
+    for dispatcher in ("easy", "pbs-fifo-window", "order=fifo,select=easy,depth=1", "easy-sjf"):
         res = assert_same(wl, "nodes=1,cores=4", dispatcher)
     assert res.summary["dispatcher_stats"]["backfilled"] > 0
 

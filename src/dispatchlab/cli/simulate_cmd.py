@@ -15,6 +15,7 @@ from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import err_console, friendly_errors
 from dispatchlab.cli.options import LoadOptions
 from dispatchlab.dispatchers.registry import get_dispatcher
+from dispatchlab.energy.job_power import job_power_source, parse_fallback
 from dispatchlab.errors import ConfigError, WorkloadError
 from dispatchlab.metrics.results import Results
 from dispatchlab.platform.from_workload import platform_for
@@ -98,7 +99,22 @@ def simulate_command(
         help="Kill jobs at their requested time, or let each run its actual run time.")]
     = True,
     power_cap: Annotated[float | None, typer.Option(
-        help="Machine-wide power cap in W (jobs draw the workload's power column).")] = None,
+        help="Machine-wide power cap in W (idle nodes count; a varying cap: --scenario with "
+        "a time,what,value file or an Eurora seconds;watts profile).")] = None,
+    job_power: Annotated[str | None, typer.Option(
+        help="Where job power comes from: node (the platform's node power model; default "
+        "when it has one) | column (the workload's power column) | a job_id;watts "
+        "prediction FILE.")] = None,
+    job_power_fallback: Annotated[str, typer.Option(
+        help="Jobs without a power figure: node (the node model on their nodes) | error | "
+        "W.")] = "node",
+    idle_power: Annotated[bool, typer.Option(
+        "--idle-power/--no-idle-power",
+        help="Count idle and switched-off nodes' power against the cap (needs a platform "
+        "power model).")] = True,
+    on_over_cap: Annotated[str, typer.Option(
+        help="When the cap falls below the power in use: wait (no start until under) | "
+        "kill-youngest | requeue-youngest.")] = "wait",
     on_abort: Annotated[str, typer.Option(
         help="A job whose node leaves: requeue (restart, or resume from a checkpoint) | "
         "fail.")] = "requeue",
@@ -126,8 +142,11 @@ def simulate_command(
         check_resources(plat, wl)
     disp = get_dispatcher(dispatcher)
     on_inf = "reject" if reject_infeasible else "error"
+    source = job_power_source(job_power, wl, plat, parse_fallback(job_power_fallback))
     dynamic: dict[str, Any] = {"scenario": scenario or None, "walltime_kill": walltime_kill,
-                               "power_cap": power_cap, "on_abort": on_abort}
+                               "power_cap": power_cap, "on_abort": on_abort,
+                               "power_model": source, "count_idle": idle_power,
+                               "on_over_cap": on_over_cap}
     show = progress and not as_json and console.is_terminal and wl.n_jobs >= 20_000
     if show:
         with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/"
@@ -257,6 +276,14 @@ def print_summary(res: Results, title: str) -> None:
                                      f"{fmt_ms(s['dispatch_time_max_ms'])}"),
         ("simulation wall time", f"{s['sim_seconds']:.2f} s ({s['jobs_per_second']:,.0f} jobs/s)"),
     ]
+    if "power" in s:
+        p = s["power"]
+        rows.append(("IT power peak / mean", f"{p['peak_w']:,.1f} / {p['mean_w']:,.1f} W"))
+        rows.append(("time over the power cap", fmt_duration(p["over_cap_seconds"])))
+    if "energy" in s:
+        e = s["energy"]
+        rows.append(("energy", f"{e['total_j']:,.0f} J ({e['kwh']:,.3f} kWh)"))
+        rows.append(("energy-delay product", f"{e['edp_js']:.4g} J·s"))
     for name, value in rows:
         table.add_row(name, value)
     console.print(table)

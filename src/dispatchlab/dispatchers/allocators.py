@@ -9,6 +9,8 @@ differ only in the ranking:
   there (as many as fit, at most the job's) first.
 - ``worst-fit`` (alias ``spread``): most free capacity left first.
 - ``energy``: lowest power rating first (``Platform.node_power``), then most loaded.
+- ``energy-model``: least marginal power of one more unit under the platform's node power
+  model first, then most loaded.
 
 "Free capacity left" sums every resource of the node, each normalized by the largest
 node capacity of that resource, so idle GPUs count as waste when a CPU-only job lands on a
@@ -128,6 +130,28 @@ class EnergyFirst(_Ranked):
         return np.lexsort((load, self._power[nodes]))
 
 
+class MarginalPowerFirst(EnergyFirst):
+    """Node where one more unit of the job adds the least power first (the platform's node
+    model: a node with busy cores spares the job the costlier first core; idle power is
+    drawn either way), then the most loaded; as ``energy`` when the platform has no model."""
+
+    name = "energy-model"
+
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
+        """Read the node power model."""
+        super().reset(view, rng)
+        self._table = view.platform.power_table
+        self._cap = view.platform.capacity
+
+    def _rank(self, nodes: IntArray, free: IntArray, req: IntArray, take: IntArray) -> IntArray:
+        if self._table is None:
+            return super()._rank(nodes, free, req, take)
+        load = np.asarray(free @ self._scale, dtype=np.float64)
+        used = self._cap[nodes] - free
+        extra = self._table.active(nodes, used + req) - self._table.active(nodes, used)
+        return np.lexsort((load, np.round(extra, 9)))
+
+
 def fill_in_order(nodes: IntArray, fit: IntArray, units: int) -> Placement:
     """Fill nodes in the given order until ``units`` units are placed.
 
@@ -148,6 +172,7 @@ ALLOCATORS: dict[str, type[Allocator]] = {
     "worst-fit": WorstFit,
     "spread": WorstFit,
     "energy": EnergyFirst,
+    "energy-model": MarginalPowerFirst,
 }
 
 

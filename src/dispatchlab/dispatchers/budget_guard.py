@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dispatchlab.engine.budget import fits_cap
+import numpy as np
+
+from dispatchlab.engine.budget import EPS, fits_cap
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.state import SystemView
 
@@ -22,14 +24,15 @@ def within_budget(view: SystemView, decisions: Sequence[Decision]) -> list[Decis
     if budget is None:
         return list(decisions)
     left = budget.cap - budget.used
-    power: dict[int, float] = {}
+    free = view.free.copy()  # as the kept starts leave it
     dropped: set[int] = set()
     for d in decisions:
         if type(d) is Start:
-            p = view.power_of(d.job, d.nodes, d.counts)
-            if fits_cap(0.0, p, left):
-                power[d.job] = p
+            nodes, counts = np.asarray(d.nodes), np.asarray(d.counts)
+            p = view.power_of(d.job, nodes, counts, free)
+            if p <= EPS or fits_cap(0.0, p, left):
                 left -= p
+                free[nodes] -= counts[:, None] * view.req[d.job]
             else:
                 dropped.add(d.job)
     if not dropped:

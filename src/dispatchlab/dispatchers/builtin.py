@@ -21,3 +21,14 @@ import dispatchlab.dispatchers.cp.presets  # noqa: E402, F401  (registers the CP
 from dispatchlab.dispatchers.malleable.setups import register_presets  # noqa: E402
 
 register_presets()
+
+from dispatchlab.dispatchers.dardis.presets import (  # noqa: E402
+    register_presets as register_dardis_presets,
+)
+
+register_dardis_presets()
+from dispatchlab.dispatchers.variable_capacity.presets import (  # noqa: E402
+    register_presets as register_vc_presets,
+)
+
+register_vc_presets()

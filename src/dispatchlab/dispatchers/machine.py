@@ -101,16 +101,17 @@ class Machine:
         view = self.view
         if view.budget is None:
             return True
+        ws = self.workspace()
         if isinstance(placement, list):
-            power = sum(view.power_of(c, n, k) for c, n, k in placement)
+            power = group_power(view, ws.free, placement)
         elif isinstance(placement, tuple):
-            power = view.power_of(job, *placement)
+            power = ws.power_of(job, *placement)
         else:  # slot counts: placed by the allocator at start, at the job's own power
-            placed = self.alloc.place(self.workspace().free, view.req[job], self.units[job])
+            placed = self.alloc.place(ws.free, view.req[job], self.units[job])
             if placed is None:
                 return False
-            power = view.power_of(job, *placed)
-        return power <= self.workspace().power_left + 1e-6
+            power = ws.power_of(job, *placed)
+        return power <= ws.power_left + 1e-6
 
     def overdue(self) -> list[int]:
         """Running jobs whose expected end is not after now (estimate too short)."""
@@ -167,6 +168,11 @@ class Machine:
     def held(self, job: int) -> Any:
         """What running ``job`` holds, in the profile's placement type."""
         raise NotImplementedError
+
+    def running_parts(self) -> list[tuple[int, int, Any]]:
+        """(expected end, job, what it holds) of every running job started through this
+        machine, each component of a heterogeneous job on its own."""
+        return [(e, j, self.held(j)) for e, j in self.ends]
 
     def start_reserved(self, job: int, placement: Any) -> Start:
         """Start ``job`` now on the placement its profile reservation holds."""
@@ -337,7 +343,7 @@ class NodeMachine(Machine):
         if group is None:
             return False
         if self.view.budget is not None:
-            power = sum(self.view.power_of(c, n, k) for c, n, k in group)
+            power = group_power(self.view, ws.free, group)
             if power > ws.power_left + 1e-6:
                 return False
         self._placed = (job, group if len(group) > 1 else (group[0][1], group[0][2]))
@@ -386,6 +392,10 @@ class NodeMachine(Machine):
     def held(self, job: int) -> Any:
         """A running job's placement (a component list for a heterogeneous job)."""
         return self._groups.get(job, self._held[job])
+
+    def running_parts(self) -> list[tuple[int, int, Any]]:
+        """Each running job or component with its own nodes and counts."""
+        return [(e, j, self._held[j]) for e, j in self.ends]
 
     def fits_beside(self, job: int) -> bool:
         """EASY backfilling: eligible, placeable within ``min(free now, extra)``."""
@@ -469,3 +479,14 @@ def alive_capacity(view: SystemView) -> IntArray:
     if view.alive.all():
         return view.capacity
     return np.where(view.alive[:, None], view.capacity, 0)
+
+
+def group_power(view: SystemView, free: IntArray, group: list[Any]) -> float:
+    """What the components ``(job, nodes, counts)`` of a heterogeneous job add to the power
+    when they start together from ``free`` (each after the ones before it)."""
+    scratch = free.copy()
+    total = 0.0
+    for job, nodes, counts in group:
+        total += view.power_of(job, nodes, counts, scratch)
+        scratch[nodes] -= counts[:, None] * view.req[job]
+    return total

@@ -55,6 +55,17 @@ PRESETS: dict[str, tuple[PolicySpec, str]] = {
         PolicySpec(order="prb", select="nonstrict", alloc="energy"),
         "PRB: expected wait then demand, non-strict, energy-efficient then most loaded",
     ),
+    "prb-power": (
+        PolicySpec(order="prb", select="nonstrict", alloc="energy-model"),
+        "PRB under a power cap (Borghesi et al. 2015 §4): expected wait then demand, "
+        "non-strict, least marginal power then most loaded node; the cap, idle power "
+        "included, checked at every start",
+    ),
+    "easy-power": (
+        PolicySpec(select="easy-power"),
+        "FIFO with EASY backfilling, the head's reservation in power (idle included) as "
+        "well as nodes",
+    ),
     "fifo-nonstrict": (PolicySpec(select="nonstrict"), "FIFO, start every job that fits"),
     "easy": (PolicySpec(select="easy"), "FIFO with EASY backfilling"),
     "easy-sjf": (
@@ -63,12 +74,21 @@ PRESETS: dict[str, tuple[PolicySpec, str]] = {
     ),
     "conservative": (PolicySpec(select="conservative"), "FIFO with conservative backfilling"),
     "pbs-fifo": (
-        PolicySpec(select="easy", depth=10),
-        "PBS at CINECA (thesis): FIFO, backfilling within the first 10 queued jobs",
+        PolicySpec(select="top-jobs", depth=10),
+        "PBS at CINECA (thesis): FIFO, strict_ordering, backfill_depth 10 (the first 10 "
+        "jobs that cannot run get reservations; any job may backfill around them)",
     ),
     "pbs-walltime": (
+        PolicySpec(order="sjf", select="top-jobs", depth=400),
+        "PBS (thesis): strict order by increasing wall-time, backfill_depth 400 top jobs",
+    ),
+    "pbs-fifo-window": (
+        PolicySpec(select="easy", depth=10),
+        "pbs-fifo read as EASY looking only at the first 10 queued jobs from the head",
+    ),
+    "pbs-walltime-window": (
         PolicySpec(order="sjf", select="easy", depth=400),
-        "PBS (thesis): strict order by increasing wall-time, backfill depth 400",
+        "pbs-walltime read as EASY looking only at the first 400 queued jobs from the head",
     ),
 }
 

@@ -46,9 +46,15 @@ def presets() -> dict[str, Entry]:
 
 
 def get_dispatcher(spec: str) -> Dispatcher:
-    """A new dispatcher from a preset name or a ``key=value,...`` spec."""
+    """A new dispatcher from a preset name or a ``key=value,...`` spec, optionally with
+    idle-node power-off around it (``<spec>+poweroff[:SECONDS]``)."""
     _load_builtin()
     spec = spec.strip()
+    from dispatchlab.dispatchers.power_off import IdlePowerOff, parse_power_off
+
+    wrapped = parse_power_off(spec)
+    if wrapped is not None:
+        return IdlePowerOff(get_dispatcher(wrapped[0]), wrapped[1])
     if "=" not in spec:
         if spec not in _PRESETS:
             raise ConfigError(unknown_preset_message(spec), field="dispatcher")

@@ -36,7 +36,12 @@ class Workspace:
         """True when the job's power on this placement fits what the cap leaves."""
         if self.view.budget is None:
             return True
-        return fits_cap(0.0, self.view.power_of(job, nodes, counts), self.power_left)
+        return fits_cap(0.0, self.power_of(job, nodes, counts), self.power_left)
+
+    def power_of(self, job: int, nodes: IntArray, counts: IntArray) -> float:
+        """What the start would add to the power after the starts taken so far."""
+        return self.view.power_of(job, nodes, counts, self.free if self._pending
+                                  or self._free is not self.view.free else None)
 
     @property
     def free(self) -> IntArray:
@@ -62,9 +67,9 @@ class Workspace:
     def take(self, job: int, nodes: IntArray, counts: IntArray) -> Start:
         """Record a start of ``job`` on ``nodes``/``counts`` and return the decision."""
         start = Start(job, nodes, counts)
-        self._pending.append(start)
         if self.view.budget is not None:
-            self.power_left -= self.view.power_of(job, nodes, counts)
+            self.power_left -= self.power_of(job, nodes, counts)
+        self._pending.append(start)
         ft = self.free_total
         for r, amount in self.view.demand_nz[job]:
             ft[r] -= amount

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.engine import kernels
-from dispatchlab.engine.budget import fits_cap
+from dispatchlab.engine.budget import EPS, fits_cap
 from dispatchlab.engine.decisions import (
     Decision,
     Kill,
@@ -31,6 +31,7 @@ from dispatchlab.engine.execution import (
     bank_work,
     begin_segment,
     bring_node_in,
+    refresh_power,
     stop_job,
     take_budget,
     take_node_out,
@@ -95,6 +96,7 @@ def power_off(sim: Simulator, d: PowerOff) -> None:
         if (view.free[node] != view.capacity[node]).any():
             raise invalid(sim, f"cannot power off node {_node(sim, node)}: jobs run on it")
         delay = int(sim.platform.shutdown_time[node])  # type: ignore[index]
+        _check_transition(sim, node, OFF if delay == 0 else SHUTTING_DOWN, "power off")
         if delay == 0:
             take_node_out(sim, node, OFF)
         else:
@@ -110,6 +112,7 @@ def power_on(sim: Simulator, d: PowerOn) -> None:
             raise invalid(sim, f"cannot power on node {_node(sim, node)}: it is "
                                f"{STATE_NAMES[view.node_state[node]]}")
         delay = int(sim.platform.boot_time[node])  # type: ignore[index]
+        _check_transition(sim, node, ON if delay == 0 else BOOTING, "power on")
         if delay == 0:
             bring_node_in(sim, node)
         else:
@@ -138,6 +141,7 @@ def reconfigure(sim: Simulator, d: Reconfigure) -> None:
         view.free_total[r] += (n_old - n_new) * int(req[r])
     if view.budget is not None:
         view.budget.used -= sim.job_power.pop(job, 0.0)
+        refresh_power(sim, run.nodes)
     view.running.pop(job)
     sim.end_seq[job] = -1
     bank_work(sim, job, run, RECONFIGURED)
@@ -183,6 +187,17 @@ def check_costart(sim: Simulator, decisions: Sequence[Decision]) -> None:
 
 # ---- helpers -------------------------------------------------------------------------------
 
+def _check_transition(sim: Simulator, node: int, state: int, what: str) -> None:
+    """A node's new state must not raise the power over the cap."""
+    budget, meter = sim.view.budget, sim.meter
+    if budget is None or meter is None:
+        return
+    p = meter.state_delta(node, state)
+    if p > EPS and not fits_cap(budget.used, p, budget.cap):
+        raise invalid(sim, f"cannot {what} node {_node(sim, node)}: it would draw {p:.6g} W "
+                           f"more: power cap {budget.cap:.6g} W, {budget.used:.6g} W in use")
+
+
 def _where(sim: Simulator, job: int) -> str:
     if not isinstance(job, (int, np.integer)) or not 0 <= job < sim.workload.n_jobs:
         return "not a job of this workload"
@@ -225,11 +240,11 @@ def _units_of(sim: Simulator, job: int, counts: IntArray, d: Start | Reconfigure
 def _check_power(sim: Simulator, job: int, nodes: IntArray, counts: IntArray, freed: float
                  ) -> None:
     """The job's power must fit under the cap (``freed``: power it gives back first)."""
-    budget, model = sim.view.budget, sim.budget_model
-    if budget is None or model is None:
+    budget, meter = sim.view.budget, sim.meter
+    if budget is None or meter is None:
         return
-    p = model.job_power(job, nodes, counts)
-    if not fits_cap(budget.used - freed, p, budget.cap):
+    p = meter.start_delta(job, nodes, counts)
+    if p > EPS and not fits_cap(budget.used - freed, p, budget.cap):
         raise invalid(sim, f"job {sim.jid(job)} needs {p:.6g} W: power cap {budget.cap:.6g} W, "
                            f"{budget.used - freed:.6g} W in use")
 

@@ -2,9 +2,11 @@
 
 Power (W) is the first: each running job draws its power, and the engine refuses a start
 (or a reconfiguration) that would take the total above the cap in force. The cap may
-change over time (scenario ``power_cap``); when it falls below what already runs, nothing
-is killed — no new start is accepted until enough power is freed, and the time spent over
-the cap is reported (``over_cap_seconds``).
+change over time (scenario ``power_cap``); when it falls below what already runs, the
+policy :data:`OVER_CAP_POLICIES` applies (default: nothing is killed, no start that raises
+the power is accepted until enough is freed), and the time spent over the cap is reported
+(``over_cap_seconds``). The machine's power, idle nodes included, is kept by
+:class:`~dispatchlab.engine.power_meter.MachinePower`.
 
 A :class:`PowerModel` says what a job draws on a placement and what the nodes draw on their
 own; :class:`JobColumnPower` (the default) takes each job's power from the workload's
@@ -26,6 +28,14 @@ IntArray = npt.NDArray[np.int64]
 
 #: Tolerance of the cap check (W): sums of float powers drift by far less.
 EPS = 1e-6
+
+#: What the engine does when the cap falls below the power in use: ``wait`` (default) —
+#: nothing is stopped, no start that raises the power is accepted until it is under the
+#: cap again; ``kill-youngest`` — the most recently started jobs are stopped for good
+#: until it is (outcome ``aborted``, counted as failed); ``requeue-youngest`` — they go back
+#: to the queue instead (restarting from zero or their last checkpoint). Either way the
+#: dispatcher sees them in ``events.aborted``.
+OVER_CAP_POLICIES = ("wait", "kill-youngest", "requeue-youngest")
 
 
 class PowerModel(Protocol):

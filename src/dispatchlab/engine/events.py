@@ -14,7 +14,8 @@ class Events:
     - ``submitted``: jobs that arrived; ``finished``: jobs that left the machine for good
       (completed, killed at their wall-time, cancelled, or aborted with no retry);
       ``killed``: the subset of ``finished`` stopped at their wall-time.
-    - ``aborted``: running jobs stopped because a node they used left; those that the abort
+    - ``aborted``: running jobs stopped because a node they used left (or, under an
+      over-cap policy other than ``wait``, because the power cap fell); those that the abort
       policy re-queues are also in ``requeued`` (they are queued again now), the others in
       ``finished``.
     - ``nodes``: nodes whose state changed (a node left or came back, finished booting or

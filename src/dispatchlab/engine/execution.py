@@ -55,12 +55,19 @@ def begin_segment(sim: Simulator, job: int, nodes: IntArray, counts: IntArray,
 
 
 def take_budget(sim: Simulator, job: int, nodes: IntArray, counts: IntArray) -> None:
-    """Charge the job's power to the machine-wide budget."""
-    budget, model = sim.view.budget, sim.budget_model
-    if budget is not None and model is not None:
-        p = model.job_power(job, nodes, counts)
+    """Charge the job's power (its own, and what its nodes now draw more) to the budget;
+    called once its resources are taken."""
+    budget, meter = sim.view.budget, sim.meter
+    if budget is not None and meter is not None:
+        p = meter.job_part(job, nodes, counts)
         sim.job_power[job] = p
-        budget.used += p
+        budget.used += p + meter.refresh(nodes)
+
+
+def refresh_power(sim: Simulator, nodes: object) -> None:
+    """Nodes changed state or usage: the budget follows what they draw now."""
+    if sim.meter is not None and sim.view.budget is not None:
+        sim.view.budget.used += sim.meter.refresh(nodes)
 
 
 def release_job(sim: Simulator, job: int) -> Running:
@@ -79,6 +86,7 @@ def release_job(sim: Simulator, job: int) -> Running:
             ft[r] += n * int(req[r])
     if view.budget is not None:
         view.budget.used -= sim.job_power.pop(job, 0.0)
+        refresh_power(sim, run.nodes)
     sim.end_seq[job] = -1  # its end entry, if any, is stale now
     return run
 
@@ -117,6 +125,7 @@ def take_node_out(sim: Simulator, node: int, state: int) -> None:
         view.free[node] = 0
         view.alive[node] = False
     view.node_state[node] = state
+    refresh_power(sim, node)
     sim.rec.node_state(view.now, node, state)
     sim.events.nodes.append(node)
 
@@ -132,6 +141,7 @@ def bring_node_in(sim: Simulator, node: int) -> None:
         view.free[node] = row
         view.alive[node] = True
     view.node_state[node] = ON
+    refresh_power(sim, node)
     sim.rec.node_state(view.now, node, ON)
     sim.events.nodes.append(node)
 

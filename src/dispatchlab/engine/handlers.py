@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dispatchlab.engine.budget import EPS
 from dispatchlab.engine.events import RULE
 from dispatchlab.engine.execution import bring_node_in, node_leaves, stop_job, take_node_out
-from dispatchlab.engine.recorder import COMPLETED, KILLED
+from dispatchlab.engine.recorder import ABORTED, COMPLETED, KILLED
 from dispatchlab.engine.scenario import Change
 from dispatchlab.engine.state import BOOTING, DOWN, OFF, SHUTTING_DOWN
 from dispatchlab.errors import DispatchlabError, InvalidDecision
@@ -133,8 +134,35 @@ def choose_nodes(sim: Simulator, candidates: np.ndarray, count: int, leaving: bo
 
 
 def _power_cap(sim: Simulator, c: Change) -> None:
-    assert sim.view.budget is not None
-    sim.view.budget.cap = c.value
+    budget = sim.view.budget
+    assert budget is not None
+    budget.cap = c.value
+    if sim.on_over_cap != "wait" and budget.used > budget.cap + EPS:
+        shed_youngest(sim, requeue=sim.on_over_cap == "requeue-youngest")
+
+
+def shed_youngest(sim: Simulator, requeue: bool) -> None:
+    """Stop the most recently started jobs (latest start, then highest index) until the
+    power is under the cap (or nothing runs). They end ``aborted`` (seen by dispatchers in
+    ``events.aborted``) and are re-queued (restarting from zero, or their last checkpoint)
+    or failed."""
+    view, budget = sim.view, sim.view.budget
+    assert budget is not None
+    ev = sim.events
+    order = sorted(view.running, key=lambda j: (view.running[j].start, j), reverse=True)
+    for job in order:
+        if budget.used <= budget.cap + EPS:
+            break
+        stop_job(sim, job, ABORTED)
+        ev.aborted.append(job)
+        if requeue:
+            view.queue[job] = None
+            ev.requeued.append(job)
+        else:
+            sim.rec.failed.add(job)
+            ev.finished.append(job)
+            sim.done += 1
+        sim.power_shed += 1
 
 
 def _informational(sim: Simulator, c: Change) -> None:

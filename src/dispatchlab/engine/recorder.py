@@ -107,7 +107,10 @@ class Recorder:
         self.sim_seconds = 0.0
         self.dispatcher_stats: dict[str, Any] = {}
         self.rules_info: dict[str, Any] | None = None  # what operator rules were enforced
+        self.power_mode: dict[str, bool] | None = None  # how the engine counted power
         self.engine_info: dict[str, Any] = {}  # scenario, abort policy, over-cap time, …
+        #: resource → (change times, desired shares) of the run's desired profile
+        self.desired: dict[str, tuple[Any, Any]] = {}
         self.failed: set[int] = set()  # jobs aborted for good (abort policy "fail")
 
     # ---- the log ------------------------------------------------------------------------
@@ -218,15 +221,24 @@ class Recorder:
             raise DispatchlabError(f"{int(missing.sum())} job(s) {what} (first: job "
                                    f"{int(self.workload.job_id[j])})")
 
+    def _placements(self) -> tuple[Placements, Placements]:
+        """Both per-job placement views, built once per segment log."""
+        key = (self.segments, self.last_seg)
+        cached = getattr(self, "_placements_of", None)
+        if cached is None or cached[0][0] is not key[0] or cached[0][1] is not key[1]:
+            cached = (key, job_placements(self))
+            self._placements_of = cached
+        return cached[1]
+
     @property
     def alloc_nodes(self) -> Placements:
         """Per job the nodes of its last segment (``None``: never ran)."""
-        return job_placements(self)[0]
+        return self._placements()[0]
 
     @property
     def alloc_counts(self) -> Placements:
         """Per job the unit counts of its last segment (``None``: never ran)."""
-        return job_placements(self)[1]
+        return self._placements()[1]
 
     def job_outcomes(self) -> npt.NDArray[np.int8]:
         """Per job the outcome of its final segment (``ABORTED``: it failed for good when a

@@ -34,6 +34,7 @@ are not (a real scheduler learns of a lost node when it happens).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,12 +154,15 @@ def _check(c: Change, where: str) -> None:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read a scenario file: CSV (``time,what,value[,target]`` header) or Parquet."""
+    """Read a scenario file: CSV (``time,what,value[,target]`` header), Parquet, or an
+    Eurora power-cap profile (``seconds;watts`` lines, :func:`load_power_caps`)."""
     import pandas as pd
 
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: no such scenario file", field="scenario")
+    if p.suffix != ".parquet" and _is_cap_profile(p):
+        return load_power_caps(p)
     try:
         frame = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(
             p, comment="#", skipinitialspace=True, dtype={"what": str, "target": str})
@@ -168,11 +172,12 @@ def load_scenario(path: str | Path) -> Scenario:
     if missing:
         raise ConfigError(f"{p}: missing column(s) {', '.join(sorted(missing))} (expected "
                           "time,what,value[,target])", field="scenario")
+    lines = _data_lines(p, len(frame))
     rows = []
     targets = frame["target"] if "target" in frame.columns else [""] * len(frame)
     for k, (t, what, value, target) in enumerate(zip(frame["time"], frame["what"],
                                                      frame["value"], targets, strict=True)):
-        line = k + 2  # header is line 1 (CSV)
+        line = lines[k]
         try:
             tf = float(t)
         except (TypeError, ValueError):
@@ -193,9 +198,67 @@ def load_scenario(path: str | Path) -> Scenario:
     return Scenario(rows, source=str(p))
 
 
+def _data_lines(p: Path, n: int) -> list[int]:
+    """File line numbers of the ``n`` data rows of a CSV scenario (comments and blank lines
+    skipped, as the reader does); row numbers for Parquet."""
+    if p.suffix == ".parquet":
+        return list(range(1, n + 1))
+    out: list[int] = []
+    with p.open(encoding="utf-8", errors="replace") as f:
+        for number, text in enumerate(f, start=1):
+            if text.strip() and not text.lstrip().startswith("#"):
+                out.append(number)
+    return (out[1:] + list(range(len(out) + 1, n + 2)))[:n]  # first kept line: the header
+
+
 def cap_from_series(times: Sequence[int], watts: Sequence[float], source: str = "<memory>"
                     ) -> Scenario:
     """A power-cap scenario from parallel lists of times (s) and caps (W)."""
     return Scenario([Change(int(t), "power_cap", float(w)) for t, w in zip(times, watts,
                                                                             strict=True)],
                     source=source)
+
+
+_CAP_LINE = re.compile(r"^\s*[+-]?\d+(\.\d*)?\s*;")
+
+
+def _is_cap_profile(p: Path) -> bool:
+    """The first non-blank line looks like ``seconds;watts``."""
+    try:
+        with open(p, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    return bool(_CAP_LINE.match(line))
+    except (OSError, UnicodeDecodeError):
+        return False
+    return False
+
+
+def load_power_caps(path: str | Path) -> Scenario:
+    """An Eurora ``variable_power_caps`` file: one ``seconds;watts`` line per change, times
+    from the workload's origin (its first arrival). Before the first line the fixed cap of
+    the run (``power_cap=``, none by default) holds, as in PA-HPC-SIM."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: no such power-cap file", field="scenario")
+    rows: list[Change] = []
+    for lineno, raw in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        t_text, sep, w_text = line.partition(";")
+        where = f"{p}: line {lineno}"
+        try:
+            tf, w = float(t_text), float(w_text)
+        except ValueError:
+            raise ConfigError(f"{where}: expected seconds;watts, got '{line}'",
+                              field="power_cap") from None
+        if not sep or not math.isfinite(tf) or tf != int(tf) or tf < 0:
+            raise ConfigError(f"{where}: time '{t_text.strip()}' is not a whole number of "
+                              "seconds ≥ 0", field="time")
+        c = Change(int(tf), "power_cap", w)
+        _check(c, where)
+        rows.append(c)
+    if not rows:
+        raise ConfigError(f"{p}: no power caps in the file", field="scenario")
+    return Scenario(rows, source=str(p))

@@ -11,6 +11,17 @@ names a scenario file. Generators:
   (default 1), ``period`` (s), ``until`` (s), ``seed``: every period the value stays,
   rises or falls by ``step`` with equal probability, bounded in ``[mean − range,
   mean + range]``, starting at ``mean``.
+- ``curve`` — ``file`` (CSV with ``time,value`` columns: a power or price curve),
+  ``what`` (default ``desired_utilization``), ``low`` / ``high`` (default 0.2 / 1),
+  ``invert`` (0/1, default 0) [, ``target``]: the curve mapped linearly onto
+  ``[low, high]`` (its minimum to ``low``, its maximum to ``high``; ``invert=1`` maps the
+  maximum to ``low``, as for a price: expensive hours get the lowest share).
+- ``capacity-walk`` — ``mean``, ``range``, ``period`` (s), ``until`` (s), ``seed``,
+  ``model`` (``slides`` or ``authors``) [, ``step``]: the variable-capacity walks of
+  Robert et al. (:mod:`dispatchlab.engine.capacity`), as ``alive_nodes`` rows.
+
+A path names a scenario file, or a capacity file (``time,alive`` CSV or the authors'
+variation format, :func:`dispatchlab.engine.capacity.load_capacity`).
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dispatchlab.engine.capacity import capacity_walk, is_capacity_file, load_capacity
 from dispatchlab.engine.scenario import Change, Scenario, load_scenario
 from dispatchlab.errors import ConfigError
 
@@ -87,6 +99,9 @@ def random_walk(p: dict[str, str], spec: str) -> Scenario:
     if period <= 0 or until < 0 or span < 0 or step <= 0:
         raise ConfigError(f"scenario '{spec}': need period > 0, until ≥ 0, range ≥ 0, "
                           "step > 0", field="period")
+    if what == "alive_nodes" and mean - span < 0:
+        raise ConfigError(f"scenario '{spec}': mean − range is below 0 alive nodes",
+                          field="range")
     rng = np.random.default_rng(seed)
     n = until // period
     moves = rng.integers(-1, 2, size=n) * step
@@ -100,10 +115,56 @@ def random_walk(p: dict[str, str], spec: str) -> Scenario:
     return Scenario(rows, source=spec)
 
 
+def curve(p: dict[str, str], spec: str) -> Scenario:
+    """A power or price curve from a CSV file, rescaled onto ``[low, high]``."""
+    import pandas as pd
+
+    what = p.pop("what", "desired_utilization")
+    target = p.pop("target", "")
+    path = p.pop("file", "")
+    low, high = _num(p, "low", spec, 0.2), _num(p, "high", spec, 1.0)
+    invert = _num(p, "invert", spec, 0.0)
+    if not path:
+        raise ConfigError(f"scenario '{spec}': 'file' is required", field="file")
+    if invert not in (0.0, 1.0):
+        raise ConfigError(f"scenario '{spec}': invert must be 0 or 1", field="invert")
+    try:
+        frame = pd.read_csv(path, comment="#", skipinitialspace=True)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot read the curve: {exc}", field="file") from None
+    if not {"time", "value"} <= set(frame.columns) or frame.empty:
+        raise ConfigError(f"{path}: expected a header with time,value and at least one row",
+                          field="file")
+    times = pd.to_numeric(frame["time"], errors="coerce").to_numpy()
+    values = pd.to_numeric(frame["value"], errors="coerce").to_numpy()
+    bad = np.flatnonzero(~np.isfinite(times) | ~np.isfinite(values) | (times < 0)
+                         | (times != np.round(times)))
+    if len(bad):
+        raise ConfigError(f"{path}: line {int(bad[0]) + 2}: time must be a whole number of "
+                          "seconds ≥ 0 and value a finite number", field="file")
+    lo, hi = float(values.min()), float(values.max())
+    scaled = np.zeros_like(values) if hi == lo else (values - lo) / (hi - lo)
+    if invert:
+        scaled = 1.0 - scaled
+    shares = low + (high - low) * scaled
+    return Scenario([Change(int(t), what, float(v), target) for t, v in zip(times, shares,
+                                                                            strict=True)],
+                    source=spec)
+def capacity_walk_gen(p: dict[str, str], spec: str) -> Scenario:
+    """Robert et al.'s capacity random walks (``model=slides|authors``)."""
+    model = p.pop("model", "slides")
+    step = int(_num(p, "step", spec, 0)) or None
+    return capacity_walk(int(_num(p, "mean", spec)), int(_num(p, "range", spec)),
+                         int(_num(p, "period", spec)), int(_num(p, "until", spec)),
+                         int(_num(p, "seed", spec, 0)), model, step)
+
+
 GENERATORS: dict[str, Callable[[dict[str, str], str], Scenario]] = {
     "constant": constant,
     "day-night": day_night,
     "random-walk": random_walk,
+    "curve": curve,
+    "capacity-walk": capacity_walk_gen,
 }
 
 
@@ -133,7 +194,7 @@ def resolve_scenario(arg: ScenarioArg) -> Scenario | None:
         text = str(arg)
         if text.startswith("gen:"):
             return generate_scenario(text)
-        return load_scenario(text)
+        return load_capacity(text) if is_capacity_file(text) else load_scenario(text)
     out: Scenario | None = None
     for part in arg:
         one = resolve_scenario(part)

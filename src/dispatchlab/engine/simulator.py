@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.engine import appliers, handlers
-from dispatchlab.engine.budget import JobColumnPower, PowerModel
+from dispatchlab.engine.budget import OVER_CAP_POLICIES, JobColumnPower, PowerModel
 from dispatchlab.engine.constraints import Constraints, build_constraints
 from dispatchlab.engine.decisions import (
     Decision,
@@ -35,6 +35,7 @@ from dispatchlab.engine.decisions import (
 )
 from dispatchlab.engine.events import END, NODE, RULE, SCENARIO, WAKE, Events
 from dispatchlab.engine.kernels import warm_up
+from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.scenario import Scenario
 from dispatchlab.engine.state import Budget, Oracle, SystemView
@@ -76,6 +77,8 @@ class Simulator:
         on_abort: str = "requeue",
         power_cap: float | None = None,
         power_model: PowerModel | None = None,
+        count_idle: bool = True,
+        on_over_cap: str = "wait",
     ):
         if on_infeasible not in ("error", "reject"):
             raise ConfigError("on_infeasible must be 'error' or 'reject'", field="on_infeasible")
@@ -84,6 +87,9 @@ class Simulator:
                               field="on_abort")
         if power_cap is not None and not power_cap > 0:
             raise ConfigError(f"power cap must be > 0 W, got {power_cap}", field="power_cap")
+        if on_over_cap not in OVER_CAP_POLICIES:
+            raise ConfigError(f"on_over_cap must be one of {', '.join(OVER_CAP_POLICIES)}",
+                              field="on_over_cap")
         self.workload = workload
         self.platform = platform
         self.dispatcher = dispatcher
@@ -97,6 +103,8 @@ class Simulator:
         self.on_abort = on_abort
         self.power_cap = power_cap
         self.power_model = power_model
+        self.count_idle = count_idle
+        self.on_over_cap = on_over_cap
         self.req = map_requests(workload, platform)
         self.rules: Constraints | None = None
         self._started = False
@@ -215,13 +223,20 @@ class Simulator:
                     rec.reject(j, reason)
                     self.rejected.add(j)
             self.push(rules.next_change(-1), RULE, -1)
-        self.budget_model: PowerModel | None = None
-        if self.power_cap is not None or self.power_model is not None or (
-                self.scenario is not None and "power_cap" in self.scenario.kinds()):
-            self.budget_model = self.power_model or JobColumnPower(wl)
-            view.budget = Budget("power", self.power_cap or float("inf"), 0.0)
-            view.power_model = self.budget_model
+        self.meter: MachinePower | None = None
+        self.power_shed = 0  # jobs stopped by the over-cap policy
+        if self._has_budget():
+            jobs = self.power_model
+            if jobs is None and plat.power_table is None:
+                jobs = JobColumnPower(wl)
+            self.meter = MachinePower(view, self.req, plat.power_table, jobs, self.count_idle)
+            view.budget = Budget("power", self.power_cap or float("inf"),
+                                 self.meter.nodes_total)
+            view.power_model = self.meter
             view.env["power_cap"] = view.budget.cap
+            rec.power_mode = {"node_mode": self.meter.node_mode,
+                              "idle_counted": self.meter.table is not None
+                              and self.count_idle}
         self.job_power: dict[int, float] = {}
         if self.scenario is not None:
             view.scenario = self.scenario.announced()
@@ -241,11 +256,33 @@ class Simulator:
                                 "oracle": bool(getattr(self.dispatcher, "oracle", False))}
         if self.scenario is not None:
             info["scenario"] = self.scenario.describe()
-        if self.power_cap is not None or self.power_model is not None or (
-                self.scenario is not None and "power_cap" in self.scenario.kinds()):
-            model = self.power_model.describe() if self.power_model else {"name": "job-column"}
-            info["power"] = {"cap": self.power_cap, "model": model}
+        if self._has_budget():
+            if self.power_model is not None:
+                model = dict(self.power_model.describe())
+            elif self.platform.power_table is not None:
+                model = {"name": "node-model"}
+            else:
+                model = {"name": "job-column"}
+            info["power"] = {"cap": self.power_cap, "model": model,
+                             "idle_counted": self.count_idle
+                             and self.platform.power_table is not None,
+                             "on_over_cap": self.on_over_cap}
         return info
+
+    def _power_hint(self) -> str:
+        """Why a capped machine may be stuck: the cap against what it draws idle."""
+        b = self.view.budget
+        if b is None:
+            return ""
+        return (f"; the power cap of {b.cap:.6g} W leaves {b.cap - b.used:.6g} W over what "
+                f"the machine draws now ({b.used:.6g} W, idle nodes included), maybe too "
+                "little for these jobs: raise the cap, switch idle nodes off, or do not count "
+                "idle power")
+
+    def _has_budget(self) -> bool:
+        """A power cap (fixed or scenario) or a job power source was given."""
+        return self.power_cap is not None or self.power_model is not None or (
+            self.scenario is not None and "power_cap" in self.scenario.kinds())
 
     def push(self, t: int, kind: int, payload: int) -> int:
         """Schedule an event; returns its sequence number (to cancel it later)."""
@@ -271,7 +308,7 @@ class Simulator:
             raise DispatchlabError(
                 f"dispatcher '{self.dispatcher.name}' left {len(self.view.queue)} job(s) "
                 f"queued on an idle machine with no pending event (first job ids: "
-                f"{[self.jid(j) for j in stuck]})")
+                f"{[self.jid(j) for j in stuck]}){self._power_hint()}")
         t = heap[0][0]
         if not self.view.running:  # queued jobs only: a stuck dispatcher is caught
             if self.idle_since < 0:
@@ -319,6 +356,8 @@ class Simulator:
     def _finish(self) -> Recorder:
         if self.progress is not None:
             self.progress(len(self.submit), len(self.submit))
+        if self.meter is not None and self.on_over_cap != "wait":
+            self.rec.engine_info["power"]["jobs_stopped_over_cap"] = self.power_shed
         self.rec.finish(time.perf_counter() - self.wall0, self.dispatcher.run_stats())
         return self.rec
 

@@ -327,10 +327,17 @@ class SystemView:
         self.demand_nz.extend(_nonzero_pairs(self._demand[self.jobs.known:known]))
         self.jobs._advance(known)
 
-    def power_of(self, job: int, nodes: IntArray, counts: IntArray) -> float:
-        """Power (W) ``job`` would draw on ``nodes`` × ``counts`` (0 without a budget)."""
+    def power_of(self, job: int, nodes: IntArray, counts: IntArray,
+                 free: IntArray | None = None) -> float:
+        """How much the machine's power (W) rises if ``job`` starts on ``nodes`` × ``counts``
+        now (0 without a budget); ``free``: the free capacity to start from when other
+        starts are already planned in this call (default: :attr:`free`)."""
         model = self.power_model
-        return 0.0 if model is None else float(model.job_power(job, nodes, counts))
+        if model is None:
+            return 0.0
+        if free is not None and hasattr(model, "start_delta"):
+            return float(model.start_delta(job, nodes, counts, free))
+        return float(model.job_power(job, nodes, counts))
 
     def fits_total(self, job: int) -> bool:
         """Cheap necessary condition: the job's total demand fits the pooled free capacity."""

@@ -1,16 +1,25 @@
-"""Data-driven duration prediction from each user's recent history (Galleguillos 2017).
+"""Data-driven duration prediction from recent history (Galleguillos 2017).
 
-A job's prediction is the mean of the last ``history`` completed run times of the same
-user and executable; without such history, of the same user; without that, the
-requested wall-time. It is capped by the wall-time (the engine kills there anyway) and
-fixed when the job is first asked about — its submission, for an on-line dispatcher —
-so a running job keeps the prediction it was dispatched with. The history is updated
-on-line by :meth:`observe` as jobs finish: nothing from the future is used.
+A job's prediction is the mean of the last ``history`` completed run times of the jobs
+sharing its first key that has any history; without any, the requested wall-time. Keys,
+most specific first:
+
+- ``key="user"`` (the paper's): same user and executable, then same user;
+- ``key="request"``: same queue, requested wall-time and request (units and per-unit
+  resources), then same queue and wall-time — for traces whose users and executables
+  are hidden (the Eurora batches name every job's user ``yyy``, executable ``xxx``, which
+  collapses the user key into "the last jobs that finished, anyone's").
+
+The prediction is capped by the wall-time (the engine kills there anyway) and fixed when
+the job is first asked about — its submission, for an on-line dispatcher — so a running
+job keeps the prediction it was dispatched with. The history is updated on-line by
+:meth:`observe` as jobs finish: nothing from the future is used.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -18,42 +27,63 @@ import numpy as np
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 
+KEYS = ("user", "request")
+
 
 class HeuristicEstimate:
-    """Per (user, executable) then per user moving mean of the last run times."""
+    """Moving mean of the last run times per history key (user/executable or request)."""
 
     name = "heuristic"
     oracle = False
 
-    def __init__(self, history: int = 2) -> None:
+    def __init__(self, history: int = 2, key: str = "user") -> None:
         if history < 1:
             raise ConfigError("history must be >= 1", field="history")
+        if key not in KEYS:
+            raise ConfigError(f"unknown history key '{key}' (known: {', '.join(KEYS)})",
+                              field="key")
         self.history = history
+        self.key = key
+        if key != "user":
+            self.name = f"heuristic-{key}"
         self._walltime: list[int] = []
         self._user: list[int] = []
         self._app: list[int] = []
-        self._by_key: dict[tuple[int, int], deque[int]] = {}
-        self._by_user: dict[int, deque[int]] = {}
+        self._queue: list[int] = []
+        self._units: list[int] = []
+        self._req: list[list[int]] = []
+        self._hist: dict[Hashable, deque[int]] = {}
         self._fixed: dict[int, int] = {}
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Forget all history; read the columns (lists that grow as jobs arrive)."""
         self._walltime = view.jobs.ints("walltime")
-        self._user = view.jobs.ints("user")
-        self._app = view.jobs.ints("app")
-        self._by_key = {}
-        self._by_user = {}
+        if self.key == "user":
+            self._user = view.jobs.ints("user")
+            self._app = view.jobs.ints("app")
+        else:
+            self._queue = view.jobs.ints("queue")
+            self._units = view.jobs.ints("units")
+            self._req = view.jobs.ints("req")
+        self._hist = {}
         self._fixed = {}
 
+    def _keys(self, job: int) -> list[Hashable]:
+        """The job's history keys, most specific first."""
+        if self.key == "user":
+            user = self._user[job]
+            return [] if user < 0 else [("ua", user, self._app[job]), ("u", user)]
+        queue, wall = self._queue[job], self._walltime[job]
+        return [("qwr", queue, wall, self._units[job], tuple(self._req[job])),
+                ("qw", queue, wall)]
+
     def _predict(self, job: int) -> int:
-        user = self._user[job]
         wall = max(self._walltime[job], 1)
-        if user < 0:
-            return wall
-        hist = self._by_key.get((user, self._app[job])) or self._by_user.get(user)
-        if not hist:
-            return wall
-        return max(1, min(wall, round(sum(hist) / len(hist))))
+        for key in self._keys(job):
+            hist = self._hist.get(key)
+            if hist:
+                return max(1, min(wall, round(sum(hist) / len(hist))))
+        return wall
 
     def estimate(self, job: int) -> int:
         """The job's prediction, made the first time it is asked for."""
@@ -63,21 +93,17 @@ class HeuristicEstimate:
         return value
 
     def observe(self, job: int, runtime: int) -> None:
-        """Add a finished job's run time to its user's and executable's history."""
-        user = self._user[job]
-        if user < 0:
-            return
+        """Add a finished job's run time to the history of each of its keys."""
         value = max(1, int(runtime))
-        key = (user, self._app[job])
-        by_key = self._by_key.get(key)
-        if by_key is None:
-            by_key = self._by_key[key] = deque(maxlen=self.history)
-        by_key.append(value)
-        by_user = self._by_user.get(user)
-        if by_user is None:
-            by_user = self._by_user[user] = deque(maxlen=self.history)
-        by_user.append(value)
+        for key in self._keys(job):
+            hist = self._hist.get(key)
+            if hist is None:
+                hist = self._hist[key] = deque(maxlen=self.history)
+            hist.append(value)
 
     def describe(self) -> dict[str, Any]:
-        """Name and history length."""
-        return {"name": self.name, "history": self.history}
+        """Name, history length (and key, when not the paper's)."""
+        out: dict[str, Any] = {"name": self.name, "history": self.history}
+        if self.key != "user":
+            out["key"] = self.key
+        return out

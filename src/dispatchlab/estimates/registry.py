@@ -15,6 +15,7 @@ _ESTIMATORS: dict[str, Callable[[], DurationEstimator]] = {
     "real": OracleEstimate,
     "oracle": OracleEstimate,
     "heuristic": HeuristicEstimate,
+    "heuristic-request": lambda: HeuristicEstimate(key="request"),
 }
 
 
@@ -30,7 +31,8 @@ def estimators() -> list[str]:
 
 def get_estimator(name: str) -> DurationEstimator:
     """A new estimator by name: ``walltime`` (requested time), ``real``/``oracle`` (actual
-    run time) or ``heuristic`` (user/executable history, learned online)."""
+    run time), ``heuristic`` (user/executable history, learned online) or
+    ``heuristic-request`` (history per queue, wall-time and request)."""
     try:
         return _ESTIMATORS[name]()
     except KeyError:

@@ -18,6 +18,9 @@ class WorkloadRef:
 
     ``digest`` is the SHA-256 of the file's bytes (None for non-file specs); it names the
     data in the hash, so moving the file keeps finished runs and editing it does not.
+    ``scenario`` (a scenario/capacity file or ``gen:`` spec), ``walltime_kill`` and
+    ``metrics_window`` (``[start, T]``: variable-capacity metrics such as ``goodput`` over
+    it) describe the machine the jobs run on; they enter the hash only when set.
     """
 
     path: str
@@ -26,16 +29,26 @@ class WorkloadRef:
     skip: int | None = None
     limit: int | None = None
     digest: str | None = None
+    scenario: str | None = None
+    walltime_kill: bool = True
+    metrics_window: tuple[int, int] | None = None
 
     def identity(self) -> dict[str, Any]:
         """What determines the jobs (used in the run hash)."""
-        return {
+        out: dict[str, Any] = {
             "source": f"sha256:{self.digest}" if self.digest else self.path,
             "format": self.format,
             "options": self.options,
             "skip": self.skip,
             "limit": self.limit,
         }
+        if self.scenario is not None:
+            out["scenario"] = self.scenario
+        if not self.walltime_kill:
+            out["walltime_kill"] = False
+        if self.metrics_window is not None:
+            out["metrics_window"] = list(self.metrics_window)
+        return out
 
     def load_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`dispatchlab.workload.load.load_workload`."""

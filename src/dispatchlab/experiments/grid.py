@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -227,14 +227,7 @@ def _workload_refs(
                     source=source,
                 )
             for w in range(windows):
-                win = WorkloadRef(
-                    ref.path,
-                    ref.format,
-                    ref.options,
-                    skip=(ref.skip or 0) + w * size,
-                    limit=size,
-                    digest=ref.digest,
-                )
+                win = replace(ref, skip=(ref.skip or 0) + w * size, limit=size)
                 yield field, label, w, win, combo
 
 
@@ -287,7 +280,27 @@ def _resolve_workload(
     label = e.name or _stem(Path(e.path).name)
     skip = _as_int(e.skip, f"{field}.skip", source) or None
     limit = _as_int(e.limit, f"{field}.limit", source)
-    return WorkloadRef(text, fmt, options, skip=skip, limit=limit, digest=digest), label
+    ref = WorkloadRef(text, fmt, options, skip=skip, limit=limit, digest=digest,
+                      walltime_kill=e.walltime_kill, metrics_window=e.metrics_window)
+    if e.scenario is not None:
+        ref = replace(ref, scenario=_scenario(e.scenario, base, field, source))
+    return ref, label
+
+
+def _scenario(text: str, base: Path, field: str, source: str | None) -> str:
+    """A scenario file path made absolute (from the experiment's folder), or a ``gen:``
+    spec; checked now (with seed 0 standing for ``{seed}``)."""
+    from dispatchlab.engine.scenario_gen import resolve_scenario
+
+    if not text.startswith("gen:"):
+        path = Path(text).expanduser()
+        if not path.is_absolute() and (base / path).exists():
+            text = str((base / path).resolve())
+    try:
+        resolve_scenario(_subst(text, {"seed": 0}))
+    except DispatchlabError as exc:
+        raise ConfigError(str(exc), field=f"{field}.scenario", source=source) from None
+    return text
 
 
 def _as_int(value: int | str | None, field: str, source: str | None) -> int | None:
@@ -326,15 +339,14 @@ def _count_jobs(ref: WorkloadRef, field: str, source: str | None) -> int:
 
 def _seeded(ref: WorkloadRef, seed: int) -> WorkloadRef:
     """Substitute ``{seed}`` in a generator's options and path."""
-    if not (_names(ref.path) | _names_in(ref.options)) & {"seed"}:
+    scen = ref.scenario or ""
+    if not (_names(ref.path) | _names_in(ref.options) | _names(scen)) & {"seed"}:
         return ref
-    return WorkloadRef(
-        _subst(ref.path, {"seed": seed}),
-        ref.format,
-        _subst_value(ref.options, {"seed": seed}),
-        ref.skip,
-        ref.limit,
-        ref.digest,
+    return replace(
+        ref,
+        path=_subst(ref.path, {"seed": seed}),
+        options=_subst_value(ref.options, {"seed": seed}),
+        scenario=_subst(scen, {"seed": seed}) if ref.scenario is not None else None,
     )
 
 

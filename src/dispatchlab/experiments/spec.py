@@ -35,10 +35,17 @@ class WorkloadEntry(_Strict):
     ``missing_estimate``, ``drop_zero_runtime``, ``drop_invalid``, ``skip_bad_lines``,
     ``rebase``). ``skip``/``limit`` slice the jobs after cleaning; ``windows = K`` then cuts
     that slice into K consecutive windows of ``window_jobs`` jobs (default: equal parts),
-    each a separate set for the statistics.
+    each a separate set for the statistics. ``scenario``: what changes on the machine while
+    the jobs run (a scenario or capacity file, or a ``gen:`` spec; ``{seed}`` and
+    parameters allowed); ``walltime_kill = false`` runs every job to its run time;
+    ``metrics_window = [start, T]`` adds the variable-capacity metrics (``goodput``,
+    ``max_stretch``, ``aborted_volume``, …) over that window to each run's summary.
     """
 
     path: str
+    scenario: str | None = None
+    walltime_kill: bool = True
+    metrics_window: tuple[int, int] | None = None
     name: str | None = None
     format: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)

@@ -72,8 +72,14 @@ def execute_run(cfg: RunConfig) -> RunOutput:
     t0 = time.perf_counter()
     wl = load_cached(cfg.workload)
     plat = platform_for(wl)[0] if cfg.platform == "auto" else cfg.platform
-    res = simulate(wl, plat, cfg.dispatcher, seed=cfg.seed, on_infeasible=cfg.on_infeasible)
+    ref = cfg.workload
+    res = simulate(wl, plat, cfg.dispatcher, seed=cfg.seed, on_infeasible=cfg.on_infeasible,
+                   scenario=ref.scenario, walltime_kill=ref.walltime_kill)
     rec = res.recorder
+    if ref.metrics_window is not None and rec is not None:
+        from dispatchlab.metrics.variable_capacity import vc_metrics
+
+        res.summary.update(vc_metrics(rec, ref.metrics_window[1], ref.metrics_window[0]))
     alloc = _alloc_table(rec) if rec is not None else pd.DataFrame()
     return RunOutput(
         key=cfg.key,

@@ -14,7 +14,8 @@ bug in the engine's bookkeeping cannot hide behind itself:
 - capacity: a sweep over segment starts and ends and node-state changes per node checks
   that usage never exceeds any node's capacity, that segments use only nodes that are on,
   and that no node leaves (off, down, shutting down) while a job uses it;
-- power: at every segment start, the power of what runs fits under the cap then in force.
+- power: wherever a start or a node transition raised the IT power (idle nodes included),
+  it fits under the cap then in force (:mod:`~dispatchlab.metrics.power_audit`).
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ from dispatchlab.metrics.audit_sweep import (
     LEFT_WHILE_USED,
     OK,
     STARTED_ON_UNUSABLE,
+    aot_sweep,
     sweep_kernel,
 )
+from dispatchlab.metrics.power_audit import check_power_cap
 
 IntArray = npt.NDArray[np.int64]
 
@@ -82,7 +85,7 @@ def audit(rec: Recorder) -> None:
     _check_units(rec)
     _check_capacity(rec)
     _check_durations(rec)
-    _check_power(rec)
+    check_power_cap(rec)
 
 
 def _jobs_of(n: int, jobs: IntArray) -> npt.NDArray[np.bool_]:
@@ -166,8 +169,9 @@ def _replay(rec: Recorder, work: WorkModel, job: int, ks: list[int], units: IntA
     return None
 
 
-#: Above this many (segment, node) pairs the capacity check runs the compiled event sweep
-#: (memory per node, not per pair); below, the vectorised per-pair sweep (no compilation).
+#: The capacity check runs the compiled event sweep (memory per node, not per pair) when the
+#: ahead-of-time module has it, or above this many (segment, node) pairs (worth a JIT
+#: compilation); otherwise the vectorised per-pair sweep.
 SWEEP_PAIRS = 200_000
 
 
@@ -176,7 +180,7 @@ def _check_capacity(rec: Recorder, compiled: bool | None = None) -> None:
     under a job: the vectorised per-node sweep for small runs, the compiled event sweep for
     large ones (``compiled`` forces one; both give the same verdicts)."""
     if compiled is None:
-        compiled = len(rec.segments.nodes) > SWEEP_PAIRS
+        compiled = len(rec.segments.nodes) > SWEEP_PAIRS or aot_sweep() is not None
     if compiled:
         _sweep_events(rec)
     else:
@@ -194,7 +198,7 @@ def _sweep_events(rec: Recorder) -> None:
                            np.full(n, 2, np.int64)))
     ref = np.concatenate((np.arange(n), np.arange(n_log), np.arange(n)))
     order = _sweep_order(np.zeros(len(time), np.int64), time, kind)
-    i8, i4 = np.int64, np.int32  # the compiled sweep's one signature
+    i8, i4 = np.int64, np.int32  # the exact types of the ahead-of-time signature
     status, k, node, r, level = sweep_kernel()(
         np.ascontiguousarray(kind[order], i8), np.ascontiguousarray(ref[order], i8),
         np.ascontiguousarray(seg.job, i8), np.ascontiguousarray(seg.offsets, i8),
@@ -291,29 +295,6 @@ def _sweep_order(node: IntArray, t: IntArray, kind: IntArray) -> IntArray:
     if groups * m >= 2**62:
         return np.argsort(key, kind="stable")
     return np.argsort(key * m + np.arange(m))
-
-
-def _check_power(rec: Recorder) -> None:
-    """At every segment start, the power in use fits under the cap in force."""
-    seg = rec.segments
-    if seg.power is None or not len(rec.power_samples):
-        return
-    pw = np.frombuffer(rec.power_samples, dtype=np.float64).reshape(-1, 3)
-    t_cap, cap = pw[:, 0], pw[:, 2]
-    time = np.concatenate((seg.t1, seg.t0))
-    delta = np.concatenate((-seg.power, seg.power))
-    start = np.concatenate((np.zeros(len(seg), bool), np.ones(len(seg), bool)))
-    order = np.lexsort((start, time))  # ends before starts at one time
-    level = np.cumsum(delta[order])
-    k = np.searchsorted(t_cap, time[order], side="right") - 1
-    in_force = np.where(k >= 0, cap[np.maximum(k, 0)], np.inf)
-    bad = start[order] & (level > in_force + 1e-6)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        s = int(order[i] - len(seg))
-        raise AuditError(
-            f"job {int(rec.workload.job_id[seg.job[s]])} started at {int(seg.t0[s])} taking "
-            f"power to {level[i]:.6g} W over the cap of {in_force[i]:.6g} W")
 
 
 def _expect(ok: bool, what: str, wl: object, mask: np.ndarray) -> None:

@@ -1,4 +1,4 @@
-"""The audit's capacity sweep for large runs, as one compiled loop over events.
+"""The audit's capacity sweep as one compiled loop over events.
 
 Events are segment ends, node-state changes and segment starts, ordered by time and kind
 (ends, then states, then starts). The loop keeps each node's usage per resource and its
@@ -7,8 +7,9 @@ used stops it with a code and the event's position. Memory is the nodes × resou
 and the events — nothing per (segment, node) pair — so a trace of 300,000 jobs spanning
 tens of millions of node placements is audited in a fraction of a second.
 
-:func:`sweep` is plain Python over numpy arrays; compiled with Numba when available
-(``DISPATCHLAB_NO_NUMBA`` disables it).
+The loop itself is :func:`dispatchlab.engine.compiled.capacity_sweep.sweep`: taken from the
+engine's ahead-of-time module when it is there (no compilation in the run), else compiled by
+Numba's JIT, else plain Python (``DISPATCHLAB_NO_NUMBA``).
 """
 
 from __future__ import annotations
@@ -17,66 +18,21 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
+from dispatchlab.engine.compiled.capacity_sweep import (
+    LEFT_WHILE_USED,
+    OK,
+    OVER_CAPACITY,
+    STARTED_ON_UNUSABLE,
+    sweep,
+)
 
-#: Status codes of :func:`sweep`.
-OK, STARTED_ON_UNUSABLE, OVER_CAPACITY, LEFT_WHILE_USED = 0, 1, 2, 3
-_ON = 0
-
-
-def sweep(ev_kind: Any, ev_ref: Any, seg_job: Any, offsets: Any, nodes: Any, counts: Any,
-          req: Any, cap: Any, log_node: Any, log_state: Any) -> Any:
-    """Run the events; returns ``(status, event position, node, resource, level)``.
-
-    Types (the compiled version's one signature): int64 arrays, except ``nodes`` and
-    ``counts`` (int32); ``req`` and ``cap`` C-ordered int64 matrices.
-
-    ``ev_kind[k]``: 0 segment end, 1 node-state change, 2 segment start; ``ev_ref[k]``:
-    the segment (kinds 0 and 2) or the node-log row (kind 1).
-    """
-    n_nodes, n_res = cap.shape
-    usage = np.zeros((n_nodes, n_res), np.int64)
-    state = np.zeros(n_nodes, np.int64)
-    for k in range(ev_kind.shape[0]):
-        kind = ev_kind[k]
-        ref = ev_ref[k]
-        if kind == 1:
-            nd = log_node[ref]
-            st = log_state[ref]
-            if st != _ON:
-                for r in range(n_res):
-                    if usage[nd, r] > 0:
-                        return LEFT_WHILE_USED, k, nd, r, usage[nd, r]
-            state[nd] = st
-            continue
-        job = seg_job[ref]
-        for a in range(offsets[ref], offsets[ref + 1]):
-            nd = nodes[a]
-            c = counts[a]
-            if kind == 0:
-                for r in range(n_res):
-                    usage[nd, r] -= c * req[job, r]
-            else:
-                if state[nd] != _ON:
-                    return STARTED_ON_UNUSABLE, k, nd, 0, state[nd]
-                for r in range(n_res):
-                    usage[nd, r] += c * req[job, r]
-                    if usage[nd, r] > cap[nd, r]:
-                        return OVER_CAPACITY, k, nd, r, usage[nd, r]
-    return OK, -1, -1, -1, 0
+__all__ = ["LEFT_WHILE_USED", "OK", "OVER_CAPACITY", "STARTED_ON_UNUSABLE", "aot_sweep",
+           "sweep", "sweep_kernel"]
 
 
 def _compiled() -> Callable[..., Any]:
-    """The ahead-of-time compiled sweep (engine/compiled/aot.py: loading it does not
-    initialize Numba, ~1 s), else Numba's JIT, else plain Python."""
     if os.environ.get("DISPATCHLAB_NO_NUMBA"):
         return sweep
-    from dispatchlab.engine.compiled.aot import load_module
-
-    module = load_module()
-    if module is not None and hasattr(module, "audit_sweep"):
-        fn: Callable[..., Any] = module.audit_sweep
-        return fn
     try:
         import numba
     except ImportError:  # pragma: no cover - exercised only without numba installed
@@ -85,11 +41,27 @@ def _compiled() -> Callable[..., Any]:
 
 
 _KERNEL: Callable[..., Any] | None = None
+_AOT: Callable[..., Any] | None = None
+_AOT_LOOKED = False
+
+
+def aot_sweep() -> Callable[..., Any] | None:
+    """The sweep from the engine's ahead-of-time module (built on first use, once per
+    machine), or ``None`` where Numba is off or the module cannot be built."""
+    global _AOT, _AOT_LOOKED
+    if not _AOT_LOOKED:
+        _AOT_LOOKED = True
+        if not os.environ.get("DISPATCHLAB_NO_NUMBA"):
+            from dispatchlab.engine.compiled.aot import load_module
+
+            module = load_module()
+            _AOT = None if module is None else getattr(module, "audit_sweep", None)
+    return _AOT
 
 
 def sweep_kernel() -> Callable[..., Any]:
-    """The compiled sweep (made on first use)."""
+    """The compiled sweep: ahead of time when available, else Numba's JIT (first use)."""
     global _KERNEL
     if _KERNEL is None:
-        _KERNEL = _compiled()
+        _KERNEL = aot_sweep() or _compiled()
     return _KERNEL

@@ -60,8 +60,9 @@ def _last_of_each_time(t: np.ndarray) -> npt.NDArray[np.bool_]:
 
 def time_series(rec: Recorder, arrays: SeriesArrays | None = None) -> pd.DataFrame:
     """Step series as a DataFrame: ``time``, ``used_<res>``, ``queue_length``,
-    ``running_jobs``; ``alive_<res>`` when nodes came and went; ``power_used``,
-    ``power_cap`` when the run had a power budget."""
+    ``running_jobs``; ``alive_<res>`` and ``alive_nodes`` when nodes came and went;
+    ``power_used``, ``power_cap`` when the run had a power budget; ``desired_<res>`` (the
+    desired profile's share × total capacity) when it had a desired utilization profile."""
     import pandas as pd
 
     a = arrays if arrays is not None else series_arrays(rec)
@@ -73,9 +74,18 @@ def time_series(rec: Recorder, arrays: SeriesArrays | None = None) -> pd.DataFra
     if len(a.alive) and (a.alive != rec.platform.total[None, :]).any():
         for r, name in enumerate(rec.platform.resources):
             data[f"alive_{name}"] = a.alive[:, r]
+        from dispatchlab.metrics.variable_capacity import alive_nodes_at
+
+        data["alive_nodes"] = alive_nodes_at(rec, a.time)
     if a.power_used is not None:
         data["power_used"] = a.power_used
         data["power_cap"] = a.power_cap
+    for r, name in enumerate(rec.platform.resources):
+        if name in rec.desired:
+            times, shares = rec.desired[name]
+            k = np.searchsorted(times, a.time, side="right") - 1
+            share = np.where(k >= 0, shares[np.maximum(k, 0)], 1.0)
+            data[f"desired_{name}"] = share * rec.platform.total[r]
     return pd.DataFrame(data)
 
 

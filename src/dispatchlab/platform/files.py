@@ -14,6 +14,7 @@ TOML schema (memory in MB, power in W; see ``examples/platforms/*.toml``)::
     group = "gpu"                      # partition label, or a list of labels
     power = 350.0                      # busy power per node, W (all groups or none)
     capacity = { cores = 16, mem = "16 GB", gpu = 2 }
+    power_model = { idle = 64, core_first = 26.25, core = 6.25, gpu = 50 }  # optional
 
     [queues.np_longpar]                # queue rules (dispatchlab.platform.queues)
     ewt = 86400
@@ -27,6 +28,13 @@ TOML schema (memory in MB, power in W; see ``examples/platforms/*.toml``)::
     start = "2014-04-01T09:00"         # or seconds from the workload origin
     duration = "02:00:00"
     period = 604800                    # optional: a standing (weekly) reservation
+
+``power_model`` (top level: ``"generic"``, ``"eurora"`` or a table; per group: a table)
+turns on the node power model of :mod:`dispatchlab.platform.power`: a group's table
+replaces single values (``idle``, ``core_first``, ``core``, ``gpu``, ``mic``, ``off``,
+``booting``, ``shutting_down``, ``down`` in W; ``boot_time``, ``shutdown_time`` in s) of
+the top-level model (default: generic, SPEC §8). Without any ``power_model`` the platform
+has none.
 
 Instead of ``[[nodes]]``, ``extends = "<preset, inline spec or file>"`` takes the machine
 (and its rules) from elsewhere: queues given here replace same-named ones, reservations
@@ -43,8 +51,9 @@ Eurora node lists (``nodes_#8`` …, Borghesi's simulator): one node per line,
 ``node_id cores gpus mics memory reserved``. The memory column is documented as bytes but
 holds KB (PBS ``kb``): 33554432 would be 32 MB as bytes, and job allocations in the same
 data set write their memory the same way (4194304 for a 4 GB request). It is converted to
-MB. Nodes with ``reserved = 1`` form the ``reserved`` group; nodes with GPUs / MICs form
-the ``gpu`` / ``mic`` groups.
+MB. Every node gets the Eurora power model (:func:`~dispatchlab.platform.power.eurora_spec`
+for its GPU count). Nodes with ``reserved = 1`` form the ``reserved`` group; nodes with
+GPUs / MICs form the ``gpu`` / ``mic`` groups.
 """
 
 from __future__ import annotations
@@ -61,14 +70,16 @@ import numpy as np
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.inline import ALIASES
 from dispatchlab.platform.platform import CORES, MAX_AMOUNT, MAX_NODES, Platform
+from dispatchlab.platform.power import GENERIC, NodePowerSpec, eurora_spec, parse_spec
 from dispatchlab.platform.quantities import parse_capacity
 from dispatchlab.platform.queues import parse_queues
 from dispatchlab.platform.reservations import parse_reservations
 
 #: Keys a ``[[nodes]]`` table may hold.
-NODE_KEYS = ("count", "capacity", "name_prefix", "names", "group", "power")
+NODE_KEYS = ("count", "capacity", "name_prefix", "names", "group", "power", "power_model")
 #: Keys the top level of a platform document may hold.
-TOP_KEYS = ("name", "description", "resources", "nodes", "extends", "queues", "reservations")
+TOP_KEYS = ("name", "description", "resources", "nodes", "extends", "queues", "reservations",
+            "power_model")
 #: Columns of a Eurora node list, in file order.
 EURORA_NODE_COLUMNS = ("node_id", "cores", "gpus", "mics", "memory", "reserved")
 
@@ -175,8 +186,13 @@ def platform_from_mapping(
             field=f"{prefix}nodes[{k}].power",
             source=source,
         )
+    top_model = doc.get("power_model")
+    models: list[NodePowerSpec] = []
+    with_model = top_model is not None or any(g.model is not None for g in parsed)
     row = 0
     for g in parsed:
+        if with_model:
+            models += [_group_model(top_model, g, prefix, source)] * g.count
         for r, amount in g.capacity.items():
             cap[row : row + g.count, resources.index(r)] = amount
         if g.names is not None:
@@ -221,9 +237,23 @@ def platform_from_mapping(
             name=pname,
             queues=queues,
             reservations=reservations,
+            node_model=tuple(models) if with_model else None,
         )
     except ConfigError as exc:
         raise _with_source(exc, source) from None
+
+
+def _group_model(top: object, g: _Group, prefix: str, source: str | None) -> NodePowerSpec:
+    """The power model of group ``g``: the top-level one with the group's values replaced."""
+    if top is None or top == "generic":
+        base = GENERIC
+    elif top == "eurora":
+        base = eurora_spec(g.capacity.get("gpu", 0))
+    else:
+        base = parse_spec(top, prefix + "power_model", source)
+    if g.model is None:
+        return base
+    return parse_spec(g.model, g.where + ".power_model", source, base)
 
 
 def _extended(doc: Mapping[str, Any], prefix: str, source: str | None, name: str | None
@@ -284,6 +314,7 @@ class _Group:
     names: list[str] | None
     groups: list[str]
     power: float | None
+    model: object = None
 
 
 def _parse_group(g: object, where: str, source: str | None) -> _Group:
@@ -359,7 +390,8 @@ def _parse_group(g: object, where: str, source: str | None) -> _Group:
                 source=source,
             )
         power = float(power)
-    return _Group(where, count, capacity, prefix, names, list(dict.fromkeys(labels)), power)
+    return _Group(where, count, capacity, prefix, names, list(dict.fromkeys(labels)), power,
+                  g.get("power_model"))
 
 
 def _canonical(name: str) -> str:
@@ -498,6 +530,7 @@ def parse_eurora_nodes(
             node_names=names,
             groups=groups,
             name=name,
+            node_model=tuple(eurora_spec(int(g)) for g in data[:, 2].tolist()),
         )
     except ConfigError as exc:
         raise _with_source(exc, source) from None

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.errors import ConfigError
+from dispatchlab.platform.power import NodePowerSpec, NodePowerTable, delays
 from dispatchlab.platform.queues import QueueConfig
 from dispatchlab.platform.reservations import Reservation
 
@@ -49,6 +50,7 @@ class Platform:
     reservations: tuple[Reservation, ...] = ()
     boot_time: IntArray | None = None
     shutdown_time: IntArray | None = None
+    node_model: tuple[NodePowerSpec, ...] | None = None
 
     def __post_init__(self) -> None:
         cap = np.asarray(self.capacity, dtype=np.int64)
@@ -89,6 +91,19 @@ class Platform:
             if power.shape != (cap.shape[0],):
                 raise ConfigError("one power rating per node is needed", field="node_power")
             object.__setattr__(self, "node_power", power)
+        table = None
+        if self.node_model is not None:
+            specs = tuple(self.node_model)
+            if len(specs) != cap.shape[0]:
+                raise ConfigError("one power model per node is needed", field="node_model")
+            object.__setattr__(self, "node_model", specs)
+            table = NodePowerTable(specs, tuple(self.resources))
+            boot, down = delays(specs)
+            if self.boot_time is None:
+                object.__setattr__(self, "boot_time", boot)
+            if self.shutdown_time is None:
+                object.__setattr__(self, "shutdown_time", down)
+        object.__setattr__(self, "_power_table", table)
         for name in ("boot_time", "shutdown_time"):
             value = getattr(self, name)
             delay = (np.zeros(cap.shape[0], np.int64) if value is None
@@ -144,6 +159,19 @@ class Platform:
                                           else reservations))
 
     @property
+    def power_table(self) -> NodePowerTable | None:
+        """The node power model as arrays (``None`` when the platform has none)."""
+        return self._power_table  # type: ignore[attr-defined]
+
+    def with_node_model(self, specs: NodePowerSpec | tuple[NodePowerSpec, ...]) -> Platform:
+        """A copy with this node power model (one spec for all nodes, or one per node); the
+        transition delays come from it."""
+        from dataclasses import replace
+
+        per_node = (specs,) * self.n_nodes if isinstance(specs, NodePowerSpec) else specs
+        return replace(self, node_model=per_node, boot_time=None, shutdown_time=None)
+
+    @property
     def n_nodes(self) -> int:
         """Number of nodes."""
         return int(self.capacity.shape[0])
@@ -195,6 +223,8 @@ class Platform:
                if self.queues else {}),
             **({"reservations": [r.describe() for r in self.reservations]}
                if self.reservations else {}),
+            **({"power_model": self.power_table.describe()}
+               if self.power_table is not None else {}),
         }
 
     def can_ever_host(self, req: Sequence[int] | IntArray) -> bool:

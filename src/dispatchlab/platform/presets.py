@@ -11,6 +11,7 @@ import numpy as np
 
 from dispatchlab.platform.files import parse_eurora_nodes
 from dispatchlab.platform.platform import Platform
+from dispatchlab.platform.power import eurora_spec
 
 
 def eurora() -> Platform:
@@ -29,6 +30,7 @@ def eurora() -> Platform:
         node_names=names,
         groups=groups,
         name="eurora",
+        node_model=tuple(eurora_spec(int(g)) for g in cap[:, 2].tolist()),
     )
 
 

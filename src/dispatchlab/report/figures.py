@@ -190,6 +190,19 @@ def utilization_figure(runs: Sequence[RunView]) -> Figure:
                 style = RESOURCE_STYLES[(k - 1) % len(RESOURCE_STYLES)]
                 ax.plot(mids / div, m, color="#333333", ls=style, lw=1.0)
             means.append(f"{100 * _overall(run, res):.0f} % of {res}")
+            if f"desired_{res}" in run.timeseries:
+                d = (100 * binned_mean(run.timeseries["time"], run.timeseries[f"desired_{res}"],
+                                       edges) / run.totals[res])
+                ax.plot(mids / div, d, color="black", ls="--", lw=0.9)
+        if "alive_nodes" in run.timeseries and resources and \
+                f"alive_{resources[0]}" in run.timeseries:
+            # a machine whose nodes come and go: the alive share of the first resource
+            alive = (100 * binned_mean(run.timeseries["time"],
+                                       run.timeseries[f"alive_{resources[0]}"], edges)
+                     / run.totals[resources[0]])
+            ax.step(mids / div, alive, where="mid", color="#b22222", lw=0.9, ls="--")
+            nodes = run.timeseries["alive_nodes"]
+            means.append(f"alive nodes {nodes.min()}–{nodes.max()} (dashed)")
         ax.text(
             0.005,
             0.96,
@@ -206,7 +219,9 @@ def utilization_figure(runs: Sequence[RunView]) -> Figure:
     _time_axis(axes[-1, 0], span)
     what = resources[0] if len(resources) == 1 else "resources"
     fig.supylabel(f"{what} in use (%)")
-    fig.suptitle(f"Utilization over time ({bin_label(edges[1] - edges[0])} means)")
+    desired = any(f"desired_{r}" in run.timeseries for run in runs for r in resources)
+    fig.suptitle(f"Utilization over time ({bin_label(edges[1] - edges[0])} means)"
+                 + ("; dashed: desired profile" if desired else ""))
     if len(resources) > 1:
         handles: list[Any] = [
             Patch(color="#999999", alpha=0.5, label=f"{resources[0]} (filled area)")

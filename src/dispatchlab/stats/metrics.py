@@ -41,6 +41,14 @@ _ROWS: tuple[MetricInfo, ...] = (
     MetricInfo("dispatch_time_mean_ms", "decision time (mean)", "ms"),
     MetricInfo("dispatch_time_max_ms", "decision time (max)", "ms"),
     MetricInfo("dispatch_overhead_pct", "decision overhead", "%"),
+    # variable capacity (workload metrics_window; dispatchlab.metrics.variable_capacity)
+    MetricInfo("goodput", "goodput", "ratio", lower_is_better=False),
+    MetricInfo("max_stretch", "max stretch", ""),
+    MetricInfo("mean_stretch", "mean stretch", ""),
+    MetricInfo("aborted_volume", "aborted volume (core-s)", ""),
+    MetricInfo("aborted_count", "aborted runs", ""),
+    MetricInfo("utilization_alive", "utilization of alive cores", "ratio",
+               lower_is_better=False),
 )
 
 #: The metrics experiments can rank and summarize, by summary key.

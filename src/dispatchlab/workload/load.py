@@ -8,7 +8,9 @@ the content:
 - ``swf``: ``.swf`` / ``.swf.gz``, or ``;`` header lines / 18 numeric fields;
 - ``eurora``: ``.log_crypt``, or ``;``-separated lines with ``__`` markers;
 - ``parquet``: ``.parquet``, or the ``PAR1`` magic;
-- ``csv``: ``.csv`` / ``.csv.gz``.
+- ``csv``: ``.csv`` / ``.csv.gz``;
+- ``vcjobs``: the variable-capacity job files of Robert et al. (``id release length
+  cores release|running`` lines; options ``start``, ``window``, ``checkpoint``).
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ import numpy.typing as npt
 from dispatchlab.errors import WorkloadError
 from dispatchlab.workload.eurora import EuroraOptions, load_eurora
 from dispatchlab.workload.generators.registry import generate, is_generator_spec
+from dispatchlab.workload.generators.variable_capacity import read_vc_jobs
 from dispatchlab.workload.swf import FIELDS, SwfOptions, load_swf
 from dispatchlab.workload.workload import Workload
 
-FORMATS = ("swf", "eurora", "parquet", "csv")
+FORMATS = ("swf", "eurora", "parquet", "csv", "vcjobs")
 
 
 def detect_format(path: Path) -> str:
@@ -69,6 +72,8 @@ def _sniff(path: Path) -> str | None:
                 parts = s.split()
                 if len(parts) == len(FIELDS) and all(_is_number(p) for p in parts):
                     return "swf"
+                if len(parts) == 5 and parts[4] in ("release", "running"):
+                    return "vcjobs"
                 if "," in s and "submit" in s.split(","):
                     return "csv"
                 return None
@@ -160,6 +165,8 @@ def _load_file(p: Path, format: str | None, skip: int | None, limit: int | None,
                 field=next(iter(options)),
             )
         return slice_workload(load_eurora(p, eurora_obj), skip, limit)
+    if fmt == "vcjobs":
+        return slice_workload(load_vc(p, options), skip, limit)
     if fmt in ("parquet", "csv"):
         if options:
             raise WorkloadError(
@@ -174,6 +181,16 @@ def _load_file(p: Path, format: str | None, skip: int | None, limit: int | None,
     raise WorkloadError(
         f"unknown or unsupported format '{fmt}' (known: {', '.join(FORMATS)})", source=str(p)
     )
+
+
+def load_vc(p: Path, options: dict[str, Any]) -> Workload:
+    """A variable-capacity job file with its options (``start``, ``window``,
+    ``checkpoint``)."""
+    unknown = sorted(set(options) - {"start", "window", "checkpoint"})
+    if unknown:
+        raise WorkloadError("unknown vcjobs option (known: checkpoint, start, window)",
+                            source=str(p), field=unknown[0])
+    return read_vc_jobs(p, **options)
 
 
 def slice_workload(wl: Workload, skip: int | None = None, limit: int | None = None) -> Workload:

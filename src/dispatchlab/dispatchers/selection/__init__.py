@@ -1,11 +1,13 @@
-"""Selection schemes: strict, non-strict, EASY and conservative backfilling."""
+"""Selection schemes: strict, non-strict, EASY, conservative and top-jobs (PBS) backfilling."""
 
 from __future__ import annotations
 
 from dispatchlab.dispatchers.selection.base import Selection
 from dispatchlab.dispatchers.selection.conservative import Conservative
 from dispatchlab.dispatchers.selection.easy import Easy
+from dispatchlab.dispatchers.selection.easy_power import EasyPower
 from dispatchlab.dispatchers.selection.strict import NonStrict, Strict
+from dispatchlab.dispatchers.selection.top_jobs import TopJobs
 from dispatchlab.errors import ConfigError
 
 SELECTIONS: dict[str, type[Selection]] = {
@@ -13,7 +15,9 @@ SELECTIONS: dict[str, type[Selection]] = {
     "nonstrict": NonStrict,
     "non-strict": NonStrict,
     "easy": Easy,
+    "easy-power": EasyPower,
     "conservative": Conservative,
+    "top-jobs": TopJobs,
 }
 
 
@@ -36,8 +40,10 @@ __all__ = [
     "SELECTIONS",
     "Conservative",
     "Easy",
+    "EasyPower",
     "NonStrict",
     "Selection",
     "Strict",
+    "TopJobs",
     "get_selection",
 ]

@@ -1,5 +1,5 @@
-"""The slot loop, the conservative-backfilling loop and the slot-profile operations compiled
-ahead of time into a plain extension module, built once per machine.
+"""The slot loop, the conservative-backfilling loop, the slot-profile operations and the
+audit's capacity sweep compiled ahead of time into a plain extension module, built once per machine.
 
 Loading it costs well under a millisecond, where the first call of a Numba JIT function
 (even from Numba's disk cache) initializes Numba's compiler — about half a second, much of
@@ -24,10 +24,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from dispatchlab.engine.compiled import capacity_sweep as _sweep_source
 from dispatchlab.engine.compiled import conservative_loop as _cons_source
 from dispatchlab.engine.compiled import slot_loop as _source
 from dispatchlab.engine.compiled import slot_profile_ops as _ops_source
-from dispatchlab.metrics import audit_sweep as _sweep_source
 
 
 def module_name() -> str:

@@ -21,6 +21,7 @@ def build(out_dir: str, name: str) -> None:
         from numba.pycc import CC
 
     from dispatchlab.engine.compiled import slot_profile_ops as ops
+    from dispatchlab.engine.compiled.capacity_sweep import sweep
     from dispatchlab.engine.compiled.conservative_loop import conservative_loop
     from dispatchlab.engine.compiled.kernel import register_slot_profile_ops
     from dispatchlab.engine.compiled.slot_loop import slot_loop
@@ -51,11 +52,9 @@ def build(out_dir: str, name: str) -> None:
     cons_returns = nt.Tuple((i, i8, i8, i8, i8, i4, i4, nt.Array(i, 2, "C"), i, i, i, i))
     cons_sig = cons_returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8)
     cc.export("conservative_loop", cons_sig)(conservative_loop)
-    from dispatchlab.metrics.audit_sweep import sweep
-
-    i8_2d = nt.Array(nt.int64, 2, "C")
+    i8_2d = nt.Array(i, 2, "C")
     sweep_sig = nt.UniTuple(i, 5)(i8, i8, i8, i8, i4, i4, i8_2d, i8_2d, i8, i8)
-    cc.export("audit_sweep", sweep_sig)(sweep)  # the audit of big runs (metrics/audit.py)
+    cc.export("audit_sweep", sweep_sig)(sweep)
     cc.compile()
 
 

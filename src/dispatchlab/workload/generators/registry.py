@@ -181,4 +181,8 @@ def parse_bool(text: str) -> bool:
 
 def _load_builtin() -> None:
     """Import the built-in generators (they register themselves)."""
-    from dispatchlab.workload.generators import eurora_like, mejri  # noqa: F401
+    from dispatchlab.workload.generators import (  # noqa: F401
+        eurora_like,
+        mejri,
+        variable_capacity,
+    )

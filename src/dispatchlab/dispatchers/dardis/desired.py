@@ -1,0 +1,50 @@
+"""The desired utilization profile as dispatchers see it: a share (0–1) of each resource
+over time, read from the announced part of the scenario (``desired_utilization`` rows;
+target ``""`` or ``cores`` means cores). A resource without rows has share 1 (no wish
+beyond capacity)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.engine.scenario import Scenario
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+KIND = "desired_utilization"
+
+
+def desired_steps(scenario: Scenario | None, resource: str) -> tuple[IntArray, FloatArray]:
+    """Change times and shares of the desired profile of ``resource`` (empty: none)."""
+    if scenario is None:
+        return np.zeros(0, np.int64), np.zeros(0)
+    times, values = scenario.steps(KIND, resource)
+    if resource == "cores":
+        t0, v0 = scenario.steps(KIND, "")
+        if len(t0):
+            order = np.argsort(np.concatenate([t0, times]), kind="stable")
+            times = np.concatenate([t0, times])[order]
+            values = np.concatenate([v0, values])[order]
+    return times, values
+
+
+def has_profile(scenario: Scenario | None, resources: Sequence[str]) -> bool:
+    """Whether the scenario sets a desired profile for any of ``resources``."""
+    return any(len(desired_steps(scenario, r)[0]) for r in resources)
+
+
+def shares_at(scenario: Scenario | None, resources: Sequence[str], times: IntArray
+              ) -> FloatArray:
+    """The desired share of every resource at each of ``times``: array resources × times
+    (1 where nothing is desired)."""
+    out = np.ones((len(resources), len(times)))
+    for k, name in enumerate(resources):
+        t, v = desired_steps(scenario, name)
+        if len(t):
+            idx = np.searchsorted(t, times, side="right") - 1
+            out[k] = np.where(idx >= 0, v[np.maximum(idx, 0)], 1.0)
+    return out

@@ -1,0 +1,80 @@
+"""Per-node utilization profiles on a slot grid: what node managers have promised.
+
+Time is cut into slots of ``slot`` seconds (slot ``j`` is ``[j·slot, (j+1)·slot)``). A
+reservation from ``s`` to ``e`` occupies every slot it touches, ``floor(s/slot)`` to
+``ceil(e/slot) − 1``, so sums over slots bound real usage at every instant: two
+reservations that fit a slot's capacity never overlap beyond it in real time. The
+array keeps only slots from the current one on (a rolling window that grows on demand).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+class UsageGrid:
+    """Reserved use ``up[k, n, j]`` of resource ``k`` on node ``n`` in slot ``j``."""
+
+    def __init__(self, n_resources: int, n_nodes: int, slot: int, horizon: int = 256):
+        if slot <= 0:
+            raise ValueError(f"slot must be positive, got {slot}")
+        self.slot = slot
+        self.base = 0  # absolute index of column 0
+        self.up: FloatArray = np.zeros((n_resources, n_nodes, max(horizon, 16)))
+
+    @property
+    def end(self) -> int:
+        """One past the last absolute slot held."""
+        return self.base + self.up.shape[2]
+
+    def slot_of(self, t: int) -> int:
+        """The slot holding time ``t``."""
+        return t // self.slot
+
+    def advance(self, now: int) -> None:
+        """Drop slots wholly in the past (kept in place until half the array is past)."""
+        first = now // self.slot
+        drop = first - self.base
+        if drop > self.up.shape[2] // 2:
+            keep = self.up[:, :, drop:] if drop < self.up.shape[2] else self.up[:, :, :0]
+            fresh = np.zeros_like(self.up)
+            fresh[:, :, :keep.shape[2]] = keep
+            self.up = fresh
+            self.base = first
+
+    def ensure(self, last: int) -> None:
+        """Make absolute slot ``last − 1`` addressable (grow by doubling)."""
+        if last <= self.end:
+            return
+        width = self.up.shape[2]
+        while self.base + width < last:
+            width *= 2
+        fresh = np.zeros((self.up.shape[0], self.up.shape[1], width))
+        fresh[:, :, :self.up.shape[2]] = self.up
+        self.up = fresh
+
+    def window(self, first: int, last: int) -> FloatArray:
+        """A read-only view of absolute slots ``[first, last)`` (resources × nodes ×
+        slots)."""
+        self.ensure(last)
+        return self.up[:, :, first - self.base:last - self.base]
+
+    def add(self, nodes: IntArray, amounts: FloatArray, first: int, last: int,
+            sign: float = 1.0) -> None:
+        """Add (or with ``sign=-1`` remove) ``amounts[k, i]`` of resource ``k`` on
+        ``nodes[i]`` over absolute slots ``[first, last)`` (clipped to held slots)."""
+        first = max(first, self.base)
+        if last <= first:
+            return
+        self.ensure(last)
+        a, b = first - self.base, last - self.base
+        self.up[:, nodes, a:b] += sign * amounts[:, :, None]
+
+    def last_used(self) -> int:
+        """One past the last absolute slot with any reservation (``base`` when empty)."""
+        used = np.flatnonzero(self.up.any(axis=(0, 1)))
+        return self.base + int(used[-1]) + 1 if len(used) else self.base

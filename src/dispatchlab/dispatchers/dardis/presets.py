@@ -1,0 +1,38 @@
+"""The DARDIS setups of the thesis (§5.3.3–5.3.5) and the profile-aware rule-based
+baselines (§5.5), registered as dispatcher presets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.dispatchers.dardis.dispatcher import Dardis
+from dispatchlab.dispatchers.dardis.rule_based import ProfileRuleBased
+from dispatchlab.dispatchers.registry import register
+
+#: Preset name → (factory, description).
+PRESETS: dict[str, tuple[Callable[[], Dispatcher], str]] = {
+    "dardis-throughput": (
+        partial(Dardis, "first", "min-start", backfill=True, depth=32,
+                name="dardis-throughput"),
+        "DARDIS Throughput: First starts, Min start, backfilling at terminations (depth 32)"),
+    "dardis-profile": (
+        partial(Dardis, "uniform", "random", name="dardis-profile"),
+        "DARDIS Profile: starts drawn ∝ fitting index, random start and nodes"),
+    "dardis-balanced": (
+        partial(Dardis, "exponential", "max-probability", name="dardis-balanced"),
+        "DARDIS Balanced: exponentially weighted starts, Max probability"),
+    "rb-fcfs": (partial(ProfileRuleBased, "est", name="rb-fcfs"),
+                "profile-aware rule-based, by earliest start (thesis Alg. 4)"),
+    "rb-df": (partial(ProfileRuleBased, "lst", name="rb-df"),
+              "profile-aware rule-based, by latest start (deadline first)"),
+    "rb-wt": (partial(ProfileRuleBased, "walltime", name="rb-wt"),
+              "profile-aware rule-based, by increasing wall-time"),
+}
+
+
+def register_presets() -> None:
+    """Register every preset above."""
+    for name, (factory, description) in PRESETS.items():
+        register(name, factory, description, family="dardis")

@@ -1,0 +1,111 @@
+"""EASY backfilling with the reservation made in power as well as in nodes (``easy-power``).
+
+As :mod:`~dispatchlab.dispatchers.selection.easy`, under a machine-wide power cap: the
+head's shadow time is the earliest expected end, from the node-based shadow time on, at
+which its nodes are free *and* its power fits — the machine's power then is rebuilt from
+the free capacity the expected ends leave (idle power included, through the engine's power
+meter) and the head's increase is taken on the nodes the allocator would give it then. The
+power left over at the shadow time is *extra power*. A later job starts now iff it fits now
+(nodes and power) and either ends by the shadow time, or uses only extra nodes and no more
+than the extra power (which it then consumes). The cap at the shadow time is taken as the
+cap now (announced changes are not planned for). Without a cap it is plain EASY.
+"""
+
+from __future__ import annotations
+
+from dispatchlab.dispatchers.machine import NEVER, Machine
+from dispatchlab.dispatchers.selection.base import start_in_order
+from dispatchlab.dispatchers.selection.easy import Easy
+from dispatchlab.engine.budget import EPS
+from dispatchlab.engine.decisions import Decision, Plan
+from dispatchlab.engine.events import Events
+from dispatchlab.engine.state import SystemView
+
+
+class EasyPower(Easy):
+    """EASY whose reservation for the head holds in power too."""
+
+    name = "easy-power"
+
+    def select(
+        self, view: SystemView, events: Events, order: list[int], machine: Machine
+    ) -> list[Decision]:
+        """Start the startable prefix, reserve nodes and power for the head, backfill."""
+        meter = view.power_model
+        if view.budget is None or not hasattr(meter, "nodes_power"):
+            return super().select(view, events, order, machine)
+        out: list[Decision] = []
+        n = len(order)
+        if not n or not machine.any_free():
+            return out
+        i = start_in_order(order, machine, out)
+        if i == n or not machine.any_free():
+            return out
+        head = order[i]
+        shadow, spare = self._power_shadow(view, machine, head, machine.reserve(head))
+        if self._planned != (head, shadow) and shadow < NEVER:
+            self._planned = (head, shadow)
+            out.append(Plan(head, shadow))
+        now = view.now
+        stop = n if self.depth is None else min(n, i + self.depth)
+        estimate = machine.estimator.estimate
+        before = len(out)
+        for k in range(i + 1, stop):
+            j = order[k]
+            if now + estimate(j) <= shadow:
+                if not machine.fits(j):
+                    continue
+                out.append(machine.start(j))
+            elif machine.fits_beside(j):
+                p = self._power_now(view, machine, j)
+                if p > min(spare, machine.workspace().power_left) + EPS:
+                    continue
+                out.append(machine.start_beside(j))
+                spare -= max(p, 0.0)
+            else:
+                continue
+            if not machine.any_free():
+                break
+        self._backfilled += len(out) - before
+        return out
+
+    @staticmethod
+    def _power_now(view: SystemView, machine: Machine, job: int) -> float:
+        """What starting ``job`` now would add (on the allocator's nodes)."""
+        ws = machine.workspace()
+        placed = machine.alloc.place(ws.free, view.req[job], int(view.jobs.units[job]))
+        return float("inf") if placed is None else ws.power_of(job, *placed)
+
+    @staticmethod
+    def _power_shadow(view: SystemView, machine: Machine, head: int, shadow: int
+                      ) -> tuple[int, float]:
+        """From the node-based ``shadow`` on, the first expected end at which the head's
+        power fits too, and the power left over then."""
+        if shadow >= NEVER:
+            return NEVER, 0.0
+        budget, meter = view.budget, view.power_model
+        assert budget is not None
+        ws = machine.workspace()
+        cap = budget.cap
+        used_now = cap - ws.power_left
+        nodes_now = meter.nodes_power(ws.free)
+        scratch = ws.free.copy()
+        gone = 0.0
+        req, units = view.req[head], int(view.jobs.units[head])
+        ends = [(e, j) for e, j in machine.ends if j in view.running]
+        times = sorted({shadow, *(e for e, _ in ends if e > shadow)})
+        k = 0
+        for t in times:
+            while k < len(ends) and ends[k][0] <= t:
+                run = view.running[ends[k][1]]
+                scratch[run.nodes] += run.counts[:, None] * view.req[ends[k][1]]
+                gone += meter.job_part(ends[k][1], run.nodes, run.counts)
+                k += 1
+            placed = machine.alloc.place(scratch, req, units)
+            if placed is None:
+                continue
+            power = used_now - (nodes_now - meter.nodes_power(scratch)) - gone
+            d = meter.start_delta(head, *placed, free=scratch)
+            if power + d <= cap + EPS:
+                return int(t), cap - power - d
+        return NEVER, 0.0

@@ -1,0 +1,161 @@
+"""The machine's IT power, kept exact at every event: what the power cap is checked against.
+
+IT power = Σ over nodes of the node part + Σ over running jobs of the job part:
+
+- **node model** (the platform's :class:`~dispatchlab.platform.power.NodePowerTable`, jobs
+  draw through it): node part = the model's power for the node's state and what is in use
+  on it (idle, first core, further cores, GPUs, MICs; off, booting, shutting down); job part
+  0. A start raises the power of its nodes by their marginal increase (a job that lands on
+  an idle node pays the costlier first core).
+- **job power** (a per-job column or a prediction file, :class:`PowerModel`): job part = the
+  job's power; node part = the state power of nodes that are not on, and the idle power of
+  on nodes that host no job (``count_idle``; a busy node's power is in its jobs' figures).
+  Without a platform model or with ``count_idle=False`` the node part is 0 (PA-HPC-SIM).
+
+``count_idle=False`` with the node model counts the active part only (what jobs add above
+idle), every node state drawing 0.
+
+Both count idle power as Borghesi et al. (2015) §3 do: "the sum of all the power consumed by
+the running jobs plus the sum of power values related to idle resources must never exceed
+the given limit". :meth:`start_delta` is what a start adds; the engine refuses it when the
+result exceeds the cap, and :meth:`refresh` re-reads nodes after any change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.engine.state import ON
+from dispatchlab.platform.power import NodePowerTable
+
+if TYPE_CHECKING:
+    from dispatchlab.engine.budget import PowerModel
+    from dispatchlab.engine.state import SystemView
+
+IntArray = npt.NDArray[np.int64]
+
+#: Placements on more nodes than this are costed with numpy, smaller ones node by node.
+_VECTOR_FROM = 8
+
+
+class MachinePower:
+    """Per-node power of the live machine plus the running jobs' own power."""
+
+    def __init__(self, view: SystemView, req: npt.NDArray[np.int64],
+                 table: NodePowerTable | None, jobs: PowerModel | None,
+                 count_idle: bool = True):
+        self.view, self.req, self.jobs = view, req, jobs
+        self.table = table if (jobs is None or count_idle) else None
+        self.node_mode = jobs is None
+        self.count_idle = count_idle
+        if self.table is not None:
+            st = self.table.state_table()
+            self._state_w: list[list[float]] = st.tolist()
+            self._idle: list[float] = st[:, ON].tolist()
+            self._first: list[float] = self.table["core_first"].tolist()
+            self._core: list[float] = self.table["core"].tolist()
+            self._gpu: list[float] = self.table["gpu"].tolist()
+            self._mic: list[float] = self.table["mic"].tolist()
+            res = list(view.platform.resources)
+            self._cols = tuple(res.index(r) if r in res else -1 for r in ("cores", "gpu", "mic"))
+        n = view.platform.n_nodes
+        self.node_w: list[float] = [self._node_w(k) for k in range(n)]
+        self.nodes_total = float(sum(self.node_w))
+
+    def _w(self, node: int, state: int, used: IntArray) -> float:
+        """W of ``node`` in ``state`` with ``used`` in use (node part only)."""
+        if self.table is None:
+            return 0.0
+        if state != ON:
+            return self._state_w[node][state] if self.count_idle else 0.0
+        if not self.node_mode:
+            return self._idle[node] if not used.any() else 0.0
+        c, g, m = self._cols
+        w = self._idle[node] if self.count_idle else 0.0
+        if c >= 0 and used[c] > 0:
+            w += self._first[node] + (int(used[c]) - 1) * self._core[node]
+        if g >= 0:
+            w += int(used[g]) * self._gpu[node]
+        if m >= 0:
+            w += int(used[m]) * self._mic[node]
+        return w
+
+    def _node_w(self, node: int) -> float:
+        view = self.view
+        return self._w(node, int(view.node_state[node]), view.capacity[node] - view.free[node])
+
+    def job_part(self, job: int, nodes: IntArray, counts: IntArray) -> float:
+        """The job's own power (job-power mode), 0 in node mode."""
+        return 0.0 if self.jobs is None else float(self.jobs.job_power(job, nodes, counts))
+
+    def start_delta(self, job: int, nodes: IntArray, counts: IntArray,
+                    free: IntArray | None = None) -> float:
+        """How much the IT power rises if ``job`` starts now on ``nodes`` × ``counts``, from
+        the live free capacity or from ``free`` (other starts planned first)."""
+        out = self.job_part(job, nodes, counts)
+        if self.table is None:
+            return out
+        view, req = self.view, self.req[job]
+        cap, now = view.capacity, view.free if free is None else free
+        state = view.node_state
+        if len(nodes) > _VECTOR_FROM and (state[nodes] == ON).all():
+            nodes = np.asarray(nodes, dtype=np.int64)
+            used = cap[nodes] - now[nodes]
+            if self.node_mode:
+                new = used + np.asarray(counts, dtype=np.int64)[:, None] * req
+                return out + float((self.table.active(nodes, new)
+                                    - self.table.active(nodes, used)).sum())
+            empty = ~used.any(axis=1)
+            return out - float(self.table["idle"][nodes[empty]].sum())
+        for node, k in zip(np.asarray(nodes).tolist(), np.asarray(counts).tolist(),
+                           strict=True):
+            used = cap[node] - now[node]
+            s = int(state[node])
+            out += self._w(node, s, used + k * req) - self._w(node, s, used)
+        return out
+
+    def nodes_power(self, free: IntArray) -> float:
+        """The node part of the IT power if the nodes had ``free`` capacity (states as now)."""
+        if self.table is None:
+            return 0.0
+        view = self.view
+        n = np.arange(len(free))
+        used = view.capacity - free
+        state = view.node_state.astype(np.int64)
+        if self.node_mode:
+            if not self.count_idle:
+                return float(np.where(state == ON, self.table.active(n, used), 0.0).sum())
+            return float(self.table.power(n, state, used).sum())
+        base = self.table.state_table()[n, state]
+        busy = (state == ON) & (used > 0).any(axis=1)
+        return float(np.where(busy, 0.0, base).sum())
+
+    def state_delta(self, node: int, state: int) -> float:
+        """How much the IT power rises if idle ``node`` enters ``state`` now."""
+        view = self.view
+        return self._w(node, state, view.capacity[node] - view.free[node]) - self.node_w[node]
+
+    def job_power(self, job: int, nodes: IntArray, counts: IntArray) -> float:
+        """What a start would add (``view.power_of``: the dispatchers' question)."""
+        return self.start_delta(job, nodes, counts)
+
+    def refresh(self, nodes: object) -> float:
+        """Re-read ``nodes`` after their state or usage changed; the change of the total."""
+        if self.table is None:
+            return 0.0
+        delta = 0.0
+        for node in np.asarray(nodes, dtype=np.int64).reshape(-1).tolist():
+            w = self._node_w(node)
+            delta += w - self.node_w[node]
+            self.node_w[node] = w
+        self.nodes_total += delta
+        return delta
+
+    def describe(self) -> dict[str, object]:
+        """Where job power comes from and whether idle power counts."""
+        src: dict[str, object] = ({"name": "node-model"} if self.jobs is None
+                                  else dict(self.jobs.describe()))
+        return {**src, "idle_counted": self.table is not None and self.count_idle}
