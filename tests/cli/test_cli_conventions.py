@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -36,16 +37,16 @@ def test_help_imports_no_subcommand_and_no_heavy_library() -> None:
 
 
 def test_simulate_json_path_stays_lean() -> None:
-    """No report/stats/experiments/matplotlib/scipy/numba on the simulate path (the
-    compiled fifo loop is ahead-of-time compiled; Numba is only imported when a JIT
-    kernel runs)."""
+    """No report/stats/experiments/matplotlib/scipy/pandas on the simulate --json path (SWF
+    is read with numpy; the compiled fifo loop is ahead-of-time compiled; Numba is only
+    imported when a JIT kernel runs)."""
     trace = shared_trace("KTH-SP2-1996-2.1-cln.swf.gz")
     mods = _modules_after(
         "import sys\nsys.argv = ['dispatchlab', 'simulate', '-w', " + repr(str(trace)) +
         ", '--limit', '100', '--json']\nfrom dispatchlab.cli.main import app\n"
         "try:\n    app()\nexcept SystemExit:\n    pass")
-    assert not {"matplotlib", "scipy", "dispatchlab.report", "dispatchlab.stats",
-                "dispatchlab.experiments"} & mods
+    assert not {"matplotlib", "scipy", "pandas", "pyarrow", "dispatchlab.report",
+                "dispatchlab.stats", "dispatchlab.experiments"} & mods
     assert "dispatchlab.cli.compare_cmd" not in mods
 
 
@@ -107,3 +108,26 @@ def test_dispatcher_spec_messages(spec: str, expect: str) -> None:
     assert result.exit_code == 2
     assert expect in result.output
     assert "Traceback" not in result.output
+
+
+def test_loop_and_backend_options(tmp_path: Path) -> None:
+    """simulate --loop (event loop) and compare --backend (where runs execute): two names
+    for what --engine meant; the old name still works, with a warning."""
+    trace = str(shared_trace("KTH-SP2-1996-2.1-cln.swf.gz"))
+    base = ["simulate", "-w", trace, "--limit", "100", "--json"]
+    new = runner.invoke(app, [*base, "--loop", "general"])
+    old = runner.invoke(app, [*base, "--engine", "general"])
+    assert new.exit_code == old.exit_code == 0, new.output + old.output
+    assert json.loads(new.stdout)["engine"] == json.loads(old.stdout)["engine"] == "general"
+    assert "deprecated" in old.stderr and "--loop" in old.stderr
+    bad = runner.invoke(app, [*base, "--loop", "foo"])
+    assert bad.exit_code == 2 and "field '--loop'" in bad.output
+    cmp = ["compare", "-w", trace, "--limit", "100", "-d", "fifo,sjf", "--no-report", "--json",
+           "-o", str(tmp_path / "c")]
+    bad = runner.invoke(app, [*cmp, "--backend", "nope"])
+    assert bad.exit_code == 2 and "unknown backend 'nope'" in bad.output
+    old_name = runner.invoke(app, [*cmp, "-e", "local", "--workers", "1"])
+    assert old_name.exit_code == 0, old_name.output
+    assert "use --backend" in old_name.stderr
+    assert "--backend" in runner.invoke(app, ["compare", "--help"]).stdout
+    assert "--engine" not in runner.invoke(app, ["compare", "--help"]).stdout

@@ -78,13 +78,20 @@ OldEngineOpt = Annotated[
 ]
 
 
+#: Where runs can execute (experiments/engines.py).
+BACKENDS = ("local", "dask-local", "dask")
+
+
 def backend_from(backend: str | None, old_engine: str | None) -> str | None:
     """``--backend``, or the deprecated ``--engine`` (with a warning on stderr)."""
-    if old_engine is None:
-        return backend
-    err_console.print("warning: --engine is deprecated for compare/run-experiment/demo; "
-                      "use --backend", highlight=False)
-    return old_engine
+    if old_engine is not None:
+        err_console.print("warning: --engine is deprecated for compare/run-experiment/demo; "
+                          "use --backend", highlight=False)
+        backend = old_engine
+    if backend is not None and backend not in BACKENDS:
+        raise ConfigError(f"unknown backend '{backend}' (known: {', '.join(BACKENDS)})",
+                          field="--backend")
+    return backend
 
 
 SchedulerOpt = Annotated[

@@ -126,6 +126,9 @@ def simulate_command(
         err_console.print("warning: simulate --engine is deprecated; use --loop",
                           highlight=False)
         loop = engine
+    if loop not in ("auto", "compiled", "general"):
+        raise ConfigError(f"unknown event loop '{loop}' (known: auto, compiled, general)",
+                          field="--loop")
     if out is not None:
         check_out(out, force)
     wl = load_workload(workload, **opts.reader_kwargs())

@@ -285,17 +285,18 @@ def make_engine(
     """The engine called ``name`` (``local``, ``dask-local`` or ``dask`` + ``scheduler``)."""
     if name == "local":
         if scheduler:
-            raise ConfigError("--scheduler needs --engine dask", field="scheduler")
+            raise ConfigError("--scheduler needs --backend dask", field="scheduler")
         return LocalEngine(workers)
     if name == "dask-local":
         if scheduler:
             raise ConfigError(
-                "--engine dask-local starts its own cluster; drop --scheduler or use --engine dask",
+                "--backend dask-local starts its own cluster; drop --scheduler or use "
+                "--backend dask",
                 field="scheduler",
             )
         return DaskEngine(None, workers)
     if name == "dask":
         if not scheduler:
-            raise ConfigError("--engine dask needs --scheduler tcp://host:8786", field="scheduler")
+            raise ConfigError("--backend dask needs --scheduler tcp://host:8786", field="scheduler")
         return DaskEngine(scheduler, workers)
     raise ConfigError(f"unknown engine '{name}' (known: {', '.join(ENGINES)})", field="engine")

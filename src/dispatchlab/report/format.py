@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dispatchlab.stats.metrics import METRICS
+
+if TYPE_CHECKING:  # (simulate prints with these helpers: no pandas import for that)
+    import pandas as pd
 
 
 def fmt_duration(seconds: float) -> str:

@@ -1,19 +1,12 @@
-"""Workloads: jobs as columns, read from SWF, Eurora batches, tables or generators."""
+"""Workloads: jobs as columns, read from SWF, Eurora batches, tables or generators.
 
-from dispatchlab.workload.eurora import (
-    EuroraOptions,
-    list_eurora_batches,
-    load_eurora,
-    load_power_predictions,
-    load_system_queues,
-)
-from dispatchlab.workload.generators import generate, list_generators
-from dispatchlab.workload.load import detect_format, load_workload, save_workload
-from dispatchlab.workload.native import load_csv, load_parquet, write_csv, write_parquet
-from dispatchlab.workload.swf import SwfOptions, load_swf
-from dispatchlab.workload.swf_writer import write_schedule_swf, write_swf
-from dispatchlab.workload.trace_info import trace_info
-from dispatchlab.workload.workload import Queue, Workload
+Names are imported on first use (PEP 562): reading an SWF trace must not import pandas.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "EuroraOptions",
@@ -38,3 +31,38 @@ __all__ = [
     "write_schedule_swf",
     "write_swf",
 ]
+
+_LAZY = {
+    "EuroraOptions": "eurora", "list_eurora_batches": "eurora", "load_eurora": "eurora",
+    "load_power_predictions": "eurora", "load_system_queues": "eurora",
+    "generate": "generators", "list_generators": "generators",
+    "detect_format": "load", "load_workload": "load", "save_workload": "load",
+    "load_csv": "native", "load_parquet": "native", "write_csv": "native",
+    "write_parquet": "native", "SwfOptions": "swf", "load_swf": "swf",
+    "write_schedule_swf": "swf_writer", "write_swf": "swf_writer",
+    "trace_info": "trace_info", "Queue": "workload", "Workload": "workload",
+}
+
+if TYPE_CHECKING:
+    from dispatchlab.workload.eurora import (
+        EuroraOptions,
+        list_eurora_batches,
+        load_eurora,
+        load_power_predictions,
+        load_system_queues,
+    )
+    from dispatchlab.workload.generators import generate, list_generators
+    from dispatchlab.workload.load import detect_format, load_workload, save_workload
+    from dispatchlab.workload.native import load_csv, load_parquet, write_csv, write_parquet
+    from dispatchlab.workload.swf import SwfOptions, load_swf
+    from dispatchlab.workload.swf_writer import write_schedule_swf, write_swf
+    from dispatchlab.workload.trace_info import trace_info
+    from dispatchlab.workload.workload import Queue, Workload
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(f"dispatchlab.workload.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dispatchlab.workload' has no attribute {name!r}")

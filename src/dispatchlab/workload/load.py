@@ -28,9 +28,7 @@ from dispatchlab.errors import WorkloadError
 from dispatchlab.workload.eurora import EuroraOptions, load_eurora
 from dispatchlab.workload.generators.registry import generate, is_generator_spec
 from dispatchlab.workload.generators.variable_capacity import read_vc_jobs
-from dispatchlab.workload.native import load_csv, load_parquet, write_csv, write_parquet
 from dispatchlab.workload.swf import FIELDS, SwfOptions, load_swf
-from dispatchlab.workload.swf_writer import write_swf
 from dispatchlab.workload.workload import Workload
 
 FORMATS = ("swf", "eurora", "parquet", "csv", "vcjobs")
@@ -176,6 +174,8 @@ def _load_file(p: Path, format: str | None, skip: int | None, limit: int | None,
                 source=str(p),
                 field=next(iter(options)),
             )
+        from dispatchlab.workload.native import load_csv, load_parquet  # pandas: on demand
+
         wl = load_parquet(p) if fmt == "parquet" else load_csv(p)
         return slice_workload(wl, skip, limit)
     raise WorkloadError(
@@ -258,6 +258,9 @@ def save_workload(workload: Workload, path: str | Path, format: str | None = Non
         if name.endswith((".swf", ".swf.gz"))
         else None
     )
+    from dispatchlab.workload.native import write_csv, write_parquet  # pandas: on demand
+    from dispatchlab.workload.swf_writer import write_swf
+
     if fmt == "parquet":
         return write_parquet(workload, p)
     if fmt == "csv":

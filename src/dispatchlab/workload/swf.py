@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import math
+import warnings
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,7 +19,6 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
@@ -173,13 +173,16 @@ def read_swf_table(path: str | Path, *, skip_bad_lines: bool = False) -> tuple[
     if not p.exists():
         raise WorkloadError("file not found", source=str(p))
     if not skip_bad_lines:
+        # numpy's C reader: as fast as pandas' here, without importing pandas (~0.3 s of
+        # every simulate); any irregularity goes to the exact pass below, which names it
         try:
-            df = pd.read_csv(p, sep=r"\s+", comment=";", header=None, dtype=np.float64,
-                             engine="c", skip_blank_lines=True, encoding="utf-8-sig")
-            data = df.to_numpy()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "input contained no data": checked below
+                data = np.loadtxt(p, dtype=np.float64, comments=";", encoding="utf-8-sig",
+                                  ndmin=2)
             if data.shape[1] == len(FIELDS) and np.isfinite(data).all():
                 return data, np.empty(0, np.int64), 0
-        except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        except ValueError:
             pass
     rows, lines, bad = _parse_lines(p, skip_bad_lines)
     data = np.array(rows, dtype=np.float64).reshape(-1, len(FIELDS))
