@@ -131,3 +131,21 @@ def test_loop_and_backend_options(tmp_path: Path) -> None:
     assert "use --backend" in old_name.stderr
     assert "--backend" in runner.invoke(app, ["compare", "--help"]).stdout
     assert "--engine" not in runner.invoke(app, ["compare", "--help"]).stdout
+
+
+def test_compare_all_means_the_rule_based_presets_and_families_expand() -> None:
+    from dispatchlab.cli.compare_cmd import split_dispatchers
+    from dispatchlab.dispatchers.registry import presets
+    from dispatchlab.errors import ConfigError
+
+    known = presets()
+    rule = split_dispatchers(["all"])
+    assert rule and all(known[n].family == "rule-based" for n in rule)
+    assert {"fifo", "easy", "conservative"} <= set(rule)
+    assert not {"hcp3", "dardis-throughput", "target-asap"} & set(rule)
+    cp = split_dispatchers(["family:cp,fifo"])
+    assert "hcp3" in cp and cp[-1] == "fifo"
+    assert split_dispatchers(["order=sjf,select=easy", "fifo,fifo"]) == \
+        ["order=sjf,select=easy", "fifo"]
+    with pytest.raises(ConfigError, match="unknown dispatcher family 'nope'"):
+        split_dispatchers(["family:nope"])

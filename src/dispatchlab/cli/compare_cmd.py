@@ -141,10 +141,13 @@ def show(renderable: object) -> None:
 def split_dispatchers(values: Sequence[str]) -> list[str]:
     """``["fifo,sjf", "order=sjf,select=easy"]`` → presets split on commas, specs kept whole.
 
-    ``all`` stands for every registered preset.
+    ``all`` stands for every rule-based preset (the family that runs on any workload);
+    ``family:NAME`` for every preset of one family (``dispatchlab dispatchers`` lists them).
     """
     from dispatchlab.dispatchers.registry import presets
 
+    known = presets()
+    families = sorted({e.family for e in known.values() if e.family})
     out: list[str] = []
     for v in values:
         if "=" in v:
@@ -152,8 +155,13 @@ def split_dispatchers(values: Sequence[str]) -> list[str]:
             continue
         for part in v.split(","):
             part = part.strip()
-            if part == "all":
-                out.extend(presets())
+            family = "rule-based" if part == "all" else (
+                part.split(":", 1)[1] if part.startswith("family:") else None)
+            if family is not None:
+                if family not in families:
+                    raise ConfigError(f"unknown dispatcher family '{family}' (known: "
+                                      f"{', '.join(families)})", field="dispatchers")
+                out.extend(n for n, e in known.items() if e.family == family)
             elif part:
                 out.append(part)
     if not out:
@@ -497,8 +505,8 @@ def compare_command(
         typer.Option(
             "--dispatchers",
             "-d",
-            help="Comma-separated presets (fifo,sjf,easy), 'all', or a "
-            "key=value spec; repeat the option to add more.",
+            help="Comma-separated presets (fifo,sjf,easy), 'all' (the rule-based "
+            "presets), 'family:NAME', or a key=value spec; repeat the option to add more.",
         ),
     ] = ["all"],  # noqa: B006
     platform: PlatformOpt = None,
