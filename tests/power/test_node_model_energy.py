@@ -77,6 +77,7 @@ def test_energy_per_node_state_job_and_run_by_hand() -> None:
     s = res.summary["energy"]
     assert s["total_j"] == pytest.approx(n0 + n1) and s["edp_js"] == pytest.approx(e.edp)
     assert s["jobs_j"] == pytest.approx(job0 + job1 + 180.0)
+    assert res.jobs["energy_j"].tolist() == pytest.approx([job0, job1, 180.0])
 
 
 def test_the_engine_meter_agrees_with_the_accounting() -> None:

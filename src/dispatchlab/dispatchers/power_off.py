@@ -6,11 +6,13 @@ point:
 1. **Power on** — when jobs are still queued after its decisions, nodes that are off are
    switched on, cheapest boot first (lowest index on ties), until the nodes that are on and
    free, booting, or being switched on could host the first queued job that did not start
-   (its units, node by node). They become usable after the platform's ``boot_time``; under
-   a power cap a node is switched on only if its booting power fits.
+   (its units, node by node). They become usable after the platform's ``boot_time`` (a
+   node with no boot delay is on at once, and the dispatcher is called again 1 s later);
+   under a power cap a node is switched on only if its booting power fits.
 2. **Power off** — when nothing is queued, every node idle (on, hosting nothing, not
-   given a job in this round) for at least ``timeout`` seconds is switched off (its
-   ``shutdown_time``, then off); under a cap only if its shutting-down power fits.
+   given a job in this round) for at least ``timeout`` seconds (and at least 1 s, so never
+   at the instant a job left it) is switched off (its ``shutdown_time``, then off); under a
+   cap only if its shutting-down power fits.
 3. A timer wakes the dispatcher when the next idle node reaches the timeout.
 
 Nodes are never switched off while jobs wait, so a queued job (or an EASY reservation)
@@ -49,16 +51,21 @@ class IdlePowerOff:
         self.name = f"{inner.name}+poweroff:{self.timeout}"
         self.oracle = bool(getattr(inner, "oracle", False))
         self.power_offs = self.power_ons = 0
+        self._changed: list[int] = []
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Every node idle from the start."""
         self.inner.reset(view, rng)
         self._idle_since = np.full(view.platform.n_nodes, view.now, dtype=np.int64)
         self._was_idle = np.ones(view.platform.n_nodes, dtype=bool)
+        self._changed = []
         self.power_offs = self.power_ons = 0
 
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
         """The inner decisions, then switch-ons, switch-offs and the next timer."""
+        if self._changed:  # nodes this policy switched after the inner dispatcher decided
+            events.nodes.extend(n for n in self._changed if n not in events.nodes)
+            self._changed = []
         out = list(self.inner.decide(view, events))
         now = view.now
         taken = np.zeros(view.platform.n_nodes, dtype=bool)
@@ -75,16 +82,18 @@ class IdlePowerOff:
             self._was_idle = idle
             out += self._power_on(view, waiting[0], taken)
         else:
-            due = np.flatnonzero(idle & (now - self._idle_since >= self.timeout))
+            wait = max(self.timeout, 1)  # never at the instant a job left the node
+            due = np.flatnonzero(idle & (now - self._idle_since >= wait))
             off = self._fitting(view, due, SHUTTING_DOWN)
             if off:
                 out.append(PowerOff(tuple(off)))
                 self.power_offs += len(off)
+                self._changed += off
             idle[off] = False
             self._was_idle = idle
-            pending = idle & (self._idle_since + self.timeout > now)
+            pending = idle & (self._idle_since + wait > now)
             if pending.any():
-                out.append(WakeAt(int((self._idle_since[pending] + self.timeout).min())))
+                out.append(WakeAt(int((self._idle_since[pending] + wait).min())))
         return out
 
     def _power_on(self, view: SystemView, job: int, taken: np.ndarray) -> list[Decision]:
@@ -115,7 +124,11 @@ class IdlePowerOff:
         if not chosen:
             return []
         self.power_ons += len(chosen)
-        return [PowerOn(tuple(chosen))]
+        self._changed += chosen
+        out: list[Decision] = [PowerOn(tuple(chosen))]
+        if (boot[chosen] == 0).any():  # type: ignore[index]
+            out.append(WakeAt(view.now + 1))  # on at once: decide again a second later
+        return out
 
     @staticmethod
     def _fitting(view: SystemView, nodes: np.ndarray, state: int) -> list[int]:

@@ -134,9 +134,12 @@ class MachinePower:
         return float(np.where(busy, 0.0, base).sum())
 
     def state_delta(self, node: int, state: int) -> float:
-        """How much the IT power rises if idle ``node`` enters ``state`` now."""
+        """How much the IT power rises if idle ``node`` enters ``state`` now (a node that is
+        not on hosts nothing: its zero free capacity is not usage)."""
         view = self.view
-        return self._w(node, state, view.capacity[node] - view.free[node]) - self.node_w[node]
+        used = (view.capacity[node] - view.free[node] if view.node_state[node] == ON
+                else np.zeros_like(view.capacity[node]))
+        return self._w(node, state, used) - self.node_w[node]
 
     def job_power(self, job: int, nodes: IntArray, counts: IntArray) -> float:
         """What a start would add (``view.power_of``: the dispatchers' question)."""

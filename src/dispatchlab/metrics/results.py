@@ -51,11 +51,18 @@ class Results:
 
     @property
     def jobs(self) -> pd.DataFrame:
-        """One row per job (built on first access)."""
+        """One row per job (built on first access); ``energy_j`` when the platform has a node
+        power model (:mod:`dispatchlab.energy.accounting`)."""
         if self._jobs is None:
             if self.recorder is None:
                 raise ValueError("these results hold no per-job table and no record")
             self._jobs = job_table(self.recorder, self._job_arrays)
+            if self.recorder.platform.power_table is not None:
+                from dispatchlab.energy.accounting import run_energy
+
+                per_job = run_energy(self.recorder).per_job
+                if per_job is not None:  # J per job, busy-node power split by use
+                    self._jobs["energy_j"] = per_job
         return self._jobs
 
     @property
