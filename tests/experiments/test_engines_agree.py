@@ -29,6 +29,8 @@ from dispatchlab.experiments import (
     PlannedRun,
     Progress,
     RunStore,
+    parse_experiment,
+    plan,
     run_campaign,
 )
 
@@ -177,11 +179,17 @@ def test_dask_scheduler_and_workers_give_the_pool_results(
 def test_dask_worker_killed_mid_run_loses_and_duplicates_nothing(
     tmp_path: Path,
     dask_cluster: str,
-    runs: list[PlannedRun],
-    reference: Path,
+    grid: dict[str, Any],
     same_results: Callable[[Path, Path], int],
     leftovers: Callable[[Path], None],
 ) -> None:
+    # four times the usual grid: warm workers finish a short campaign while the campaign's
+    # process is still storing its first results, and a kill must find a worker busy
+    runs = plan(parse_experiment({**grid, "seeds": 4 * grid["seeds"]}))
+    reference = tmp_path / "reference"
+    with LocalEngine(2) as pool:
+        assert run_campaign(runs, RunStore(reference), pool).ok
+    tmp_path = tmp_path / "dask"
     killed: list[int] = []
     with DaskEngine(dask_cluster) as eng:
         client = eng.client
