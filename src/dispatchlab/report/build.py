@@ -90,6 +90,17 @@ def write_report(
                 "Jobs waiting in the queue, averaged per bin.",
             )
         )
+        if F.has_power(views):
+            figs.append(
+                _save(
+                    F.power_figure(views),
+                    out,
+                    "power",
+                    "IT power over time",
+                    "Power drawn by the machine (jobs and, when counted, idle and "
+                    "transitioning nodes), averaged per bin; dashed: the power cap.",
+                )
+            )
         figs.append(
             _save(
                 F.cdf_figure(views),

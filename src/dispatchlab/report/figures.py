@@ -273,6 +273,49 @@ def queue_figure(runs: Sequence[RunView]) -> Figure:
     return fig
 
 
+def has_power(runs: Sequence[RunView]) -> bool:
+    """Whether any run recorded IT power (it ran under a power budget)."""
+    return any("power_used" in r.timeseries for r in runs)
+
+
+def power_figure(runs: Sequence[RunView]) -> Figure:
+    """IT power over time, a line per run that recorded it (mean power in the legend), and
+    each distinct cap as a dashed step line: what a cap did to the machine's draw."""
+    runs = [r for r in runs if "power_used" in r.timeseries]
+    span = max(end_time(r) for r in runs)
+    edges = _edges(span)
+    mids = (edges[:-1] + edges[1:]) / 2
+    fig, ax = _subplots(figsize=(WIDTH, 4.4))
+    div, _unit = time_unit(span)
+    caps_drawn: list[tuple[tuple[int, ...], tuple[float, ...]]] = []
+    for run in runs:
+        ts = run.timeseries
+        t, w = ts["time"].to_numpy(), ts["power_used"].to_numpy(dtype=float)
+        m = binned_mean(t, w, edges) / 1000
+        overall = binned_mean(t, w, np.array([0.0, float(max(end_time(run), 1))]))[0] / 1000
+        ax.plot(mids / div, m, color=run.color, lw=1.3,
+                label=f"{run.label} (mean {overall:,.2f} kW)")
+        if "power_cap" in ts:
+            cap = ts["power_cap"].to_numpy(dtype=float)
+            change = np.r_[True, cap[1:] != cap[:-1]]
+            key = (tuple(t[change].tolist()), tuple(cap[change].tolist()))
+            if key not in caps_drawn and np.isfinite(cap).any():
+                caps_drawn.append(key)
+                ax.step(np.r_[t[change], span] / div, np.r_[cap[change], cap[-1]] / 1000,
+                        where="post", color="black", ls="--", lw=1.0,
+                        label="power cap" if len(caps_drawn) == 1 else None)
+    _time_axis(ax, span)
+    ax.set_ylabel("IT power (kW)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.set_title(f"IT power over time ({bin_label(edges[1] - edges[0])} means; "
+                 "dashed: the cap in force)")
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center",
+               ncol=legend_columns(len(handles), 4), frameon=False)
+    return fig
+
+
 _TIME_TICKS = [
     (1, "1 s"),
     (10, "10 s"),
