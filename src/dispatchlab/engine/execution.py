@@ -151,19 +151,22 @@ def node_leaves(sim: Simulator, node: int) -> None:
     view = sim.view
     if view.node_state[node] == DOWN:
         return
-    victims = [j for j, run in view.running.items() if node in run.nodes]
-    for j in victims:
-        abort_job(sim, j)
+    if (view.free[node] != view.capacity[node]).any():  # only a used node has jobs to stop
+        victims = [j for j, run in view.running.items() if node in run.nodes]
+        for j in victims:
+            abort_job(sim, j)
     sim.node_seq[node] = -1  # a boot or shutdown in progress will not complete
     take_node_out(sim, node, DOWN)
 
 
-def abort_job(sim: Simulator, job: int) -> None:
-    """A node of ``job`` left: stop it; re-queue it or let it fail (the abort policy)."""
+def abort_job(sim: Simulator, job: int, requeue: bool | None = None) -> None:
+    """Stop ``job`` now (outcome ``aborted``, seen by dispatchers in ``events.aborted``);
+    re-queue it (restarting from zero or its last checkpoint) or let it fail — ``requeue``,
+    by default the run's abort policy for jobs whose node left."""
     stop_job(sim, job, ABORTED)
     ev = sim.events
     ev.aborted.append(job)
-    if sim.on_abort == "requeue":
+    if sim.on_abort == "requeue" if requeue is None else requeue:
         sim.view.queue[job] = None
         ev.requeued.append(job)
     else:

@@ -13,8 +13,14 @@ import numpy as np
 
 from dispatchlab.engine.budget import EPS
 from dispatchlab.engine.events import RULE
-from dispatchlab.engine.execution import bring_node_in, node_leaves, stop_job, take_node_out
-from dispatchlab.engine.recorder import ABORTED, COMPLETED, KILLED
+from dispatchlab.engine.execution import (
+    abort_job,
+    bring_node_in,
+    node_leaves,
+    stop_job,
+    take_node_out,
+)
+from dispatchlab.engine.recorder import COMPLETED, KILLED
 from dispatchlab.engine.scenario import Change
 from dispatchlab.engine.state import BOOTING, DOWN, OFF, SHUTTING_DOWN
 from dispatchlab.errors import DispatchlabError, InvalidDecision
@@ -148,20 +154,11 @@ def shed_youngest(sim: Simulator, requeue: bool) -> None:
     or failed."""
     view, budget = sim.view, sim.view.budget
     assert budget is not None
-    ev = sim.events
     order = sorted(view.running, key=lambda j: (view.running[j].start, j), reverse=True)
     for job in order:
         if budget.used <= budget.cap + EPS:
             break
-        stop_job(sim, job, ABORTED)
-        ev.aborted.append(job)
-        if requeue:
-            view.queue[job] = None
-            ev.requeued.append(job)
-        else:
-            sim.rec.failed.add(job)
-            ev.finished.append(job)
-            sim.done += 1
+        abort_job(sim, job, requeue)
         sim.power_shed += 1
 
 

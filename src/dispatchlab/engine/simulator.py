@@ -115,7 +115,7 @@ class Simulator:
         out = set()
         if self.scenario is not None:
             out.add("scenario")
-        if self.power_cap is not None or self.power_model is not None:
+        if self._has_budget():
             out.add("power")
         if self.workload.is_malleable:
             out.add("malleable")
