@@ -136,6 +136,38 @@ def markdown(t: pd.DataFrame, searches: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def figures(results: Path, runs: pd.DataFrame, t: pd.DataFrame) -> list[Path]:
+    """The report's cooling figure (IT power, cooling power, temperature) for each workload
+    level in the air-cooled summer scenario with expensive core-hours: the best and the worst
+    rule-based dispatcher."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from dispatchlab.report.figures import RunView, cooling_figure
+
+    out = []
+    for level in sorted(runs["level"].unique()):
+        key = ("air", "summer", level, "expensive")
+        g = runs[(runs[SCENARIO] == pd.Series(dict(zip(SCENARIO, key, strict=True)))).all(
+            axis=1)]
+        if g.empty:
+            continue
+        pick = [g.loc[g["profit"].idxmax()], g.loc[g["profit"].idxmin()]]
+        views = []
+        for r, color in zip(pick, ("#1f77b4", "#d62728"), strict=True):
+            folder = results / "runs" / r["run"]
+            views.append(RunView(f"{r['dispatcher']} (profit {r['profit']:,.0f} €)", color,
+                                 pd.read_parquet(folder / "jobs.parquet"),
+                                 pd.read_parquet(folder / "timeseries.parquet"),
+                                 {"cores": 9600}, 300,
+                                 cooling=pd.read_parquet(folder / "cooling.parquet")))
+        fig = cooling_figure(views)
+        path = results / f"cooling_air_summer_{level}.png"
+        fig.savefig(path, dpi=110)
+        out.append(path)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", type=Path)
@@ -154,6 +186,8 @@ def main() -> None:
     print(md)
     wide = runs.pivot_table(index=SCENARIO, columns="dispatcher", values="profit")
     wide.to_csv(a.results / "profit_by_dispatcher.csv")
+    for path in figures(a.results, runs, t):
+        print(f"figure {path}")
     print(f"{len(runs)} runs; per_run.csv, table62.csv/.md, profit_by_dispatcher.csv written "
           f"to {a.results}")
 
