@@ -59,3 +59,10 @@ def test_every_dispatcher_gets_a_profit_entry() -> None:
     assert p["it_kwh"] == pytest.approx(res.summary["energy"]["kwh"])
     with pytest.raises(ConfigError, match="no ambient temperature"):
         simulate(wl, plat, "fifo", cooling="air")
+
+
+def test_longer_profiles_of_a_seed_start_alike() -> None:
+    t30, v30 = season_profile("summer", days=30, seed=7)
+    t120, v120 = season_profile("summer", days=120, seed=7)
+    assert np.array_equal(t30, t120[: len(t30)])
+    assert np.array_equal(v30, v120[: len(v30)])
