@@ -103,3 +103,40 @@ def test_no_job_starts_after_its_first_reservation_and_power_stays_under_the_cap
     _, watts = it_power(res.recorder)
     assert watts.max() <= cap + 1e-6
     assert res.summary["power"]["over_cap_seconds"] == 0.0
+
+
+def test_conservative_power_plans_with_an_announced_cap_rise() -> None:
+    from dispatchlab.engine.scenario import Change, Scenario
+
+    # 4 one-core nodes at 10 W busy; the cap is 20 W now and announced to rise to 40 W at
+    # 60. A (1 node, 100 s) runs from 0; H (2 nodes, 10 s) at 1: 30 W over [1, 11) > 20 W,
+    # but over [60, 70) 30 W ≤ 40 W → reserved at the rise. D (1 node, 200 s) at 2: 20 W
+    # before 60, 40 W beside A and H, then less → starts at once.
+    wl = Workload.from_columns(submit=[0, 1, 2], runtime=[100, 10, 200],
+                               walltime=[100, 10, 200], units=[1, 2, 1],
+                               req={"cores": [1, 1, 1]})
+    _, plat = case()
+    disp = Recorded(_policy())
+    rise = Scenario([Change(60, "power_cap", 40.0)])
+    res = simulate(wl, plat, disp, power_cap=20.0, scenario=rise)
+    assert res.jobs["start"].tolist() == [0, 60, 2]
+    assert [t for _, t in disp.recording.plans_of()[1]] == [60]
+    assert res.summary["power"]["over_cap_seconds"] == 0.0
+
+
+def test_conservative_power_keeps_a_window_under_an_announced_drop() -> None:
+    from dispatchlab.engine.scenario import Change, Scenario
+
+    # cap 30 W now, announced 10 W from 50 to 200, then 30 W. A (1 node, 100 s) at 0
+    # (alone, at the cap during the drop). B (1 node, 20 s) at 1 ends before the drop:
+    # 20 W ≤ 30 W → at once. C (1 node, 100 s) at 2: [2, 102) meets the drop beside A
+    # (20 W > 10 W) → from A's end (100) alone at 10 W → reserved at 100. Plain
+    # conservative starts C at 2 and the machine is over the cap from 50 to 100.
+    wl = Workload.from_columns(submit=[0, 1, 2], runtime=[100, 20, 100],
+                               walltime=[100, 20, 100], units=[1, 1, 1],
+                               req={"cores": [1, 1, 1]})
+    _, plat = case()
+    drop = Scenario([Change(50, "power_cap", 10.0), Change(200, "power_cap", 30.0)])
+    res = simulate(wl, plat, "conservative-power", power_cap=30.0, scenario=drop)
+    assert res.jobs["start"].tolist() == [0, 1, 100]
+    assert res.summary["power"]["over_cap_seconds"] == 0.0

@@ -9,8 +9,10 @@ adds on the nodes the allocator gives it must stay within the cap. The power is 
 non-decreasing function of what is in use on each node, so giving capacity back (an early
 end, a reservation moving) never takes any segment over the cap; only the cap falling can.
 
-The cap is the one in force now, taken for the whole future (announced changes are not
-planned for).
+The cap is the one in force now, then the announced ``power_cap`` changes of
+``view.scenario``: each segment part a job would occupy is checked against the lowest cap
+announced over it, and every announced change is a breakpoint of the profile (a start time
+tried), so a job may be reserved from the moment a rise lets it in.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.dispatchers.group_placement import GroupPlacement
 from dispatchlab.dispatchers.profile import LiveRequests, NodeProfile
 from dispatchlab.engine.budget import EPS
+from dispatchlab.engine.cap_schedule import announced_caps
 from dispatchlab.engine.constraints import Constraints
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.state import Budget, SystemView
@@ -88,20 +91,34 @@ class PowerProfile(NodeProfile):
                 power[(times >= t0) & (times < t1)] += w
         return power
 
+    def earliest(self, job: int, dur: int, before: int | None = None
+                 ) -> tuple[int, Any] | None:
+        """Earliest start ``< before`` where the job fits in nodes and power (announced cap
+        changes made breakpoints first)."""
+        caps = announced_caps(self.view, self.budget.cap)
+        times = self.timeline.times
+        for c in caps.times:
+            if c > times[0]:
+                self.timeline._split(c)
+        return super().earliest(job, dur, before)
+
     def acceptor(self, job: int, dur: int) -> Callable[[Any, int], bool] | None:
         """Accept a placement at ``t`` iff at every segment of ``[t, t + dur)`` the power
-        then plus what the job adds on it stays within the cap now in force."""
-        cap = self.budget.cap
-        if math.isinf(cap):
+        then plus what the job adds on it stays within the lowest cap announced over it."""
+        caps = announced_caps(self.view, self.budget.cap)
+        if math.isinf(caps.now_cap) and not caps.times:
             return None
         seg: list[FloatArray] = []  # computed on the first placement tested
 
         def fits(placement: Any, t: int) -> bool:
             if not seg:
                 seg.append(self.segment_power())
-            power, free = seg[0], self.free
+            power, free, times = seg[0], self.free, self.times
             i, e = self.timeline.window(t, dur)
             for k in range(i, e):
+                lo = max(times[k], t)
+                hi = min(times[k + 1], t + dur) if k + 1 < len(times) else t + dur
+                cap = caps.lowest(lo, max(hi, lo + 1))
                 if power[k] + self._delta(job, placement, free[k]) > cap + EPS:
                     return False
             return True

@@ -9,9 +9,10 @@ meter), with every running job and earlier reservation held, leaves room for it 
 nodes the allocator gives it. Reservations are placed on concrete nodes (a node machine even
 where unit slots would do) and jobs start on them, so the power a reservation was costed at
 is the power its start adds. Compression keeps the guarantee: power only falls when
-capacity is given back. The cap now is taken for the whole future (announced changes are
-not planned for); a cap that falls below a due reservation's power sends it to a new
-reservation. Without a budget it is plain conservative backfilling.
+capacity is given back. The cap is the one now, then the announced ``power_cap`` changes
+(each window checked against the lowest cap announced over it); a cap that falls below a
+due reservation's power without notice sends it to a new reservation. Without a budget it
+is plain conservative backfilling.
 """
 
 from __future__ import annotations
