@@ -253,7 +253,9 @@ def test_the_compiled_loop_runs_only_supported_features() -> None:
     base = jobs((0, 5, 5, 2), (1, 3, 4, 1))
     cases = {
         "scenario": (base, {"scenario": Scenario([Change(3, "temperature", 20.0)])}),
-        "power": (jobs((0, 5, 5, 2), (1, 3, 4, 1), power=[10.0, 10.0]), {"power_cap": 100.0}),
+        # a varying cap (a fixed one with node or column power is supported)
+        "power": (jobs((0, 5, 5, 2), (1, 3, 4, 1), power=[10.0, 10.0]),
+                  {"scenario": Scenario([Change(3, "power_cap", 50.0)])}),
         "malleable": (jobs((0, 5, 5, 2), (1, 3, 4, 1), max_units=[3, 1]), {}),
     }
     for feature, (wl, kwargs) in cases.items():

@@ -12,6 +12,7 @@ from dispatchlab.metrics.power_audit import it_power
 from dispatchlab.platform.power import NodePowerSpec
 
 DISPATCHERS = ["fifo", "easy", "conservative", "prb-power", "sjf", "fifo-nonstrict", "easy-power",
+               "conservative-power",
                "easy+poweroff:20", "prb-power+poweroff:0"]
 
 

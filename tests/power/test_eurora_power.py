@@ -28,7 +28,8 @@ def batch() -> Path:
     return sorted(BATCHES.iterdir())[0]
 
 
-@pytest.mark.parametrize("disp", ["prb-power", "easy-power", "easy", "fifo+poweroff:600"])
+@pytest.mark.parametrize("disp", ["prb-power", "easy-power", "conservative-power", "easy",
+                                  "fifo+poweroff:600"])
 def test_a_historical_batch_under_the_varying_cap(disp: str) -> None:
     wl = load_workload(batch())
     plat = resolve_platform("eurora-8")

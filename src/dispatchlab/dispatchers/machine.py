@@ -465,10 +465,11 @@ def _single(job: int, placed: Placement | None) -> GroupPlacement | None:
     return None if placed is None else [(job, placed[0], placed[1])]
 
 
-def make_machine(view: SystemView, allocator: Allocator, estimator: DurationEstimator) -> Machine:
-    """A :class:`SlotMachine` when all units ask the same vector and no operator rule
-    applies, else a :class:`NodeMachine`."""
-    if view.unit_request is not None and view.rules is None:
+def make_machine(view: SystemView, allocator: Allocator, estimator: DurationEstimator,
+                 nodes: bool = False) -> Machine:
+    """A :class:`SlotMachine` when all units ask the same vector, no operator rule applies
+    and ``nodes`` (concrete placements wanted) is not set, else a :class:`NodeMachine`."""
+    if view.unit_request is not None and view.rules is None and not nodes:
         return SlotMachine(view, allocator, estimator,
                            units_fitting(view.capacity, view.unit_request))
     return NodeMachine(view, allocator, estimator)

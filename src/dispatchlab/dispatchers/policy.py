@@ -70,7 +70,8 @@ class Policy(BaseDispatcher):
         self.rng = rng
         self.estimate.reset(view, rng)
         self.allocator.reset(view, rng)
-        self._machine = make_machine(view, self.allocator, self.estimate)
+        self._machine = make_machine(view, self.allocator, self.estimate,
+                                     nodes=self.selection.needs_nodes(view))
         self._queue = JobQueue(self.ordering)
         self._queue.reset(view, rng)
         self.selection.reset(view, rng)

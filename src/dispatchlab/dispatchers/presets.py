@@ -73,6 +73,11 @@ PRESETS: dict[str, tuple[PolicySpec, str]] = {
         "shortest-requested-time first with EASY backfilling",
     ),
     "conservative": (PolicySpec(select="conservative"), "FIFO with conservative backfilling"),
+    "conservative-power": (
+        PolicySpec(select="conservative-power"),
+        "FIFO with conservative backfilling, every reservation in power (idle included) "
+        "as well as nodes",
+    ),
     "pbs-fifo": (
         PolicySpec(select="top-jobs", depth=10),
         "PBS at CINECA (thesis): FIFO, strict_ordering, backfill_depth 10 (the first 10 "

@@ -16,6 +16,7 @@ Conservative backfilling keeps every running job and every reservation in one pr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -117,20 +118,31 @@ class NodeProfile:
                  ) -> tuple[int, Any] | None:
         """Earliest start ``< before`` at which the job fits for ``dur``, and where."""
         rules = self.rules
+        accept = self.acceptor(job, dur)
         if rules is None:
             req, need = self.req[job], self.units[job]
-            return self.timeline.earliest(
-                dur, lambda room, t: self.alloc.place(room, req, need), before=before,
-                need=(req, need))
+
+            def place_one(room: IntArray, t: int) -> Any:
+                placed = self.alloc.place(room, req, need)
+                return placed if placed is None or accept is None or accept(placed, t) \
+                    else None
+
+            return self.timeline.earliest(dur, place_one, before=before, need=(req, need))
 
         def place(room: IntArray, t: int) -> GroupPlacement | None:
             mask = rules.allowed_nodes(job, t)
             if mask is not None:
                 room = np.where(mask[:, None], room, 0)
-            return place_all(rules, self.alloc, self.req, self.units, job, room)
+            placed = place_all(rules, self.alloc, self.req, self.units, job, room)
+            return placed if placed is None or accept is None or accept(placed, t) else None
 
         return self.timeline.earliest(dur, place, before=before,
                                       eligibility=JobEligibility(rules, job))
+
+    def acceptor(self, job: int, dur: int) -> Callable[[Any, int], bool] | None:
+        """A further test of each placement found for ``job`` at a start time (``None``:
+        none); subclasses add one (a power cap)."""
+        return None
 
     def min_free(self) -> int:
         """Smallest free amount anywhere (negative = overcommitted)."""

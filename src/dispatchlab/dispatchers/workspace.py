@@ -19,10 +19,10 @@ class Workspace:
     Pooled totals are updated at once; the node matrix is materialized lazily (copied and
     updated only when :attr:`free` is read after a start), so a call that starts one job
     or none copies nothing. Under a power budget, :attr:`power_left` is what the starts
-    so far leave under the cap.
+    so far leave under the cap and :attr:`power_taken` what they add.
     """
 
-    __slots__ = ("_free", "_pending", "free_total", "power_left", "view")
+    __slots__ = ("_free", "_pending", "free_total", "power_left", "power_taken", "view")
 
     def __init__(self, view: SystemView):
         self.view = view
@@ -31,6 +31,7 @@ class Workspace:
         self.free_total: list[int] = list(view.free_total)
         b = view.budget
         self.power_left = float("inf") if b is None else b.cap - b.used
+        self.power_taken = 0.0  # what the starts so far add (finite under any cap)
 
     def power_fits(self, job: int, nodes: IntArray, counts: IntArray) -> bool:
         """True when the job's power on this placement fits what the cap leaves."""
@@ -68,7 +69,9 @@ class Workspace:
         """Record a start of ``job`` on ``nodes``/``counts`` and return the decision."""
         start = Start(job, nodes, counts)
         if self.view.budget is not None:
-            self.power_left -= self.power_of(job, nodes, counts)
+            p = self.power_of(job, nodes, counts)
+            self.power_left -= p
+            self.power_taken += p
         self._pending.append(start)
         ft = self.free_total
         for r, amount in self.view.demand_nz[job]:

@@ -116,7 +116,9 @@ class Simulator:
         if self.scenario is not None:
             out.add("scenario")
         if self._has_budget():
-            out.add("power")
+            # a fixed cap with the node model or the workload's power column (the compiled
+            # slot loop takes it), or any other power setting (general loop only)
+            out.add("power-fixed-cap" if self._fixed_cap() else "power")
         if self.workload.is_malleable:
             out.add("malleable")
         if not self.walltime_kill:
@@ -278,6 +280,12 @@ class Simulator:
                 f"the machine draws now ({b.used:.6g} W, idle nodes included), maybe too "
                 "little for these jobs: raise the cap, switch idle nodes off, or do not count "
                 "idle power")
+
+    def _fixed_cap(self) -> bool:
+        """A fixed power cap, no scenario, jobs drawing through the platform's node model or
+        the workload's power column."""
+        return (self.power_cap is not None and self.scenario is None
+                and (self.power_model is None or type(self.power_model) is JobColumnPower))
 
     def _has_budget(self) -> bool:
         """A power cap (fixed or scenario) or a job power source was given."""

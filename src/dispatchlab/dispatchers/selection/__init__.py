@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dispatchlab.dispatchers.selection.base import Selection
 from dispatchlab.dispatchers.selection.conservative import Conservative
+from dispatchlab.dispatchers.selection.conservative_power import ConservativePower
 from dispatchlab.dispatchers.selection.easy import Easy
 from dispatchlab.dispatchers.selection.easy_power import EasyPower
 from dispatchlab.dispatchers.selection.strict import NonStrict, Strict
@@ -17,6 +18,7 @@ SELECTIONS: dict[str, type[Selection]] = {
     "easy": Easy,
     "easy-power": EasyPower,
     "conservative": Conservative,
+    "conservative-power": ConservativePower,
     "top-jobs": TopJobs,
 }
 
@@ -39,6 +41,7 @@ def get_selection(name: str, depth: int | None = None) -> Selection:
 __all__ = [
     "SELECTIONS",
     "Conservative",
+    "ConservativePower",
     "Easy",
     "EasyPower",
     "NonStrict",

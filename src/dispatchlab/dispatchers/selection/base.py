@@ -27,6 +27,12 @@ class Selection:
     #: operator rules it then sees jobs not eligible now too, and plans them for later.
     plans_ahead = False
 
+    def needs_nodes(self, view: SystemView) -> bool:
+        """True when the scheme needs concrete node placements (a
+        :class:`~dispatchlab.dispatchers.machine.NodeMachine`) even where unit slots would
+        do; False by default."""
+        return False
+
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Per-run state; nothing by default."""
 

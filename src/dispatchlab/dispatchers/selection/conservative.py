@@ -59,7 +59,7 @@ class Conservative(Selection):
         ends, and an empty book (first call, or nodes left, came back, were switched off or
         on); returns the dropped reservations' durations, for the rebuild to re-place."""
         old = self._book.drain() if self._book is not None else []
-        prof = self._profile = machine.profile()
+        prof = self._profile = self._new_profile(machine)
         prof.advance(now)
         for j, (end, held) in self._run.items():
             if end > now:
@@ -67,6 +67,10 @@ class Conservative(Selection):
         self._book = SlotReservations(prof) if isinstance(prof, SlotProfile) \
             else Reservations(prof)
         return {j: end - start for j, start, end, _ in old}
+
+    def _new_profile(self, machine: Machine) -> Profile:
+        """An empty profile of the machine (subclasses may keep more in it)."""
+        return machine.profile()
 
     def run_stats(self) -> dict[str, int]:
         """How often the profile was compressed or rebuilt, and reservations moved."""

@@ -7,19 +7,27 @@ the free capacity the expected ends leave (idle power included, through the engi
 meter) and the head's increase is taken on the nodes the allocator would give it then. The
 power left over at the shadow time is *extra power*. A later job starts now iff it fits now
 (nodes and power) and either ends by the shadow time, or uses only extra nodes and no more
-than the extra power (which it then consumes). The cap at the shadow time is taken as the
-cap now (announced changes are not planned for). Without a cap it is plain EASY.
+than the extra power (which it then consumes). The cap at each candidate time is the one
+announced for then (``view.scenario``'s ``power_cap`` changes; the cap now when none is
+announced), and a time the announced cap rises is a candidate too. Without a cap it is
+plain EASY.
 """
 
 from __future__ import annotations
 
-from dispatchlab.dispatchers.machine import NEVER, Machine
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.dispatchers.machine import NEVER, Machine, NodeMachine, SlotMachine
 from dispatchlab.dispatchers.selection.base import start_in_order
 from dispatchlab.dispatchers.selection.easy import Easy
 from dispatchlab.engine.budget import EPS
+from dispatchlab.engine.cap_schedule import announced_caps
 from dispatchlab.engine.decisions import Decision, Plan
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
+
+IntArray = npt.NDArray[np.int64]
 
 
 class EasyPower(Easy):
@@ -86,20 +94,28 @@ class EasyPower(Easy):
         budget, meter = view.budget, view.power_model
         assert budget is not None
         ws = machine.workspace()
-        cap = budget.cap
-        used_now = cap - ws.power_left
+        cap_at = announced_caps(view, budget.cap)
+        used_now = budget.used + ws.power_taken
         nodes_now = meter.nodes_power(ws.free)
         scratch = ws.free.copy()
         gone = 0.0
         req, units = view.req[head], int(view.jobs.units[head])
         ends = [(e, j) for e, j in machine.ends if j in view.running]
-        times = sorted({shadow, *(e for e, _ in ends if e > shadow)})
+        # candidates: the node-based shadow, later expected ends, and announced cap
+        # changes after now (one before the node-based shadow can let the head start
+        # earlier when its nodes are free then and only power held it)
+        times = sorted({shadow, *(e for e, _ in ends if e > shadow),
+                        *(t for t in cap_at.times if t > view.now)})
         k = 0
+        released = 0
         for t in times:
+            cap = cap_at(t)
             while k < len(ends) and ends[k][0] <= t:
-                run = view.running[ends[k][1]]
-                scratch[run.nodes] += run.counts[:, None] * view.req[ends[k][1]]
-                gone += meter.job_part(ends[k][1], run.nodes, run.counts)
+                j = ends[k][1]
+                run = view.running[j]
+                scratch[run.nodes] += run.counts[:, None] * view.req[j]
+                gone += meter.job_part(j, run.nodes, run.counts)
+                released += int(run.counts.sum())
                 k += 1
             placed = machine.alloc.place(scratch, req, units)
             if placed is None:
@@ -107,5 +123,19 @@ class EasyPower(Easy):
             power = used_now - (nodes_now - meter.nodes_power(scratch)) - gone
             d = meter.start_delta(head, *placed, free=scratch)
             if power + d <= cap + EPS:
+                if t < shadow:  # what stays free beside the head then, not at shadow
+                    _extra_at(machine, scratch, placed, req, released, units)
                 return int(t), cap - power - d
         return NEVER, 0.0
+
+
+def _extra_at(machine: Machine, free: IntArray, placed: tuple[IntArray, IntArray],
+              req: IntArray, released: int, units: int) -> None:
+    """Set EASY's extra capacity to what ``free`` (the capacity free at the chosen shadow
+    time) leaves beside the head's ``placed`` units."""
+    if isinstance(machine, NodeMachine):
+        extra = free.copy()
+        extra[placed[0]] -= placed[1][:, None] * req
+        machine.extra = extra
+    elif isinstance(machine, SlotMachine):
+        machine.extra = machine.free + released - units

@@ -6,7 +6,9 @@ requested-time or real-duration estimate; every job's unit asking the same resou
 (the policy's ``SlotMachine`` case); no operator rules (queues with windows, reservations,
 heterogeneous jobs); Numba available. Of the engine's features
 (:meth:`Simulator.features`) it supports only those in :data:`SUPPORTED` — a run using any
-other one (a scenario, power, malleable jobs, …) runs in the general loop.
+other one (a scenario, a varying cap or another job power source, malleable jobs, …) runs
+in the general loop. A fixed power cap (``power-fixed-cap``: node model or power column)
+is taken by the strict and EASY loop, not by the conservative one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dispatchlab.dispatchers.allocators import FirstFit
 from dispatchlab.dispatchers.policy import Policy
 from dispatchlab.dispatchers.selection import Conservative, Easy, Strict
 from dispatchlab.engine.compiled.kernel import AVAILABLE
+from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power
 from dispatchlab.engine.constraints import engine_rules_apply
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.state import SystemView
@@ -30,7 +33,7 @@ IntArray = npt.NDArray[np.int64]
 
 #: Engine features the compiled loop reproduces exactly (tests compare it with the general
 #: loop on each); anything else in :meth:`Simulator.features` sends a run to the general loop.
-SUPPORTED = frozenset({"no-walltime-kill", "oracle"})
+SUPPORTED = frozenset({"no-walltime-kill", "oracle", "power-fixed-cap"})
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class SlotRun:
     easy: bool
     depth: int  # -1: no limit
     conservative: bool = False
+    power: SlotPower | None = None  # a fixed power cap (strict and EASY only)
 
 
 def slot_run(sim: Simulator) -> SlotRun | str:
@@ -82,13 +86,23 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         est = np.maximum(wl.walltime, 1)
     else:
         est = np.maximum(np.minimum(wl.runtime, wl.walltime), 1)
+    slots = np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64)
+    power: SlotPower | None = None
+    if "power-fixed-cap" in sim.features():
+        if type(sel) is Conservative:
+            return "power-fixed-cap: the compiled conservative loop takes no power cap"
+        tabled = slot_power(sim, slots)
+        if isinstance(tabled, str):
+            return tabled
+        power = tabled
     return SlotRun(
         rank=_ranks(disp, sim),
         estimate=est.astype(np.int64),
-        slots=np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64),
+        slots=slots,
         easy=type(sel) is Easy,
         depth=-1 if sel.depth is None else int(sel.depth),
         conservative=type(sel) is Conservative,
+        power=power,
     )
 
 

@@ -30,16 +30,30 @@ def run_slots(sim: Simulator, run: SlotRun) -> Recorder:
     kernel = slot_loop_kernel()  # loaded before the clock starts, like the general engine
     if sim.progress is not None:
         sim.progress(0, wl.n_jobs)
+    pw = run.power
+    if pw is not None:
+        rec.power_mode = {"node_mode": pw.node_mode, "idle_counted": pw.idle_counted}
+        power_args = (True, pw.cap, pw.used, np.ascontiguousarray(pw.node_w, np.float64),
+                      np.ascontiguousarray(pw.job_w, np.float64), pw.unit_w)
+    else:
+        power_args = (False, 0.0, 0.0, np.zeros((1, 1)), np.zeros(1), 0.0)
     wall0 = time.perf_counter()
     (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
-     bad_job) = kernel(
+     bad_job, watts) = kernel(
         _own(wl.submit), _own(_durations(sim)), _own(wl.units),
-        _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy, run.depth)
+        _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy, run.depth,
+        *power_args)
     loop_seconds = time.perf_counter() - wall0
-    _check(sim, status, bad_job)
+    _check(sim, status, bad_job, run)
+    if pw is not None:  # (time, W in use, cap) per decision point, as the engine samples
+        samples = np.empty((n_points, 3))
+        samples[:, 0] = points[:n_points, 0]
+        samples[:, 1] = watts[:n_points]
+        samples[:, 2] = pw.cap
+        rec.power_samples = array("d", samples.tobytes())
     stats: dict[str, Any] = {"backfilled": int(backfilled)} if run.easy else {}
     _record(sim, rec, (start, end, planned, offsets, nodes, counts, points, n_points),
-            wall0, loop_seconds, stats)
+            wall0, loop_seconds, stats, run)
     return rec
 
 
@@ -79,20 +93,27 @@ def _prepare(sim: Simulator, run: SlotRun) -> tuple[Recorder, npt.NDArray[np.boo
     return rec, skip
 
 
-def _check(sim: Simulator, status: int, bad_job: int) -> None:
+def _check(sim: Simulator, status: int, bad_job: int, run: SlotRun | None = None) -> None:
     """The general engine's error for a run that got stuck."""
     wl = sim.workload
     if status == STUCK:
+        hint = ""
+        pw = run.power if run is not None else None
+        if pw is not None:  # the machine is idle then: it draws its idle power
+            hint = (f"; the power cap of {pw.cap:.6g} W leaves {pw.cap - pw.used:.6g} W over "
+                    f"what the machine draws now ({pw.used:.6g} W, idle nodes included), "
+                    "maybe too little for these jobs: raise the cap, switch idle nodes off, "
+                    "or do not count idle power")
         raise DispatchlabError(
             f"dispatcher '{sim.dispatcher.name}' left job(s) queued on an idle machine with "
-            f"no pending event (first job id: {int(wl.job_id[bad_job])})")
+            f"no pending event (first job id: {int(wl.job_id[bad_job])}){hint}")
     if status != 0:  # pragma: no cover - the slot invariant rules this out
         raise DispatchlabError(f"compiled engine: slot accounting broke at job "
                                f"{int(wl.job_id[bad_job])}")
 
 
 def _record(sim: Simulator, rec: Recorder, out: tuple[Any, ...], wall0: float,
-            loop_seconds: float, stats: dict[str, Any]) -> None:
+            loop_seconds: float, stats: dict[str, Any], run: SlotRun | None = None) -> None:
     """Store the loop's outcome in ``rec`` exactly as the general engine would."""
     start, end, planned, offsets, nodes, counts, points, n_points = out
     wl = sim.workload
@@ -103,7 +124,8 @@ def _record(sim: Simulator, rec: Recorder, out: tuple[Any, ...], wall0: float,
         job=started.astype(np.int64), t0=start[started], t1=end[started],
         outcome=np.where(killed, KILLED, COMPLETED).astype(np.int8),
         lost=np.zeros(len(started), np.int64), offsets=with_zero(np.cumsum(sizes)),
-        nodes=nodes, counts=counts)
+        nodes=nodes, counts=counts,
+        power=None if run is None or run.power is None else run.power.job_w[started])
     rec.planned = planned
     pts = points[:n_points]
     rec.decision_at = array("q", pts[:, 0].tobytes())

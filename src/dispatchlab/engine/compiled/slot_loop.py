@@ -6,6 +6,13 @@ EASY selection, first-fit allocation and a
 :class:`~dispatchlab.dispatchers.machine.SlotMachine`: same decision points, same starts,
 same nodes, same EASY reservations. Compiled by :mod:`dispatchlab.engine.compiled.kernel`.
 
+Under a fixed power cap (node model or job power column, :mod:`.slot_power`) a job also
+needs its power to fit: the loop tries its first-fit placement, costs it node by node from
+the tabulated node power (what the dispatcher's workspace computes) against what the cap
+left at the start of the decision, and keeps the machine's power as the engine's running sum
+(each start adds the job's own power plus its nodes' change, each end removes them), so a
+job that fits in slots but not in power is EASY's head exactly as in the general loop.
+
 State is plain arrays: the queue sorted by rank, a binary heap of (end, sequence, job)
 like the engine's, the running jobs sorted by (expected end, job) for EASY, free unit
 slots per node. With one resource vector per unit, a node's free slots are
@@ -21,16 +28,26 @@ import numpy as np
 
 #: Status codes returned by :func:`slot_loop`.
 DONE, STUCK, BROKEN = 0, 1, 2
+#: A shadow time meaning "no reservation can be made now" (the machine's ``NEVER``).
+NEVER = 1 << 62
+#: Tolerance of the power cap check (W), as :data:`dispatchlab.engine.budget.EPS`.
+EPS = 1e-6
 
 
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
-              slots: Any, easy: bool, depth: int) -> Any:
+              slots: Any, easy: bool, depth: int, power: bool, cap_w: float, used_w: float,
+              node_w: Any, job_w: Any, unit_w: float) -> Any:
     """Simulate; see the module docstring. ``depth < 0``: no backfill depth limit.
 
+    ``power``: a fixed power cap of ``cap_w`` W holds. ``node_w[n, k]`` is what node ``n``
+    draws with ``k`` of its slots in use, ``job_w[j]`` job ``j``'s own power (job-power
+    mode; 0 with the node model), ``used_w`` the machine's power with every node idle,
+    ``unit_w`` a lower bound of what one unit adds to a node (to skip hopeless jobs).
+
     Returns ``(status, start, end, planned, offsets, nodes, counts, points, n_points,
-    backfilled, bad_job)``: job ``j`` ran on ``nodes[offsets[j]:offsets[j + 1]]`` with
-    ``counts`` units each; ``points`` rows are ``(time, queued, running, busy slots)`` per
-    decision point.
+    backfilled, bad_job, watts)``: job ``j`` ran on ``nodes[offsets[j]:offsets[j + 1]]``
+    with ``counts`` units each; ``points`` rows are ``(time, queued, running, busy slots)``
+    per decision point, ``watts`` the IT power after each (power runs only).
     """
     n = submit.shape[0]
     n_nodes = slots.shape[0]
@@ -50,6 +67,24 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     n_flat = 0
     points = np.empty((2 * n + 1, 4), np.int64)  # each point consumes a submission or an end
     n_points = 0
+    watts = np.empty(2 * n + 1 if power else 0, np.float64)
+    cur_w = np.zeros(n_nodes, np.float64)  # what each node draws now (power runs)
+    if power:
+        for nd in range(n_nodes):
+            cur_w[nd] = node_w[nd, 0]
+    used = used_w  # the engine's running sum, updated in its order
+    left = 0.0  # what the cap leaves in this decision (the dispatcher's workspace)
+    job_p = 0.0  # what the job being tried adds
+    n_try = 0  # its tentative placement: flat entries [n_flat, n_flat + n_try)
+    least_w = 0.0  # a lower bound of what any job adds
+    if power:
+        least_w = unit_w
+        low = np.inf
+        for j in range(n):
+            if job_w[j] < low:
+                low = job_w[j]
+        if n > 0:
+            least_w += low
     q_job = np.empty(n, np.int64)
     q_rank = np.empty(n, np.int64)
     q_gone = np.zeros(n, np.bool_)
@@ -103,6 +138,15 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             p = alloc_pos[job]
             for a in range(alloc_len[job]):
                 node_free[flat_nodes[p + a]] += flat_counts[p + a]
+            if power:  # the engine: used −= the job's own power, then its nodes re-read
+                used -= job_w[job]
+                delta = 0.0
+                for a in range(alloc_len[job]):
+                    nd = flat_nodes[p + a]
+                    w = node_w[nd, slots[nd] - node_free[nd]]
+                    delta += w - cur_w[nd]
+                    cur_w[nd] = w
+                used += delta
             if flat_nodes[p] < lo:
                 lo = flat_nodes[p]
             running -= 1
@@ -151,84 +195,123 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         # ... then starts the startable prefix (and, for EASY, backfills)
         n_gone = 0
         if qn > 0 and free > 0:
+            left = cap_w - used
             i = 0
             stop = 0
             while True:
                 if i >= qn:
                     break
+                # kind: 0 = does not start, 1 = starts in order, 2 = backfilled ending by
+                # the shadow time, 3 = backfilled on extra slots
                 if stop == 0:
                     j = q_job[i]
-                    if units[j] > free:
-                        if not easy or free <= 0:
-                            break
-                        # EASY: reserve for the head, then backfill behind it
-                        if i > 0 or n_fin > 0 or j != head or shadow <= t:
-                            head = j
-                            need = units[j]
-                            avail = free
-                            soon = t + 1
-                            shadow = -1
-                            for k in range(en):
-                                tk = e_time[k] if e_time[k] > soon else soon
-                                if shadow >= 0 and tk > shadow:
-                                    break
-                                avail += units[e_job[k]]
-                                if shadow < 0 and avail >= need:
-                                    shadow = tk
-                            if shadow < 0:
-                                status = BROKEN
-                                bad_job = j
-                                break
-                            extra = avail - need
-                        if plan_head != j or plan_time != shadow:
-                            plan_head = j
-                            plan_time = shadow
-                            planned[j] = shadow
-                        stop = qn if depth < 0 else min(qn, i + depth)
-                        i += 1
-                        continue
+                    u = units[j]
+                    kind = 1 if u <= free else 0
                 else:
                     if i >= stop:
                         break
+                    if power and least_w - 1e-3 > left + EPS:
+                        break  # the power left cannot take any job any more
                     j = q_job[i]
                     u = units[j]
                     if t + est[j] <= shadow:
-                        if u > free:
-                            i += 1
-                            continue
+                        kind = 2 if u <= free else 0
                     elif u <= free and u <= extra:
-                        extra -= u
+                        kind = 3
                     else:
+                        kind = 0
+                if kind > 0 and power and job_w[j] + u * unit_w - 1e-3 > left + EPS:
+                    kind = 0  # its power cannot fit wherever it lands
+                if kind > 0:
+                    # first-fit over the nodes' free slots, tentatively (power decides)
+                    if n_flat + n_nodes > cap:
+                        cap *= 2
+                        grown = np.empty(cap, np.int32)
+                        grown[:n_flat] = flat_nodes[:n_flat]
+                        flat_nodes = grown
+                        grown = np.empty(cap, np.int32)
+                        grown[:n_flat] = flat_counts[:n_flat]
+                        flat_counts = grown
+                    n_try = 0
+                    left_u = u
+                    nd = lo
+                    while left_u > 0 and nd < n_nodes:
+                        room = node_free[nd]
+                        if room > 0:
+                            c = room if room < left_u else left_u
+                            flat_nodes[n_flat + n_try] = nd
+                            flat_counts[n_flat + n_try] = c
+                            n_try += 1
+                            left_u -= c
+                        nd += 1
+                    if left_u > 0:
+                        status = BROKEN
+                        bad_job = j
+                        break
+                    if power:  # what the start adds, node by node (the dispatcher's sum)
+                        job_p = job_w[j]
+                        for a in range(n_try):
+                            nd = flat_nodes[n_flat + a]
+                            k = slots[nd] - node_free[nd]
+                            job_p += node_w[nd, k + flat_counts[n_flat + a]] - node_w[nd, k]
+                        if not job_p <= left + EPS:
+                            kind = 0
+                if kind == 0:
+                    if stop > 0:
                         i += 1
                         continue
+                    if not easy or free <= 0:
+                        break
+                    # EASY: reserve for the head, then backfill behind it
+                    if i > 0 or n_fin > 0 or j != head or shadow <= t:
+                        head = j
+                        need = units[j]
+                        avail = free
+                        soon = t + 1
+                        shadow = -1
+                        for k in range(en):
+                            tk = e_time[k] if e_time[k] > soon else soon
+                            if shadow >= 0 and tk > shadow:
+                                break
+                            avail += units[e_job[k]]
+                            if shadow < 0 and avail >= need:
+                                shadow = tk
+                        if shadow < 0:
+                            if not power:
+                                status = BROKEN
+                                bad_job = j
+                                break
+                            # its slots are free but never its power: nothing to protect
+                            shadow = NEVER
+                            extra = free
+                        else:
+                            extra = avail - need
+                    if shadow < NEVER and (plan_head != j or plan_time != shadow):
+                        plan_head = j
+                        plan_time = shadow
+                        planned[j] = shadow
+                    stop = qn if depth < 0 else min(qn, i + depth)
+                    i += 1
+                    continue
+                if kind == 3:
+                    extra -= u
+                if kind > 1:
                     backfilled += 1
-                # start job j: first-fit over the nodes' free slots
-                u = units[j]
-                if n_flat + n_nodes > cap:
-                    cap *= 2
-                    grown = np.empty(cap, np.int32)
-                    grown[:n_flat] = flat_nodes[:n_flat]
-                    flat_nodes = grown
-                    grown = np.empty(cap, np.int32)
-                    grown[:n_flat] = flat_counts[:n_flat]
-                    flat_counts = grown
+                # start job j on its placement
                 p = n_flat
-                left = u
-                nd = lo
-                while left > 0 and nd < n_nodes:
-                    room = node_free[nd]
-                    if room > 0:
-                        c = room if room < left else left
-                        flat_nodes[n_flat] = nd
-                        flat_counts[n_flat] = c
-                        n_flat += 1
-                        node_free[nd] = room - c
-                        left -= c
-                    nd += 1
-                if left > 0:
-                    status = BROKEN
-                    bad_job = j
-                    break
+                for a in range(n_try):
+                    nd = flat_nodes[p + a]
+                    node_free[nd] -= flat_counts[p + a]
+                n_flat += n_try
+                if power:  # the dispatcher's workspace, then the engine's running sum
+                    left -= job_p
+                    delta = 0.0
+                    for a in range(n_try):
+                        nd = flat_nodes[p + a]
+                        w = node_w[nd, slots[nd] - node_free[nd]]
+                        delta += w - cur_w[nd]
+                        cur_w[nd] = w
+                    used += job_w[j] + delta
                 while lo < n_nodes and node_free[lo] == 0:
                     lo += 1
                 alloc_pos[j] = p
@@ -287,6 +370,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         points[n_points, 1] = qn
         points[n_points, 2] = running
         points[n_points, 3] = total - free
+        if power:
+            watts[n_points] = used
         n_points += 1
         if hn == 0 and nxt >= n and qn > 0:
             status = STUCK
@@ -304,4 +389,4 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             nodes[o + a] = flat_nodes[p + a]
             counts[o + a] = flat_counts[p + a]
     return (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
-            bad_job)
+            bad_job, watts)

@@ -1,0 +1,139 @@
+"""A node profile that also keeps the machine's IT power over future time, under a cap.
+
+:class:`PowerProfile` is a :class:`~dispatchlab.dispatchers.profile.NodeProfile` whose
+reservations must fit the power cap as well as the nodes: at every segment of the window a
+job would occupy, the IT power then — rebuilt from the profile's free capacity through the
+engine's power meter (idle nodes, node states and the node model's first-core cost
+included), plus the own power of the jobs held then in job-power mode — plus what the job
+adds on the nodes the allocator gives it must stay within the cap. The power is a
+non-decreasing function of what is in use on each node, so giving capacity back (an early
+end, a reservation moving) never takes any segment over the cap; only the cap falling can.
+
+The cap is the one in force now, then the announced ``power_cap`` changes of
+``view.scenario``: each segment part a job would occupy is checked against the lowest cap
+announced over it, and every announced change is a breakpoint of the profile (a start time
+tried), so a job may be reserved from the moment a rise lets it in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.dispatchers.allocators import Allocator
+from dispatchlab.dispatchers.group_placement import GroupPlacement
+from dispatchlab.dispatchers.profile import LiveRequests, NodeProfile
+from dispatchlab.engine.budget import EPS
+from dispatchlab.engine.cap_schedule import announced_caps
+from dispatchlab.engine.constraints import Constraints
+from dispatchlab.engine.power_meter import MachinePower
+from dispatchlab.engine.state import Budget, SystemView
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+class PowerProfile(NodeProfile):
+    """Free capacity per node over time, and the IT power it implies, under ``budget``."""
+
+    __slots__ = ("_parts", "budget", "meter", "view")
+
+    def __init__(self, view: SystemView, capacity: IntArray, req: IntArray | LiveRequests,
+                 units: list[int], alloc: Allocator, rules: Constraints | None,
+                 meter: MachinePower, budget: Budget):
+        super().__init__(capacity, req, units, alloc, rules)
+        self.view, self.meter, self.budget = view, meter, budget
+        # job-power mode: the jobs' own power held over windows, (t0, t1, W); a give adds
+        # the negative entry
+        self._parts: list[tuple[int, int, float]] = []
+
+    def advance(self, now: int) -> None:
+        """Drop the past (and the job-power entries that ended)."""
+        super().advance(now)
+        if self._parts:
+            self._parts = [p for p in self._parts if p[1] > now]
+
+    def _own(self, job: int, placement: Any) -> float:
+        """The jobs' own power of ``placement`` (0 in node mode)."""
+        if self.meter.jobs is None:
+            return 0.0
+        if isinstance(placement, list):
+            return sum(self.meter.job_part(c, n, k) for c, n, k in placement)
+        return self.meter.job_part(job, *placement)
+
+    def take(self, job: int, t0: int, t1: int, placement: Any) -> None:
+        """Occupy ``placement`` over ``[t0, t1)``, its own power too."""
+        super().take(job, t0, t1, placement)
+        w = self._own(job, placement)
+        if w:
+            self._parts.append((t0, t1, w))
+
+    def give(self, job: int, t0: int, t1: int, placement: Any) -> None:
+        """Free ``placement`` over ``[t0, t1)``, its own power too."""
+        super().give(job, t0, t1, placement)
+        w = self._own(job, placement)
+        if w:
+            self._parts.append((t0, t1, -w))
+
+    def segment_power(self) -> FloatArray:
+        """The IT power (W) of each segment: nodes (from their free capacity, states as
+        now) plus the jobs' own power held then."""
+        free = self.free
+        power = np.array([self.meter.nodes_power(free[k]) for k in range(len(free))],
+                         dtype=np.float64)
+        if self._parts:
+            times = np.asarray(self.times, dtype=np.int64)
+            for t0, t1, w in self._parts:
+                power[(times >= t0) & (times < t1)] += w
+        return power
+
+    def earliest(self, job: int, dur: int, before: int | None = None
+                 ) -> tuple[int, Any] | None:
+        """Earliest start ``< before`` where the job fits in nodes and power (announced cap
+        changes made breakpoints first)."""
+        caps = announced_caps(self.view, self.budget.cap)
+        times = self.timeline.times
+        for c in caps.times:
+            if c > times[0]:
+                self.timeline._split(c)
+        return super().earliest(job, dur, before)
+
+    def acceptor(self, job: int, dur: int) -> Callable[[Any, int], bool] | None:
+        """Accept a placement at ``t`` iff at every segment of ``[t, t + dur)`` the power
+        then plus what the job adds on it stays within the lowest cap announced over it."""
+        caps = announced_caps(self.view, self.budget.cap)
+        if math.isinf(caps.now_cap) and not caps.times:
+            return None
+        seg: list[FloatArray] = []  # computed on the first placement tested
+
+        def fits(placement: Any, t: int) -> bool:
+            if not seg:
+                seg.append(self.segment_power())
+            power, free, times = seg[0], self.free, self.times
+            i, e = self.timeline.window(t, dur)
+            for k in range(i, e):
+                lo = max(times[k], t)
+                hi = min(times[k + 1], t + dur) if k + 1 < len(times) else t + dur
+                cap = caps.lowest(lo, max(hi, lo + 1))
+                if power[k] + self._delta(job, placement, free[k]) > cap + EPS:
+                    return False
+            return True
+
+        return fits
+
+    def _delta(self, job: int, placement: Any, free: IntArray) -> float:
+        """What ``placement`` adds to the power from ``free`` (components in turn)."""
+        if not isinstance(placement, list):
+            nodes, counts = placement
+            return self.meter.start_delta(job, nodes, counts, free=free)
+        group: GroupPlacement = placement
+        scratch = free.copy()
+        total = 0.0
+        for comp, nodes, counts in group:
+            total += self.meter.start_delta(comp, nodes, counts, free=scratch)
+            scratch[nodes] -= counts[:, None] * self.view.req[comp]
+        return total
