@@ -9,6 +9,7 @@ from functools import partial
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.dardis.dispatcher import Dardis
 from dispatchlab.dispatchers.dardis.rule_based import ProfileRuleBased
+from dispatchlab.dispatchers.dardis.shutdown import DardisShutdown
 from dispatchlab.dispatchers.registry import register
 
 #: Preset name → (factory, description).
@@ -23,6 +24,14 @@ PRESETS: dict[str, tuple[Callable[[], Dispatcher], str]] = {
     "dardis-balanced": (
         partial(Dardis, "exponential", "max-probability", name="dardis-balanced"),
         "DARDIS Balanced: exponentially weighted starts, Max probability"),
+    "dardis100": (partial(DardisShutdown, 0.0, name="dardis100"),
+                  "DARDIS100 % (thesis §7.6): First, Min start, backfilling, 300 s slots, "
+                  "no node shutdown"),
+    "dardis70": (partial(DardisShutdown, 0.3, name="dardis70"),
+                 "DARDIS70 %: as dardis100, switching off 30 % of the nodes the desired "
+                 "profile leaves unused"),
+    "dardis50": (partial(DardisShutdown, 0.5, name="dardis50"),
+                 "DARDIS50 %: as dardis100, switching off 50 % of the unused nodes"),
     "rb-fcfs": (partial(ProfileRuleBased, "est", name="rb-fcfs"),
                 "profile-aware rule-based, by earliest start (thesis Alg. 4)"),
     "rb-df": (partial(ProfileRuleBased, "lst", name="rb-df"),
