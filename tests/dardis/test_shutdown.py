@@ -13,6 +13,7 @@ import pytest
 
 from dispatchlab.dispatchers.dardis.presets import PRESETS
 from dispatchlab.dispatchers.dardis.shutdown import DardisShutdown, parked_counts
+from dispatchlab.engine.decisions import WakeAt
 from dispatchlab.engine.scenario import Change, Scenario
 from dispatchlab.engine.state import BOOTING, OFF, ON, SHUTTING_DOWN
 from dispatchlab.platform.power import NodePowerSpec
@@ -122,3 +123,52 @@ def test_presets_are_registered_and_reproducible(name: str) -> None:
     b = simulate(wl, PLATFORM, name, seed=4, scenario=STEP)
     assert a.summary["audited"] and a.summary["jobs_run"] == n
     assert a.jobs["start"].tolist() == b.jobs["start"].tolist()
+
+
+def test_a_node_with_a_later_reservation_is_parked_until_it() -> None:
+    # job C (15 cores) may start from 4 h: planned at submission on nodes 0–3 from 4 h;
+    # at 2 h every idle node is free until 4 h, so node 3 is parked [2 h, 4 h) and
+    # booted at 4 h − 100 s; C starts on time
+    wl = Workload.from_columns(
+        submit=np.array([0, 0]), walltime=np.array([30_000, 3600]),
+        runtime=np.array([30_000, 3600]), units=np.array([1, 15]),
+        req={"cores": np.ones(2, int)}, est=np.array([0, 14_400]),
+        lst=np.array([600, 15_000]))
+    res = simulate(wl, PLATFORM, "dardis50", seed=1, scenario=STEP)
+    assert res.summary["audited"]
+    assert res.jobs["start"].tolist() == [0, 14_400]
+    assert node_log(res) == [(7200, 3, SHUTTING_DOWN), (7220, 3, OFF),
+                             (14_300, 3, BOOTING), (14_400, 3, ON)]
+
+
+class Announcing(DardisShutdown):
+    """Announces a first profile at 1 h and more of it at 3 h (as the hybrid pipeline
+    does, at run time)."""
+
+    def __init__(self, first: tuple[list[int], list[float]],
+                 second: tuple[list[int], list[float]]) -> None:
+        super().__init__(0.5)
+        self.parts = [first, second]
+
+    def decide(self, view, events):  # type: ignore[no-untyped-def]
+        due = {0: 3600, 1: 10_800}
+        more = False
+        if self.parts and view.now >= due[2 - len(self.parts)]:
+            self.add_profile(view, *self.parts.pop(0))  # before deciding, as documented
+            more = bool(self.parts)
+        out = super().decide(view, events)
+        return [*out, WakeAt(10_800)] if more else out
+
+
+def test_a_profile_announced_later_extends_or_cuts_a_parking() -> None:
+    # 0.5 from 2 h with no end yet: held one more day (to 2 h + 24 h); at 3 h the
+    # profile says 0.5 until 33 h: node 3 stays off until then
+    wl = jobs((0, 1, 130_000), (3600, 1, 60))
+    res = simulate(wl, PLATFORM, Announcing(([7200], [0.5]), ([50_000, 118_800],
+                                                              [0.5, 1.0])), seed=1)
+    assert node_log(res) == [(7200, 3, SHUTTING_DOWN), (7220, 3, OFF),
+                             (118_700, 3, BOOTING), (118_800, 3, ON)]
+    # ... or that it rises at 9 h: node 3 is booted for 9 h
+    res = simulate(wl, PLATFORM, Announcing(([7200], [0.5]), ([32_400], [1.0])), seed=1)
+    assert node_log(res) == [(7200, 3, SHUTTING_DOWN), (7220, 3, OFF),
+                             (32_300, 3, BOOTING), (32_400, 3, ON)]

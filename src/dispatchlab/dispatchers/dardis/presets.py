@@ -41,7 +41,24 @@ PRESETS: dict[str, tuple[Callable[[], Dispatcher], str]] = {
 }
 
 
+def _hybrid(off_fraction: float, name: str) -> Dispatcher:
+    from dispatchlab.hybrid.pipeline import HybridDardis
+
+    return HybridDardis(off_fraction, name=name)
+
+
+#: The hybrid pipeline of thesis ch. 7 (docs/hybrid.md): daily forecast → offline plan →
+#: Alg. 8 profile → DARDIS with node shutdown.
+HYBRID: dict[str, tuple[Callable[[], Dispatcher], str]] = {
+    f"hybrid-dardis{pct}": (partial(_hybrid, frac, f"hybrid-dardis{pct}"),
+                            f"hybrid pipeline (thesis ch. 7): daily forecast, offline plan "
+                            f"(Alg. 5), Alg. 8 profile, dardis{pct}")
+    for pct, frac in ((100, 0.0), (70, 0.3), (50, 0.5))}
+
+
 def register_presets() -> None:
     """Register every preset above."""
     for name, (factory, description) in PRESETS.items():
         register(name, factory, description, family="dardis")
+    for name, (factory, description) in HYBRID.items():
+        register(name, factory, description, family="hybrid")

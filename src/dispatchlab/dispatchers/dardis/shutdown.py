@@ -9,13 +9,14 @@ fractions, not the mechanics; the rule here:
 - **Levels.** Parked node number ``L`` (1 ≤ L ≤ k) is needed from a profile change on
   until ``b_L``, the first later change where ``k < L`` (the profile is announced, so
   ``b_L`` is known; after the last change the profile is taken to hold one more day).
-- **Which nodes go off.** At each profile change, every level not held takes the highest
-  index node that is on, idle, not started in this round and has nothing reserved in its
-  DARDIS profile over ``[now, b_L)``; its profile is then filled to capacity over that
-  span (node managers offer no start there) and it is switched off at once. A level
-  whose span is shorter than the node's break-even time (transition energy against idle
-  energy, and at least shutdown + boot) is not parked; a level without a free node is
-  left unheld until the next change (counted as ``levels_unfilled``).
+- **Which nodes go off.** At each profile change, every level not held takes, among the
+  nodes that are on, idle and not started in this round, the one whose DARDIS profile
+  stays free longest within ``[now, b_L)`` (highest index on ties); it stays off until
+  its first reservation or ``b_L``: its profile is filled to capacity over that span
+  (node managers offer no start there) and it is switched off at once. A span shorter
+  than the node's break-even time (transition energy against idle energy, and at least
+  shutdown + boot) is not parked (``levels_too_short``); a level without an idle node
+  is left unheld until the next change (``levels_unfilled``).
 - **When they come back.** Planned in advance: the node is switched on at
   ``b_L − boot_time`` (rounded to the slot grid) and is on when its profile frees, so a
   rising profile costs no boot delay.
@@ -110,6 +111,7 @@ class DardisShutdown(Dardis):
         times, shares = self._steps[k]
         counts = parked_counts(shares, n, self.off_fraction) if self.off_fraction else (
             np.zeros(len(times), np.int64))
+        self._cores_k = k
         self._bt: IntArray = np.asarray(times, np.int64)
         self._bk: IntArray = counts
         self._bi = 0
@@ -207,28 +209,84 @@ class DardisShutdown(Dardis):
         chosen: list[int] = []
         for end in sorted(by_end, reverse=True):  # longest spans (lowest levels) first
             last = -(-end // slot)
-            empty = ~(self._grid.window(first, last) > 0).any(axis=(0, 2))
+            # nodes × slots reserved; each node can stay off until its first reserved
+            # slot (or the level's end)
+            used = np.asarray(np.any(self._grid.window(first, last) > 0, axis=0))
+            free_until = np.where(used.any(axis=1), first + used.argmax(axis=1), last)
+            span = free_until * slot - now
             for lv in sorted(by_end[end]):
-                ok = np.flatnonzero(idle & empty & (self._even <= end - now))
-                if not len(ok):
-                    short = np.flatnonzero(idle & empty)
-                    key = "levels_too_short" if len(short) else "levels_unfilled"
+                ok = idle & (span >= self._even)
+                if not ok.any():
+                    key = "levels_too_short" if idle.any() else "levels_unfilled"
                     self._stats[key] += 1
                     continue
-                node = int(ok[-1])
+                cand = np.flatnonzero(ok)
+                node = int(cand[np.lexsort((-cand, -free_until[cand]))[0]])
                 idle[node] = False
                 self._pversion += 1
-                p = Parking(lv, first, last, self._pversion)
+                p = Parking(lv, first, int(free_until[node]), self._pversion)
                 self._parking[node] = p
                 self._levels[lv] = node
                 self._mine[node] = True
-                self._grid.add(np.array([node]), self._cap[node][:, None], first, last)
-                heapq.heappush(self._on_heap, (last * slot - int(self._boot[node]), node,
+                self._grid.add(np.array([node]), self._cap[node][:, None], first, p.last)
+                heapq.heappush(self._on_heap, (p.last * slot - int(self._boot[node]), node,
                                                p.version))
                 chosen.append(node)
         if chosen:
             out.append(PowerOff(tuple(sorted(chosen))))
             self._stats["power_offs"] += len(chosen)
+
+    # ---- a profile announced while running (the hybrid pipeline) --------------------
+
+    def add_profile(self, view: SystemView, times: npt.ArrayLike, shares: npt.ArrayLike
+                    ) -> None:
+        """Announce more of the desired cores profile (steps after every known one);
+        held parkings are extended or cut to their levels' new ends. Call it before
+        :meth:`decide` at the same decision point (which sets the timers it needs)."""
+        t = np.asarray(times, dtype=np.int64)
+        v = np.asarray(shares, dtype=np.float64)
+        if not len(t):
+            return
+        t0, v0 = self._steps[self._cores_k]
+        if (len(t0) and t[0] <= t0[-1]) or t[0] <= view.now or (np.diff(t) <= 0).any():
+            raise ValueError("add_profile: steps must be increasing and after the known "
+                             "ones and now")
+        self._steps[self._cores_k] = (np.concatenate([t0, t]), np.concatenate([v0, v]))
+        self._profile = True
+        counts = parked_counts(v, view.platform.n_nodes, self.off_fraction)
+        self._bt = np.concatenate([self._bt, t])
+        self._bk = np.concatenate([self._bk, counts])
+        self._replan_parkings(view)
+
+    def _replan_parkings(self, view: SystemView) -> None:
+        """Move the end of every held parking to its level's end under the profile now
+        known: later if the node's profile is free until then, earlier (not before the
+        node can be on again) if the level is no longer needed."""
+        slot, now = self.slot, view.now
+        state = view.node_state
+        for lv, node in list(self._levels.items()):
+            p = self._parking[node]
+            below = np.flatnonzero(self._bk[self._bi:] < lv)
+            end = (int(self._bt[self._bi + int(below[0])]) if len(below)
+                   else int(self._bt[-1]) + TAIL)
+            last = -(-end // slot)
+            if last > p.last:
+                if (self._grid.window(p.last, last)[:, node] > 0).any():
+                    continue
+                self._grid.add(np.array([node]), self._cap[node][:, None], p.last, last)
+            elif last < p.last:
+                back = now + (int(self._down[node]) if state[node] != OFF else 0)
+                last = max(last, p.first, -(-(back + int(self._boot[node])) // slot))
+                if last >= p.last:
+                    continue
+                self._grid.add(np.array([node]), self._cap[node][:, None], last, p.last,
+                               -1.0)
+            else:
+                continue
+            self._pversion += 1
+            self._parking[node] = Parking(lv, p.first, last, self._pversion)
+            heapq.heappush(self._on_heap, (last * slot - int(self._boot[node]), node,
+                                           self._pversion))
 
     # ---- bringing nodes back for a job ---------------------------------------------
 
