@@ -5,7 +5,14 @@ Bridi's thesis (2018) §6.5.3, Eq. 6.3 (``G·K1 − W·K2 − J·K2``) and §6.8
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from dispatchlab.energy.accounting import J_PER_KWH
+from dispatchlab.energy.cooling import PueTable
+from dispatchlab.engine.recorder import Recorder
 
 
 @dataclass(frozen=True)
@@ -39,3 +46,231 @@ def parse_prices(spec: str) -> Prices:
         raise ValueError(f"prices '{spec}': expected 'cheap', 'expensive' or 'K1,K2' "
                          f"(currency per core-hour, per kWh)") from None
     return Prices(k1, k2)
+
+
+@dataclass(frozen=True)
+class CoolingSetup:
+    """What the profit accounting of a run needs besides the run: the PUE table, the
+    ambient temperature step series (°C from ``temp_times[k]`` on; the first value holds
+    before the first time, the last after the last), the prices and where the IT power
+    comes from (``auto``: the platform's node power model if it has one, else the jobs'
+    ``power`` column; ``nodes``; ``jobs``)."""
+
+    table: PueTable
+    temp_times: tuple[int, ...]
+    temp_values: tuple[float, ...]
+    prices: Prices = DEFAULT_PRICES
+    it_power: str = "auto"
+    source: dict[str, object] | None = None
+    scale: bool = False  # fit the table to the machine's highest IT power when accounting
+
+    def __post_init__(self) -> None:
+        if not self.temp_times or len(self.temp_times) != len(self.temp_values):
+            raise ValueError("cooling: the ambient temperature series is empty")
+        if any(b < a for a, b in zip(self.temp_times, self.temp_times[1:], strict=False)):
+            raise ValueError("cooling: temperature times must not decrease")
+        if self.it_power not in ("auto", "nodes", "jobs"):
+            raise ValueError(f"cooling: it_power must be auto, nodes or jobs, "
+                             f"got '{self.it_power}'")
+
+
+@dataclass
+class ProfitResult:
+    """Profit figures of a run and the step series behind them."""
+
+    summary: dict[str, object]
+    series: pd.DataFrame  # time, it_power_w, cooling_w, temperature_c, pue
+
+
+def it_power_from_jobs(rec: Recorder) -> tuple[np.ndarray, np.ndarray]:
+    """IT power step series (times, W) = Σ running jobs' ``power`` figures (thesis Eq.
+    6.3's ``W``: each job draws its mean power while it runs, wherever it runs)."""
+    seg, wl = rec.segments, rec.workload
+    power = wl.power[seg.job]
+    if len(seg) and not np.isfinite(power).all():
+        bad = int(wl.job_id[seg.job[~np.isfinite(power)][0]])
+        raise ValueError(f"cooling: job {bad} has no power figure (the workload's power "
+                         f"column); give every job one or use a platform power model")
+    t = np.concatenate((seg.t0, seg.t1)).astype(np.int64)
+    d = np.concatenate((power, -power)).astype(np.float64)
+    order = np.argsort(t, kind="stable")
+    t, level = t[order], np.cumsum(d[order])
+    last = np.r_[t[1:] != t[:-1], True]
+    times, watts = t[last], level[last]
+    watts[np.abs(watts) < 1e-6] = 0.0
+    return times, watts
+
+
+def core_seconds(rec: Recorder) -> float:
+    """Core-seconds executed: every segment's duration × the cores it held (killed and
+    requeued segments included: the machine ran them)."""
+    seg = rec.segments
+    if not len(seg):
+        return 0.0
+    c = rec.platform.resources.index("cores")
+    owner = np.repeat(np.arange(len(seg)), seg.sizes)
+    cores = np.bincount(owner, weights=seg.counts * rec.req[seg.job[owner], c],
+                        minlength=len(seg))
+    return float(((seg.t1 - seg.t0) * cores).sum())
+
+
+def _core_seconds_until(rec: Recorder, t_end: int) -> float:
+    seg = rec.segments
+    if not len(seg):
+        return 0.0
+    c = rec.platform.resources.index("cores")
+    owner = np.repeat(np.arange(len(seg)), seg.sizes)
+    cores = np.bincount(owner, weights=seg.counts * rec.req[seg.job[owner], c],
+                        minlength=len(seg))
+    dur = np.clip(np.minimum(seg.t1, t_end) - seg.t0, 0, None)
+    return float((dur * cores).sum())
+
+
+def cooling_series(times: np.ndarray, watts: np.ndarray, setup: CoolingSetup, t0: int,
+                   t1: int) -> pd.DataFrame:
+    """The step series of IT power, temperature, PUE and cooling power over ``[t0, t1)``,
+    split at every change of either input."""
+    tt, tv = np.asarray(setup.temp_times, np.int64), np.asarray(setup.temp_values, float)
+    edges = np.unique(np.concatenate(([t0], times[(times > t0) & (times < t1)],
+                                      tt[(tt > t0) & (tt < t1)])))
+    k = np.searchsorted(times, edges, side="right") - 1
+    it = np.where(k >= 0, watts[np.maximum(k, 0)], 0.0)
+    j = np.searchsorted(tt, edges, side="right") - 1
+    temp = tv[np.maximum(j, 0)]
+    pue = setup.table.pue_many(it, temp)
+    cool = it * (pue - 1.0)
+    return pd.DataFrame({"time": edges, "it_power_w": it, "cooling_w": cool,
+                         "temperature_c": temp, "pue": pue})
+
+
+def _integral(series: pd.DataFrame, column: str, t1: int) -> float:
+    t = series["time"].to_numpy()
+    dt = np.diff(np.r_[t, t1]).astype(np.float64)
+    return float((series[column].to_numpy() * dt).sum())
+
+
+def _figures(rec: Recorder, series: pd.DataFrame, prices: Prices, t0: int, t1: int,
+             core_s: float) -> dict[str, object]:
+    part = series[series["time"] < t1]
+    it_j = _integral(part, "it_power_w", t1)
+    cool_j = _integral(part, "cooling_w", t1)
+    core_h = core_s / 3600.0
+    it_kwh, cool_kwh = it_j / J_PER_KWH, cool_j / J_PER_KWH
+    income = prices.core_hour * core_h
+    cost = prices.energy_kwh * (it_kwh + cool_kwh)
+    return {"window_s": [t0, t1], "core_hours": core_h, "it_kwh": it_kwh,
+            "cooling_kwh": cool_kwh, "mean_pue": (it_j + cool_j) / it_j if it_j > 0 else 1.0,
+            "income": income, "energy_cost": cost, "profit": income - cost}
+
+
+def run_profit(rec: Recorder, setup: CoolingSetup) -> ProfitResult:
+    """Profit, core-hours, IT and cooling energy and mean PUE of a finished run, over the
+    run (first submission to last segment end) and up to the last submission (the window
+    the thesis compares dispatchers on, §6.8.3)."""
+    wl, seg = rec.workload, rec.segments
+    source = setup.it_power
+    if source == "auto":
+        source = "nodes" if rec.platform.power_table is not None else "jobs"
+    if source == "nodes":
+        from dispatchlab.energy.accounting import run_energy
+
+        e = run_energy(rec)
+        times, watts = e.times, e.power
+    else:
+        times, watts = it_power_from_jobs(rec)
+    if setup.scale:
+        setup = replace(setup, table=setup.table.scaled(max_it_power(rec, source)))
+    t0 = int(wl.submit.min()) if wl.n_jobs else 0
+    t1 = max(int(seg.t1.max()) if len(seg) else t0, t0 + 1)
+    series = cooling_series(times, watts, setup, t0, t1)
+    last_submit = max(int(wl.submit.max()) if wl.n_jobs else t0, t0 + 1)
+    run = _figures(rec, series, setup.prices, t0, t1, core_seconds(rec))
+    at_sub = _figures(rec, series, setup.prices, t0, last_submit,
+                      _core_seconds_until(rec, last_submit))
+    summary: dict[str, object] = {
+        **run,
+        "at_last_submission": at_sub,
+        "prices": {"core_hour": setup.prices.core_hour,
+                   "energy_kwh": setup.prices.energy_kwh},
+        "cooling": setup.table.describe(),
+        "it_power_source": source,
+        "temperature": {"changes": len(setup.temp_times),
+                        "last_change_s": int(setup.temp_times[-1]),
+                        "min_c": float(min(setup.temp_values)),
+                        "max_c": float(max(setup.temp_values)),
+                        **(setup.source or {})},
+    }
+    return ProfitResult(summary=summary, series=series)
+
+
+def max_it_power(rec: Recorder, source: str) -> float:
+    """The machine's highest possible IT power (W), to scale a table to it: every node at
+    full use under the node model (``nodes``), or all cores at the hungriest job's W per
+    core (``jobs``)."""
+    plat, wl = rec.platform, rec.workload
+    if source == "nodes" and plat.power_table is not None:
+        from dispatchlab.engine.state import ON
+
+        n = plat.capacity.shape[0]
+        nodes = np.arange(n, dtype=np.int64)
+        full = plat.capacity.astype(np.int64)
+        return float(plat.power_table.power(nodes, np.full(n, ON, np.int64), full).sum())
+    c = plat.resources.index("cores")
+    per_core = wl.power / np.maximum(wl.units * wl.req[:, c], 1)
+    per_core = per_core[np.isfinite(per_core)]
+    if not len(per_core):
+        raise ValueError("cooling: cannot scale the table: no job has a power figure")
+    return float(plat.capacity[:, c].sum() * per_core.max())
+
+
+def cooling_setup(cooling: str | PueTable, temperature: object = None,
+                  prices: Prices | str | None = None, it_power: str = "auto",
+                  scenario: object = None) -> CoolingSetup:
+    """:func:`make_cooling_setup`, its errors as one-line :class:`ConfigError`."""
+    from dispatchlab.errors import ConfigError, DispatchlabError
+
+    try:
+        return make_cooling_setup(cooling, temperature, prices, it_power, scenario)
+    except DispatchlabError:
+        raise
+    except ValueError as exc:
+        raise ConfigError(str(exc), field="cooling") from None
+
+
+def make_cooling_setup(cooling: str | PueTable, temperature: object = None,
+                       prices: Prices | str | None = None, it_power: str = "auto",
+                       scenario: object = None) -> CoolingSetup:
+    """A :class:`CoolingSetup` from user-facing arguments: ``cooling`` ``air`` | ``hybrid``
+    | a CSV table (a ``:scaled`` suffix rescales it to the machine when the run is
+    accounted), ``temperature`` a scenario argument (``gen:temperature:...``, a
+    ``time,what,value`` file with ``temperature`` rows) or, when None, the ``temperature``
+    rows of the run's ``scenario``; ``prices`` ``cheap`` | ``expensive`` | ``K1,K2``."""
+    from dispatchlab.energy.cooling import pue_table
+    from dispatchlab.energy.temperature import temperature_steps
+    from dispatchlab.engine.scenario_gen import resolve_scenario
+
+    scale = False
+    if isinstance(cooling, str):
+        name, _, suffix = cooling.partition(":")
+        if suffix not in ("", "scaled"):
+            raise ValueError(f"cooling '{cooling}': the only suffix is ':scaled'")
+        scale = suffix == "scaled"
+        table = pue_table(name)
+    else:
+        table = cooling
+    source: dict[str, object]
+    if temperature is not None:
+        scen = resolve_scenario(temperature)  # type: ignore[arg-type]
+        source = {"source": str(temperature)}
+    else:
+        scen = scenario  # type: ignore[assignment]
+        source = {"source": "the run's scenario"}
+    times, values = temperature_steps(scen)
+    if not len(times):
+        raise ValueError("cooling: no ambient temperature (give --temperature gen:temperature:"
+                         "season=summer or a file with temperature rows)")
+    if isinstance(prices, str):
+        prices = parse_prices(prices)
+    return CoolingSetup(table, tuple(int(t) for t in times), tuple(float(v) for v in values),
+                        prices if prices is not None else DEFAULT_PRICES, it_power,
+                        source=source, scale=scale)
