@@ -51,7 +51,7 @@ def run_one(workload: str, dispatcher: str, days: int | None, seed: int) -> dict
     res = simulate(wl, plat, dispatcher, seed=seed, engine="general")
     wall = time.perf_counter() - t0
     s = res.summary
-    st = s["dispatcher_stats"]
+    st = s.get("dispatcher_stats", {})
     span_days = int(np.ceil((int(res.recorder.segments.t1.max()) + 1) / 86_400)) + 1
     profit = {}
     for name, (season, cool) in SCENARIOS.items():

@@ -80,6 +80,7 @@ class HybridDardis(DardisShutdown):
         self._daily: list[dict[str, Any]] = []
         self._pipe_wake = -1
         self._last_planned: FloatArray | None = None
+        self._skipped = 0
 
     def decide(self, view: SystemView, events: Events) -> list[Decision]:
         """Observe ends, run the pipeline when due, then DARDIS with shutdown."""
@@ -91,7 +92,12 @@ class HybridDardis(DardisShutdown):
                 self._busy_t.append(now)
                 self._busy_d.append(-self._cores_of(view, j))
         while now >= self._next_run:
-            self._pipeline(view)
+            if self._day > now:
+                self._pipeline(view)
+            else:  # no decision point between the run time and the day's start
+                self._day += DAY
+                self._next_run += DAY
+                self._skipped += 1
         out = super().decide(view, events)
         for d in out:
             if type(d) is Start:
@@ -212,4 +218,4 @@ class HybridDardis(DardisShutdown):
         """DARDIS's statistics plus one row per pipeline run."""
         total = sum(d["total_s"] for d in self._daily)
         return {**super().run_stats(), "pipeline_days": self._daily,
-                "pipeline_total_s": total}
+                "pipeline_total_s": total, "pipeline_days_skipped": self._skipped}
