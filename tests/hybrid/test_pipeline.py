@@ -86,3 +86,15 @@ def test_a_busy_day_asks_for_the_whole_machine_and_parks_nothing() -> None:
     assert day["previous_utilization"] > 0.84
     assert day["profile_min"] == 1.0
     assert res.summary["dispatcher_stats"]["power_offs"] == 0
+
+
+def test_a_day_whose_run_time_passed_unseen_is_skipped() -> None:
+    # the first job arrives at 1.5 days: nothing was decided before day 1 began, so day
+    # 1 gets no profile (counted), day 2 does
+    wl = workload(n=120, days=2)
+    late = Workload.from_columns(
+        submit=wl.submit + 129_600, walltime=wl.walltime, runtime=wl.runtime,
+        units=wl.units, req={"cores": np.ones(wl.n_jobs, int)}, queues={"q": 3600})
+    st = simulate(late, PLATFORM, "hybrid-dardis70", seed=1).summary["dispatcher_stats"]
+    assert st["pipeline_days_skipped"] == 1
+    assert st["pipeline_days"][0]["day_start"] == 2 * 86_400
