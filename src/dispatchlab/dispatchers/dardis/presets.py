@@ -61,4 +61,4 @@ def register_presets() -> None:
     for name, (factory, description) in PRESETS.items():
         register(name, factory, description, family="dardis")
     for name, (factory, description) in HYBRID.items():
-        register(name, factory, description, family="hybrid")
+        register(name, factory, description, family="dardis")
