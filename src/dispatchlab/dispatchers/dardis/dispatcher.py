@@ -180,7 +180,7 @@ class Dardis(BaseDispatcher):
     def _protocol(self, view: SystemView, j: int, now: int, out: list[Decision]) -> None:
         est, lst = self._window(view, j, now)
         length = lst - est
-        alive = view.alive
+        alive = self._planning_nodes(view)
         for attempt in range(self.retries + 1):
             if attempt == 1:
                 self._stats["retried_jobs"] += 1
@@ -199,6 +199,11 @@ class Dardis(BaseDispatcher):
             f"DARDIS: job {view.jobs.ints('job_id')[j]} fits no start even on the empty "
             f"machine ({self._units[j]} units of {view.req[j].tolist()} over "
             f"{int(alive.sum())} usable nodes)")
+
+    def _planning_nodes(self, view: SystemView) -> npt.NDArray[np.bool_]:
+        """Nodes the node managers plan on: the usable ones (subclasses that switch
+        nodes off on purpose add theirs, kept free in the grid while off)."""
+        return view.alive
 
     def _shares(self, first: int, last: int) -> FloatArray:
         """Desired share of every resource in absolute slots ``[first, last)``."""

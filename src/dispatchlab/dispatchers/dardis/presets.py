@@ -9,6 +9,7 @@ from functools import partial
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.dardis.dispatcher import Dardis
 from dispatchlab.dispatchers.dardis.rule_based import ProfileRuleBased
+from dispatchlab.dispatchers.dardis.shutdown import DardisShutdown
 from dispatchlab.dispatchers.registry import register
 
 #: Preset name → (factory, description).
@@ -23,6 +24,14 @@ PRESETS: dict[str, tuple[Callable[[], Dispatcher], str]] = {
     "dardis-balanced": (
         partial(Dardis, "exponential", "max-probability", name="dardis-balanced"),
         "DARDIS Balanced: exponentially weighted starts, Max probability"),
+    "dardis100": (partial(DardisShutdown, 0.0, name="dardis100"),
+                  "DARDIS100 % (thesis §7.6): First, Min start, backfilling, 300 s slots, "
+                  "no node shutdown"),
+    "dardis70": (partial(DardisShutdown, 0.3, name="dardis70"),
+                 "DARDIS70 %: as dardis100, switching off 30 % of the nodes the desired "
+                 "profile leaves unused"),
+    "dardis50": (partial(DardisShutdown, 0.5, name="dardis50"),
+                 "DARDIS50 %: as dardis100, switching off 50 % of the unused nodes"),
     "rb-fcfs": (partial(ProfileRuleBased, "est", name="rb-fcfs"),
                 "profile-aware rule-based, by earliest start (thesis Alg. 4)"),
     "rb-df": (partial(ProfileRuleBased, "lst", name="rb-df"),
@@ -32,7 +41,24 @@ PRESETS: dict[str, tuple[Callable[[], Dispatcher], str]] = {
 }
 
 
+def _hybrid(off_fraction: float, name: str) -> Dispatcher:
+    from dispatchlab.hybrid.pipeline import HybridDardis
+
+    return HybridDardis(off_fraction, name=name)
+
+
+#: The hybrid pipeline of thesis ch. 7 (docs/hybrid.md): daily forecast → offline plan →
+#: Alg. 8 profile → DARDIS with node shutdown.
+HYBRID: dict[str, tuple[Callable[[], Dispatcher], str]] = {
+    f"hybrid-dardis{pct}": (partial(_hybrid, frac, f"hybrid-dardis{pct}"),
+                            f"hybrid pipeline (thesis ch. 7): daily forecast, offline plan "
+                            f"(Alg. 5), Alg. 8 profile, dardis{pct}")
+    for pct, frac in ((100, 0.0), (70, 0.3), (50, 0.5))}
+
+
 def register_presets() -> None:
     """Register every preset above."""
     for name, (factory, description) in PRESETS.items():
+        register(name, factory, description, family="dardis")
+    for name, (factory, description) in HYBRID.items():
         register(name, factory, description, family="dardis")

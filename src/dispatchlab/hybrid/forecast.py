@@ -1,0 +1,67 @@
+"""Next-day job forecast (thesis §7.2, §7.7): the jobs submitted in the last 24 hours,
+replayed 24 hours later.
+
+The thesis's forecast module "generates a forecasted job trace with the waiting jobs and
+the jobs forecast to be submitted" and, in its experiments, uses "traces based on the
+previous 24 hours of submissions" (§7.7; a learned forecaster is future work there). So
+the forecast of ``[t, t + 24 h)`` is every job submitted in ``[t − 24 h, t)`` with its
+submission moved 24 h later, same units, requests and wall-time. Its planned duration
+is what is known at forecast time: the observed run time of a job that already ended,
+else its requested wall-time (``duration="observed"``, the default); ``"walltime"`` uses
+wall-times only. Jobs still queued at ``t`` are not added (the online scheduler has
+already placed them in its own plan; the pipeline passes running jobs as busy capacity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.errors import ConfigError
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+DAY = 86_400
+DURATIONS = ("observed", "walltime")
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """Forecast jobs: source rows, forecast submission (s), duration (s), units and
+    per-unit requests (jobs × resources)."""
+
+    rows: IntArray
+    submit: IntArray
+    duration: IntArray
+    units: IntArray
+    req: IntArray
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def forecast_next_day(submit: npt.ArrayLike, walltime: npt.ArrayLike, units: npt.ArrayLike,
+                      req: npt.ArrayLike, at: int, *, observed: npt.ArrayLike | None = None,
+                      duration: str = "observed", window: int = DAY) -> Forecast:
+    """Jobs submitted in ``[at − window, at)`` shifted by ``window``.
+
+    ``observed[j]`` is job ``j``'s observed run time, negative when it has not ended (or
+    ``None``: none known)."""
+    if duration not in DURATIONS:
+        raise ConfigError(f"forecast duration must be one of {DURATIONS}, got '{duration}'",
+                          field="duration")
+    if window <= 0:
+        raise ConfigError(f"forecast window must be > 0 s, got {window}", field="window")
+    sub = np.asarray(submit, dtype=np.int64)
+    rows = np.flatnonzero((sub >= at - window) & (sub < at)).astype(np.int64)
+    wt = np.asarray(walltime, dtype=np.int64)[rows]
+    dur = wt.copy()
+    if duration == "observed" and observed is not None:
+        obs = np.asarray(observed, dtype=np.int64)[rows]
+        dur = np.where(obs >= 0, obs, wt)
+    return Forecast(rows=rows, submit=sub[rows] + window, duration=np.maximum(dur, 0),
+                    units=np.asarray(units, dtype=np.int64)[rows],
+                    req=np.asarray(req, dtype=np.int64)[rows])
