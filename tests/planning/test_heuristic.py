@@ -80,7 +80,7 @@ def test_random_instances_feasible_and_earliest(jobs, rnd) -> None:
     # each job started at the earliest slot feasible given the jobs placed before it
     grid = FreeGrid(inst.capacity, length=200)
     for j in order:
-        free = grid.free
+        free = grid.free.transpose(2, 1, 0)  # slots × nodes × resources
         want = _brute_earliest(free, int(inst.release_slot[j]), int(inst.slots[j]),
                                int(inst.units[j]), int(inst.req[j, 0]))
         assert s.start[j] == want
@@ -88,3 +88,17 @@ def test_random_instances_feasible_and_earliest(jobs, rnd) -> None:
         for node, u in s.alloc[j]:
             usage[node] = u * inst.req[j]
         grid.take(int(s.start[j]), int(inst.slots[j]), usage)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=40), st.integers(1, 40))
+def test_window_min_matches_brute_force(values, size) -> None:
+    from dispatchlab.planning.heuristic import _window_min
+
+    a = np.array([values, values[::-1]], dtype=np.int64)
+    if size > a.shape[1]:
+        return
+    got = _window_min(a, size)
+    want = np.array([[row[i:i + size].min() for i in range(a.shape[1] - size + 1)]
+                     for row in a])
+    assert (got == want).all()
