@@ -19,6 +19,10 @@ names a scenario file. Generators:
 - ``capacity-walk`` — ``mean``, ``range``, ``period`` (s), ``until`` (s), ``seed``,
   ``model`` (``slides`` or ``authors``) [, ``step``]: the variable-capacity walks of
   Robert et al. (:mod:`dispatchlab.engine.capacity`), as ``alive_nodes`` rows.
+- ``temperature`` — ``season`` (``summer`` / ``winter``), ``days`` (default 30), ``step``
+  (s, default 900), ``seed``, ``sd`` (°C of day-to-day noise, default 1.5) [, ``tmin``,
+  ``tmax``, ``min_hour``, ``max_hour``]: ambient temperature day profiles
+  (:func:`dispatchlab.energy.temperature.season_profile`), as ``temperature`` rows.
 
 A path names a scenario file, or a capacity file (``time,alive`` CSV or the authors'
 variation format, :func:`dispatchlab.engine.capacity.load_capacity`).
@@ -159,12 +163,30 @@ def capacity_walk_gen(p: dict[str, str], spec: str) -> Scenario:
                          int(_num(p, "seed", spec, 0)), model, step)
 
 
+def temperature_gen(p: dict[str, str], spec: str) -> Scenario:
+    """Summer / winter ambient temperature day profiles (seeded)."""
+    from dispatchlab.energy.temperature import season_profile
+
+    season = p.pop("season", "summer")
+    opt = {k: _num(p, k, spec) for k in ("tmin", "tmax", "min_hour", "max_hour") if k in p}
+    try:
+        times, temps = season_profile(
+            season, days=int(_num(p, "days", spec, 30)), step=int(_num(p, "step", spec, 900)),
+            seed=int(_num(p, "seed", spec, 0)), sd=_num(p, "sd", spec, 1.5), **opt)
+    except ValueError as exc:
+        raise ConfigError(f"scenario '{spec}': {exc}", field="temperature") from None
+    return Scenario([Change(int(t), "temperature", float(v)) for t, v in zip(times, temps,
+                                                                             strict=True)],
+                    source=spec)
+
+
 GENERATORS: dict[str, Callable[[dict[str, str], str], Scenario]] = {
     "constant": constant,
     "day-night": day_night,
     "random-walk": random_walk,
     "curve": curve,
     "capacity-walk": capacity_walk_gen,
+    "temperature": temperature_gen,
 }
 
 
