@@ -25,6 +25,7 @@ power step function with the PUE looked up at every change (the rule of
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -91,7 +92,7 @@ class ProfitModel:
             cuts = {min(max(c, self.start), self.end) for c in cuts}
         edges = sorted(cuts)
         out = []
-        for a, b in zip(edges[:-1], edges[1:], strict=True):
+        for a, b in pairwise(edges):
             if b > a:
                 k = max(int(np.searchsorted(tt, a, side="right")) - 1, 0)
                 out.append(Segment(a, b, self.table.temperatures[rows[k]]))
