@@ -19,6 +19,9 @@ TABLE = PueTable("t", (10.0, 15.0), (0.0, 1000.0, 2000.0),
 #: non-convex cooling power in row 15 (slopes 0.5 then 0.1)
 NONCONVEX = PueTable("nc", (10.0, 15.0), (0.0, 1000.0, 2000.0),
                      ((1.1, 1.1, 1.2), (1.5, 1.5, 1.3)))
+#: non-convex with collinear pieces to merge in row 15 (C = 0, 500, 1000, 1100 W)
+NONCONVEX_MERGED = PueTable("nc2", (10.0, 15.0), (0.0, 1000.0, 2000.0, 3000.0),
+                            ((1.1, 1.1, 1.2, 1.2), (1.5, 1.5, 1.5, 1100 / 3000 + 1)))
 
 
 def _objective_of_hint(table: PueTable, temps: tuple, times: tuple) -> tuple[float, float]:
@@ -41,7 +44,7 @@ def _objective_of_hint(table: PueTable, temps: tuple, times: tuple) -> tuple[flo
     return model_profit, evaluate(plan, pm)["profit"]
 
 
-@pytest.mark.parametrize("table", [TABLE, NONCONVEX])
+@pytest.mark.parametrize("table", [TABLE, NONCONVEX, NONCONVEX_MERGED])
 def test_model_objective_equals_evaluator_on_hint(table) -> None:
     got, want = _objective_of_hint(table, (10.0, 16.0), (0, 600))
     assert got == pytest.approx(want, rel=1e-5)

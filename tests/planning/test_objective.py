@@ -47,3 +47,14 @@ def test_window_cuts_jobs_and_convexity() -> None:
     assert r["core_hours"] == pytest.approx((4 * 2700 + 8 * 900) / 3600)
     assert len(pm.segments()) == 3
     assert pm.convex(12.0) and pm.pieces(12.0)[0].tolist() == pytest.approx([0.1, 0.3])
+
+
+def test_pieces_merge_collinear_and_keep_bounds() -> None:
+    # 4 breakpoints, C = 0, 100, 200, 600: the first two pieces are collinear (slope 0.1)
+    table = PueTable("m", (10.0,), (0.0, 1000.0, 2000.0, 3000.0), ((1.1, 1.1, 1.1, 1.2),))
+    pm = ProfitModel(table, (0,), (10.0,), 0, 3600)
+    slopes, inter = pm.pieces(10.0)
+    assert slopes.tolist() == pytest.approx([0.1, 0.4])
+    assert inter.tolist() == pytest.approx([0.0, -600.0])
+    assert pm.piece_bounds(10.0).tolist() == [0.0, 2000.0, 3000.0]
+    assert pm.cooling_power(2500.0, 10.0) == pytest.approx(400.0)

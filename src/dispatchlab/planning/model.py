@@ -128,9 +128,9 @@ def build_model(
         hinted = dict(hint.alloc[i])
         if fixed[i]:
             iv = m.new_fixed_size_interval_var(s, int(slots[i]), f"a{i}")
-            for node, u in hinted.items():
-                per_node[node].append((iv, [int(u * req[r]) for r in range(n_res)]))
-            units.append({node: int(u) for node, u in hinted.items()})
+            for node, held in hinted.items():
+                per_node[node].append((iv, [int(held * req[r]) for r in range(n_res)]))
+            units.append({node: int(held) for node, held in hinted.items()})
             continue
         cand = candidate_nodes(inst, hint, i, extra_nodes)
         uvars: dict[int, cp_model.IntVar | int] = {}
@@ -204,7 +204,7 @@ def build_model(
         if prices.energy_kwh > 0 and w_terms:
             j_s = _cooling_var(m, pm, seg, sum(w_terms), f"{k}")
             terms.append(-j_s)
-    objective = sum(terms) if terms else cp_model.LinearExpr.constant(0)
+    objective = cp_model.LinearExpr.sum(terms)
     m.maximize(objective)
     if lower_bound is not None:
         m.add(objective >= lower_bound)
@@ -244,18 +244,17 @@ def _cooling_var(m: cp_model.CpModel, pm: ProfitModel, seg: Segment,
     mult = int(min(10**6, max(1, _INT_LIMIT // int(big * 4))))
     if pm.convex(seg.temperature):
         for mk, bk in zip(slopes, inter, strict=True):
-            m.add(mult * j >= int(round(mult * mk)) * w
-                  + int(round(mult * 1000.0 * seg.length * bk)))
+            m.add(mult * j >= round(mult * mk) * w
+                  + round(mult * 1000.0 * seg.length * bk))
         return j
-    p = np.asarray(pm.table.it_power, float) * 1000.0 * seg.length
-    bounds = np.r_[0.0, p[1:]] if p[0] == 0 else np.r_[0.0, p]
+    bounds = pm.piece_bounds(seg.temperature) * 1000.0 * seg.length
     choose = [m.new_bool_var(f"z{tag}_{k}") for k in range(len(slopes))]
     m.add_exactly_one(choose)
     for k, z in enumerate(choose):
         m.add(w >= int(bounds[k])).only_enforce_if(z)
         m.add(w <= int(bounds[k + 1])).only_enforce_if(z)
-        m.add(mult * j >= int(round(mult * slopes[k])) * w
-              + int(round(mult * 1000.0 * seg.length * inter[k]))).only_enforce_if(z)
+        m.add(mult * j >= round(mult * slopes[k]) * w
+              + round(mult * 1000.0 * seg.length * inter[k])).only_enforce_if(z)
     return j
 
 

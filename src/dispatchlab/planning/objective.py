@@ -65,8 +65,8 @@ class ProfitModel:
     end: int
     prices: Prices = DEFAULT_PRICES
     segment_s: int = 3600
-    _pieces: dict[int, tuple[FloatArray, FloatArray]] = field(default_factory=dict,
-                                                              repr=False)
+    _pieces: dict[int, tuple[FloatArray, FloatArray, FloatArray]] = field(
+        default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.end <= self.start:
@@ -101,12 +101,21 @@ class ProfitModel:
     def pieces(self, temperature: float) -> tuple[FloatArray, FloatArray]:
         """(slopes, intercepts) of the linear pieces of ``C(P)`` in the temperature's row,
         collinear pieces merged: ``C(P) = slope_k · P + intercept_k`` on piece ``k``."""
+        slopes, inter, _ = self._row_pieces(temperature)
+        return slopes, inter
+
+    def piece_bounds(self, temperature: float) -> FloatArray:
+        """IT power (W) where each piece of :meth:`pieces` starts, then the table's end."""
+        return self._row_pieces(temperature)[2]
+
+    def _row_pieces(self, temperature: float) -> tuple[FloatArray, FloatArray, FloatArray]:
         row = self.table.row_of(temperature)
         if row not in self._pieces:
             p = np.asarray(self.table.it_power, float)
             c = p * (np.asarray(self.table.pue[row], float) - 1.0)
             slopes = [float(self.table.pue[row][0]) - 1.0] if p[0] > 0 else []
             inter = [0.0] if p[0] > 0 else []
+            starts = [0.0] if p[0] > 0 else []
             for k in range(len(p) - 1):
                 m = (c[k + 1] - c[k]) / (p[k + 1] - p[k])
                 b = c[k] - m * p[k]
@@ -114,7 +123,9 @@ class ProfitModel:
                     continue
                 slopes.append(m)
                 inter.append(b)
-            self._pieces[row] = (np.array(slopes), np.array(inter))
+                starts.append(0.0 if not starts else float(p[k]))
+            starts.append(float(p[-1]))
+            self._pieces[row] = (np.array(slopes), np.array(inter), np.array(starts))
         return self._pieces[row]
 
     def convex(self, temperature: float) -> bool:
