@@ -169,20 +169,24 @@ def _window_min(a: IntArray, size: int) -> IntArray:
 
 def heuristic(inst: PlanInstance, order: Sequence[int] | IntArray,
               min_start: IntArray | None = None,
-              fixed_start: IntArray | None = None) -> Schedule | None:
+              fixed_start: IntArray | None = None,
+              grid: FreeGrid | None = None) -> Schedule | None:
     """Alg. 5 on ``inst`` with jobs taken in ``order`` (instance positions).
 
     ``min_start`` (slots, per job) raises a job's lower bound above its release
     (Delay-Search); ``fixed_start`` (slots, −1 = free) pins jobs to a start, placed before
     the others in start order as the CP solver would propagate them. Returns ``None`` when a
-    pinned job cannot be placed at its start."""
+    pinned job cannot be placed at its start. ``grid``: place into this (empty) grid, which
+    is left holding the schedule; jobs not in ``order`` and not pinned stay unplaced
+    (start −1)."""
     n = len(inst)
     release = inst.release_slot
     if min_start is not None:
         release = np.maximum(release, min_start)
     slots = inst.slots
-    grid = FreeGrid(inst.capacity, inst.busy, inst.origin, inst.step,
-                    length=int(release.max(initial=0) + slots.max(initial=1)) + 16)
+    if grid is None:
+        grid = FreeGrid(inst.capacity, inst.busy, inst.origin, inst.step,
+                        length=int(release.max(initial=0) + slots.max(initial=1)) + 16)
     start = np.full(n, -1, dtype=np.int64)
     alloc: list[Alloc] = [()] * n
     pinned = [] if fixed_start is None else np.flatnonzero(fixed_start >= 0).tolist()

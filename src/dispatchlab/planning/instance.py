@@ -6,7 +6,8 @@ Time is discretised in slots of ``step`` seconds from ``origin`` (slot ``k`` cov
 ``ceil(duration/step)`` slots (at least one), so a plan made in slots is feasible in
 seconds. ``busy`` is capacity already taken when the chunk starts (jobs still running from
 the previous chunk): ``(until, usage)`` pairs, usage a nodes × resources matrix held from
-``origin`` until ``until``.
+``origin`` until ``until``. ``lst`` is each job's latest desired start (the workload's
+``lst``, else its submission plus its queue's expected wait), an ordering criterion.
 """
 
 from __future__ import annotations
@@ -47,8 +48,11 @@ class PlanInstance:
     step: int = 60
     busy: tuple[tuple[int, IntArray], ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
+    lst: IntArray = field(default_factory=lambda: np.empty(0, np.int64))
 
     def __post_init__(self) -> None:
+        if len(self.lst) == 0:
+            object.__setattr__(self, "lst", np.asarray(self.submit, dtype=np.int64).copy())
         if self.step <= 0:
             raise ConfigError(f"plan step must be > 0 s, got {self.step}", field="step")
         n = len(self.rows)
@@ -98,7 +102,8 @@ class PlanInstance:
         k = np.asarray(keep, dtype=np.int64)
         return PlanInstance(self.rows[k], self.job_ids[k], self.submit[k], self.duration[k],
                             self.units[k], self.req[k], self.power[k], self.capacity,
-                            self.resources, self.origin, self.step, self.busy, dict(self.meta))
+                            self.resources, self.origin, self.step, self.busy, dict(self.meta),
+                            self.lst[k])
 
 
 def from_workload(
@@ -137,6 +142,9 @@ def from_workload(
                               "figure; give watts_per_core for such jobs", field="power")
         cores = req[:, platform.resources.index(CORES)] * workload.units[idx]
         power[missing] = watts_per_core * cores[missing]
+    ewt = np.array([q.ewt for q in workload.queues], dtype=np.int64)
+    lst = np.where(workload.lst[idx] >= 0, workload.lst[idx],
+                   workload.submit[idx] + (ewt[workload.queue[idx]] if len(ewt) else 0))
     inst = PlanInstance(
         rows=idx, job_ids=workload.job_id[idx].astype(np.int64),
         submit=workload.submit[idx].astype(np.int64), duration=dur.astype(np.int64),
@@ -146,6 +154,7 @@ def from_workload(
         step=step, busy=tuple((int(t), np.asarray(u, np.int64)) for t, u in busy),
         meta={"workload": workload.source, "platform": platform.name,
               "nodes": int(platform.capacity.shape[0]), "duration": duration, "step": step},
+        lst=lst.astype(np.int64),
     )
     check_hostable(inst, workload.source)
     return inst

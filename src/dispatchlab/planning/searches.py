@@ -1,0 +1,350 @@
+"""The thesis's searches around the job-based heuristic (§6.7): Multi-Search,
+Relaxation-Search and Delay-Search, with limits and statistics.
+
+- **Multi-Search** (Alg. 6): the heuristic once per ordering — the 11 criteria of §6.7.1,
+  each increasing and decreasing (:data:`ORDERINGS`, 22 runs) — best plan by profit.
+- **Relaxation-Search** (Eq. 6.5): from the Multi-Search's best plan, the multi-unit jobs
+  keep their nodes, and CP-SAT (:mod:`.model`) improves the rest — other nodes for the
+  one-unit jobs, other starts for every job — from the best plan as a complete hint; with
+  ``strict`` the model requires a strictly better objective (the thesis's bound).
+- **Delay-Search** (Alg. 7): from the Multi-Search's best plan and ordering, delays one job
+  at a time by ``delay`` slots more each iteration, re-runs the heuristic and keeps the
+  best plan; a job delayed past the horizon joins the already-delayed jobs, which are
+  pinned to their starts in the best plan; jobs are taken from the last of the ordering
+  backwards (the thesis, after its first descent). Jobs before the delayed one in the
+  ordering do not depend on its delay, so their placement is computed once per delayed
+  job (a copy of the grid) — the same plans as re-running Alg. 5 from scratch, faster.
+
+**Limits and reproducibility**: every search takes :class:`Limits`. ``runs`` (heuristic
+runs or delay iterations) and ``cp_det_time`` (CP-SAT deterministic time, one worker,
+fixed seed) give bit-identical results; ``time_s`` (wall clock) is a safety net that makes
+a search stop where the machine's speed puts it (the result records whether it fired).
+Statistics: heuristic runs, solutions improving the best, best profit over time, time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from ortools.sat.python import cp_model
+
+from dispatchlab.errors import ConfigError
+from dispatchlab.planning.heuristic import FreeGrid, Schedule, heuristic
+from dispatchlab.planning.instance import PlanInstance
+from dispatchlab.planning.model import build_model, solver_for
+from dispatchlab.planning.objective import ProfitModel, evaluate
+from dispatchlab.planning.plan import Alloc, Plan
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+SEARCHES = ("heuristic", "multi", "relax", "delay")
+
+
+def _job_profit(inst: PlanInstance, pm: ProfitModel) -> FloatArray:
+    """A job's gain K1 · core-hours (thesis's "job profit" of orderings 9–11)."""
+    cores = (inst.units * inst.cores_per_unit).astype(np.float64)
+    return np.maximum(pm.prices.core_hour * cores * inst.duration / 3600.0, 1e-12)
+
+
+def _keys(inst: PlanInstance, pm: ProfitModel) -> dict[str, tuple[FloatArray, ...]]:
+    """Per criterion, its sort keys (main first)."""
+    cores_unit = inst.cores_per_unit.astype(np.float64)
+    total = (inst.units * inst.cores_per_unit).astype(np.float64)
+    dur = inst.duration.astype(np.float64)
+    ratio = inst.power / _job_profit(inst, pm)
+    return {
+        "est": (inst.submit.astype(np.float64),),
+        "duration": (dur,),
+        "lst": (inst.lst.astype(np.float64),),
+        "units": (inst.units.astype(np.float64),),
+        "per-node": (cores_unit,),
+        "total": (total,),
+        "total-x-duration": (total * dur,),
+        "power": (inst.power,),
+        "power-per-profit": (ratio,),
+        "power-per-profit,duration-inc": (ratio, dur),
+        "power-per-profit,duration-dec": (ratio, -dur),
+    }
+
+
+#: The 11 criteria of thesis §6.7.1 (each used increasing and decreasing).
+CRITERIA = ("est", "duration", "lst", "units", "per-node", "total", "total-x-duration",
+            "power", "power-per-profit", "power-per-profit,duration-inc",
+            "power-per-profit,duration-dec")
+#: The 22 orderings of Multi-Search: ``criterion:inc`` / ``criterion:dec``.
+ORDERINGS = tuple(f"{c}:{d}" for c in CRITERIA for d in ("inc", "dec"))
+
+
+def ordering(inst: PlanInstance, pm: ProfitModel, name: str) -> IntArray:
+    """Instance positions in ordering ``name`` (``criterion:inc|dec``); ties by
+    submission, then position (stable). For the two tie-broken criteria only the main
+    key is reversed by ``dec``."""
+    crit, _, direction = name.partition(":")
+    keys = _keys(inst, pm)
+    if crit not in keys or direction not in ("inc", "dec"):
+        raise ConfigError(f"unknown ordering '{name}' (known: {', '.join(ORDERINGS)})",
+                          field="ordering")
+    main, *ties = keys[crit]
+    sign = 1.0 if direction == "inc" else -1.0
+    # np.lexsort sorts by the last key first
+    cols = [np.arange(len(inst)), inst.submit, *reversed(ties), sign * main]
+    return np.lexsort(cols).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """``runs``: heuristic runs (Multi) or delay iterations (Delay); ``cp_det_time``:
+    CP-SAT deterministic time (Relaxation); ``time_s``: wall-clock safety net per search."""
+
+    runs: int | None = None
+    time_s: float | None = None
+    cp_det_time: float = 5.0
+    seed: int = 0
+
+
+@dataclass
+class SearchResult:
+    """Best schedule found and the statistics of the search."""
+
+    schedule: Schedule
+    profit: float
+    figures: dict[str, float]
+    order: IntArray
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def plan(self, inst: PlanInstance) -> Plan:
+        """The best schedule as a :class:`Plan` with profit and statistics."""
+        return self.schedule.to_plan(inst, self.profit, {**self.stats,
+                                                          "figures": self.figures})
+
+
+class _Trace:
+    """Best profit over time and the limits' bookkeeping."""
+
+    def __init__(self, limits: Limits):
+        self.t0 = time.perf_counter()
+        self.limits = limits
+        self.best_over_time: list[tuple[float, float]] = []
+        self.solutions = 0
+        self.improvements = 0
+        self.wall_limit_hit = False
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def out_of_time(self) -> bool:
+        if self.limits.time_s is not None and self.elapsed() >= self.limits.time_s:
+            self.wall_limit_hit = True
+        return self.wall_limit_hit
+
+    def record(self, profit: float) -> None:
+        self.improvements += 1
+        self.best_over_time.append((round(self.elapsed(), 4), profit))
+
+    def stats(self) -> dict[str, Any]:
+        return {"solutions": self.solutions, "improvements": self.improvements,
+                "best_over_time": self.best_over_time, "time_s": round(self.elapsed(), 4),
+                "wall_limit_hit": self.wall_limit_hit}
+
+
+def run_heuristic(inst: PlanInstance, pm: ProfitModel, order_name: str = "est:inc"
+                  ) -> SearchResult:
+    """Alg. 5 once, in one ordering."""
+    trace = _Trace(Limits())
+    order = ordering(inst, pm, order_name)
+    sched = heuristic(inst, order)
+    assert sched is not None
+    figs = evaluate(sched.to_plan(inst), pm)
+    trace.solutions = 1
+    trace.record(figs["profit"])
+    return SearchResult(sched, figs["profit"], figs, order,
+                        {"search": "heuristic", "ordering": order_name, **trace.stats()})
+
+
+def multi_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limits(),
+                 orderings: tuple[str, ...] = ORDERINGS) -> SearchResult:
+    """Alg. 6: the heuristic in each ordering, best by profit (first best on ties)."""
+    trace = _Trace(limits)
+    best: SearchResult | None = None
+    per_order: dict[str, float] = {}
+    for k, name in enumerate(orderings):
+        if (limits.runs is not None and k >= limits.runs) or (k and trace.out_of_time()):
+            break
+        order = ordering(inst, pm, name)
+        sched = heuristic(inst, order)
+        assert sched is not None
+        figs = evaluate(sched.to_plan(inst), pm)
+        trace.solutions += 1
+        per_order[name] = figs["profit"]
+        if best is None or figs["profit"] > best.profit:
+            best = SearchResult(sched, figs["profit"], figs, order, {"ordering": name})
+            trace.record(figs["profit"])
+    assert best is not None
+    best.stats = {"search": "multi", "ordering": best.stats["ordering"],
+                  "per_ordering": per_order, **trace.stats()}
+    return best
+
+
+def relaxation_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limits(),
+                      start: SearchResult | None = None, strict: bool = False,
+                      extra_nodes: int = 4) -> SearchResult:
+    """Eq. 6.5: the multi-unit jobs keep the best plan's nodes; CP-SAT improves the rest
+    within ``limits.cp_det_time`` deterministic seconds (one worker, ``limits.seed``).
+    A CP solution replaces the best plan only when the evaluator finds it strictly
+    better."""
+    first = start or multi_search(inst, pm, limits)
+    trace = _Trace(limits)
+    trace.best_over_time = [(0.0, first.profit)]
+    fixed = (inst.units > 1).tolist()
+    bound = None
+    t_build = time.perf_counter()
+    built = build_model(inst, pm, first.schedule, fixed_alloc=fixed, extra_nodes=extra_nodes)
+    if strict:
+        bound = int(np.floor(first.profit * built.scale)) + 1
+        built.model.add(built.objective >= bound)
+    build_s = time.perf_counter() - t_build
+    wall = max(limits.time_s - trace.elapsed(), 1.0) if limits.time_s is not None else 3600.0
+    solver = solver_for(limits.cp_det_time, limits.seed, wall)
+    solver.parameters.repair_hint = strict
+    status = solver.solve(built.model)
+    result = SearchResult(first.schedule, first.profit, first.figures, first.order)
+    trace.solutions = 0
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        trace.solutions = 1
+        sched = built.read(solver)
+        figs = evaluate(sched.to_plan(inst), pm)
+        if figs["profit"] > first.profit:
+            result = SearchResult(sched, figs["profit"], figs, first.order)
+            trace.record(figs["profit"])
+    trace.wall_limit_hit = solver.wall_time >= wall * 0.99
+    result.stats = {
+        "search": "relax", "ordering": first.stats.get("ordering"), "cp_status":
+        solver.status_name(status), "cp_objective": (solver.objective_value / built.scale
+                                                     if trace.solutions else None),
+        "cp_bound": (solver.best_objective_bound / built.scale if trace.solutions else None),
+        "cp_det_time": solver.deterministic_time, "cp_wall_s": solver.wall_time,
+        "build_s": build_s, "strict": strict, "model": built.stats,
+        "multi": {k: v for k, v in first.stats.items() if k != "search"},
+        **trace.stats(),
+    }
+    return result
+
+
+def delay_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limits(),
+                 start: SearchResult | None = None, delay: int = 60,
+                 horizon_slot: int | None = None) -> SearchResult:
+    """Alg. 7 (module doc); ``delay`` and ``horizon_slot`` in slots (default horizon: the
+    profit window's end)."""
+    if delay <= 0:
+        raise ConfigError("delay must be ≥ 1 slot", field="delay")
+    first = start or multi_search(inst, pm, limits)
+    trace = _Trace(limits)
+    trace.best_over_time = [(0.0, first.profit)]
+    hmax = (-(-(pm.end - inst.origin) // inst.step) if horizon_slot is None
+            else horizon_slot)
+    best = SearchResult(first.schedule, first.profit, first.figures, first.order)
+    order = [int(j) for j in first.order]
+    slots, units, req = inst.slots, inst.units, inst.req
+    release = inst.release_slot
+    already: list[int] = []
+    iterations = 0
+    jobs_tried = 0
+    stop = False
+    for pos in range(len(order) - 1, -1, -1):
+        j = order[pos]
+        jobs_tried += 1
+        base, base_start, base_alloc = _prefix(inst, order[:pos], already, best.schedule)
+        if base is None:  # pinned jobs do not fit (cannot happen from a feasible best)
+            already.append(j)
+            continue
+        lower = int(best.schedule.start[j])
+        while True:
+            if limits.runs is not None and iterations >= limits.runs:
+                stop = True
+                break
+            if trace.out_of_time():
+                stop = True
+                break
+            lower += delay
+            if lower > hmax:
+                break
+            iterations += 1
+            grid = base.copy()
+            s, room = grid.earliest(max(int(release[j]), lower), int(slots[j]), int(units[j]),
+                                    req[j])
+            alloc_j = grid.place(s, int(slots[j]), int(units[j]), req[j], room)
+            starts = base_start.copy()
+            alloc = list(base_alloc)
+            starts[j] = s
+            alloc[j] = alloc_j
+            sched = Schedule(starts, alloc)
+            figs = evaluate(sched.to_plan(inst), pm)
+            trace.solutions += 1
+            if figs["profit"] > best.profit:
+                best = SearchResult(sched, figs["profit"], figs, first.order)
+                trace.record(figs["profit"])
+                lower = s
+        if stop:
+            break
+        already.append(j)
+    best.stats = {"search": "delay", "ordering": first.stats.get("ordering"),
+                  "delay_slots": delay, "horizon_slot": hmax, "iterations": iterations,
+                  "jobs_delayed": jobs_tried, "all_jobs_done": not stop,
+                  "multi": {k: v for k, v in first.stats.items() if k != "search"},
+                  **trace.stats()}
+    return best
+
+
+def _prefix(inst: PlanInstance, prefix: list[int], pinned: list[int], best: Schedule
+            ) -> tuple[_GridCopy | None, IntArray, list[Alloc]]:
+    """The grid after the pinned jobs (at the best plan's starts) and the ordering's
+    ``prefix`` (Alg. 5), with their starts and allocations."""
+    fixed = np.full(len(inst), -1, dtype=np.int64)
+    fixed[pinned] = best.start[pinned]
+    grid = FreeGrid(inst.capacity, inst.busy, inst.origin, inst.step,
+                    length=int(inst.release_slot.max(initial=0) + inst.slots.max(initial=1))
+                    + 16)
+    start = np.full(len(inst), -1, dtype=np.int64)
+    alloc: list[Alloc] = [()] * len(inst)
+    sched = heuristic(inst, prefix, fixed_start=fixed, grid=grid)
+    if sched is None:
+        return None, start, alloc
+    return _GridCopy(grid), sched.start, sched.alloc
+
+
+class _GridCopy:
+    """A frozen grid handing out independent copies."""
+
+    def __init__(self, grid: FreeGrid):
+        self.grid = grid
+
+    def copy(self) -> FreeGrid:
+        g = FreeGrid.__new__(FreeGrid)
+        g.capacity, g.total = self.grid.capacity, self.grid.total
+        g.free, g.pool = self.grid.free.copy(), self.grid.pool.copy()
+        g.used_end = self.grid.used_end
+        return g
+
+
+Search = Callable[..., SearchResult]
+
+
+def run_search(name: str, inst: PlanInstance, pm: ProfitModel, limits: Limits = Limits(),
+               **options: Any) -> SearchResult:
+    """``heuristic`` | ``multi`` | ``relax`` | ``delay`` by name."""
+    if name == "heuristic":
+        return run_heuristic(inst, pm, options.get("ordering", "est:inc"))
+    if name == "multi":
+        return multi_search(inst, pm, limits)
+    if name == "relax":
+        return relaxation_search(inst, pm, limits, **options)
+    if name == "delay":
+        return delay_search(inst, pm, limits, **options)
+    raise ConfigError(f"unknown search '{name}' (known: {', '.join(SEARCHES)})",
+                      field="search")
