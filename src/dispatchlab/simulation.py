@@ -39,6 +39,10 @@ def simulate(
     count_idle: bool = True,
     on_over_cap: str = "wait",
     tables: bool = True,
+    cooling: str | None = None,
+    temperature: ScenarioArg = None,
+    prices: str | None = None,
+    it_power: str = "auto",
     **load_options: Any,
 ) -> Results:
     """Simulate ``workload`` on ``platform`` under ``dispatcher`` and return the results.
@@ -57,6 +61,11 @@ def simulate(
     gets an ``energy`` entry in the summary (J, kWh, peak, EDP, per state).
     ``tables=False`` skips building the per-job table and time series eagerly (they are
     still built if read): the lean path of parameter searches.
+    ``cooling`` (``air`` | ``hybrid`` | a PUE table CSV, optionally ``:scaled``) adds the
+    ``profit`` entry (core-hours, IT and cooling kWh, mean PUE, profit) and the ``cooling``
+    table: ambient ``temperature`` from a ``gen:temperature:...`` spec or file (default:
+    the scenario's temperature rows), ``prices`` ``cheap`` | ``expensive`` | ``K1,K2``,
+    ``it_power`` ``auto`` | ``nodes`` | ``jobs`` (:mod:`dispatchlab.energy.profit`).
     """
     if not isinstance(workload, Workload):
         from dispatchlab.workload.load import load_workload
@@ -65,6 +74,11 @@ def simulate(
     plat = resolve_platform(platform)
     disp = get_dispatcher(dispatcher) if isinstance(dispatcher, str) else dispatcher
     scen = resolve_scenario(scenario)
+    cool = None
+    if cooling is not None:
+        from dispatchlab.energy.profit import cooling_setup
+
+        cool = cooling_setup(cooling, temperature, prices, it_power, scen)
     sim = Simulator(workload, plat, disp, seed=seed, on_infeasible=on_infeasible,
                     progress=progress, scenario=scen, walltime_kill=walltime_kill,
                     on_abort=on_abort, power_cap=power_cap, power_model=power_model,
@@ -95,6 +109,12 @@ def simulate(
         from dispatchlab.metrics.profile_run import run_profile_summary
 
         res.summary["profile"] = run_profile_summary(res, scen)
+    if cool is not None:
+        from dispatchlab.energy.profit import run_profit
+
+        prof = run_profit(rec, cool)
+        res.summary["profit"] = prof.summary
+        res.tables["cooling"] = prof.series
     res.summary["engine"] = ran_on
     if tables:
         res.jobs  # noqa: B018 - built now, as documented

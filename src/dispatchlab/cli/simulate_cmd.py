@@ -118,6 +118,18 @@ def simulate_command(
     on_abort: Annotated[str, typer.Option(
         help="A job whose node leaves: requeue (restart, or resume from a checkpoint) | "
         "fail.")] = "requeue",
+    cooling: Annotated[str | None, typer.Option(
+        help="Cooling model for the profit entry: air | hybrid | a PUE table CSV "
+        "(temperature,W,W,…); ':scaled' fits it to the machine. See docs/profit.md.")] = None,
+    temperature: Annotated[str | None, typer.Option(
+        help="Ambient temperature for --cooling: gen:temperature:season=summer|winter,… or a "
+        "time,what,value file with temperature rows (default: the scenario's).")] = None,
+    prices: Annotated[str | None, typer.Option(
+        help="Profit prices: cheap | expensive (the thesis's K1) | K1,K2 (per core-hour, per "
+        "kWh).")] = None,
+    it_power: Annotated[str, typer.Option(
+        help="IT power for the cooling: auto | nodes (platform power model) | jobs (the "
+        "workload's power column).")] = "auto",
 ) -> None:
     """Simulate one dispatcher on one workload and print the summary."""
     opts = load_options(format, skip, limit, swf_procs, swf_missing_estimate, swf_units,
@@ -146,7 +158,9 @@ def simulate_command(
     dynamic: dict[str, Any] = {"scenario": scenario or None, "walltime_kill": walltime_kill,
                                "power_cap": power_cap, "on_abort": on_abort,
                                "power_model": source, "count_idle": idle_power,
-                               "on_over_cap": on_over_cap}
+                               "on_over_cap": on_over_cap, "cooling": cooling,
+                               "temperature": temperature, "prices": prices,
+                               "it_power": it_power}
     show = progress and not as_json and console.is_terminal and wl.n_jobs >= 20_000
     if show:
         with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/"
@@ -284,6 +298,11 @@ def print_summary(res: Results, title: str) -> None:
         e = s["energy"]
         rows.append(("energy", f"{e['total_j']:,.0f} J ({e['kwh']:,.3f} kWh)"))
         rows.append(("energy-delay product", f"{e['edp_js']:.4g} J·s"))
+    if "profit" in s:
+        f = s["profit"]
+        rows.append(("core-hours / IT / cooling", f"{f['core_hours']:,.1f} core-h / "
+                     f"{f['it_kwh']:,.2f} kWh / {f['cooling_kwh']:,.2f} kWh"))
+        rows.append(("mean PUE / profit", f"{f['mean_pue']:.5f} / {f['profit']:,.2f}"))
     for res, p in s.get("profile", {}).items():
         rows.append((f"over desired profile ({res})",
                      f"{p['over_utilization'] / 3600:,.0f} {res}-h, dissimilarity "

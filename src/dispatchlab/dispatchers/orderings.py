@@ -167,6 +167,23 @@ class F1(Ordering):
         return (r * _cores(view, jobs) + 870.0 * s,)
 
 
+class ProfitPerCost(Ordering):
+    """Profit rule (Bridi's thesis §6.3): profit of the job / its cost, decreasing.
+
+    A job earns ``K1 · n · d`` and costs ``K2 · P · d · PUE`` (``P`` its power): the ratio
+    ``K1 · n / (K2 · P · PUE)`` does not depend on the duration, the prices or the (machine-
+    wide) PUE, so the rule is the smallest power per core ``P / n`` first; jobs with no
+    power figure come last.
+    """
+
+    name = "profit"
+
+    def keys(self, view: SystemView, jobs: IntArray) -> tuple[npt.NDArray[Any], ...]:
+        """Power per core (W), unknown as +inf."""
+        per_core = view.jobs.power[jobs] / _cores(view, jobs)
+        return (np.where(np.isfinite(per_core), per_core, np.inf),)
+
+
 class _Dynamic(Ordering):
     """Scores from the wait so far ``w``, requested time ``r`` and processors ``n``."""
 
@@ -239,6 +256,7 @@ ORDERINGS: dict[str, type[Ordering]] = {
     "wfp3": Wfp3,
     "uni": Uni,
     "slowdown": Slowdown,
+    "profit": ProfitPerCost,
 }
 
 

@@ -5,7 +5,7 @@ Bridi's thesis (2018) §6.5.3, Eq. 6.3 (``G·K1 − W·K2 − J·K2``) and §6.8
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -62,6 +62,7 @@ class CoolingSetup:
     prices: Prices = DEFAULT_PRICES
     it_power: str = "auto"
     source: dict[str, object] | None = None
+    scale: bool = False  # fit the table to the machine's highest IT power when accounting
 
     def __post_init__(self) -> None:
         if not self.temp_times or len(self.temp_times) != len(self.temp_values):
@@ -177,6 +178,8 @@ def run_profit(rec: Recorder, setup: CoolingSetup) -> ProfitResult:
         times, watts = e.times, e.power
     else:
         times, watts = it_power_from_jobs(rec)
+    if setup.scale:
+        setup = replace(setup, table=setup.table.scaled(max_it_power(rec, source)))
     t0 = int(wl.submit.min()) if wl.n_jobs else 0
     t1 = max(int(seg.t1.max()) if len(seg) else t0, t0 + 1)
     series = cooling_series(times, watts, setup, t0, t1)
@@ -198,3 +201,76 @@ def run_profit(rec: Recorder, setup: CoolingSetup) -> ProfitResult:
                         **(setup.source or {})},
     }
     return ProfitResult(summary=summary, series=series)
+
+
+def max_it_power(rec: Recorder, source: str) -> float:
+    """The machine's highest possible IT power (W), to scale a table to it: every node at
+    full use under the node model (``nodes``), or all cores at the hungriest job's W per
+    core (``jobs``)."""
+    plat, wl = rec.platform, rec.workload
+    if source == "nodes" and plat.power_table is not None:
+        from dispatchlab.engine.state import ON
+
+        n = plat.capacity.shape[0]
+        nodes = np.arange(n, dtype=np.int64)
+        full = plat.capacity.astype(np.int64)
+        return float(plat.power_table.power(nodes, np.full(n, ON, np.int64), full).sum())
+    c = plat.resources.index("cores")
+    per_core = wl.power / np.maximum(wl.units * wl.req[:, c], 1)
+    per_core = per_core[np.isfinite(per_core)]
+    if not len(per_core):
+        raise ValueError("cooling: cannot scale the table: no job has a power figure")
+    return float(plat.capacity[:, c].sum() * per_core.max())
+
+
+def cooling_setup(cooling: str | PueTable, temperature: object = None,
+                  prices: Prices | str | None = None, it_power: str = "auto",
+                  scenario: object = None) -> CoolingSetup:
+    """:func:`make_cooling_setup`, its errors as one-line :class:`ConfigError`."""
+    from dispatchlab.errors import ConfigError, DispatchlabError
+
+    try:
+        return make_cooling_setup(cooling, temperature, prices, it_power, scenario)
+    except DispatchlabError:
+        raise
+    except ValueError as exc:
+        raise ConfigError(str(exc), field="cooling") from None
+
+
+def make_cooling_setup(cooling: str | PueTable, temperature: object = None,
+                       prices: Prices | str | None = None, it_power: str = "auto",
+                       scenario: object = None) -> CoolingSetup:
+    """A :class:`CoolingSetup` from user-facing arguments: ``cooling`` ``air`` | ``hybrid``
+    | a CSV table (a ``:scaled`` suffix rescales it to the machine when the run is
+    accounted), ``temperature`` a scenario argument (``gen:temperature:...``, a
+    ``time,what,value`` file with ``temperature`` rows) or, when None, the ``temperature``
+    rows of the run's ``scenario``; ``prices`` ``cheap`` | ``expensive`` | ``K1,K2``."""
+    from dispatchlab.energy.cooling import pue_table
+    from dispatchlab.energy.temperature import temperature_steps
+    from dispatchlab.engine.scenario_gen import resolve_scenario
+
+    scale = False
+    if isinstance(cooling, str):
+        name, _, suffix = cooling.partition(":")
+        if suffix not in ("", "scaled"):
+            raise ValueError(f"cooling '{cooling}': the only suffix is ':scaled'")
+        scale = suffix == "scaled"
+        table = pue_table(name)
+    else:
+        table = cooling
+    source: dict[str, object]
+    if temperature is not None:
+        scen = resolve_scenario(temperature)  # type: ignore[arg-type]
+        source = {"source": str(temperature)}
+    else:
+        scen = scenario  # type: ignore[assignment]
+        source = {"source": "the run's scenario"}
+    times, values = temperature_steps(scen)
+    if not len(times):
+        raise ValueError("cooling: no ambient temperature (give --temperature gen:temperature:"
+                         "season=summer or a file with temperature rows)")
+    if isinstance(prices, str):
+        prices = parse_prices(prices)
+    return CoolingSetup(table, tuple(int(t) for t in times), tuple(float(v) for v in values),
+                        prices if prices is not None else DEFAULT_PRICES, it_power,
+                        source=source, scale=scale)

@@ -32,6 +32,7 @@ class WorkloadRef:
     scenario: str | None = None
     walltime_kill: bool = True
     metrics_window: tuple[int, int] | None = None
+    cooling: dict[str, str] | None = None  # cooling, temperature, prices, it_power
 
     def identity(self) -> dict[str, Any]:
         """What determines the jobs (used in the run hash)."""
@@ -48,6 +49,8 @@ class WorkloadRef:
             out["walltime_kill"] = False
         if self.metrics_window is not None:
             out["metrics_window"] = list(self.metrics_window)
+        if self.cooling is not None:
+            out["cooling"] = self.cooling
         return out
 
     def load_kwargs(self) -> dict[str, Any]:

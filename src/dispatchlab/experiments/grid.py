@@ -284,7 +284,36 @@ def _resolve_workload(
                       walltime_kill=e.walltime_kill, metrics_window=e.metrics_window)
     if e.scenario is not None:
         ref = replace(ref, scenario=_scenario(e.scenario, base, field, source))
+    if e.cooling is not None:
+        ref = replace(ref, cooling=_cooling(e, base, field, source))
+    elif e.temperature is not None or e.prices is not None:
+        raise ConfigError("temperature and prices need a cooling model", field=f"{field}.cooling",
+                          source=source)
     return ref, label
+
+
+def _cooling(e: WorkloadEntry, base: Path, field: str, source: str | None) -> dict[str, str]:
+    """The profit accounting's settings, paths made absolute, checked now."""
+    from dispatchlab.energy.profit import cooling_setup
+
+    out = {"cooling": e.cooling or "", "it_power": e.it_power}
+    for key in ("cooling", "temperature"):
+        text = getattr(e, key)
+        if text is not None and not text.startswith("gen:"):
+            name, sep, suffix = text.partition(":") if key == "cooling" else (text, "", "")
+            if (base / name).exists():
+                text = str((base / name).resolve()) + sep + suffix
+        if text is not None:
+            out[key] = text
+    if e.prices is not None:
+        out["prices"] = e.prices
+    try:
+        cooling_setup(out["cooling"], _subst(out.get("temperature", ""), {"seed": 0}) or None,
+                      out.get("prices"), e.it_power,
+                      None if e.scenario is None else _subst(e.scenario, {"seed": 0}))
+    except DispatchlabError as exc:
+        raise ConfigError(str(exc), field=f"{field}.cooling", source=source) from None
+    return out
 
 
 def _scenario(text: str, base: Path, field: str, source: str | None) -> str:

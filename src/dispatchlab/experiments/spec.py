@@ -40,10 +40,18 @@ class WorkloadEntry(_Strict):
     parameters allowed); ``walltime_kill = false`` runs every job to its run time;
     ``metrics_window = [start, T]`` adds the variable-capacity metrics (``goodput``,
     ``max_stretch``, ``aborted_volume``, …) over that window to each run's summary.
+    ``cooling`` (``air`` | ``hybrid`` | a PUE table CSV), ``temperature`` (``gen:temperature:…``
+    or a file; default: the scenario's), ``prices`` (``cheap`` | ``expensive`` | ``K1,K2``)
+    and ``it_power`` (``auto`` | ``nodes`` | ``jobs``) add the ``profit`` entry to every
+    run's summary (docs/profit.md).
     """
 
     path: str
     scenario: str | None = None
+    cooling: str | None = None
+    temperature: str | None = None
+    prices: str | None = None
+    it_power: Literal["auto", "nodes", "jobs"] = "auto"
     walltime_kill: bool = True
     metrics_window: tuple[int, int] | None = None
     name: str | None = None

@@ -126,6 +126,7 @@ class RunStore:
             res = Results(
                 jobs=out.jobs, timeseries=out.timeseries, summary=out.summary, config=out.sim_config
             )
+            res.tables = dict(out.tables)
             res.save(tmp, csv=self.csv)
             out.alloc.to_parquet(tmp / "alloc.parquet", index=False)
             doc = {

@@ -38,6 +38,7 @@ class RunOutput:
     summary: dict[str, Any]
     sim_config: dict[str, Any]
     worker: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # e.g. ``cooling``
 
 
 def load_cached(ref: WorkloadRef) -> Workload:
@@ -73,8 +74,13 @@ def execute_run(cfg: RunConfig) -> RunOutput:
     wl = load_cached(cfg.workload)
     plat = platform_for(wl)[0] if cfg.platform == "auto" else cfg.platform
     ref = cfg.workload
+    cool = ref.cooling or {}
+    temp = cool.get("temperature")
     res = simulate(wl, plat, cfg.dispatcher, seed=cfg.seed, on_infeasible=cfg.on_infeasible,
-                   scenario=ref.scenario, walltime_kill=ref.walltime_kill)
+                   scenario=ref.scenario, walltime_kill=ref.walltime_kill,
+                   cooling=cool.get("cooling"), prices=cool.get("prices"),
+                   temperature=None if temp is None else temp.replace("{seed}", str(cfg.seed)),
+                   it_power=cool.get("it_power", "auto"))
     rec = res.recorder
     if ref.metrics_window is not None and rec is not None:
         from dispatchlab.metrics.variable_capacity import vc_metrics
@@ -89,6 +95,7 @@ def execute_run(cfg: RunConfig) -> RunOutput:
         breakdown=breakdown(res.jobs),
         summary=res.summary,
         sim_config=res.config,
+        tables=res.tables,
         worker={
             "host": socket.gethostname(),
             "pid": os.getpid(),

@@ -40,6 +40,9 @@ class Results:
         self.recorder = recorder
         self._job_arrays = job_arrays
         self._series = series
+        #: further per-run tables saved as ``<name>.parquet`` (``cooling``: the profit
+        #: accounting's IT power, cooling power and temperature series)
+        self.tables: dict[str, pd.DataFrame] = {}
 
     @classmethod
     def from_recorder(cls, rec: Recorder, config: dict[str, Any]) -> Results:
@@ -85,6 +88,8 @@ class Results:
         path.mkdir(parents=True, exist_ok=True)
         self.jobs.to_parquet(path / "jobs.parquet", index=False)
         self.timeseries.to_parquet(path / "timeseries.parquet", index=False)
+        for name, table in self.tables.items():
+            table.to_parquet(path / f"{name}.parquet", index=False)
         if csv:
             self.jobs.to_csv(path / "jobs.csv", index=False)
             self.timeseries.to_csv(path / "timeseries.csv", index=False)

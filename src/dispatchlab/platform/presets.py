@@ -59,6 +59,12 @@ def mejri(servers: int) -> Platform:
     return malleable_platform(servers)
 
 
+def thesis_300() -> Platform:
+    """Bridi's thesis ch. 5–7 machine: 300 of Curie's fat nodes, 32 cores and 128 GB each;
+    no node power model (the thesis counts the jobs' power only)."""
+    return Platform.homogeneous(300, {"cores": 32, "mem": 128 * 1024}, name="thesis-300")
+
+
 #: Preset name → factory. The ``eurora-N`` lists come from Borghesi's power-aware simulator
 #: (``system_configs/nodes_#N``): GPU and MIC nodes, 16 cores (128 for ``8-big``) and 32 GB.
 PRESETS: dict[str, Callable[[], Platform]] = {
@@ -70,10 +76,13 @@ PRESETS: dict[str, Callable[[], Platform]] = {
     "eurora-8-big": partial(eurora_node_list, "eurora-8-big"),
     "eurora-32": partial(eurora_node_list, "eurora-32"),
     "eurora-64": partial(eurora_node_list, "eurora-64"),
+    "thesis-300": thesis_300,
 }
 
 #: One line per preset, for ``--help`` texts and listings.
 DESCRIPTIONS: dict[str, str] = {
+    "thesis-300": "Bridi thesis ch. 5-7: 300 Curie fat nodes × 32 cores × 128 GB, no power "
+    "model (job power from the workload)",
     "mejri-10": "Mejri et al. 2020: 10 one-unit servers, boot 152 s, shutdown 7 s (Table 1's "
     "151.52 s and 6.10 s rounded up)",
     "mejri-100": "Mejri et al. 2020 scale-up: 100 one-unit servers, boot 152 s, shutdown 7 s",

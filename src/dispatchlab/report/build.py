@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 from matplotlib.figure import Figure
 
 from dispatchlab.report import figures as F
@@ -32,6 +33,7 @@ def _views(cmp: Comparison, colors: dict[str, str], with_alloc: bool) -> list[F.
     for name, rec in cmp.main.items():
         plat = rec.doc.get("simulation", {}).get("platform", {})
         alloc_path = rec.path / "alloc.parquet"
+        cooling_path = rec.path / "cooling.parquet"
         views.append(
             F.RunView(
                 label=name,
@@ -41,6 +43,7 @@ def _views(cmp: Comparison, colors: dict[str, str], with_alloc: bool) -> list[F.
                 totals={k: int(v) for k, v in plat.get("total", {}).items()},
                 nodes=int(plat.get("nodes", 1)),
                 alloc=rec.alloc() if with_alloc and alloc_path.is_file() else None,
+                cooling=pd.read_parquet(cooling_path) if cooling_path.is_file() else None,
             )
         )
     return views
@@ -99,6 +102,18 @@ def write_report(
                     "IT power over time",
                     "Power drawn by the machine (jobs and, when counted, idle and "
                     "transitioning nodes), averaged per bin; dashed: the power cap.",
+                )
+            )
+        if F.has_cooling(views):
+            figs.append(
+                _save(
+                    F.cooling_figure(views),
+                    out,
+                    "cooling",
+                    "IT power, cooling power and temperature over time",
+                    "From each run's profit accounting (its cooling model and ambient "
+                    "temperature): cooling power = IT power × (PUE − 1), averaged per bin; "
+                    "mean PUE over the run in the legend.",
                 )
             )
         figs.append(

@@ -43,6 +43,7 @@ class RunView:
     totals: dict[str, int]
     nodes: int
     alloc: pd.DataFrame | None = None
+    cooling: pd.DataFrame | None = None  # profit accounting series (cooling.parquet)
 
 
 def legend_columns(n: int, most: int = 7) -> int:
@@ -313,6 +314,52 @@ def power_figure(runs: Sequence[RunView]) -> Figure:
     handles, labels = ax.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center",
                ncol=legend_columns(len(handles), 4), frameon=False)
+    return fig
+
+
+def has_cooling(runs: Sequence[RunView]) -> bool:
+    """Whether any run has a cooling series (it was run with a cooling model)."""
+    return any(r.cooling is not None and len(r.cooling) for r in runs)
+
+
+def cooling_figure(runs: Sequence[RunView]) -> Figure:
+    """IT power, cooling power and ambient temperature over time (bin means), a line per
+    run with a cooling series; mean PUE in the legend."""
+    runs = [r for r in runs if r.cooling is not None and len(r.cooling)]
+    span = max(max(end_time(r), int(r.cooling["time"].max())) for r in runs)  # type: ignore[index]
+    edges = _edges(span)
+    mids = (edges[:-1] + edges[1:]) / 2
+    fig, (a1, a2, a3) = _subplots(3, 1, figsize=(WIDTH, 7.5), sharex=True)
+    div, _unit = time_unit(span)
+    temps_drawn: list[tuple[float, ...]] = []
+    for run in runs:
+        c = run.cooling
+        assert c is not None
+        t = c["time"].to_numpy()
+        it, cool = c["it_power_w"].to_numpy(float), c["cooling_w"].to_numpy(float)
+        dt = np.diff(np.r_[t, span]).astype(float)
+        pue = (it * dt + cool * dt).sum() / max((it * dt).sum(), 1e-12)
+        a1.plot(mids / div, binned_mean(t, it, edges) / 1000, color=run.color, lw=1.2,
+                label=f"{run.label} (mean PUE {pue:.4f})")
+        a2.plot(mids / div, binned_mean(t, cool, edges) / 1000, color=run.color, lw=1.2)
+        temp = binned_mean(t, c["temperature_c"].to_numpy(float), edges)
+        key = tuple(np.round(temp, 3).tolist())
+        if key not in temps_drawn:
+            temps_drawn.append(key)
+            a3.plot(mids / div, temp, color=run.color if len(runs) > 1 else "black", lw=1.0)
+    a1.set_ylabel("IT power (kW)")
+    a2.set_ylabel("cooling power (kW)")
+    a3.set_ylabel("ambient (°C)")
+    for ax in (a1, a2, a3):
+        ax.grid(alpha=0.3)
+    a1.set_ylim(bottom=0)
+    a2.set_ylim(bottom=0)
+    _time_axis(a3, span)
+    a1.set_title(f"IT power, cooling power and ambient temperature "
+                 f"({bin_label(edges[1] - edges[0])} means)")
+    handles, labels = a1.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center",
+               ncol=legend_columns(len(handles), 3), frameon=False)
     return fig
 
 

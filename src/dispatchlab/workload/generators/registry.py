@@ -182,6 +182,7 @@ def parse_bool(text: str) -> bool:
 def _load_builtin() -> None:
     """Import the built-in generators (they register themselves)."""
     from dispatchlab.workload.generators import (  # noqa: F401
+        curie_thesis,
         eurora_like,
         mejri,
         variable_capacity,
