@@ -47,7 +47,7 @@ def test_pinned_job_and_min_start() -> None:
 def test_busy_capacity_and_slots() -> None:
     inst = instance([(0, 90, 1, 4), (30, 61, 1, 4)], nodes=1, step=60)
     # busy: the node fully taken until 100 s → slot 2 (120 s) is the first free one
-    inst = type(inst)(**{**inst.__dict__, "busy": ((100, np.array([[4]])),)})
+    inst = type(inst)(**{**inst.__dict__, "busy": ((0, 100, np.array([[4]])),)})
     s = heuristic(inst, [0, 1])
     assert s is not None
     assert s.start.tolist() == [2, 4]  # job 0 holds 2 slots (90 s); job 1 holds 2 slots
@@ -102,3 +102,12 @@ def test_window_min_matches_brute_force(values, size) -> None:
     want = np.array([[row[i:i + size].min() for i in range(a.shape[1] - size + 1)]
                      for row in a])
     assert (got == want).all()
+
+
+def test_busy_window_in_the_middle() -> None:
+    # node taken over [120, 180): a 2-slot job released at 60 cannot use slots 1–2, so it
+    # starts at slot 3; a 1-slot job released at 0 fits at slot 0
+    inst = instance([(60, 120, 1, 4), (0, 60, 1, 4)], nodes=1, step=60)
+    inst = type(inst)(**{**inst.__dict__, "busy": ((120, 180, np.array([[4]])),)})
+    s = heuristic(inst, [0, 1])
+    assert s is not None and s.start.tolist() == [3, 0]

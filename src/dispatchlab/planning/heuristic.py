@@ -31,7 +31,7 @@ _BIG = np.iinfo(np.int64).max // 4
 class FreeGrid:
     """Free capacity per slot, node and resource; slots past ``used_end`` are empty."""
 
-    def __init__(self, capacity: IntArray, busy: Sequence[tuple[int, IntArray]] = (),
+    def __init__(self, capacity: IntArray, busy: Sequence[tuple[int, int, IntArray]] = (),
                  origin: int = 0, step: int = 60, length: int = 1024):
         self.capacity = np.asarray(capacity, dtype=np.int64)
         self.total = self.capacity.sum(axis=0)
@@ -39,10 +39,10 @@ class FreeGrid:
         self.free = np.repeat(self.capacity.T[:, :, None], max(length, 1), axis=2)
         self.pool = np.repeat(self.total[:, None], max(length, 1), axis=1)  # resources × slots
         self.used_end = 0  # slots ≥ used_end are untouched (full capacity)
-        for until, usage in busy:
-            n = -(-(until - origin) // step)
-            if n > 0:
-                self.take(0, int(n), np.asarray(usage, dtype=np.int64))
+        for since, until, usage in busy:
+            a, b = busy_slots(since, until, origin, step)
+            if b > a:
+                self.take(a, b - a, np.asarray(usage, dtype=np.int64))
 
     def ensure(self, length: int) -> None:
         """Grow the grid to at least ``length`` slots."""
@@ -141,6 +141,13 @@ class Schedule:
                     alloc=tuple(self.alloc), cores_per_unit=inst.cores_per_unit,
                     total_cores=inst.total_cores, power=inst.power, objective=objective,
                     stats=stats or {}, meta=dict(inst.meta))
+
+
+def busy_slots(since: int, until: int, origin: int, step: int) -> tuple[int, int]:
+    """Slots ``[a, b)`` covering the seconds ``[since, until)`` (outward rounding)."""
+    a = max((since - origin) // step, 0)
+    b = max(-(-(until - origin) // step), 0)
+    return int(a), int(b)
 
 
 def _window_min(a: IntArray, size: int) -> IntArray:

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from ortools.sat.python import cp_model
 
-from dispatchlab.planning.heuristic import Schedule
+from dispatchlab.planning.heuristic import Schedule, busy_slots
 from dispatchlab.planning.instance import PlanInstance
 from dispatchlab.planning.objective import ProfitModel, Segment
 
@@ -171,11 +171,11 @@ def build_model(
                     dem.append(d[r])
             if not ivs:
                 continue
-            for until, usage in inst.busy:
+            for since, until, usage in inst.busy:
                 held = int(usage[node, r])
-                n_slots = -(-(until - inst.origin) // step)
-                if held and n_slots > 0:
-                    ivs.append(m.new_fixed_size_interval_var(0, int(n_slots), f"b{node}_{r}"))
+                a, b = busy_slots(since, until, inst.origin, step)
+                if held and b > a:
+                    ivs.append(m.new_fixed_size_interval_var(a, b - a, f"b{node}_{r}"))
                     dem.append(held)
             m.add_cumulative(ivs, dem, cap)
     segments = pm.segments()
