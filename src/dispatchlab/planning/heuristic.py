@@ -54,6 +54,13 @@ class FreeGrid:
             self.pool = np.concatenate(
                 [self.pool, np.repeat(self.total[:, None], grow, axis=1)], axis=1)
 
+    def copy(self) -> FreeGrid:
+        """An independent copy."""
+        g = FreeGrid.__new__(FreeGrid)
+        g.capacity, g.total = self.capacity, self.total
+        g.free, g.pool, g.used_end = self.free.copy(), self.pool.copy(), self.used_end
+        return g
+
     def take(self, start: int, slots: int, usage: IntArray) -> None:
         """Take ``usage`` (nodes × resources) over ``[start, start + slots)``."""
         self.ensure(start + slots)

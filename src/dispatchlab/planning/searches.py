@@ -8,12 +8,15 @@ Relaxation-Search and Delay-Search, with limits and statistics.
   one-unit jobs, other starts for every job — from the best plan as a complete hint; with
   ``strict`` the model requires a strictly better objective (the thesis's bound).
 - **Delay-Search** (Alg. 7): from the Multi-Search's best plan and ordering, delays one job
-  at a time by ``delay`` slots more each iteration, re-runs the heuristic and keeps the
-  best plan; a job delayed past the horizon joins the already-delayed jobs, which are
-  pinned to their starts in the best plan; jobs are taken from the last of the ordering
-  backwards (the thesis, after its first descent). Jobs before the delayed one in the
-  ordering do not depend on its delay, so their placement is computed once per delayed
-  job (a copy of the grid) — the same plans as re-running Alg. 5 from scratch, faster.
+  at a time — from the last of the ordering backwards (the thesis, after its first
+  descent) — raising its earliest start by ``delay`` slots per iteration until the
+  horizon, keeping the best plan found. Alg. 5 places the jobs before it in the ordering
+  before it (its delay cannot move them), and the jobs after it are already delayed and
+  pinned to the best plan; here they keep their *nodes* as well as their starts (the
+  thesis pins starts only and lets the solver re-choose nodes), so an iteration re-places
+  one job on a copy of the best plan's grid and re-prices the segments it touches
+  (:class:`~dispatchlab.planning.objective.IncrementalProfit`): milliseconds instead of a
+  whole heuristic run.
 
 **Limits and reproducibility**: every search takes :class:`Limits`. ``runs`` (heuristic
 runs or delay iterations) and ``cp_det_time`` (CP-SAT deterministic time, one worker,
@@ -37,7 +40,7 @@ from dispatchlab.errors import ConfigError
 from dispatchlab.planning.heuristic import FreeGrid, Schedule, heuristic
 from dispatchlab.planning.instance import PlanInstance
 from dispatchlab.planning.model import build_model, solver_for
-from dispatchlab.planning.objective import ProfitModel, evaluate
+from dispatchlab.planning.objective import IncrementalProfit, ProfitModel, evaluate
 from dispatchlab.planning.plan import Alloc, Plan
 
 IntArray = npt.NDArray[np.int64]
@@ -248,51 +251,55 @@ def delay_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limits(),
     trace.best_over_time = [(0.0, first.profit)]
     hmax = (-(-(pm.end - inst.origin) // inst.step) if horizon_slot is None
             else horizon_slot)
-    best = SearchResult(first.schedule, first.profit, first.figures, first.order)
-    order = [int(j) for j in first.order]
-    slots, units, req = inst.slots, inst.units, inst.req
-    release = inst.release_slot
-    already: list[int] = []
+    slots, units, req, release = inst.slots, inst.units, inst.req, inst.release_slot
+    step, origin = inst.step, inst.origin
+    best_start = first.schedule.start.copy()
+    best_alloc = list(first.schedule.alloc)
+    grid = _grid_of(inst, best_start, best_alloc)
+    cores = (inst.units * inst.cores_per_unit).astype(np.float64)
+    starts_s = origin + best_start * step
+    state = IncrementalProfit(pm, starts_s, starts_s + inst.duration, cores, inst.power)
+    best_profit = state.profit()
+    improved = False
     iterations = 0
     jobs_tried = 0
     stop = False
-    for pos in range(len(order) - 1, -1, -1):
-        j = order[pos]
+    for j in (int(x) for x in first.order[::-1]):
         jobs_tried += 1
-        base, base_start, base_alloc = _prefix(inst, order[:pos], already, best.schedule)
-        if base is None:  # pinned jobs do not fit (cannot happen from a feasible best)
-            already.append(j)
-            continue
-        lower = int(best.schedule.start[j])
-        while True:
-            if limits.runs is not None and iterations >= limits.runs:
-                stop = True
-                break
-            if trace.out_of_time():
+        lower = int(best_start[j])
+        while not stop:
+            if (limits.runs is not None and iterations >= limits.runs) or trace.out_of_time():
                 stop = True
                 break
             lower += delay
             if lower > hmax:
                 break
             iterations += 1
-            grid = base.copy()
-            s, room = grid.earliest(max(int(release[j]), lower), int(slots[j]), int(units[j]),
-                                    req[j])
-            alloc_j = grid.place(s, int(slots[j]), int(units[j]), req[j], room)
-            starts = base_start.copy()
-            alloc = list(base_alloc)
-            starts[j] = s
-            alloc[j] = alloc_j
-            sched = Schedule(starts, alloc)
-            figs = evaluate(sched.to_plan(inst), pm)
+            trial = grid.copy()
+            trial.take(int(best_start[j]), int(slots[j]), -_usage(inst, j, best_alloc[j]))
+            s, room = trial.earliest(max(int(release[j]), lower), int(slots[j]),
+                                     int(units[j]), req[j])
+            alloc_j = trial.place(s, int(slots[j]), int(units[j]), req[j], room)
+            old = origin + int(best_start[j]) * step
+            new = origin + s * step
+            state.add(j, old, old + int(inst.duration[j]), -1.0)
+            state.add(j, new, new + int(inst.duration[j]), 1.0)
+            profit = state.profit()
             trace.solutions += 1
-            if figs["profit"] > best.profit:
-                best = SearchResult(sched, figs["profit"], figs, first.order)
-                trace.record(figs["profit"])
+            if profit > best_profit:
+                best_profit, grid = profit, trial
+                best_start[j], best_alloc[j] = s, alloc_j
+                improved = True
+                trace.record(profit)
                 lower = s
+            else:  # undo
+                state.add(j, new, new + int(inst.duration[j]), -1.0)
+                state.add(j, old, old + int(inst.duration[j]), 1.0)
         if stop:
             break
-        already.append(j)
+    sched = Schedule(best_start, best_alloc) if improved else first.schedule
+    figs = evaluate(sched.to_plan(inst), pm) if improved else first.figures
+    best = SearchResult(sched, figs["profit"], figs, first.order)
     best.stats = {"search": "delay", "ordering": first.stats.get("ordering"),
                   "delay_slots": delay, "horizon_slot": hmax, "iterations": iterations,
                   "jobs_delayed": jobs_tried, "all_jobs_done": not stop,
@@ -301,35 +308,21 @@ def delay_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limits(),
     return best
 
 
-def _prefix(inst: PlanInstance, prefix: list[int], pinned: list[int], best: Schedule
-            ) -> tuple[_GridCopy | None, IntArray, list[Alloc]]:
-    """The grid after the pinned jobs (at the best plan's starts) and the ordering's
-    ``prefix`` (Alg. 5), with their starts and allocations."""
-    fixed = np.full(len(inst), -1, dtype=np.int64)
-    fixed[pinned] = best.start[pinned]
+def _usage(inst: PlanInstance, j: int, alloc: Alloc) -> IntArray:
+    """Nodes × resources job ``j`` holds under ``alloc``."""
+    usage = np.zeros_like(inst.capacity)
+    for node, u in alloc:
+        usage[node] += u * inst.req[j]
+    return usage
+
+
+def _grid_of(inst: PlanInstance, start: IntArray, alloc: list[Alloc]) -> FreeGrid:
+    """The free-capacity grid of a schedule (busy windows included)."""
     grid = FreeGrid(inst.capacity, inst.busy, inst.origin, inst.step,
-                    length=int(inst.release_slot.max(initial=0) + inst.slots.max(initial=1))
-                    + 16)
-    start = np.full(len(inst), -1, dtype=np.int64)
-    alloc: list[Alloc] = [()] * len(inst)
-    sched = heuristic(inst, prefix, fixed_start=fixed, grid=grid)
-    if sched is None:
-        return None, start, alloc
-    return _GridCopy(grid), sched.start, sched.alloc
-
-
-class _GridCopy:
-    """A frozen grid handing out independent copies."""
-
-    def __init__(self, grid: FreeGrid):
-        self.grid = grid
-
-    def copy(self) -> FreeGrid:
-        g = FreeGrid.__new__(FreeGrid)
-        g.capacity, g.total = self.grid.capacity, self.grid.total
-        g.free, g.pool = self.grid.free.copy(), self.grid.pool.copy()
-        g.used_end = self.grid.used_end
-        return g
+                    length=int((start + inst.slots).max(initial=1)) + 16)
+    for j in range(len(inst)):
+        grid.take(int(start[j]), int(inst.slots[j]), _usage(inst, j, alloc[j]))
+    return grid
 
 
 Search = Callable[..., SearchResult]
