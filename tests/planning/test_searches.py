@@ -50,7 +50,9 @@ def test_multi_search_takes_best_ordering_and_respects_runs() -> None:
     res = multi_search(inst, pm)
     per = res.stats["per_ordering"]
     assert len(per) == 22 and res.profit == max(per.values())
-    assert res.stats["solutions"] == 22
+    # three jobs have only a few distinct orders: each is run once
+    distinct = {ordering(inst, pm, name).tobytes() for name in ORDERINGS}
+    assert res.stats["solutions"] == len(distinct) < 22
     again = multi_search(inst, pm)
     assert again.schedule.start.tolist() == res.schedule.start.tolist()
     two = multi_search(inst, pm, Limits(runs=2))

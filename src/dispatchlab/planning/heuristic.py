@@ -64,7 +64,11 @@ class FreeGrid:
     def take(self, start: int, slots: int, usage: IntArray) -> None:
         """Take ``usage`` (nodes × resources) over ``[start, start + slots)``."""
         self.ensure(start + slots)
-        self.free[:, :, start:start + slots] -= usage.T[:, :, None]
+        nodes = np.flatnonzero(usage.any(axis=1))
+        if len(nodes) * 2 < len(usage):  # only the rows that change
+            self.free[:, nodes, start:start + slots] -= usage[nodes].T[:, :, None]
+        else:
+            self.free[:, :, start:start + slots] -= usage.T[:, :, None]
         self.pool[:, start:start + slots] -= usage.sum(axis=0)[:, None]
         self.used_end = max(self.used_end, start + slots)
 

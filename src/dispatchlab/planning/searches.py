@@ -2,7 +2,8 @@
 Relaxation-Search and Delay-Search, with limits and statistics.
 
 - **Multi-Search** (Alg. 6): the heuristic once per ordering — the 11 criteria of §6.7.1,
-  each increasing and decreasing (:data:`ORDERINGS`, 22 runs) — best plan by profit.
+  each increasing and decreasing (:data:`ORDERINGS`, 22 runs; an ordering identical to an
+  earlier one reuses its plan) — best plan by profit.
 - **Relaxation-Search** (Eq. 6.5): from the Multi-Search's best plan, the multi-unit jobs
   keep their nodes, and CP-SAT (:mod:`.model`) improves the rest — other nodes for the
   one-unit jobs, other starts for every job — from the best plan as a complete hint; with
@@ -176,10 +177,16 @@ def multi_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limits(),
     trace = _Trace(limits)
     best: SearchResult | None = None
     per_order: dict[str, float] = {}
+    seen: dict[bytes, str] = {}
     for k, name in enumerate(orderings):
         if (limits.runs is not None and k >= limits.runs) or (k and trace.out_of_time()):
             break
         order = ordering(inst, pm, name)
+        key = order.tobytes()
+        if key in seen:  # an ordering equal to an earlier one: the same plan
+            per_order[name] = per_order[seen[key]]
+            continue
+        seen[key] = name
         sched = heuristic(inst, order)
         assert sched is not None
         figs = evaluate(sched.to_plan(inst), pm)
