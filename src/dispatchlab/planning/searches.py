@@ -179,7 +179,8 @@ def multi_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limits(),
     per_order: dict[str, float] = {}
     seen: dict[bytes, str] = {}
     for k, name in enumerate(orderings):
-        if (limits.runs is not None and k >= limits.runs) or (k and trace.out_of_time()):
+        if (limits.runs is not None and trace.solutions >= limits.runs) or (
+                k and trace.out_of_time()):
             break
         order = ordering(inst, pm, name)
         key = order.tobytes()
