@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -56,8 +57,9 @@ class PlanModel:
     objective: cp_model.LinearExpr
     stats: dict[str, int] = field(default_factory=dict)
 
-    def read(self, solver: cp_model.CpSolver) -> Schedule:
-        """The solution as a schedule."""
+    def read(self, solver: Any) -> Schedule:
+        """The solution as a schedule (``solver``: a CpSolver, or anything with its
+        ``value`` method such as the CP guard's answer)."""
         starts = np.array([solver.value(v) for v in self.start], dtype=np.int64)
         alloc = []
         for per_node in self.units:

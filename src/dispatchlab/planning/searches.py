@@ -35,12 +35,13 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from ortools.sat.python import cp_model
 
+from dispatchlab.dispatchers.cp.config import SearchConfig
+from dispatchlab.dispatchers.cp.search import search as cp_search
 from dispatchlab.errors import ConfigError
 from dispatchlab.planning.heuristic import FreeGrid, Schedule, heuristic
 from dispatchlab.planning.instance import PlanInstance
-from dispatchlab.planning.model import build_model, solver_for
+from dispatchlab.planning.model import build_model
 from dispatchlab.planning.objective import IncrementalProfit, ProfitModel, evaluate
 from dispatchlab.planning.plan import Alloc, Plan
 
@@ -221,25 +222,35 @@ def relaxation_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limi
         built.model.add(built.objective >= bound)
     build_s = time.perf_counter() - t_build
     wall = max(limits.time_s - trace.elapsed(), 1.0) if limits.time_s is not None else 3600.0
-    solver = solver_for(limits.cp_det_time, limits.seed, wall)
-    solver.parameters.repair_hint = strict
-    status = solver.solve(built.model)
+    # the CP dispatchers' deterministic budget machinery (dispatchers/cp/search.py): one
+    # worker, fixed seed, det-time budget, wall clock only as a safety net; presolve off
+    # as the per-node model needs, so every solve runs in a forked child (a native abort
+    # of OR-Tools becomes "no improvement" instead of the end of the process)
+    cfg = SearchConfig(deterministic=True, delta=limits.cp_det_time,
+                       delta_max=limits.cp_det_time, k=1, wall_limit=wall, hint=True,
+                       repair_hint=strict, presolve=False)
     result = SearchResult(first.schedule, first.profit, first.figures, first.order)
     trace.solutions = 0
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    try:
+        outcome = cp_search(built.model, cfg, limits.seed, presolve=False, fixed_search=False)
+        status, det_time, cp_wall = outcome.status, outcome.det_time, outcome.wall
+        cp_obj = outcome.objective / built.scale if outcome.objective is not None else None
+        cp_bound = outcome.bound / built.scale if outcome.bound is not None else None
+        trace.wall_limit_hit = outcome.hit_wall_limit
+    except Exception as exc:  # a crashed solver child: keep the Multi-Search plan
+        status, det_time, cp_wall, cp_obj, cp_bound = f"CRASH: {exc}", 0.0, 0.0, None, None
+        outcome = None
+    if outcome is not None and outcome.has_solution:
         trace.solutions = 1
-        sched = built.read(solver)
+        sched = built.read(outcome.solver)
         figs = evaluate(sched.to_plan(inst), pm)
         if figs["profit"] > first.profit:
             result = SearchResult(sched, figs["profit"], figs, first.order)
             trace.record(figs["profit"])
-    trace.wall_limit_hit = solver.wall_time >= wall * 0.99
     result.stats = {
-        "search": "relax", "ordering": first.stats.get("ordering"), "cp_status":
-        solver.status_name(status), "cp_objective": (solver.objective_value / built.scale
-                                                     if trace.solutions else None),
-        "cp_bound": (solver.best_objective_bound / built.scale if trace.solutions else None),
-        "cp_det_time": solver.deterministic_time, "cp_wall_s": solver.wall_time,
+        "search": "relax", "ordering": first.stats.get("ordering"), "cp_status": status,
+        "cp_objective": cp_obj, "cp_bound": cp_bound, "cp_det_time": det_time,
+        "cp_wall_s": cp_wall,
         "build_s": build_s, "strict": strict, "model": built.stats,
         "multi": {k: v for k, v in first.stats.items() if k != "search"},
         **trace.stats(),
