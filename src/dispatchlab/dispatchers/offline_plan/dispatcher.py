@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,7 +32,9 @@ from dispatchlab.engine.decisions import Plan as PlanDecision
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
-from dispatchlab.planning.plan import Plan, load_plan
+
+if TYPE_CHECKING:
+    from dispatchlab.planning.plan import Plan
 
 
 class PlanFileDispatcher(BaseDispatcher):
@@ -47,6 +49,8 @@ class PlanFileDispatcher(BaseDispatcher):
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Load the plan and map its job ids to the run's rows."""
         super().reset(view, rng)
+        from dispatchlab.planning.plan import load_plan
+
         plan = load_plan(self.path)
         self._replay = PlanReplay(self.compress)
         # the plan's rows are the run's job indices (checked against job ids on arrival)
