@@ -111,3 +111,13 @@ def test_busy_window_in_the_middle() -> None:
     inst = type(inst)(**{**inst.__dict__, "busy": ((120, 180, np.array([[4]])),)})
     s = heuristic(inst, [0, 1])
     assert s is not None and s.start.tolist() == [3, 0]
+
+
+def test_overlapping_busy_windows_never_give_negative_room() -> None:
+    # two busy windows overfill node 0 over slot 1; the job must go to node 1 or later
+    inst = instance([(0, 60, 2, 4)], nodes=2, step=60)
+    busy = ((30, 90, np.array([[4], [0]])), (60, 120, np.array([[4], [0]])))
+    inst = type(inst)(**{**inst.__dict__, "busy": busy})
+    s = heuristic(inst, [0])
+    assert s is not None
+    assert s.start.tolist() == [2] and s.alloc == [((0, 1), (1, 1))]

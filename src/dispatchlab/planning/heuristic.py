@@ -80,6 +80,9 @@ class FreeGrid:
         fit = self.free[cols[0], :, lo:hi] // q if q > 1 else self.free[cols[0], :, lo:hi].copy()
         for c in cols[1:]:
             np.minimum(fit, self.free[c, :, lo:hi] // req[c], out=fit)
+        # busy windows rounded outwards to slots may overlap (e.g. a running job's end and
+        # the planned start after it): an over-full slot holds no unit, not a negative count
+        np.maximum(fit, 0, out=fit)
         return fit
 
     def _pooled_candidates(self, t: int, slots: int, units: int, req: IntArray) -> IntArray:
