@@ -124,3 +124,14 @@ def test_run_search_by_name() -> None:
     assert run_search("heuristic", inst, pm).stats["ordering"] == "est:inc"
     with pytest.raises(ConfigError, match="unknown search"):
         run_search("tabu", inst, pm)
+
+
+def test_relaxation_by_neighbourhoods_finds_the_cold_hour() -> None:
+    inst, pm = hot_then_cold()
+    first = multi_search(inst, pm)
+    res = relaxation_search(inst, pm, Limits(cp_det_time=2.0), start=first, window_s=1800)
+    check_feasible(inst, res.schedule.start, res.schedule.alloc)
+    assert res.profit > first.profit
+    assert 60 <= res.schedule.start[0] <= 90
+    assert res.stats["neighbourhoods"] >= 1
+    assert res.profit == pytest.approx(evaluate(res.plan(inst), pm)["profit"])

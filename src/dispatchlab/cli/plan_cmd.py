@@ -54,6 +54,12 @@ def plan_command(
     cp_det_time: Annotated[float, typer.Option(
         help="CP-SAT deterministic time of relax.")] = 5.0,
     delay: Annotated[int, typer.Option(help="Delay step of delay (slots).")] = 60,
+    relax_window: Annotated[int | None, typer.Option(
+        help="relax by neighbourhoods: jobs starting in each slice of this many seconds "
+        "(default: the whole chunk in one model).")] = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="relax: require a strictly better objective (thesis Eq. 6.5).")]
+    = False,
     watts_per_core: Annotated[float | None, typer.Option(
         help="Power (W per core) of jobs without a power figure.")] = None,
     seed: Annotated[int, typer.Option(help="CP-SAT seed.")] = 0,
@@ -96,6 +102,8 @@ def plan_command(
         options["ordering"] = ordering
     elif search == "delay":
         options["delay"] = delay
+    elif search == "relax":
+        options.update(window_s=relax_window, strict=strict)
     result = run_search(search, inst, pm, limits, **options)
     plan = result.plan(inst)
     if out is not None:

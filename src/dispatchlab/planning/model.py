@@ -97,13 +97,16 @@ def build_model(
     extra_nodes: int = 4,
     horizon_slot: int | None = None,
     lower_bound: int | None = None,
+    background: Sequence[float] | None = None,
 ) -> PlanModel:
     """The CP-SAT model of ``inst`` with ``hint`` as a complete hint (module doc).
 
     ``fixed_alloc[i]``: keep job ``i`` on its hinted nodes (Eq. 6.5's second constraint);
     ``horizon_slot``: the latest start allowed (default: the later of the hint's last start
     and the window end); ``lower_bound``: require the integer objective ≥ this (Eq. 6.5's
-    first constraint, ``best + 1`` for a strictly better plan)."""
+    first constraint, ``best + 1`` for a strictly better plan); ``background``: IT energy
+    (J) per segment of ``pm.segments()`` drawn by jobs outside the model (a neighbourhood
+    of a larger plan), which the segments' cooling must include."""
     n = len(inst)
     m = cp_model.CpModel()
     step = inst.step
@@ -203,8 +206,9 @@ def build_model(
             w_terms.append(int(power_mw[i]) * ov)
             terms.append(int(job_coef[i]) * ov)
             n_overlap += 1
-        if prices.energy_kwh > 0 and w_terms:
-            j_s = _cooling_var(m, pm, seg, sum(w_terms), f"{k}")
+        base = 0 if background is None else round(1000.0 * background[k])
+        if prices.energy_kwh > 0 and (w_terms or base):
+            j_s = _cooling_var(m, pm, seg, sum(w_terms) + base, f"{k}")
             terms.append(-j_s)
     objective = cp_model.LinearExpr.sum(terms)
     m.maximize(objective)

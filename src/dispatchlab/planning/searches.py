@@ -205,12 +205,15 @@ def multi_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limits(),
 
 def relaxation_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limits(),
                       start: SearchResult | None = None, strict: bool = False,
-                      extra_nodes: int = 4) -> SearchResult:
+                      extra_nodes: int = 4, window_s: int | None = None) -> SearchResult:
     """Eq. 6.5: the multi-unit jobs keep the best plan's nodes; CP-SAT improves the rest
     within ``limits.cp_det_time`` deterministic seconds (one worker, ``limits.seed``).
     A CP solution replaces the best plan only when the evaluator finds it strictly
-    better."""
+    better. ``window_s``: solve neighbourhoods instead of the whole chunk
+    (:func:`_relax_windows`)."""
     first = start or multi_search(inst, pm, limits)
+    if window_s is not None:
+        return _relax_windows(inst, pm, limits, first, window_s, extra_nodes)
     trace = _Trace(limits)
     trace.best_over_time = [(0.0, first.profit)]
     fixed = (inst.units > 1).tolist()
@@ -256,6 +259,84 @@ def relaxation_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limi
         **trace.stats(),
     }
     return result
+
+
+def _cp_improve(built: Any, limits: Limits, wall: float, strict: bool) -> Any:
+    """One deterministic CP-SAT run (the CP dispatchers' machinery); the outcome, or
+    ``None`` when the solver child crashed."""
+    cfg = SearchConfig(deterministic=True, delta=limits.cp_det_time,
+                       delta_max=limits.cp_det_time, k=1, wall_limit=wall, hint=True,
+                       repair_hint=strict, presolve=False)
+    try:
+        return cp_search(built.model, cfg, limits.seed, presolve=False, fixed_search=False)
+    except Exception:  # a crashed solver child: no improvement
+        return None
+
+
+def _relax_windows(inst: PlanInstance, pm: ProfitModel, limits: Limits, first: SearchResult,
+                   window_s: int, extra_nodes: int) -> SearchResult:
+    """Relaxation-Search by neighbourhoods (a large-neighbourhood search, as CP
+    Optimizer's default search is): for each ``window_s`` slice of the profit window in
+    turn, the jobs the best plan starts in it are the model (multi-unit jobs keep their
+    nodes); every other job keeps its place and enters as busy capacity and as background
+    IT power of the segments. Each neighbourhood gets ``limits.cp_det_time``;
+    ``limits.runs`` caps the neighbourhoods solved."""
+    trace = _Trace(limits)
+    trace.best_over_time = [(0.0, first.profit)]
+    best = SearchResult(first.schedule, first.profit, first.figures, first.order)
+    step, origin = inst.step, inst.origin
+    segs = pm.segments()
+    a = np.array([sg.start for sg in segs], dtype=np.int64)
+    b = np.array([sg.end for sg in segs], dtype=np.int64)
+    solved = 0
+    statuses: dict[str, int] = {}
+    for lo in range(pm.start, pm.end, window_s):
+        if (limits.runs is not None and solved >= limits.runs) or trace.out_of_time():
+            break
+        starts_s = origin + best.schedule.start * step
+        free = np.flatnonzero((starts_s >= lo) & (starts_s < lo + window_s))
+        if not len(free):
+            continue
+        others = np.setdiff1d(np.arange(len(inst)), free)
+        busy = list(inst.busy)
+        background = np.zeros(len(segs))
+        for k in others:
+            s0 = int(starts_s[k])
+            busy.append((s0, s0 + int(inst.slots[k]) * step,
+                         _usage(inst, int(k), best.schedule.alloc[k])))
+            e0 = s0 + int(inst.duration[k])
+            background += inst.power[k] * np.clip(np.minimum(e0, b) - np.maximum(s0, a), 0,
+                                                  None)
+        sub = inst.subset(free)
+        sub = PlanInstance(**{**sub.__dict__, "busy": tuple(busy)})
+        hint = Schedule(best.schedule.start[free].copy(),
+                        [best.schedule.alloc[j] for j in free])
+        built = build_model(sub, pm, hint, fixed_alloc=(sub.units > 1).tolist(),
+                            extra_nodes=extra_nodes, background=background.tolist())
+        wall = max(limits.time_s - trace.elapsed(), 1.0) if limits.time_s else 3600.0
+        outcome = _cp_improve(built, limits, wall, strict=False)
+        solved += 1
+        status = "CRASH" if outcome is None else outcome.status
+        statuses[status] = statuses.get(status, 0) + 1
+        if outcome is None or not outcome.has_solution:
+            continue
+        trace.solutions += 1
+        part = built.read(outcome.solver)
+        start = best.schedule.start.copy()
+        alloc = list(best.schedule.alloc)
+        start[free] = part.start
+        for i, j in enumerate(free):
+            alloc[j] = part.alloc[i]
+        sched = Schedule(start, alloc)
+        figs = evaluate(sched.to_plan(inst), pm)
+        if figs["profit"] > best.profit:
+            best = SearchResult(sched, figs["profit"], figs, first.order)
+            trace.record(figs["profit"])
+    best.stats = {"search": "relax", "ordering": first.stats.get("ordering"),
+                  "window_s": window_s, "neighbourhoods": solved, "cp_status": statuses,
+                  "multi": {k: v for k, v in first.stats.items() if k != "search"},
+                  **trace.stats()}
+    return best
 
 
 def delay_search(inst: PlanInstance, pm: ProfitModel, limits: Limits = Limits(),
