@@ -175,3 +175,18 @@ def test_bad_specs() -> None:
         get_dispatcher("offline=tabu")
     with pytest.raises(ConfigError, match="not a number"):
         get_dispatcher("offline=delay,runs=many")
+
+
+def test_offline_relax_is_reproducible() -> None:
+    rng = np.random.default_rng(5)
+    n = 25
+    sub = np.sort(rng.integers(0, 86400, n))
+    run = rng.integers(600, 20000, n)
+    wl = wl_of([(int(s), int(r), int(r), int(rng.integers(1, 3)), int(rng.integers(1, 5)))
+                for s, r in zip(sub, run, strict=True)])
+    spec = "offline=relax,temperature=summer,cpdet=0.5"
+    a = simulate(wl, "nodes=3,cores=4", spec)
+    b = simulate(wl, "nodes=3,cores=4", spec)
+    assert placements(a) == placements(b)
+    assert (a.jobs["start"] >= a.jobs["submit"]).all()
+    assert a.summary["dispatcher_stats"]["replay"]["moved"] == 0
