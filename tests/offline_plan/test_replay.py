@@ -175,6 +175,10 @@ def test_bad_specs() -> None:
         get_dispatcher("offline=tabu")
     with pytest.raises(ConfigError, match="not a number"):
         get_dispatcher("offline=delay,runs=many")
+    with pytest.raises(ConfigError, match="runs"):
+        get_dispatcher("offline=delay,runs=0")
+    with pytest.raises(ConfigError, match="duration"):
+        get_dispatcher("offline=delay,duration=guess")
 
 
 def test_offline_relax_is_reproducible() -> None:

@@ -81,7 +81,10 @@ def test_delay_search_moves_the_hot_job_to_the_cold_hour() -> None:
 def test_incremental_profit_matches_evaluate(jobs, moves) -> None:
     inst = instance(jobs, nodes=2, cores=4, step=60,
                     power=[150.0 * u * c for _, _, u, c in jobs])
-    pm = ProfitModel(FLAT, (0, 2000, 5000), (15.0, 10.0, 17.0), 0, 7200, Prices(1.0, 1.0),
+    # a table wide enough for any pile-up of the moved jobs (moves ignore capacity)
+    wide = PueTable("wide", (10.0, 15.0), (0.0, 10_000.0, 100_000.0),
+                    ((1.1, 1.1, 1.3), (1.5, 1.5, 1.6)))
+    pm = ProfitModel(wide, (0, 2000, 5000), (15.0, 10.0, 17.0), 0, 7200, Prices(1.0, 1.0),
                      1800)
     sched = heuristic(inst, range(len(jobs)))
     assert sched is not None
@@ -135,3 +138,10 @@ def test_relaxation_by_neighbourhoods_finds_the_cold_hour() -> None:
     assert 60 <= res.schedule.start[0] <= 90
     assert res.stats["neighbourhoods"] >= 1
     assert res.profit == pytest.approx(evaluate(res.plan(inst), pm)["profit"])
+
+
+def test_bad_limits() -> None:
+    with pytest.raises(ConfigError, match="runs"):
+        Limits(runs=0)
+    with pytest.raises(ConfigError, match="deterministic"):
+        Limits(cp_det_time=0)

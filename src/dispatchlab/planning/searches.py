@@ -112,6 +112,15 @@ class Limits:
     cp_det_time: float = 5.0
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        if self.runs is not None and self.runs < 1:
+            raise ConfigError(f"runs must be ≥ 1, got {self.runs}", field="runs")
+        if self.time_s is not None and not self.time_s > 0:
+            raise ConfigError(f"time limit must be > 0 s, got {self.time_s}", field="time")
+        if not self.cp_det_time > 0:
+            raise ConfigError(f"CP deterministic time must be > 0, got {self.cp_det_time}",
+                              field="cp_det_time")
+
 
 @dataclass
 class SearchResult:

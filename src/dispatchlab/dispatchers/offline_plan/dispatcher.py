@@ -99,13 +99,20 @@ class OfflinePlanner(BaseDispatcher):
                  cp_det_time: float = 2.0, delay: int = 60, compress: bool = False,
                  watts_per_core: float | None = None, seed: int = 0,
                  name: str | None = None):
+        from dispatchlab.planning.instance import DURATIONS
         from dispatchlab.planning.searches import SEARCHES
 
+        if duration not in DURATIONS:
+            raise ConfigError(f"duration must be one of {', '.join(DURATIONS)}, got "
+                              f"'{duration}'", field="duration")
         if search not in SEARCHES:
             raise ConfigError(f"unknown search '{search}' (known: {', '.join(SEARCHES)})",
                               field="offline")
         if chunk <= 0 or step <= 0 or delay <= 0:
             raise ConfigError("chunk, step and delay must be > 0", field="offline")
+        from dispatchlab.planning.searches import Limits
+
+        Limits(runs=runs, time_s=time_s, cp_det_time=cp_det_time)  # validates them
         self.search = search
         self.chunk = chunk
         self.duration = duration
