@@ -83,11 +83,33 @@ def load_runs(results: Path) -> pd.DataFrame:
                "utilization": s["utilization"], "t_last_submission": at["window_s"][1],
                "sim_seconds": s.get("sim_seconds"), "run": f.parent.name}
         cool = f.parent / "cooling.parquet"
-        row["slope_change"] = (slope_change_pue(pd.read_parquet(cool), row["cooling"],
-                                                at["window_s"][1]) if cool.is_file()
-                               else np.nan)
+        row["slope_change"] = row["daily_pue_trend"] = np.nan
+        if cool.is_file():
+            series = pd.read_parquet(cool)
+            row["slope_change"] = slope_change_pue(series, row["cooling"], at["window_s"][1])
+            row["daily_pue_trend"] = trend(daily_pue(series, at["window_s"][1]))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def daily_pue(cooling: pd.DataFrame, t1: int) -> pd.DataFrame:
+    """PUE of each whole day up to ``t1`` (days since time 0; Fig. 6.6's daily PUE)."""
+    c = cooling[cooling["time"] < t1]
+    t = c["time"].to_numpy()
+    edges = np.unique(np.r_[t, np.arange(0, t1, 86400), t1])
+    k = np.searchsorted(t, edges[:-1], side="right") - 1
+    dt = np.diff(edges).astype(float)
+    it = np.where(k >= 0, c["it_power_w"].to_numpy()[np.maximum(k, 0)], 0.0) * dt
+    cool = np.where(k >= 0, c["cooling_w"].to_numpy()[np.maximum(k, 0)], 0.0) * dt
+    day = edges[:-1] // 86400
+    g = pd.DataFrame({"day": day, "it": it, "cool": cool}).groupby("day").sum()
+    g = g[g["it"] > 0]
+    return pd.DataFrame({"day": g.index, "pue": (g["it"] + g["cool"]) / g["it"]})
+
+
+def trend(d: pd.DataFrame) -> float:
+    """Least-squares slope of the daily PUE (per day)."""
+    return float(np.polyfit(d["day"], d["pue"], 1)[0]) if len(d) > 1 else float("nan")
 
 
 def table62(runs: pd.DataFrame, rule_based: list[str], searches: list[str]) -> pd.DataFrame:
@@ -101,6 +123,7 @@ def table62(runs: pd.DataFrame, rule_based: list[str], searches: list[str]) -> p
         th = THESIS.get(tuple(key))  # type: ignore[arg-type]
         row = dict(zip(SCENARIO, key, strict=True))
         row.update({"best_rb": best["dispatcher"], "best_rb_profit": best["profit"],
+                    "best_rb_daily_pue_trend": best.get("daily_pue_trend", np.nan),
                     "best_rb_pue": best["mean_pue"], "slope_change": best["slope_change"],
                     "rb_profit_spread_pct": 100 * (rb["profit"].max() - rb["profit"].min())
                     / abs(best["profit"]),
@@ -136,6 +159,38 @@ def markdown(t: pd.DataFrame, searches: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def figures(results: Path, runs: pd.DataFrame, t: pd.DataFrame) -> list[Path]:
+    """The report's cooling figure (IT power, cooling power, temperature) for each workload
+    level in the air-cooled summer scenario with expensive core-hours: the best and the worst
+    rule-based dispatcher."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from dispatchlab.report.figures import RunView, cooling_figure
+
+    out = []
+    for level in sorted(runs["level"].unique()):
+        key = ("air", "summer", level, "expensive")
+        g = runs[(runs[SCENARIO] == pd.Series(dict(zip(SCENARIO, key, strict=True)))).all(
+            axis=1)]
+        if g.empty:
+            continue
+        pick = [g.loc[g["profit"].idxmax()], g.loc[g["profit"].idxmin()]]
+        views = []
+        for r, color in zip(pick, ("#1f77b4", "#d62728"), strict=True):
+            folder = results / "runs" / r["run"]
+            views.append(RunView(f"{r['dispatcher']} (profit {r['profit']:,.0f} €)", color,
+                                 pd.read_parquet(folder / "jobs.parquet"),
+                                 pd.read_parquet(folder / "timeseries.parquet"),
+                                 {"cores": 9600}, 300,
+                                 cooling=pd.read_parquet(folder / "cooling.parquet")))
+        fig = cooling_figure(views)
+        path = results / f"cooling_air_summer_{level}.png"
+        fig.savefig(path, dpi=110)
+        out.append(path)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", type=Path)
@@ -154,6 +209,8 @@ def main() -> None:
     print(md)
     wide = runs.pivot_table(index=SCENARIO, columns="dispatcher", values="profit")
     wide.to_csv(a.results / "profit_by_dispatcher.csv")
+    for path in figures(a.results, runs, t):
+        print(f"figure {path}")
     print(f"{len(runs)} runs; per_run.csv, table62.csv/.md, profit_by_dispatcher.csv written "
           f"to {a.results}")
 

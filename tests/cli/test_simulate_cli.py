@@ -79,3 +79,22 @@ def test_same_seed_same_results(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.output
         outs.append(pd.read_parquet(out / "jobs.parquet"))
     assert outs[0].equals(outs[1])
+
+
+def test_simulate_cooling_profit(tmp_path: Path) -> None:
+    trace = tmp_path / "two.csv"
+    trace.write_text("job_id,submit,runtime,walltime,units,req_cores,power\n"
+                     "1,0,3600,3600,1,4,100\n2,600,7200,7200,1,4,200\n")
+    out = tmp_path / "run"
+    args = ["simulate", "-w", str(trace), "-p", "nodes=2,cores=4", "-d", "fifo",
+            "--cooling", "hybrid:scaled", "--temperature",
+            "gen:temperature:season=winter,days=1", "--prices", "expensive", "--json"]
+    result = runner.invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    profit = json.loads(result.stdout)["profit"]
+    assert profit["core_hours"] == 12.0 and profit["prices"]["core_hour"] == 0.10
+    assert 1.0 < profit["mean_pue"] < 1.01  # hybrid in winter
+    cooling = pd.read_parquet(out / "cooling.parquet")
+    assert list(cooling.columns) == ["time", "it_power_w", "cooling_w", "temperature_c", "pue"]
+    bad = runner.invoke(app, [*args[:9], "--cooling", "water"])
+    assert bad.exit_code == 2 and "cooling 'water'" in bad.output

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.energy.cooling import PueTable
@@ -60,3 +62,32 @@ def test_prices() -> None:
     assert parse_prices("0.5,0.2") == Prices(0.5, 0.2)
     with pytest.raises(ValueError, match="K1,K2"):
         parse_prices("lots")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_flat_table_and_energy_invariants(data: st.DataObject) -> None:
+    """With a flat PUE p, cooling = (p − 1) × IT energy exactly; IT energy = Σ power × run
+    time; core-hours = Σ cores × run time, whatever the dispatcher and the temperatures."""
+    n = data.draw(st.integers(1, 10))
+    runtime = data.draw(st.lists(st.integers(0, 500), min_size=n, max_size=n))
+    power = data.draw(st.lists(st.floats(1.0, 500.0), min_size=n, max_size=n))
+    cores = data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
+    submit = sorted(data.draw(st.lists(st.integers(0, 300), min_size=n, max_size=n)))
+    wl = Workload.from_columns(submit=submit, runtime=runtime, walltime=[max(r, 1) for r in
+                                                                          runtime],
+                               units=[1] * n, req={"cores": cores}, power=power)
+    res = simulate(wl, Platform.homogeneous(2, {"cores": 4}),
+                   data.draw(st.sampled_from(["fifo", "easy", "order=profit,select=nonstrict"])))
+    p = data.draw(st.floats(1.0, 2.0))
+    flat = PueTable(name="flat", temperatures=(0.0, 5.0), it_power=(0.0, 5000.0),
+                    pue=((p, p), (p, p)))
+    times = tuple(sorted(set(data.draw(st.lists(st.integers(0, 900), min_size=1, max_size=5)))))
+    setup = CoolingSetup(flat, temp_times=times, temp_values=tuple(
+        float(data.draw(st.sampled_from([0.0, 3.0, 7.0]))) for _ in times))
+    s = run_profit(res.recorder, setup).summary
+    it_j = sum(w * r for w, r in zip(power, runtime, strict=True))
+    assert s["it_kwh"] * 3.6e6 == pytest.approx(it_j, rel=1e-9, abs=1e-6)
+    assert s["cooling_kwh"] == pytest.approx((p - 1) * s["it_kwh"], rel=1e-9, abs=1e-12)
+    assert s["core_hours"] * 3600 == pytest.approx(sum(c * r for c, r in zip(cores, runtime,
+                                                                             strict=True)))

@@ -59,3 +59,27 @@ def test_every_dispatcher_gets_a_profit_entry() -> None:
     assert p["it_kwh"] == pytest.approx(res.summary["energy"]["kwh"])
     with pytest.raises(ConfigError, match="no ambient temperature"):
         simulate(wl, plat, "fifo", cooling="air")
+
+
+def test_longer_profiles_of_a_seed_start_alike() -> None:
+    t30, v30 = season_profile("summer", days=30, seed=7)
+    t120, v120 = season_profile("summer", days=120, seed=7)
+    assert np.array_equal(t30, t120[: len(t30)])
+    assert np.array_equal(v30, v120[: len(v30)])
+
+
+def test_temperature_file_and_other_families(tmp_path) -> None:
+    """A time,what,value file of temperature rows feeds the accounting; a CP and a DARDIS
+    run get the profit entry like a rule-based one."""
+    f = tmp_path / "temps.csv"
+    f.write_text("time,what,value\n0,temperature,12\n1800,temperature,16\n")
+    wl = Workload.from_columns(submit=[0, 10, 20], runtime=[3600, 1200, 600],
+                               walltime=[3600, 1800, 900], units=[1, 1, 2],
+                               req={"cores": [2, 2, 1]}, power=[20.0, 20.0, 10.0])
+    plat = Platform.homogeneous(2, {"cores": 2})
+    for d in ("fifo", "hcp", "dardis-throughput"):
+        res = simulate(wl, plat, d, cooling="air:scaled", temperature=str(f))
+        p = res.summary["profit"]
+        assert p["core_hours"] == pytest.approx((2 * 3600 + 2 * 1200 + 2 * 600) / 3600), d
+        temps = set(res.tables["cooling"]["temperature_c"])
+        assert temps == {12.0, 16.0}, d

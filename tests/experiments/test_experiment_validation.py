@@ -56,6 +56,27 @@ CASES = [
     (("", '[stats]\nmetrics = ["happiness"]'), "stats.metrics", "unknown metric 'happiness'"),
     (("", '[execution]\nengine = "spark"'), "execution.engine", "'local', 'dask-local' or 'dask'"),
     (('name = "check"', 'name = "check'), None, "not valid TOML"),
+    (
+        ("limit = 300", 'limit = 300\ncooling = "water"'),
+        "workloads[0].cooling",
+        "expected 'air', 'hybrid' or a CSV",
+    ),
+    (
+        ("limit = 300", 'limit = 300\ncooling = "air"'),
+        "workloads[0].cooling",
+        "no ambient temperature",
+    ),
+    (
+        ("limit = 300", 'limit = 300\ntemperature = "gen:temperature:season=summer"'),
+        "workloads[0].cooling",
+        "need a cooling model",
+    ),
+    (
+        ("limit = 300", 'limit = 300\ncooling = "air"\nprices = "free"\n'
+         'temperature = "gen:temperature"'),
+        "workloads[0].cooling",
+        "K1,K2",
+    ),
 ]
 
 

@@ -101,9 +101,9 @@ def it_power_from_jobs(rec: Recorder) -> tuple[np.ndarray, np.ndarray]:
     return times, watts
 
 
-def core_seconds(rec: Recorder) -> float:
-    """Core-seconds executed: every segment's duration × the cores it held (killed and
-    requeued segments included: the machine ran them)."""
+def core_seconds(rec: Recorder, until: int | None = None) -> float:
+    """Core-seconds executed (up to ``until`` when given): every segment's duration × the
+    cores it held (killed and requeued segments included: the machine ran them)."""
     seg = rec.segments
     if not len(seg):
         return 0.0
@@ -111,19 +111,8 @@ def core_seconds(rec: Recorder) -> float:
     owner = np.repeat(np.arange(len(seg)), seg.sizes)
     cores = np.bincount(owner, weights=seg.counts * rec.req[seg.job[owner], c],
                         minlength=len(seg))
-    return float(((seg.t1 - seg.t0) * cores).sum())
-
-
-def _core_seconds_until(rec: Recorder, t_end: int) -> float:
-    seg = rec.segments
-    if not len(seg):
-        return 0.0
-    c = rec.platform.resources.index("cores")
-    owner = np.repeat(np.arange(len(seg)), seg.sizes)
-    cores = np.bincount(owner, weights=seg.counts * rec.req[seg.job[owner], c],
-                        minlength=len(seg))
-    dur = np.clip(np.minimum(seg.t1, t_end) - seg.t0, 0, None)
-    return float((dur * cores).sum())
+    end = seg.t1 if until is None else np.minimum(seg.t1, until)
+    return float((np.clip(end - seg.t0, 0, None) * cores).sum())
 
 
 def cooling_series(times: np.ndarray, watts: np.ndarray, setup: CoolingSetup, t0: int,
@@ -186,7 +175,7 @@ def run_profit(rec: Recorder, setup: CoolingSetup) -> ProfitResult:
     last_submit = max(int(wl.submit.max()) if wl.n_jobs else t0, t0 + 1)
     run = _figures(rec, series, setup.prices, t0, t1, core_seconds(rec))
     at_sub = _figures(rec, series, setup.prices, t0, last_submit,
-                      _core_seconds_until(rec, last_submit))
+                      core_seconds(rec, last_submit))
     summary: dict[str, object] = {
         **run,
         "at_last_submission": at_sub,

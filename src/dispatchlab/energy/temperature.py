@@ -5,7 +5,9 @@ temperature rises from the day's minimum at ``min_hour`` (05:00, about sunrise) 
 maximum at ``max_hour`` (15:00, mid-afternoon) along a half cosine, then falls along another
 half cosine to the next day's minimum (as in the diurnal models of Parton & Logan, 1981,
 without their exponential night decay). Each day's minimum and maximum are the season's
-figures plus seeded normal noise (``sd`` °C), so days differ and a seed reproduces them.
+figures plus seeded normal noise (``sd`` °C), so days differ and a seed reproduces them; the
+profiles of one seed share their first days whatever ``days`` is (a 30-day summer is the
+start of the 120-day one), so planners and accounting that ask different lengths agree.
 
 Season figures (``SEASONS``) are our choice, round values typical of the climate of Bologna
 (the Cineca site whose cooling data [99] the thesis uses): summer days from about 20 °C at
@@ -43,9 +45,11 @@ def season_profile(season: str = "summer", days: int = 30, step: int = 900, seed
     if hi < lo:
         raise ValueError(f"temperature: tmax {hi} below tmin {lo}")
     rng = np.random.default_rng(seed)
-    # one minimum per day (plus the day after, for the last night), one maximum per day
-    mins = lo + sd * rng.standard_normal(days + 1)
-    maxs = np.maximum(hi + sd * rng.standard_normal(days), mins[:-1])
+    # day k's (minimum, maximum) noise is row k of one draw, so a longer profile of the same
+    # seed starts with the same days (the day after the last gives the last night's minimum)
+    noise = sd * rng.standard_normal((days + 1, 2))
+    mins = lo + noise[:, 0]
+    maxs = np.maximum(hi + noise[:days, 1], mins[:-1])
     times = np.arange(0, days * 86400, step, dtype=np.int64)
     hour = (times % 86400) / 3600.0
     day = times // 86400

@@ -29,6 +29,12 @@ def _flat_summary(summary: dict[str, Any]) -> dict[str, Any]:
                     if isinstance(x, (int, float, str, bool))
                 }
             )
+        elif k == "profit" and isinstance(v, dict):
+            at = v.get("at_last_submission", {})
+            out.update({"profit": v["profit"], "mean_pue": v["mean_pue"],
+                        "core_hours": v["core_hours"], "it_kwh": v["it_kwh"],
+                        "cooling_kwh": v["cooling_kwh"], "profit_sub": at.get("profit"),
+                        "mean_pue_sub": at.get("mean_pue")})
         elif isinstance(v, (int, float, str, bool)) or v is None:
             out[k] = v
     return out

@@ -331,7 +331,7 @@ def cooling_figure(runs: Sequence[RunView]) -> Figure:
     mids = (edges[:-1] + edges[1:]) / 2
     fig, (a1, a2, a3) = _subplots(3, 1, figsize=(WIDTH, 7.5), sharex=True)
     div, _unit = time_unit(span)
-    temps_drawn: list[tuple[float, ...]] = []
+    temps_drawn: list[FloatArray] = []
     for run in runs:
         c = run.cooling
         assert c is not None
@@ -343,10 +343,21 @@ def cooling_figure(runs: Sequence[RunView]) -> Figure:
                 label=f"{run.label} (mean PUE {pue:.4f})")
         a2.plot(mids / div, binned_mean(t, cool, edges) / 1000, color=run.color, lw=1.2)
         temp = binned_mean(t, c["temperature_c"].to_numpy(float), edges)
-        key = tuple(np.round(temp, 3).tolist())
-        if key not in temps_drawn:
-            temps_drawn.append(key)
+        temp[edges[:-1] >= max(end_time(run), int(t[-1]) + 1)] = np.nan  # not past the run
+
+        def same(other: FloatArray, temp: FloatArray = temp) -> bool:
+            both = np.isfinite(other) & np.isfinite(temp)
+            return bool(np.allclose(other[both], temp[both], atol=1e-3))
+
+        drawn = next((k for k, o in enumerate(temps_drawn) if same(o)), None)
+        if drawn is None:
+            temps_drawn.append(temp)
             a3.plot(mids / div, temp, color=run.color if len(runs) > 1 else "black", lw=1.0)
+        else:  # the same weather: extend the line already drawn where this run is longer
+            longer = np.isnan(temps_drawn[drawn]) & np.isfinite(temp)
+            if longer.any():
+                temps_drawn[drawn] = np.where(longer, temp, temps_drawn[drawn])
+                a3.get_lines()[drawn].set_ydata(temps_drawn[drawn])
     a1.set_ylabel("IT power (kW)")
     a2.set_ylabel("cooling power (kW)")
     a3.set_ylabel("ambient (°C)")

@@ -49,6 +49,12 @@ _ROWS: tuple[MetricInfo, ...] = (
     MetricInfo("aborted_count", "aborted runs", ""),
     MetricInfo("utilization_alive", "utilization of alive cores", "ratio",
                lower_is_better=False),
+    # profit (a cooling model selected; dispatchlab.energy.profit): over the run, and up to
+    # the last submission (``_sub``, the thesis's comparison window)
+    MetricInfo("profit", "profit", "", lower_is_better=False),
+    MetricInfo("profit_sub", "profit at the last submission", "", lower_is_better=False),
+    MetricInfo("mean_pue", "mean PUE", ""),
+    MetricInfo("cooling_kwh", "cooling energy (kWh)", ""),
 )
 
 #: The metrics experiments can rank and summarize, by summary key.

@@ -1,0 +1,40 @@
+"""The thesis ch. 6 Curie workloads: counts, spans, power per core, exact cores, seeds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dispatchlab.errors import WorkloadError
+from dispatchlab.workload import load_workload
+from dispatchlab.workload.generators.curie_thesis import DEFAULT_TRACE
+
+pytestmark = pytest.mark.skipif(not Path(DEFAULT_TRACE).is_file(),
+                                reason="the shared Curie trace is not on this machine")
+
+
+def test_low_and_high() -> None:
+    low = load_workload("gen:curie-thesis:level=low,seed=0")
+    assert low.n_jobs == 8165 and low.submit.max() < 30 * 86400
+    high = load_workload("gen:curie-thesis:level=high,seed=0")
+    assert high.n_jobs == 33_583 and 22 * 86400 < high.submit.max() < 23 * 86400
+    for wl in (low, high):
+        cores = wl.units * wl.req[:, 0]
+        per_core = wl.power / cores
+        assert per_core.min() >= 7.8 and per_core.max() <= 11.11
+        assert cores.max() <= 9600 and (wl.units * wl.req[:, 0] > 0).all()
+        assert (wl.walltime >= wl.runtime).all()
+        assert (wl.req[:, 0] <= 32).all()
+    assert low.meta["offered_load"] == pytest.approx(0.62, abs=0.01)
+    assert high.meta["offered_load"] == pytest.approx(1.39, abs=0.01)
+
+
+def test_seeded_power_only() -> None:
+    a = load_workload("gen:curie-thesis:level=low,seed=0")
+    b = load_workload("gen:curie-thesis:level=low,seed=1")
+    assert np.array_equal(a.submit, b.submit) and not np.array_equal(a.power, b.power)
+    assert np.array_equal(a.power, load_workload("gen:curie-thesis:level=low,seed=0").power)
+    with pytest.raises(WorkloadError, match="level"):
+        load_workload("gen:curie-thesis:level=medium")
