@@ -27,11 +27,12 @@ PRESETS = {
                       "of Alg. 5, best profit) and replay it; reads the future"),
     "offline-relax": ("relax", "plan each day with Relaxation-Search (thesis §6.7.2: CP-SAT "
                       "from the Multi-Search plan, multi-unit jobs fixed) and replay it"),
-    "offline-delay": ("delay", "plan each day with Delay-Search (thesis Alg. 7, 200 delay "
+    "offline-delay": ("delay", "plan each day with Delay-Search (thesis Alg. 7, 500 delay "
                       "iterations of 1 h) and replay it; reads the future"),
 }
-#: Defaults of the presets beyond the search.
-PRESET_OPTIONS: dict[str, dict[str, Any]] = {"offline-delay": {"runs": 200}}
+#: Defaults of the presets beyond the search (offline-delay: 500 iterations, the
+#: dispatcher's default for Delay-Search).
+PRESET_OPTIONS: dict[str, dict[str, Any]] = {}
 
 _PLANNER_KEYS = {"offline": "search", "chunk": "chunk", "duration": "duration", "step": "step",
                  "cooling": "cooling", "temperature": "temperature", "prices": "prices",
