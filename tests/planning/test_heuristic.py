@@ -47,7 +47,7 @@ def test_pinned_job_and_min_start() -> None:
 def test_busy_capacity_and_slots() -> None:
     inst = instance([(0, 90, 1, 4), (30, 61, 1, 4)], nodes=1, step=60)
     # busy: the node fully taken until 100 s → slot 2 (120 s) is the first free one
-    inst = type(inst)(**{**inst.__dict__, "busy": ((100, np.array([[4]])),)})
+    inst = type(inst)(**{**inst.__dict__, "busy": ((0, 100, np.array([[4]])),)})
     s = heuristic(inst, [0, 1])
     assert s is not None
     assert s.start.tolist() == [2, 4]  # job 0 holds 2 slots (90 s); job 1 holds 2 slots
@@ -80,7 +80,7 @@ def test_random_instances_feasible_and_earliest(jobs, rnd) -> None:
     # each job started at the earliest slot feasible given the jobs placed before it
     grid = FreeGrid(inst.capacity, length=200)
     for j in order:
-        free = grid.free
+        free = grid.free.transpose(2, 1, 0)  # slots × nodes × resources
         want = _brute_earliest(free, int(inst.release_slot[j]), int(inst.slots[j]),
                                int(inst.units[j]), int(inst.req[j, 0]))
         assert s.start[j] == want
@@ -88,3 +88,36 @@ def test_random_instances_feasible_and_earliest(jobs, rnd) -> None:
         for node, u in s.alloc[j]:
             usage[node] = u * inst.req[j]
         grid.take(int(s.start[j]), int(inst.slots[j]), usage)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=40), st.integers(1, 40))
+def test_window_min_matches_brute_force(values, size) -> None:
+    from dispatchlab.planning.heuristic import _window_min
+
+    a = np.array([values, values[::-1]], dtype=np.int64)
+    if size > a.shape[1]:
+        return
+    got = _window_min(a, size)
+    want = np.array([[row[i:i + size].min() for i in range(a.shape[1] - size + 1)]
+                     for row in a])
+    assert (got == want).all()
+
+
+def test_busy_window_in_the_middle() -> None:
+    # node taken over [120, 180): a 2-slot job released at 60 cannot use slots 1–2, so it
+    # starts at slot 3; a 1-slot job released at 0 fits at slot 0
+    inst = instance([(60, 120, 1, 4), (0, 60, 1, 4)], nodes=1, step=60)
+    inst = type(inst)(**{**inst.__dict__, "busy": ((120, 180, np.array([[4]])),)})
+    s = heuristic(inst, [0, 1])
+    assert s is not None and s.start.tolist() == [3, 0]
+
+
+def test_overlapping_busy_windows_never_give_negative_room() -> None:
+    # two busy windows overfill node 0 over slot 1; the job must go to node 1 or later
+    inst = instance([(0, 60, 2, 4)], nodes=2, step=60)
+    busy = ((30, 90, np.array([[4], [0]])), (60, 120, np.array([[4], [0]])))
+    inst = type(inst)(**{**inst.__dict__, "busy": busy})
+    s = heuristic(inst, [0])
+    assert s is not None
+    assert s.start.tolist() == [2] and s.alloc == [((0, 1), (1, 1))]

@@ -48,3 +48,21 @@ def test_bad_plan_file(tmp_path) -> None:
     path.write_text("job_id,row,start\n1,0,0\n")
     with pytest.raises(ConfigError, match=r"bad\.csv"):
         load_plan(str(path))
+
+
+def test_plan_jobs_one_call() -> None:
+    from dispatchlab.energy.cooling import pue_table
+    from dispatchlab.planning import plan_jobs
+    from dispatchlab.platform.resolve import resolve_platform
+    from dispatchlab.workload.workload import Workload
+
+    wl = Workload.from_columns(submit=[0, 60, 120], runtime=[600, 300, 900],
+                               walltime=[900, 900, 900], units=[2, 1, 1],
+                               req={"cores": [4, 4, 2]}, power=[80.0, 40.0, 20.0])
+    plat = resolve_platform("nodes=2,cores=4")
+    plan = plan_jobs(wl, plat, pue_table("air"), ((0,), (20.0,)), search="multi")
+    assert len(plan) == 3 and plan.objective is not None
+    assert (plan.starts >= wl.submit).all()
+    assert plan.stats["search"] == "multi"
+    util = plan.utilization(300)
+    assert 0 < util["utilization"].max() <= 1

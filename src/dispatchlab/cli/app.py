@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                    "cleaning option would drop."),
     "dispatchers": ("dispatchers_cmd", "List every dispatcher preset with its family and a "
                     "one-line description."),
+    "plan": ("plan_cmd", "Plan a chunk of jobs offline for profit (thesis ch. 6) and write "
+             "the plan."),
     "demo": ("demo_cmd", "Compare the baseline dispatchers and a CP one on a bundled KTH slice."),
 }
 

@@ -32,3 +32,17 @@ from dispatchlab.dispatchers.variable_capacity.presets import (  # noqa: E402
 )
 
 register_vc_presets()
+
+from dispatchlab.dispatchers.offline_plan.presets import (  # noqa: E402
+    canonical_spec as offline_canonical_spec,
+)
+from dispatchlab.dispatchers.offline_plan.presets import (  # noqa: E402
+    parse_spec as parse_offline_spec,
+)
+from dispatchlab.dispatchers.offline_plan.presets import (  # noqa: E402
+    register_presets as register_offline_presets,
+)
+
+register_offline_presets()
+register_spec_parser(parse_offline_spec)
+register_canonicalizer(offline_canonical_spec)

@@ -5,8 +5,10 @@ Time is discretised in slots of ``step`` seconds from ``origin`` (slot ``k`` cov
 ``ceil((q − origin)/step)`` or later (never before its submission), and holds its nodes for
 ``ceil(duration/step)`` slots (at least one), so a plan made in slots is feasible in
 seconds. ``busy`` is capacity already taken when the chunk starts (jobs still running from
-the previous chunk): ``(until, usage)`` pairs, usage a nodes × resources matrix held from
-``origin`` until ``until``.
+the previous chunk, or planned by it): ``(since, until, usage)``, usage a nodes ×
+resources matrix held over ``[since, until)`` seconds (slots rounded outwards). ``lst`` is
+each job's latest desired start (the workload's ``lst``, else its submission plus its
+queue's expected wait), an ordering criterion.
 """
 
 from __future__ import annotations
@@ -45,10 +47,13 @@ class PlanInstance:
     resources: tuple[str, ...]
     origin: int = 0
     step: int = 60
-    busy: tuple[tuple[int, IntArray], ...] = ()
+    busy: tuple[tuple[int, int, IntArray], ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
+    lst: IntArray = field(default_factory=lambda: np.empty(0, np.int64))
 
     def __post_init__(self) -> None:
+        if len(self.lst) == 0:
+            object.__setattr__(self, "lst", np.asarray(self.submit, dtype=np.int64).copy())
         if self.step <= 0:
             raise ConfigError(f"plan step must be > 0 s, got {self.step}", field="step")
         n = len(self.rows)
@@ -98,7 +103,8 @@ class PlanInstance:
         k = np.asarray(keep, dtype=np.int64)
         return PlanInstance(self.rows[k], self.job_ids[k], self.submit[k], self.duration[k],
                             self.units[k], self.req[k], self.power[k], self.capacity,
-                            self.resources, self.origin, self.step, self.busy, dict(self.meta))
+                            self.resources, self.origin, self.step, self.busy, dict(self.meta),
+                            self.lst[k])
 
 
 def from_workload(
@@ -108,7 +114,7 @@ def from_workload(
     duration: str = "walltime",
     origin: int | None = None,
     step: int = 60,
-    busy: Sequence[tuple[int, IntArray]] = (),
+    busy: Sequence[tuple[int, int, IntArray]] = (),
     watts_per_core: float | None = None,
 ) -> PlanInstance:
     """An instance of the workload's ``rows`` (default: all) on ``platform``.
@@ -137,15 +143,19 @@ def from_workload(
                               "figure; give watts_per_core for such jobs", field="power")
         cores = req[:, platform.resources.index(CORES)] * workload.units[idx]
         power[missing] = watts_per_core * cores[missing]
+    ewt = np.array([q.ewt for q in workload.queues], dtype=np.int64)
+    lst = np.where(workload.lst[idx] >= 0, workload.lst[idx],
+                   workload.submit[idx] + (ewt[workload.queue[idx]] if len(ewt) else 0))
     inst = PlanInstance(
         rows=idx, job_ids=workload.job_id[idx].astype(np.int64),
         submit=workload.submit[idx].astype(np.int64), duration=dur.astype(np.int64),
         units=workload.units[idx].astype(np.int64), req=req, power=power,
         capacity=np.asarray(platform.capacity, dtype=np.int64), resources=platform.resources,
         origin=int(workload.submit[idx].min()) if origin is None and len(idx) else int(origin or 0),
-        step=step, busy=tuple((int(t), np.asarray(u, np.int64)) for t, u in busy),
+        step=step, busy=tuple((int(a), int(b), np.asarray(u, np.int64)) for a, b, u in busy),
         meta={"workload": workload.source, "platform": platform.name,
               "nodes": int(platform.capacity.shape[0]), "duration": duration, "step": step},
+        lst=lst.astype(np.int64),
     )
     check_hostable(inst, workload.source)
     return inst

@@ -1,0 +1,122 @@
+"""``dispatchlab plan``: plan a chunk of jobs offline for profit and write the plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dispatchlab.cli.app import app
+from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.simulate_cmd import (
+    FormatOpt,
+    LimitOpt,
+    PlatformOpt,
+    SkipOpt,
+    WorkloadOpt,
+    console,
+    load_options,
+)
+from dispatchlab.errors import ConfigError
+
+
+@app.command("plan")
+@friendly_errors
+def plan_command(
+    workload: WorkloadOpt,
+    platform: PlatformOpt = None,
+    search: Annotated[str, typer.Option(
+        help="heuristic (Alg. 5) | multi (22 orderings) | relax (CP-SAT, multi-unit jobs "
+        "fixed) | delay (Alg. 7).")] = "delay",
+    out: Annotated[Path | None, typer.Option(
+        help="Write the plan here (.parquet, or .csv with a .json sidecar).")] = None,
+    duration: Annotated[str, typer.Option(
+        help="Planned durations: runtime (from the log) | walltime.")] = "runtime",
+    step: Annotated[int, typer.Option(help="Time slot (s).")] = 60,
+    window: Annotated[int, typer.Option(
+        help="Profit window length (s) from the first submission.")] = 86400,
+    cooling: Annotated[str, typer.Option(
+        help="PUE table: air | hybrid | CSV file; ':scaled' fits it to the machine.")] = "air",
+    temperature: Annotated[str, typer.Option(
+        help="Ambient temperature: gen:temperature:season=summer|winter,… or a "
+        "time,what,value file with temperature rows.")] = "gen:temperature:season=summer",
+    prices: Annotated[str, typer.Option(
+        help="cheap | expensive | K1,K2 (per core-hour, per kWh).")] = "cheap",
+    ordering: Annotated[str, typer.Option(
+        help="Ordering of --search heuristic (criterion:inc|dec).")] = "est:inc",
+    runs: Annotated[int | None, typer.Option(
+        help="Heuristic runs (multi) / delay iterations (delay): deterministic limit.")]
+    = None,
+    time_limit: Annotated[float | None, typer.Option(
+        "--time", help="Wall-clock limit per search (s; not reproducible).")] = None,
+    cp_det_time: Annotated[float, typer.Option(
+        help="CP-SAT deterministic time of relax.")] = 5.0,
+    delay: Annotated[int, typer.Option(help="Delay step of delay (slots).")] = 60,
+    relax_window: Annotated[int | None, typer.Option(
+        help="relax by neighbourhoods: jobs starting in each slice of this many seconds "
+        "(default: the whole chunk in one model).")] = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="relax: require a strictly better objective (thesis Eq. 6.5).")]
+    = False,
+    watts_per_core: Annotated[float | None, typer.Option(
+        help="Power (W per core) of jobs without a power figure.")] = None,
+    seed: Annotated[int, typer.Option(help="CP-SAT seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    format: FormatOpt = None,
+    skip: SkipOpt = 0,
+    limit: LimitOpt = None,
+) -> None:
+    """Plan the workload's jobs for profit (thesis ch. 6) and print the plan's figures."""
+    from dispatchlab.energy.profit import cooling_setup
+    from dispatchlab.planning.instance import from_workload
+    from dispatchlab.planning.objective import ProfitModel
+    from dispatchlab.planning.searches import SEARCHES, Limits, run_search
+    from dispatchlab.platform.from_workload import platform_for
+    from dispatchlab.platform.resolve import resolve_platform
+    from dispatchlab.workload.load import load_workload
+
+    if search not in SEARCHES:
+        raise ConfigError(f"unknown search '{search}' (known: {', '.join(SEARCHES)})",
+                          field="--search")
+    opts = load_options(format, skip, limit, "allocated", "runtime", "pool", None, False,
+                        False, False)
+    wl = load_workload(workload, **opts.reader_kwargs())
+    if not wl.n_jobs:
+        raise ConfigError(f"{workload}: no jobs to plan", field="--workload")
+    plat = platform_for(wl)[0] if platform is None else resolve_platform(platform)
+    setup = cooling_setup(cooling.partition(":")[0], temperature, prices)
+    table = setup.table
+    if cooling.endswith(":scaled"):
+        c = plat.resources.index("cores")
+        per_core = wl.power / (wl.units * wl.req[:, wl.resources.index("cores")])
+        table = table.scaled(float(plat.capacity[:, c].sum() * per_core.max()))
+    inst = from_workload(wl, plat, duration=duration, step=step,
+                         watts_per_core=watts_per_core)
+    pm = ProfitModel(table, setup.temp_times, setup.temp_values, inst.origin,
+                     inst.origin + window, setup.prices)
+    limits = Limits(runs=runs, time_s=time_limit, cp_det_time=cp_det_time, seed=seed)
+    options: dict[str, object] = {}
+    if search == "heuristic":
+        options["ordering"] = ordering
+    elif search == "delay":
+        options["delay"] = delay
+    elif search == "relax":
+        options.update(window_s=relax_window, strict=strict)
+    result = run_search(search, inst, pm, limits, **options)
+    plan = result.plan(inst)
+    if out is not None:
+        plan.save(str(out))
+    summary = {"search": search, "jobs": len(plan), "makespan_s": plan.makespan - inst.origin,
+               "window_s": [pm.start, pm.end], **result.figures,
+               "ordering": result.stats.get("ordering"),
+               "solutions": result.stats.get("solutions"),
+               "improvements": result.stats.get("improvements"),
+               "time_s": result.stats.get("time_s"), "out": str(out) if out else None}
+    if as_json:
+        typer.echo(json.dumps(summary, default=str))
+        return
+    for key, value in summary.items():
+        text = f"{value:,.4f}" if isinstance(value, float) else str(value)
+        console.print(f"{key:>18}  {text}", highlight=False)

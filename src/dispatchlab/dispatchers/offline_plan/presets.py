@@ -1,0 +1,99 @@
+"""Presets and specs of the offline-plan family.
+
+- ``plan=FILE[,compress=1]`` — replay a plan file;
+- ``offline-heuristic`` | ``offline-multi`` | ``offline-relax`` | ``offline-delay`` — plan
+  each day with that search and replay (air cooling, cheap prices, the scenario's
+  temperature);
+- ``offline=SEARCH,chunk=S,duration=runtime|walltime,step=S,cooling=air|hybrid|FILE[:scaled],
+  temperature=summer|winter|FILE,prices=cheap|expensive|K1:K2,runs=N,time=S,cpdet=DET,
+  delay=SLOTS,compress=0|1,wpc=W,seed=N`` — any setting.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.dispatchers.offline_plan.dispatcher import OfflinePlanner, PlanFileDispatcher
+from dispatchlab.dispatchers.registry import register
+from dispatchlab.errors import ConfigError
+
+#: Preset → (search, description).
+PRESETS = {
+    "offline-heuristic": ("heuristic", "plan each day with the job-based heuristic (thesis "
+                          "Alg. 5, submission order) and replay it; reads the future"),
+    "offline-multi": ("multi", "plan each day with Multi-Search (thesis §6.7.1: 22 orderings "
+                      "of Alg. 5, best profit) and replay it; reads the future"),
+    "offline-relax": ("relax", "plan each day with Relaxation-Search (thesis §6.7.2: CP-SAT "
+                      "from the Multi-Search plan, multi-unit jobs fixed) and replay it"),
+    "offline-delay": ("delay", "plan each day with Delay-Search (thesis Alg. 7, 500 delay "
+                      "iterations of 1 h) and replay it; reads the future"),
+}
+#: Defaults of the presets beyond the search (offline-delay: 500 iterations, the
+#: dispatcher's default for Delay-Search).
+PRESET_OPTIONS: dict[str, dict[str, Any]] = {}
+
+_PLANNER_KEYS = {"offline": "search", "chunk": "chunk", "duration": "duration", "step": "step",
+                 "cooling": "cooling", "temperature": "temperature", "prices": "prices",
+                 "runs": "runs", "time": "time_s", "cpdet": "cp_det_time", "delay": "delay",
+                 "compress": "compress", "wpc": "watts_per_core", "seed": "seed"}
+_INTS = {"chunk", "step", "runs", "delay", "seed"}
+_FLOATS = {"time_s", "cp_det_time", "watts_per_core"}
+
+
+def register_presets() -> None:
+    """Register the presets above."""
+    for name, (search, description) in PRESETS.items():
+        register(name, partial(OfflinePlanner, search, name=name,
+                               **PRESET_OPTIONS.get(name, {})), description,
+                 family="offline-plan")
+
+
+def parse_spec(fields: dict[str, str]) -> Dispatcher | None:
+    """``plan=FILE,...`` or ``offline=SEARCH,...`` (module doc); ``None`` if not ours."""
+    if "plan" in fields:
+        if not set(fields) <= {"plan", "compress"}:
+            bad = sorted(set(fields) - {"plan", "compress"})
+            raise ConfigError(f"plan replay takes plan= and compress=, not {', '.join(bad)}",
+                              field="dispatcher")
+        return PlanFileDispatcher(fields["plan"], _flag(fields.get("compress", "0")))
+    if "offline" not in fields:
+        return None
+    unknown = sorted(set(fields) - set(_PLANNER_KEYS))
+    if unknown:
+        raise ConfigError(f"offline planner: unknown key(s) {', '.join(unknown)} (known: "
+                          f"{', '.join(_PLANNER_KEYS)})", field="dispatcher")
+    kwargs: dict[str, Any] = {}
+    for key, raw in fields.items():
+        arg = _PLANNER_KEYS[key]
+        try:
+            if arg in _INTS:
+                kwargs[arg] = int(raw)
+            elif arg in _FLOATS:
+                kwargs[arg] = float(raw)
+            elif arg == "compress":
+                kwargs[arg] = _flag(raw)
+            else:
+                kwargs[arg] = raw
+        except ValueError:
+            raise ConfigError(f"offline planner: {key}={raw!r} is not a number",
+                              field=key) from None
+    return OfflinePlanner(**kwargs)
+
+
+def canonical_spec(fields: dict[str, str]) -> str | None:
+    """Sorted ``key=value`` spelling (the search first) for run hashes."""
+    if "plan" in fields or "offline" in fields:
+        head = "plan" if "plan" in fields else "offline"
+        rest = sorted(k for k in fields if k != head)
+        return ",".join([f"{head}={fields[head]}", *(f"{k}={fields[k]}" for k in rest)])
+    return None
+
+
+def _flag(raw: str) -> bool:
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off", ""):
+        return False
+    raise ConfigError(f"compress must be 0 or 1, got '{raw}'", field="compress")
