@@ -1,9 +1,11 @@
 """Thesis ch. 6 analysis (Table 6.2 layout, Figs. 6.2-6.3) of a profit campaign.
 
-Usage: python experiments/profit/analyse.py RESULTS_DIR [--analysis analysis.toml]
+Usage: python experiments/profit/analyse.py RESULTS_DIR [MORE_RESULTS_DIRS ...]
+       [--analysis analysis.toml]
 
-Reads every stored run (``RESULTS_DIR/runs/*/run.json`` and ``cooling.parquet``), groups
-them by scenario (cooling × season × workload level × price), and writes to RESULTS_DIR:
+Reads every stored run of every given campaign (``DIR/runs/*/run.json`` and
+``cooling.parquet``; e.g. the rule-based campaign and the planner's), groups them by
+scenario (cooling × season × workload level × price), and writes to the first RESULTS_DIR:
 
 - ``per_run.csv`` — every run: profit, core-hours, IT and cooling kWh and mean PUE, both up
   to the last submission (the window the thesis compares on, §6.8.3) and over the whole run;
@@ -81,7 +83,8 @@ def load_runs(results: Path) -> pd.DataFrame:
                "core_hours_run": p["core_hours"], "cooling_kwh_run": p["cooling_kwh"],
                "makespan_d": s["makespan"] / 86400, "mean_wait_h": s["mean_wait"] / 3600,
                "utilization": s["utilization"], "t_last_submission": at["window_s"][1],
-               "sim_seconds": s.get("sim_seconds"), "run": f.parent.name}
+               "sim_seconds": s.get("sim_seconds"), "run": f.parent.name,
+               "folder": str(f.parent)}
         cool = f.parent / "cooling.parquet"
         row["slope_change"] = row["daily_pue_trend"] = np.nan
         if cool.is_file():
@@ -178,7 +181,7 @@ def figures(results: Path, runs: pd.DataFrame, t: pd.DataFrame) -> list[Path]:
         pick = [g.loc[g["profit"].idxmax()], g.loc[g["profit"].idxmin()]]
         views = []
         for r, color in zip(pick, ("#1f77b4", "#d62728"), strict=True):
-            folder = results / "runs" / r["run"]
+            folder = Path(r["folder"])
             views.append(RunView(f"{r['dispatcher']} (profit {r['profit']:,.0f} €)", color,
                                  pd.read_parquet(folder / "jobs.parquet"),
                                  pd.read_parquet(folder / "timeseries.parquet"),
@@ -193,26 +196,29 @@ def figures(results: Path, runs: pd.DataFrame, t: pd.DataFrame) -> list[Path]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results", type=Path)
+    ap.add_argument("results", type=Path, nargs="+",
+                    help="campaign result folders; outputs go to the first")
     ap.add_argument("--analysis", type=Path, default=HERE / "analysis.toml")
     a = ap.parse_args()
     cfg = tomllib.loads(a.analysis.read_text())
     rule_based, searches = list(cfg["rule_based"]), list(cfg.get("searches", []))
-    runs = load_runs(a.results)
+    runs = pd.concat([load_runs(r) for r in a.results], ignore_index=True)
     if runs.empty:
-        raise SystemExit(f"{a.results}: no run with a profit entry")
-    runs.sort_values([*SCENARIO, "dispatcher"]).to_csv(a.results / "per_run.csv", index=False)
+        raise SystemExit(f"{a.results[0]}: no run with a profit entry")
+    out = a.results[0]
+    runs.drop(columns="folder").sort_values([*SCENARIO, "dispatcher"]).to_csv(
+        out / "per_run.csv", index=False)
     t = table62(runs, rule_based, searches)
-    t.to_csv(a.results / "table62.csv", index=False)
+    t.to_csv(out / "table62.csv", index=False)
     md = markdown(t, searches)
-    (a.results / "table62.md").write_text(md)
+    (out / "table62.md").write_text(md)
     print(md)
     wide = runs.pivot_table(index=SCENARIO, columns="dispatcher", values="profit")
-    wide.to_csv(a.results / "profit_by_dispatcher.csv")
-    for path in figures(a.results, runs, t):
+    wide.to_csv(out / "profit_by_dispatcher.csv")
+    for path in figures(out, runs, t):
         print(f"figure {path}")
     print(f"{len(runs)} runs; per_run.csv, table62.csv/.md, profit_by_dispatcher.csv written "
-          f"to {a.results}")
+          f"to {out}")
 
 
 if __name__ == "__main__":
