@@ -189,3 +189,22 @@ def test_cli_simulate_shows_and_saves_the_profile_metrics(tmp_path) -> None:  # 
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())["summary"]
     assert summary["profile"]["cores"]["dissimilarity"] >= 0
     assert summary["dispatcher_stats"]["messages"] > 0
+
+
+def test_a_job_sent_after_the_last_termination_keeps_its_nodes_while_others_idle() -> None:
+    # The Curie makespan mechanism (docs/dardis.md, "Makespan on Curie"), by hand on
+    # 2 × 1 core, 60 s slots: A holds node 0 for 10,000 s; B asks node 1 for 20,000 s
+    # but runs 100 s (ends at 105). C (window 60 s) finds no start in [10, 70] or its
+    # three retries (up to 910 s), so it goes after the last planned termination, B's
+    # reserved end 20,040, on node 0 (first fit). B's end at 105 frees node 1, which
+    # holds no plan: nobody is told, and C, tied to node 0, moves only at A's
+    # termination (10,000). EASY starts C on node 1 at 105.
+    wl = Workload.from_columns(submit=[0, 5, 10], walltime=[10_000, 20_000, 600],
+                               runtime=[10_000, 100, 600], units=[1, 1, 1],
+                               req={"cores": [1, 1, 1]}, queues={"q": 60})
+    res = simulate(wl, "nodes=2,cores=1", Dardis(slot=60, backfill=True), seed=0)
+    assert res.jobs["start"].tolist() == [0, 5, 10_000]
+    st = res.summary["dispatcher_stats"]
+    assert (st["retried_jobs"], st["after_last_termination"], st["backfill_moves"]) == (1, 1, 1)
+    easy = simulate(wl, "nodes=2,cores=1", "easy", seed=0)
+    assert easy.jobs["start"].tolist() == [0, 5, 105]
