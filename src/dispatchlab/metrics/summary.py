@@ -55,6 +55,7 @@ def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any
         "late_jobs": int(jobs.late.sum()),
         "total_tardiness": float(jobs.tardiness[ran].sum()),
         "weighted_queue_time": float(np.nansum(jobs.weighted_queue_time[ran])),
+        "mean_weighted_queue_time": _nanmean(jobs.weighted_queue_time[ran]),
         "weighted_tardiness": float(np.nansum(jobs.weighted_tardiness[ran])),
         "mean_queue_length": step_integral(ts.time, ts.queue_length, last_end) / span,
         "max_queue_length": int(ts.queue_length.max()) if len(ts.time) else 0,
@@ -92,6 +93,14 @@ def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any
             summary["reproducible"] = False
             summary["wall_limit_hits"] = int(rec.dispatcher_stats.get("wall_limit_hits", 0))
     return summary
+
+
+def _nanmean(values: np.ndarray) -> float:
+    """Mean of the finite values (0 when there is none): the mean weighted queue time in
+    EWT units of Borghesi et al. (2015) §6.1 — each job's wait ÷ its queue's expected
+    wait, averaged over the jobs that ran (jobs of a queue without an EWT left out)."""
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if len(finite) else 0.0
 
 
 def _alive_integral(ts: SeriesArrays, r: int, first: int, last_end: int, total: int,
