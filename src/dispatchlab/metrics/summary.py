@@ -83,6 +83,7 @@ def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any
             "peak_w": float(ts.power_used.max()) if len(ts.time) else 0.0,
             "mean_w": step_integral(ts.time, ts.power_used, last_end) / span,
             "over_cap_seconds": step_integral(ts.time, over.astype(np.float64), last_end),
+            **_cap_figures(ts.time, ts.power_cap, last_end),
         }
     if rec.engine_info.get("oracle"):
         summary["oracle"] = True
@@ -93,6 +94,19 @@ def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any
             summary["reproducible"] = False
             summary["wall_limit_hits"] = int(rec.dispatcher_stats.get("wall_limit_hits", 0))
     return summary
+
+
+def _cap_figures(t: np.ndarray, cap: np.ndarray, last_end: int) -> dict[str, float]:
+    """The cap in force over the run: least, largest and time-weighted mean (W) of its
+    finite stretches (``cap_mean_w`` is the cap itself when it is fixed)."""
+    finite = np.isfinite(cap)
+    if not len(t) or not finite.any():
+        return {}
+    dt = np.diff(np.append(t, max(last_end, int(t[-1])))).astype(np.float64)
+    w = dt[finite]
+    vals = cap[finite]
+    mean = float((vals * w).sum() / w.sum()) if w.sum() > 0 else float(vals[-1])
+    return {"cap_min_w": float(vals.min()), "cap_max_w": float(vals.max()), "cap_mean_w": mean}
 
 
 def _nanmean(values: np.ndarray) -> float:
