@@ -25,6 +25,7 @@ Budgets are those of the CP dispatchers (``SearchConfig``: deterministic by defa
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +55,7 @@ from dispatchlab.dispatchers.cp.model import (
 )
 from dispatchlab.dispatchers.cp.stats import DecisionLog
 from dispatchlab.dispatchers.workspace import Workspace
-from dispatchlab.engine.decisions import Decision, Start
+from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
@@ -91,8 +92,8 @@ class DecConfig:
 class DecLog(DecisionLog):
     """The CP decision log plus DEC's columns."""
 
-    EXTRA = ("solves", "iterations", "conflicts", "mapped_objective", "cap_max",
-             "prb_fallback")
+    EXTRA = ("solves", "iterations", "conflicts", "feedback_status", "mapped_objective",
+             "cap_max", "prb_fallback")
 
     def __init__(self) -> None:
         super().__init__()
@@ -112,8 +113,9 @@ class DecLog(DecisionLog):
         def total(name: str) -> int:
             return int(sum(v or 0 for v in self.cols[name]))
 
+        fb = Counter(x for v in self.cols["feedback_status"] if v for x in v.split("+"))
         out.update(solves=total("solves"), feedback_iterations=total("iterations"),
-                   conflict_sets=total("conflicts"),
+                   conflict_sets=total("conflicts"), feedback_statuses=dict(fb),
                    prb_fallbacks=int(sum(1 for v in self.cols["prb_fallback"] if v)))
         return out
 
@@ -128,6 +130,8 @@ class DecDispatcher(CPDispatcher):
         self.name = name or ("dec" if cfg.feedback == 0 else f"dec-feedback-{cfg.feedback}")
         self._log = DecLog()
         self._now_starts: list[Start] = []
+        self._stuck = False
+        self._wake: int | None = None
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """The CP setup, the relaxed power figures and PRB's node order."""
@@ -139,9 +143,16 @@ class DecDispatcher(CPDispatcher):
         self._now_starts = []
 
     def decide(self, view: SystemView, events: Events) -> list[Decision]:
-        """DEC's decision; under operator rules, the HCP path (rules, then the cap)."""
+        """DEC's decision; under operator rules, the HCP path (rules, then the cap). When
+        nothing runs and the plan starts its first job later (an announced cap rise), the
+        dispatcher wakes at that time rather than every second."""
         self._now_starts = []
-        return list(super().decide(view, events))
+        self._stuck = False
+        self._wake = None
+        out = list(super().decide(view, events))
+        if self._wake is not None and any(type(d) is WakeAt for d in out):
+            out = [d for d in out if type(d) is not WakeAt] + [WakeAt(self._wake)]
+        return out
 
     # ---- the decision ----------------------------------------------------------------
     def _plan(
@@ -171,6 +182,7 @@ class DecDispatcher(CPDispatcher):
         row["greedy_objective"] = true_objective(inst, "wait", greedy)
         if not can_start_now(inst):  # the mapper only delays: nothing starts now either
             row["path"] = "no-start"
+            self._wake = view.now + min(greedy)
             return inst, {}, None, None
         caps = cap_steps(view)
         full = self.dec.feedback > 0
@@ -191,6 +203,10 @@ class DecDispatcher(CPDispatcher):
         row.update(postponed=mapped.postponed_now,
                    mapped_objective=mapped.objective if full else None)
         self._now_starts = mapped.now
+        self._stuck = bool(mapped.postponed_now) and not mapped.now
+        later = [s for s in (mapped.starts if full else plan) if s > 0]
+        if not mapped.now and later:
+            self._wake = view.now + min(later)
         return inst, {}, None, None
 
     def _model(self, inst: Instance, hint: list[int]) -> Built:
@@ -242,6 +258,7 @@ class DecDispatcher(CPDispatcher):
         seen: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
         best, current = mapped, mapped
         iterations = conflicts = 0
+        statuses: list[str] = []
         for _ in range(self.dec.feedback):
             new = [c for c in current.conflicts if (c.jobs, c.running) not in seen
                    and len(c.jobs) + len(c.running) >= 2 and c.jobs]
@@ -257,6 +274,7 @@ class DecDispatcher(CPDispatcher):
                 add_hint(built, inst, plan, None)
             iterations += 1
             got = self._search(built)
+            statuses.append(got.status)
             row["solves"] += 1
             row["runs"] += got.runs
             row["solve_ms"] += got.wall * 1e3
@@ -269,7 +287,8 @@ class DecDispatcher(CPDispatcher):
             current = map_schedule(view, inst, plan, self._alloc, rem, caps, True)
             if current.objective < best.objective - 1e-9:
                 best = current
-        row.update(iterations=iterations, conflicts=conflicts)
+        row.update(iterations=iterations, conflicts=conflicts,
+                   feedback_status="+".join(statuses) or None)
         return best
 
     @staticmethod
@@ -290,7 +309,9 @@ class DecDispatcher(CPDispatcher):
         row: dict[str, Any],
     ) -> list[Decision]:
         out: list[Decision] = list(self._now_starts)
-        if not out and not view.running:  # nothing runs to free anything: PRB's pass
+        if self._stuck and not view.running:
+            # the mapper postponed everything the plan started now, and nothing runs to
+            # free anything before the next event: PRB's pass over the queue
             out = self._prb(view)
             row["prb_fallback"] = bool(out)
         return out
