@@ -8,13 +8,14 @@ the ``campaign_*.toml`` files) and writes to ``results/``:
   wait ÷ its queue's expected wait, averaged over the instance's jobs: §6.1's metric),
   mean wait, energy, decision (solver) time and the dispatcher's solver statistics;
 - ``pooled.csv`` — per platform, set, size, cap and dispatcher: instances, mean of the
-  metric, and the paper's ratio ``PRB / method`` of the mean metrics (> 1: the method
-  waits less than PRB), with per-instance counts of better / equal / worse than PRB;
+  metric, and the paper's ratio ``PRB / method`` of the mean metrics over the instances
+  both ran (``pairs``; > 1: the method waits less than PRB), with per-instance counts of
+  better / equal / worse than PRB;
 - ``claims.md`` — the paper's statements checked instance by instance (counts);
 - ``solver_times.csv`` — decision time per dispatcher and size (median, max);
 - ``fig<N>_<platform>_<set>.png`` — the paper's Figures 1–5: the ratio PRB / DEC_feedBack
-  (solid) and PRB / DEC_noFeedBack (dashed) against the cap, a line per size (the
-  rule-based baselines dotted when the DEC runs are missing); ``wqt_<platform>_<set>.png``
+  (solid) and PRB / DEC_noFeedBack (dashed) against the cap, a colour per size (the
+  rule-based baselines as thin faded lines); ``wqt_<platform>_<set>.png``
   — the metric itself per dispatcher against the cap.
 
 Usage: ``python experiments/power_capping/analyse.py``.
@@ -92,27 +93,32 @@ def compare(runs: pd.DataFrame, other: str) -> pd.DataFrame:
 
 
 def pooled(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean metric per group and dispatcher; ratio PRB / method and per-instance counts."""
+    """Mean metric per group and dispatcher (all its instances), and for each method the
+    paper's ratio PRB / method of the mean metrics over the instances both ran (paired),
+    with per-instance counts of better / equal / worse than PRB."""
     key = ["platform", "set", "size", "cap_w", "cap_share"]
-    g = runs.groupby([*key, "dispatcher"])
-    out = g.agg(instances=("instance", "nunique"),
-                mean_wqt=("mean_weighted_queue_time", "mean"),
-                mean_wait_s=("mean_wait", "mean"),
-                energy_kwh=("energy_kwh", "mean")).reset_index()
-    prb = out[out.dispatcher == PRB].set_index(key)["mean_wqt"]
-    base = out.join(prb.rename("prb_wqt"), on=key)["prb_wqt"]
-    out["ratio_prb_over"] = np.where(out.mean_wqt > 0, base / out.mean_wqt.where(
-        out.mean_wqt > 0), np.nan)
-    counts = []
+    out = runs.groupby([*key, "dispatcher"]).agg(
+        instances=("instance", "nunique"),
+        mean_wqt=("mean_weighted_queue_time", "mean"),
+        mean_wait_s=("mean_wait", "mean"),
+        energy_kwh=("energy_kwh", "mean")).reset_index()
+    parts = []
     for d in out.dispatcher.unique():
         if d == PRB:
             continue
         c = compare(runs, d)
-        counts.append(c.groupby(key)["verdict"].value_counts().unstack(fill_value=0)
-                      .reindex(columns=["better", "equal", "worse"], fill_value=0)
-                      .assign(dispatcher=d).reset_index())
-    if counts:
-        out = out.merge(pd.concat(counts), on=[*key, "dispatcher"], how="left")
+        g = c.groupby(key)
+        part = g.agg(pairs=("instance", "size"), prb_paired=("prb", "mean"),
+                     method_paired=("other", "mean")).join(
+            g["verdict"].value_counts().unstack(fill_value=0)
+            .reindex(columns=["better", "equal", "worse"], fill_value=0)).reset_index()
+        part["dispatcher"] = d
+        parts.append(part)
+    if parts:
+        out = out.merge(pd.concat(parts), on=[*key, "dispatcher"], how="left")
+        out["ratio_prb_over"] = out.prb_paired / out.method_paired.where(out.method_paired > 0)
+        counts = ["pairs", "better", "equal", "worse"]
+        out[counts] = out[counts].astype("Int64")
     return out
 
 
@@ -130,13 +136,15 @@ def ratio_figure(table: pd.DataFrame, number: int, platform: str, name: str,
             s = part[(part["size"] == size) & (part.dispatcher == d)].sort_values("cap_w")
             if s.empty:
                 continue
-            n = f"{int(s.instances.min())}–{int(s.instances.max())}" \
-                if s.instances.min() != s.instances.max() else f"{int(s.instances.min())}"
-            ax.plot(s.cap_w, s.ratio_prb_over, ls, marker="o", ms=3, color=colors(k),
+            n = f"{int(s.pairs.min())}–{int(s.pairs.max())}" \
+                if s.pairs.min() != s.pairs.max() else f"{int(s.pairs.min())}"
+            hybrid = d in HYBRID
+            ax.plot(s.cap_w, s.ratio_prb_over, ls, marker="o" if hybrid else None, ms=3,
+                    color=colors(k), lw=1.6 if hybrid else 0.9, alpha=1.0 if hybrid else 0.5,
                     label=f"{size} jobs: PRB / {d} (n = {n})")
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xlabel("power cap (W)")
-    ax.set_ylabel("mean WQT of PRB / of the method")
+    ax.set_ylabel("mean WQT of PRB / of the method (paired)")
     ax.set_title(f"Figure {number}: {platform} — {name} set (> 1: the method waits less)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
@@ -191,13 +199,22 @@ def claims(runs: pd.DataFrame, table: pd.DataFrame) -> str:
         both = pd.concat([a.rename("nofb"), b.rename("fb")], axis=1, join="inner")
         worse = both[both.fb > both.nofb * (1 + 1e-9) + 1e-12]
         better = both[both.fb < both.nofb * (1 - 1e-9) - 1e-12]
+        much = both[both.fb > both.nofb * (1 + TIE) + 1e-12]
         lines += ["## 1. Feedback is never worse than no feedback", "",
                   f"dec-feedback vs dec on {len(both)} (instance, cap) pairs: better on "
                   f"{len(better)}, identical on {len(both) - len(better) - len(worse)}, "
-                  f"worse on {len(worse)}.", ""]
+                  f"worse on {len(worse)} (by more than {TIE:.0%}: {len(much)}).", ""]
+        for (plat, name), part in both.reset_index().groupby(["platform", "set"]):
+            w = int((part.fb > part.nofb * (1 + 1e-9) + 1e-12).sum())
+            b = int((part.fb < part.nofb * (1 - 1e-9) - 1e-12).sum())
+            lines.append(f"- {plat} {name}: {len(part)} pairs, better {b}, worse {w}; mean "
+                         f"WQT dec {part.nofb.mean():.3f}, dec-feedback {part.fb.mean():.3f}")
+        lines.append("")
         if len(worse):
-            lines += ["Worse cases (first 10):", "",
-                      markdown_table(worse.head(10).reset_index().set_index("platform"), 4), ""]
+            lines += ["Worst cases (relative, first 10):", "",
+                      markdown_table(worse.assign(excess=worse.fb / worse.nofb - 1)
+                                     .sort_values("excess", ascending=False).head(10)
+                                     .reset_index().set_index("platform"), 4), ""]
     else:
         lines += ["## 1. Feedback never worse than no feedback", "",
                   "Not checked: the dec / dec-feedback runs are missing.", ""]
@@ -222,8 +239,9 @@ def claims(runs: pd.DataFrame, table: pd.DataFrame) -> str:
     loose = table[(table.cap_share >= 0.99) & (table.dispatcher != PRB)]
     if len(loose):
         lines += ["## 4. At the loosest cap (the whole machine's full power)", "",
-                  markdown_table(loose[["platform", "set", "size", "dispatcher", "instances",
-                                        "mean_wqt", "ratio_prb_over"]].set_index("platform"),
+                  markdown_table(loose[["platform", "set", "size", "dispatcher", "pairs",
+                                        "prb_paired", "method_paired", "ratio_prb_over",
+                                        "better", "equal", "worse"]].set_index("platform"),
                                  3), ""]
     return "\n".join(lines)
 
