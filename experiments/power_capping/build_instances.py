@@ -197,13 +197,16 @@ def caps_for(row: pd.Series) -> list[int]:
 
 
 def campaign(index: pd.DataFrame, preset: str, k: int, dispatchers: list[str],
-             sizes: list[int] | None, sets: list[str] | None, tag: str) -> str:
+             sizes: list[int] | None, sets: list[str] | None, tag: str,
+             per_set: dict[str, int] | None = None) -> str:
     """A ``run-experiment`` file for one platform: the first ``k`` instances of every set
-    and size, each at every cap level at which all its jobs can run (one entry each)."""
+    and size (``per_set`` overrides ``k`` for some sets), each at every cap level at which
+    all its jobs can run (one entry each)."""
     stem = campaign_stem(preset, tag)
     lines = [
         f"# Borghesi et al. 2015 §6.1 on {preset}: instances from build_instances.py (the first",
-        f"# {k} of each set and size; no job in two instances of a group), every job at time 0,",
+        f"# {k} of each set and size{_overrides(per_set)}; no job in two instances of a",
+        "# group), every job at time 0,",
         "# job power from the node power model, a fixed cap (idle power counted); an instance",
         "# runs at the cap levels at which each of its jobs can run alone.",
         "#",
@@ -223,7 +226,7 @@ def campaign(index: pd.DataFrame, preset: str, k: int, dispatchers: list[str],
             continue
         need = [float(c) for c in str(row.min_cap_w).split(";")]
         size = int(row["size"])
-        for i in range(min(k, int(row.instances))):
+        for i in range(min((per_set or {}).get(row["set"], k), int(row.instances))):
             for cap in (c for c in caps_for(row) if c >= need[i]):
                 lines += [
                     "[[workloads]]",
@@ -238,6 +241,13 @@ def campaign(index: pd.DataFrame, preset: str, k: int, dispatchers: list[str],
               'metrics = ["mean_weighted_queue_time", "mean_wait", "dispatch_time_max_ms"]',
               "", "[execution]", "workers = 1", ""]
     return "\n".join(lines)
+
+
+def _overrides(per_set: dict[str, int] | None) -> str:
+    """`` (highLoad: 5)`` for the campaign's header comment."""
+    if not per_set:
+        return ""
+    return " (" + ", ".join(f"{name}: {n}" for name, n in per_set.items()) + ")"
 
 
 def campaign_stem(preset: str, tag: str) -> str:
@@ -257,13 +267,16 @@ def main() -> None:
     ap.add_argument("--sets", nargs="*", help="sets the campaigns run (all)")
     ap.add_argument("--platforms", nargs="*", default=list(GROUPS), help="campaign platforms")
     ap.add_argument("--tag", default="all", help="campaign name suffix")
+    ap.add_argument("--set-instances", nargs="*", default=[], metavar="SET=K",
+                    help="instances per group for some sets (overrides --campaign-instances)")
     args = ap.parse_args()
     index = build(HERE / "instances", args.instances, args.seed)
     print(index.drop(columns=["min_cap_w", "file"]).to_string(index=False))
     if args.campaign_instances:
         for preset in args.platforms:
+            per_set = {a.split("=")[0]: int(a.split("=")[1]) for a in args.set_instances}
             text = campaign(index, preset, args.campaign_instances, args.dispatchers,
-                            args.sizes, args.sets, args.tag)
+                            args.sizes, args.sets, args.tag, per_set)
             path = HERE / f"{campaign_stem(preset, args.tag)}.toml"
             path.write_text(text, encoding="utf-8")
             print("wrote", path.relative_to(HERE.parents[1]))
