@@ -12,7 +12,9 @@ the ``campaign_*.toml`` files) and writes to ``results/``:
   both ran (``pairs``; > 1: the method waits less than PRB), with per-instance counts of
   better / equal / worse than PRB;
 - ``claims.md`` — the paper's statements checked instance by instance (counts);
-- ``solver_times.csv`` — decision time per dispatcher and size (median, max);
+- ``solver_times.csv`` — decision time per run, per dispatcher and size (median, p90, max);
+- ``tables.md`` — the numbers behind Figures 1–5 (per cap: pairs, ratios, counts) and the
+  solver times;
 - ``fig<N>_<platform>_<set>.png`` — the paper's Figures 1–5: the ratio PRB / DEC_feedBack
   (solid) and PRB / DEC_noFeedBack (dashed) against the cap, a colour per size (the
   rule-based baselines as thin faded lines); ``wqt_<platform>_<set>.png``
@@ -246,6 +248,39 @@ def claims(runs: pd.DataFrame, table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def figure_tables(table: pd.DataFrame, times: pd.DataFrame) -> str:
+    """Per paper figure and size: each cap's paired ratios and counts; solver times."""
+    lines = ["# The figures' numbers", "",
+             "Per cap: instances run with both PRB and the method (n), mean weighted queue "
+             "time (EWT units) of each over those, the ratio PRB / method (> 1: the method "
+             "waits less) and per-instance counts better / equal / worse than PRB.", ""]
+    for number, (plat, name, sizes) in FIGURES.items():
+        for size in sizes:
+            part = table[(table.platform == plat) & (table.set == name)
+                         & (table["size"] == size) & table.dispatcher.isin(HYBRID)]
+            if part.empty:
+                continue
+            rows = []
+            for cap, g in part.groupby("cap_w"):
+                row: dict[str, object] = {"cap (W)": int(cap),
+                                          "share": float(g.cap_share.iloc[0])}
+                for d in HYBRID:
+                    r = g[g.dispatcher == d]
+                    if len(r):
+                        r0 = r.iloc[0]
+                        row[f"n {d}"] = int(r0.pairs)
+                        row[f"PRB / {d}"] = float(r0.ratio_prb_over)
+                        row[f"b/e/w {d}"] = f"{r0.better}/{r0.equal}/{r0.worse}"
+                rows.append(row)
+            lines += [f"## Figure {number}: {plat}, {name}, {size} jobs", "",
+                      markdown_table(pd.DataFrame(rows).set_index("cap (W)"), 2), ""]
+    lines += ["## Decision (solver) time per run", "",
+              "Sum over the run's decision points of the dispatcher's time (s), on the "
+              "loaded 2-core machine.", "",
+              markdown_table(times.set_index("platform"), 3), ""]
+    return "\n".join(lines)
+
+
 def main() -> None:
     runs = load()
     OUT.mkdir(exist_ok=True)
@@ -253,9 +288,11 @@ def main() -> None:
     table = pooled(runs)
     table.to_csv(OUT / "pooled.csv", index=False, float_format="%.6g")
     times = runs.groupby(["platform", "size", "dispatcher"])["dispatch_time_total_s"].agg(
-        runs="size", median_s="median", max_s="max").reset_index()
+        runs="size", median_s="median", p90_s=lambda v: v.quantile(0.9),
+        max_s="max").reset_index()
     times.to_csv(OUT / "solver_times.csv", index=False, float_format="%.4g")
     (OUT / "claims.md").write_text(claims(runs, table) + "\n", encoding="utf-8")
+    (OUT / "tables.md").write_text(figure_tables(table, times) + "\n", encoding="utf-8")
     for number, (plat, name, sizes) in FIGURES.items():
         ratio_figure(table, number, plat, name, sizes)
     for plat, name in runs[["platform", "set"]].drop_duplicates().itertuples(index=False):
