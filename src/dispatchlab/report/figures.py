@@ -336,13 +336,15 @@ def energy_figure(runs: pd.DataFrame, order: Sequence[str], colors: dict[str, st
     by = runs.groupby("dispatcher")
     split = all(c in runs for c, _, _ in ENERGY_PARTS)
     left = np.zeros(len(names))
+    legend: list[Patch] = []
     if split:
         for col, label, alpha in ENERGY_PARTS:
             vals = np.array([float(by.get_group(d)[col].mean()) for d in names])
             ax.barh(y, vals, left=left, color=[colors.get(d, "k") for d in names],
                     alpha=alpha, edgecolor="black", lw=0.4)
             left += vals
-            ax.barh([], [], color="grey", alpha=alpha, label=label)
+            legend.append(Patch(facecolor="grey", alpha=alpha, edgecolor="black", lw=0.4,
+                                label=label))
     else:
         left = np.array([float(by.get_group(d)["energy_kwh"].mean()) for d in names])
         ax.barh(y, left, color=[colors.get(d, "k") for d in names])
@@ -358,7 +360,7 @@ def energy_figure(runs: pd.DataFrame, order: Sequence[str], colors: dict[str, st
     ax.grid(alpha=0.3, axis="x")
     ax.set_title("Energy per dispatcher (first submission to last end)")
     if split:
-        fig.legend(loc="outside lower center", ncol=3, frameon=False)
+        fig.legend(handles=legend, loc="outside lower center", ncol=3, frameon=False)
     return fig
 
 
