@@ -40,6 +40,11 @@ Usage::
     python experiments/power_capping/build_instances.py            # the instance files
     python experiments/power_capping/build_instances.py --campaign-instances 10 \\
         --platforms eurora-8 --tag rules --dispatchers prb-power easy-power easy
+    python experiments/power_capping/build_instances.py --dispatchers dec dec-feedback \\
+        --campaign-instances 10 --set-instances highLoad=5 manyUnits=9 --platforms eurora-8 \\
+        --sizes 25 --tag dec25        # fewer instances for some sets
+
+(the README lists the commands that wrote the committed campaign files).
 """
 
 from __future__ import annotations
