@@ -71,6 +71,10 @@ class JobPower:
         self._platform = platform
         self._workload = workload
 
+    def has_figure(self, job: int) -> bool:
+        """True when the job has its own figure (False: it falls back on the node model)."""
+        return not self._node_fallback[job]
+
     def job_power(self, job: int, nodes: IntArray, counts: IntArray) -> float:
         """The job's figure, or the node model's power of its units where they are."""
         if not self._node_fallback[job]:

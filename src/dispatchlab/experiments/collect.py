@@ -35,8 +35,28 @@ def _flat_summary(summary: dict[str, Any]) -> dict[str, Any]:
                         "core_hours": v["core_hours"], "it_kwh": v["it_kwh"],
                         "cooling_kwh": v["cooling_kwh"], "profit_sub": at.get("profit"),
                         "mean_pue_sub": at.get("mean_pue")})
+        elif k == "energy" and isinstance(v, dict):
+            out.update(_energy_columns(v))
+        elif k == "power" and isinstance(v, dict):
+            out.update({f"power_{s}": x for s, x in v.items() if isinstance(x, (int, float))})
         elif isinstance(v, (int, float, str, bool)) or v is None:
             out[k] = v
+    return out
+
+
+def _energy_columns(energy: dict[str, Any]) -> dict[str, float]:
+    """``energy_kwh`` and the run's energy per node state in kWh (``energy_busy_kwh``,
+    ``energy_idle_kwh``, ``energy_other_kwh`` for off, booting, shutting down, down)."""
+    out: dict[str, float] = {}
+    if isinstance(energy.get("kwh"), (int, float)):
+        out["energy_kwh"] = float(energy["kwh"])
+    states = energy.get("per_state_j")
+    if isinstance(states, dict):
+        j = {k: float(v) for k, v in states.items() if isinstance(v, (int, float))}
+        out["energy_busy_kwh"] = j.get("busy", 0.0) / 3.6e6
+        out["energy_idle_kwh"] = j.get("idle", 0.0) / 3.6e6
+        out["energy_other_kwh"] = sum(v for k, v in j.items()
+                                      if k not in ("busy", "idle")) / 3.6e6
     return out
 
 

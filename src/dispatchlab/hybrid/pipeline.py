@@ -175,7 +175,7 @@ class HybridDardis(DardisShutdown):
             if r.requested_end > day:
                 usage = np.zeros_like(view.capacity)
                 usage[r.nodes] += r.counts[:, None] * view.req[j][None, :]
-                busy.append((int(r.requested_end), usage))
+                busy.append((day, int(r.requested_end), usage))
         order = np.lexsort((np.arange(n), submit))
         inst = PlanInstance(
             rows=np.arange(n, dtype=np.int64), job_ids=np.arange(n, dtype=np.int64),

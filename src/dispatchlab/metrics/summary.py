@@ -55,6 +55,7 @@ def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any
         "late_jobs": int(jobs.late.sum()),
         "total_tardiness": float(jobs.tardiness[ran].sum()),
         "weighted_queue_time": float(np.nansum(jobs.weighted_queue_time[ran])),
+        "mean_weighted_queue_time": _nanmean(jobs.weighted_queue_time[ran]),
         "weighted_tardiness": float(np.nansum(jobs.weighted_tardiness[ran])),
         "mean_queue_length": step_integral(ts.time, ts.queue_length, last_end) / span,
         "max_queue_length": int(ts.queue_length.max()) if len(ts.time) else 0,
@@ -82,6 +83,7 @@ def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any
             "peak_w": float(ts.power_used.max()) if len(ts.time) else 0.0,
             "mean_w": step_integral(ts.time, ts.power_used, last_end) / span,
             "over_cap_seconds": step_integral(ts.time, over.astype(np.float64), last_end),
+            **_cap_figures(ts.time, ts.power_cap, last_end),
         }
     if rec.engine_info.get("oracle"):
         summary["oracle"] = True
@@ -92,6 +94,27 @@ def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any
             summary["reproducible"] = False
             summary["wall_limit_hits"] = int(rec.dispatcher_stats.get("wall_limit_hits", 0))
     return summary
+
+
+def _cap_figures(t: np.ndarray, cap: np.ndarray, last_end: int) -> dict[str, float]:
+    """The cap in force over the run: least, largest and time-weighted mean (W) of its
+    finite stretches (``cap_mean_w`` is the cap itself when it is fixed)."""
+    finite = np.isfinite(cap)
+    if not len(t) or not finite.any():
+        return {}
+    dt = np.diff(np.append(t, max(last_end, int(t[-1])))).astype(np.float64)
+    w = dt[finite]
+    vals = cap[finite]
+    mean = float((vals * w).sum() / w.sum()) if w.sum() > 0 else float(vals[-1])
+    return {"cap_min_w": float(vals.min()), "cap_max_w": float(vals.max()), "cap_mean_w": mean}
+
+
+def _nanmean(values: np.ndarray) -> float:
+    """Mean of the finite values (0 when there is none): the mean weighted queue time in
+    EWT units of Borghesi et al. (2015) §6.1 — each job's wait ÷ its queue's expected
+    wait, averaged over the jobs that ran (jobs of a queue without an EWT left out)."""
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if len(finite) else 0.0
 
 
 def _alive_integral(ts: SeriesArrays, r: int, first: int, last_end: int, total: int,

@@ -116,6 +116,29 @@ def write_report(
                     "mean PUE over the run in the legend.",
                 )
             )
+        if F.has_energy(cmp.runs):
+            figs.append(
+                _save(
+                    F.energy_figure(cmp.runs, cmp.order, colors),
+                    out,
+                    "energy",
+                    "Energy per dispatcher",
+                    "Energy of each run from its first submission to its last end (kWh), "
+                    "split by node state; the mean when a dispatcher has several runs.",
+                )
+            )
+        if F.has_cap_sweep(cmp.runs):
+            figs.append(
+                _save(
+                    F.cap_curves_figure(cmp.runs, cmp.order, colors),
+                    out,
+                    "wait_vs_cap",
+                    "Waiting against the power cap",
+                    "Mean wait (and mean weighted queue time in EWT units, each job's wait "
+                    "÷ its queue's expected wait) per dispatcher at each power cap the "
+                    "runs had (a varying cap: its time-weighted mean).",
+                )
+            )
         figs.append(
             _save(
                 F.cdf_figure(views),

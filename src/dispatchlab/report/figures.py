@@ -374,6 +374,100 @@ def cooling_figure(runs: Sequence[RunView]) -> Figure:
     return fig
 
 
+ENERGY_PARTS = (("energy_busy_kwh", "busy nodes", 1.0),
+                ("energy_idle_kwh", "idle nodes", 0.55),
+                ("energy_other_kwh", "off / booting / shutting down", 0.25))
+
+
+def has_energy(runs: pd.DataFrame) -> bool:
+    """Whether the runs recorded their energy (the platform had a node power model)."""
+    return "energy_kwh" in runs and bool(runs["energy_kwh"].notna().any())
+
+
+def energy_figure(runs: pd.DataFrame, order: Sequence[str], colors: dict[str, str]) -> Figure:
+    """Run energy per dispatcher (kWh): a bar split into busy, idle and other node states,
+    the mean over the dispatcher's runs when it has several (their count in the label)."""
+    runs = runs[runs["energy_kwh"].notna()]
+    names = [d for d in order if d in set(runs["dispatcher"])]
+    fig, ax = _subplots(figsize=(WIDTH, 1.2 + 0.45 * len(names)))
+    y = np.arange(len(names))
+    by = runs.groupby("dispatcher")
+    split = all(c in runs for c, _, _ in ENERGY_PARTS)
+    left = np.zeros(len(names))
+    legend: list[Patch] = []
+    if split:
+        for col, label, alpha in ENERGY_PARTS:
+            vals = np.array([float(by.get_group(d)[col].mean()) for d in names])
+            ax.barh(y, vals, left=left, color=[colors.get(d, "k") for d in names],
+                    alpha=alpha, edgecolor="black", lw=0.4)
+            left += vals
+            legend.append(Patch(facecolor="grey", alpha=alpha, edgecolor="black", lw=0.4,
+                                label=label))
+    else:
+        left = np.array([float(by.get_group(d)["energy_kwh"].mean()) for d in names])
+        ax.barh(y, left, color=[colors.get(d, "k") for d in names])
+    total = np.array([float(by.get_group(d)["energy_kwh"].mean()) for d in names])
+    for k, d in enumerate(names):
+        n = len(by.get_group(d))
+        ax.text(total[k], y[k], f" {total[k]:,.2f} kWh" + (f" (mean of {n})" if n > 1 else ""),
+                va="center", fontsize=8)
+    ax.set_yticks(y, names)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    ax.set_xlim(0, max(float(total.max()) * 1.3, 1e-9) if len(total) else 1)
+    ax.set_xlabel("energy of the run (kWh)")
+    ax.grid(alpha=0.3, axis="x")
+    ax.set_title("Energy per dispatcher (first submission to last end)")
+    if split:
+        fig.legend(handles=legend, loc="outside lower center", ncol=3, frameon=False)
+    return fig
+
+
+def cap_values(runs: pd.DataFrame) -> pd.Series:
+    """Each run's power cap in W (its time-weighted mean when it varies; NaN without)."""
+    if "power_cap_mean_w" not in runs:
+        return pd.Series(np.nan, index=runs.index)
+    return pd.to_numeric(runs["power_cap_mean_w"], errors="coerce")
+
+
+def has_cap_sweep(runs: pd.DataFrame) -> bool:
+    """Whether the runs vary the power cap: some dispatcher ran at two caps or more."""
+    caps = cap_values(runs)
+    if not caps.notna().any():
+        return False
+    return bool(runs.assign(cap=caps).dropna(subset=["cap"]).groupby("dispatcher")["cap"]
+                .nunique().max() >= 2)
+
+
+def cap_curves_figure(runs: pd.DataFrame, order: Sequence[str],
+                      colors: dict[str, str]) -> Figure:
+    """Mean wait (and mean weighted queue time, in EWT units, when the jobs have expected
+    waits) against the power cap: a line per dispatcher, each point the mean over its
+    runs at that cap."""
+    data = runs.assign(cap=cap_values(runs)).dropna(subset=["cap"])
+    panels = [("mean_wait", "mean wait (min)", 60.0)]
+    if "mean_weighted_queue_time" in data and bool((data["mean_weighted_queue_time"] > 0).any()):
+        panels.append(("mean_weighted_queue_time", "mean weighted queue time (EWT units)", 1.0))
+    fig, axes = _subplots(1, len(panels), figsize=(WIDTH, 4.2), squeeze=False)
+    names = [d for d in order if d in set(data["dispatcher"])]
+    for ax, (col, label, div) in zip(axes[0], panels, strict=True):
+        for d in names:
+            part = data[data["dispatcher"] == d].groupby("cap")[col].agg(["mean", "size"])
+            ax.plot(part.index.to_numpy() / 1000, part["mean"].to_numpy() / div, "o-",
+                    color=colors.get(d, "k"), lw=1.3, ms=4, label=d if ax is axes[0][0]
+                    else None)
+        ax.set_xlabel("power cap (kW)")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    n = data.groupby(["dispatcher", "cap"]).size()
+    runs_note = f"{int(n.min())}" if n.min() == n.max() else f"{int(n.min())}–{int(n.max())}"
+    fig.suptitle(f"Waiting against the power cap (mean over {runs_note} run(s) per point)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center",
+               ncol=legend_columns(len(handles), 5), frameon=False)
+    return fig
+
+
 _TIME_TICKS = [
     (1, "1 s"),
     (10, "10 s"),

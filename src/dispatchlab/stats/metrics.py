@@ -35,6 +35,7 @@ _ROWS: tuple[MetricInfo, ...] = (
     MetricInfo("late_jobs", "late jobs (wait > ewt)", ""),
     MetricInfo("total_tardiness", "total tardiness", "s"),
     MetricInfo("weighted_queue_time", "weighted queue time", ""),
+    MetricInfo("mean_weighted_queue_time", "mean weighted queue time (EWT)", ""),
     MetricInfo("weighted_tardiness", "weighted tardiness", ""),
     MetricInfo("mean_queue_length", "mean queue length", ""),
     MetricInfo("max_queue_length", "max queue length", ""),

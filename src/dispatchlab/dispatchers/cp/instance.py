@@ -55,6 +55,9 @@ class Instance:
     greedy: dict[int, int] = field(default_factory=dict)  # job → greedy start
     placement: dict[int, tuple[IntArray, IntArray]] = field(default_factory=dict)
     rules: Any = None  # RuleData (cp/rules.py) when operator rules apply
+    # capacity taken over [start, end) on top of the running jobs (pooled 1 × resources;
+    # DEC's time-varying power cap as padding); ``free`` already holds those active at 0
+    pads: list[tuple[int, int, IntArray]] = field(default_factory=list)
 
 
 def priority_order(
@@ -180,8 +183,14 @@ def _fits_nodes(free: IntArray, req: IntArray, units: int) -> bool:
 
 
 def base_timeline(inst: Instance, scale: FloatArray) -> Timeline:
-    """Free capacity over time with only the running jobs (their predicted ends)."""
-    return Timeline(inst.free, [(b.rem, b.usage) for b in inst.busy], scale)
+    """Free capacity over time with only the running jobs (their predicted ends) and the
+    padding intervals."""
+    releases = [(b.rem, b.usage) for b in inst.busy]
+    for start, end, usage in inst.pads:
+        if start > 0:
+            releases.append((start, -usage))
+        releases.append((end, usage))
+    return Timeline(inst.free, releases, scale)
 
 
 def list_schedule(

@@ -131,6 +131,12 @@ def _pooled_cumulatives(
             if v:
                 ivs.append(iv)
                 dem.append(v)
+        for start, end, usage in inst.pads:  # capacity profile (DEC's varying power cap)
+            v = int(usage[0, r])
+            if v and start < inst.horizon:
+                ivs.append(m.new_fixed_size_interval_var(start, min(end, inst.horizon) - start,
+                                                         f"pad{r}_{start}"))
+                dem.append(v)
         if inst.rules is not None:  # reservation occurrences: fixed intervals
             for iv, v in inst.rules.pooled_blocks(m, r):
                 ivs.append(iv)
@@ -249,8 +255,7 @@ def _objective(
     H = inst.horizon
     maxo = [max(H - d, 0) for d in inst.dur]
     if name == "wait":
-        coefs = [max(1, round(100 * inst.max_ewt / e)) for e in inst.ewt]
-        return cp_model.LinearExpr.weighted_sum(o, coefs), None
+        return cp_model.LinearExpr.weighted_sum(o, wait_coefficients(inst)), None
     if name == "slowdown":
         K = _scale(inst, 1e7)
         coefs = [max(1, round(K / d)) for d in inst.dur]
@@ -297,6 +302,11 @@ def _objective(
             lits.append(lt)
         return cp_model.LinearExpr.sum(lits), _tie(tie, tie_span, len(inst.dur))
     raise ValueError(f"unknown objective {name!r}")
+
+
+def wait_coefficients(inst: Instance) -> list[int]:
+    """Integer weights of the weighted-wait objective: round(100 · max ewt / ewt_i)."""
+    return [max(1, round(100 * inst.max_ewt / e)) for e in inst.ewt]
 
 
 def _tie(

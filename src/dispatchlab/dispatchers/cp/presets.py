@@ -15,6 +15,7 @@ from dispatchlab.dispatchers.registry import register, register_spec_parser
 
 if TYPE_CHECKING:
     from dispatchlab.dispatchers.cp.config import CPConfig
+    from dispatchlab.dispatchers.cp.dec import DecDispatcher
     from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
 
 _WHAT = {
@@ -81,4 +82,50 @@ def register_all() -> None:
             )
 
 
+#: ``dec-feedback-N`` presets registered besides ``dec-feedback`` (the default N).
+FEEDBACK_PRESETS = (1, 2, 3, 5, 10, 20)
+
+
+def dec_preset(feedback: int, paper: bool) -> DecDispatcher:
+    """DEC (``feedback=0``) or DEC-feedback; ``paper``: the paper's search budget (5 s of
+    wall clock doubling to 60 s while no solution is found; not reproducible)."""
+    from dispatchlab.dispatchers.cp.config import SearchConfig
+    from dispatchlab.dispatchers.cp.dec import (
+        DEFAULT_FEEDBACK,
+        DecConfig,
+        DecDispatcher,
+        dec_cp_config,
+    )
+
+    search = (SearchConfig(deterministic=False, delta=5.0, delta_max=60.0, workers=1,
+                           wall_limit=60.0) if paper else SearchConfig())
+    base = ("dec" if feedback == 0 else "dec-feedback" if feedback == DEFAULT_FEEDBACK
+            else f"dec-feedback-{feedback}")
+    return DecDispatcher(DecConfig(feedback=feedback, cp=dec_cp_config(search=search)),
+                         name=base + ("-paper" if paper else ""))
+
+
+def register_dec() -> None:
+    """Register ``dec``, ``dec-feedback``, ``dec-feedback-N`` and their ``-paper`` twins."""
+    from dispatchlab.dispatchers.cp.dec import DEFAULT_FEEDBACK
+
+    what = ("DEC (Borghesi et al. 2015 §5): relaxed CP-SAT schedule (pooled resources + "
+            "linear active power under the cap) then a mapper on real nodes counting idle "
+            "power; postponed jobs wait for the next event")
+    fb = ("DEC_feedBack: DEC plus up to {n} re-solves, each adding the mapper's conflict "
+          "sets (unit cumulatives, capacity |set| - 1) and a strictly better objective")
+    paper = "; the paper's budget (5 s wall clock doubling to 60 s; not reproducible)"
+    register("dec", partial(dec_preset, 0, False), what, family="dec")
+    register("dec-paper", partial(dec_preset, 0, True), what + paper, family="dec")
+    register("dec-feedback", partial(dec_preset, DEFAULT_FEEDBACK, False),
+             fb.format(n=DEFAULT_FEEDBACK), family="dec")
+    register("dec-feedback-paper", partial(dec_preset, DEFAULT_FEEDBACK, True),
+             fb.format(n=DEFAULT_FEEDBACK) + paper, family="dec")
+    for n in FEEDBACK_PRESETS:
+        if n != DEFAULT_FEEDBACK:
+            register(f"dec-feedback-{n}", partial(dec_preset, n, False), fb.format(n=n),
+                     family="dec")
+
+
 register_all()
+register_dec()
