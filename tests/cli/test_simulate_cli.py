@@ -98,3 +98,15 @@ def test_simulate_cooling_profit(tmp_path: Path) -> None:
     assert list(cooling.columns) == ["time", "it_power_w", "cooling_w", "temperature_c", "pue"]
     bad = runner.invoke(app, [*args[:9], "--cooling", "water"])
     assert bad.exit_code == 2 and "cooling 'water'" in bad.output
+
+
+def test_skip_and_limit_slice_a_detected_csv_table(tmp_path: Path) -> None:
+    """--skip/--limit apply to a CSV workload whose format is detected, not only to SWF."""
+    trace = tmp_path / "four.csv"
+    trace.write_text("job_id,submit,runtime,walltime,units,req_cores\n"
+                     "1,0,100,100,1,1\n2,10,100,100,1,1\n3,20,100,100,1,1\n4,30,100,100,1,1\n")
+    args = ["simulate", "-w", str(trace), "-p", "nodes=1,cores=1", "-d", "fifo", "--json"]
+    whole = json.loads(runner.invoke(app, args).stdout)
+    part = runner.invoke(app, [*args, "--skip", "1", "--limit", "2"])
+    assert part.exit_code == 0, part.output
+    assert (whole["jobs"], json.loads(part.stdout)["jobs"]) == (4, 2)

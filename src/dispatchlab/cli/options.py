@@ -38,7 +38,8 @@ class LoadOptions:
                 limit=self.limit,
                 skip_bad_lines=self.skip_bad_lines,
             )
-        else:
-            kwargs["skip"] = self.skip
-            kwargs["limit"] = self.limit
+        # every reader slices (SWF after cleaning, through its options): pass the slice
+        # whatever the format, so a detected CSV/Parquet/Eurora file is sliced too
+        kwargs["skip"] = self.skip
+        kwargs["limit"] = self.limit
         return kwargs
