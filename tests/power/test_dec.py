@@ -157,3 +157,38 @@ def test_presets_family_and_names() -> None:
     assert paper.config.search.deterministic is False  # type: ignore[attr-defined]
     assert paper.config.search.delta == 5.0 and paper.config.search.delta_max == 60.0  # type: ignore[attr-defined]
     assert math.isclose(get_dispatcher("dec-feedback-3").dec.feedback, 3)  # type: ignore[attr-defined]
+
+
+def test_specs_and_the_family_in_the_cli() -> None:
+    from dispatchlab.cli.compare_cmd import split_dispatchers
+    from dispatchlab.errors import ConfigError
+
+    assert {"dec", "dec-feedback", "dec-paper"} <= set(split_dispatchers(["family:dec"]))
+    d = get_dispatcher("dec=dec-feedback,feedback=4,m=50,delta_max=0.64")
+    assert d.name == "dec-feedback-4" and d.dec.feedback == 4  # type: ignore[attr-defined]
+    assert d.config.m == 50 and d.config.search.delta_max == 0.64  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="not a DEC preset"):
+        get_dispatcher("dec=dek")
+    with pytest.raises(ConfigError, match="unknown DEC parameter 'foo'"):
+        get_dispatcher("dec=dec,foo=1")
+
+
+@pytest.mark.skipif(not BATCHES.exists(), reason="shared Eurora traces absent")
+def test_the_cli_runs_dec_under_a_cap(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from dispatchlab.cli.main import app
+
+    wl = load_workload(sorted(BATCHES.iterdir())[0]).take(slice(0, 10))
+    csv = tmp_path / "ten.csv"
+    wl.to_frame().to_csv(csv, index=False)
+    result = CliRunner().invoke(app, ["simulate", "-w", str(csv), "-p", "eurora-8",
+                                      "-d", "dec-feedback-2", "--job-power", str(PRED),
+                                      "--power-cap", "2500", "--json"])
+    assert result.exit_code == 0, result.output
+    s = json.loads(result.stdout)
+    assert s["jobs"] == 10 and s["power"]["over_cap_seconds"] == 0.0
+    assert s["dispatcher_stats"]["reproducible"] is True
+    assert {"solves", "conflict_sets", "feedback_iterations"} <= set(s["dispatcher_stats"])

@@ -83,7 +83,7 @@ def register_all() -> None:
 
 
 #: ``dec-feedback-N`` presets registered besides ``dec-feedback`` (the default N).
-FEEDBACK_PRESETS = (1, 2, 3, 5, 10, 20)
+FEEDBACK_PRESETS = (1, 2, 3, 10)
 
 
 def dec_preset(feedback: int, paper: bool) -> DecDispatcher:
@@ -127,5 +127,15 @@ def register_dec() -> None:
                      family="dec")
 
 
+def register_dec_spec() -> None:
+    """``dec=<preset>,key=value,...`` specs (``cp/spec.py``) and their canonical spelling."""
+    from dispatchlab.dispatchers.cp.spec import parse_dec_spec
+    from dispatchlab.dispatchers.registry import register_canonicalizer
+
+    register_spec_parser(parse_dec_spec)
+    register_canonicalizer(lambda f: f["dec"].strip() if set(f) == {"dec"} else None)
+
+
 register_all()
 register_dec()
+register_dec_spec()
