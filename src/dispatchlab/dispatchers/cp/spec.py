@@ -81,8 +81,8 @@ def parse_dec_spec(spec: dict[str, str]) -> DecDispatcher | None:
     delta_max=0.64``; None without a ``dec`` key."""
     if "dec" not in spec:
         return None
-    from dispatchlab.dispatchers.cp.config import CPConfig, SearchConfig
-    from dispatchlab.dispatchers.cp.dec import DEFAULT_FEEDBACK, DecConfig, DecDispatcher
+    from dispatchlab.dispatchers.cp.config import DEC_FEEDBACK, CPConfig, SearchConfig, dec_name
+    from dispatchlab.dispatchers.cp.dec import DecConfig, DecDispatcher
     from dispatchlab.dispatchers.cp.presets import dec_preset
 
     match = _DEC.match(spec["dec"].strip())
@@ -90,7 +90,7 @@ def parse_dec_spec(spec: dict[str, str]) -> DecDispatcher | None:
         raise ConfigError(f"dec: '{spec['dec']}' is not a DEC preset (dec, dec-feedback, "
                           "dec-feedback-N, with -paper)", field="dec")
     fb, n, paper = match.groups()
-    feedback = 0 if fb is None else int(n) if n else DEFAULT_FEEDBACK
+    feedback = 0 if fb is None else int(n) if n else DEC_FEEDBACK
     base = dec_preset(feedback, paper is not None)
     types = {f.name: f.type for f in fields(CPConfig) if f.name not in ("search", "kind")}
     types |= {f.name: f.type for f in fields(SearchConfig)}
@@ -107,6 +107,4 @@ def parse_dec_spec(spec: dict[str, str]) -> DecDispatcher | None:
             raise ConfigError(f"unknown DEC parameter '{key}' (known: {known})", field=key)
         changes[name] = _convert(key, raw, types[name])
     cfg = DecConfig(feedback=feedback, cp=base.config.with_(**changes))
-    name = ("dec" if feedback == 0 else "dec-feedback" if feedback == DEFAULT_FEEDBACK
-            else f"dec-feedback-{feedback}") + ("-paper" if paper else "")
-    return DecDispatcher(cfg, name=name)
+    return DecDispatcher(cfg, name=dec_name(feedback, paper is not None))
