@@ -10,6 +10,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers.cp.dec_power import LinearPower
@@ -192,3 +194,39 @@ def test_the_cli_runs_dec_under_a_cap(tmp_path: Path) -> None:
     assert s["jobs"] == 10 and s["power"]["over_cap_seconds"] == 0.0
     assert s["dispatcher_stats"]["reproducible"] is True
     assert {"solves", "conflict_sets", "feedback_iterations"} <= set(s["dispatcher_stats"])
+
+
+@st.composite
+def capped_cases(draw: st.DrawFn) -> tuple[Workload, Platform, float, str]:
+    """A small machine with the node model, a few jobs, a cap every job fits alone."""
+    n_nodes = draw(st.integers(2, 3))
+    cores = draw(st.sampled_from([2, 4]))
+    spec = NodePowerSpec(idle=draw(st.sampled_from([0.0, 10.0, 50.0])),
+                         core_first=draw(st.sampled_from([5.0, 30.0])),
+                         core=draw(st.sampled_from([0.0, 2.0, 7.5])))
+    plat = Platform.homogeneous(n_nodes, {"cores": cores}).with_node_model(spec)
+    n = draw(st.integers(1, 8))
+    units = draw(st.lists(st.integers(1, n_nodes), min_size=n, max_size=n))
+    per = draw(st.lists(st.integers(1, cores), min_size=n, max_size=n))
+    runtime = draw(st.lists(st.integers(0, 50), min_size=n, max_size=n))
+    walltime = [max(r, 1) + draw(st.integers(0, 20)) for r in runtime]
+    submit = sorted(draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)))
+    wl = Workload.from_columns(submit=submit, runtime=runtime, walltime=walltime,
+                               units=units, req={"cores": per})
+    need = max(max(u * (spec.core_first + (c - 1) * spec.core),
+                   spec.core_first + (u * c - 1) * spec.core)
+               for u, c in zip(units, per, strict=True))
+    cap = n_nodes * spec.idle + need + draw(st.floats(0.0, 100.0))
+    return wl, plat, cap, draw(st.sampled_from(["dec", "dec-feedback-2"]))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=capped_cases())
+def test_dec_keeps_under_any_fixed_cap(case: tuple[Workload, Platform, float, str]) -> None:
+    wl, plat, cap, disp = case
+    res = simulate(wl, plat, disp, power_cap=cap)  # audited
+    _, watts = it_power(res.recorder)
+    assert watts.max() <= cap + 1e-6
+    assert res.summary["power"]["over_cap_seconds"] == 0.0
+    assert int(res.jobs["start"].ge(0).sum()) == wl.n_jobs
+    assert stats(res)["errors"] == 0 and stats(res)["invalid_dropped"] == 0
