@@ -111,6 +111,24 @@ def test_feedback_on_four_jobs_is_no_worse_than_dec_or_prb() -> None:
     assert fb.summary["power"]["over_cap_seconds"] == 0.0
 
 
+def test_the_cp_plan_keeps_a_short_queue_job_from_waiting_behind_a_long_one() -> None:
+    # job 0 holds node 0 until t = 100. At t = 1 job 1 (queue ewt 60 s: weight 600) needs
+    # both nodes and job 2 (ewt 36,000 s: weight 1) one node for 1000 s. PRB, non-strict,
+    # starts job 2 on the free node and job 1 waits until 1001; DEC's plan (weighted queue
+    # time) keeps node 1 free, starts job 1 at 100 and job 2 after it
+    from dispatchlab.workload.workload import Queue
+
+    wl = Workload.from_columns(submit=[0, 1, 1], runtime=[100, 100, 1000],
+                               walltime=[100, 100, 1000], units=[1, 2, 1],
+                               req={"cores": [4, 4, 4]}, queue=["debug", "debug", "long"],
+                               queues=[Queue("debug", 60), Queue("long", 36000)])
+    prb = simulate(wl, two_nodes(), "prb-power", power_cap=1000.0)
+    dec = simulate(wl, two_nodes(), "dec", power_cap=1000.0)
+    assert prb.jobs["start"].tolist() == [0, 1001, 1]
+    assert dec.jobs["start"].tolist() == [0, 100, 200]
+    assert dec.summary["weighted_queue_time"] < prb.summary["weighted_queue_time"] / 5
+
+
 def test_an_announced_cap_drop_is_planned_for() -> None:
     # active power only (no idle): a 100 s full-node job draws 200 W. The cap is 600 W, falls
     # to 150 W over [50, 200) (announced) and is 600 W again after. PRB starts the job now
