@@ -130,15 +130,36 @@ def table(path: Path) -> str:
     for r in rows:
         groups.setdefault(key(r), {})[r["dispatcher"]] = r
     head = "| jobs | batch | cap | " + " | ".join(
-        f"{d} WQT (EWT) | {d} mean wait (s)" for d in disps) + " |"
-    lines = [head, "|" + "---|" * (3 + 2 * len(disps))]
+        f"{d} WQT (EWT) | {d} mean wait (s) | {d} over cap (s)" for d in disps) + " |"
+    lines = [head, "|" + "---|" * (3 + 3 * len(disps))]
     for (size, batch, cap), g in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1],
                                                                          _cap_order(kv[0][2]))):
         cells = []
         for d in disps:
             r = g.get(d)
-            cells += [f"{r['wqt_ewt']:.3f}", f"{r['mean_wait']:.0f}"] if r else ["–", "–"]
+            cells += ([f"{r['wqt_ewt']:.3f}", f"{r['mean_wait']:.0f}", f"{r['over_cap_s']:.0f}"]
+                      if r else ["–", "–", "–"])
         lines.append(f"| {size} | {batch.split('.')[0]} | {cap} | " + " | ".join(cells) + " |")
+    base = disps[0]
+    others = [d for d in disps[1:]]
+    if others:
+        lines += ["", f"Paper-style ratio {base} WQT / dispatcher WQT (> 1: the dispatcher "
+                  f"waits less; per batch, then the geometric mean):", "",
+                  "| jobs | cap | " + " | ".join(others) + " |",
+                  "|" + "---|" * (2 + len(others))]
+        cells_by: dict[tuple[int, str], dict[str, list[float]]] = {}
+        for (size, _, cap), g in groups.items():
+            for d in others:
+                if base in g and d in g and g[d]["wqt_ewt"] > 0:
+                    cells_by.setdefault((size, cap), {}).setdefault(d, []).append(
+                        g[base]["wqt_ewt"] / g[d]["wqt_ewt"])
+        for (size, cap) in sorted(cells_by, key=lambda k: (k[0], _cap_order(k[1]))):
+            row = []
+            for d in others:
+                v = cells_by[(size, cap)].get(d, [])
+                gm = statistics.geometric_mean(v) if v else float("nan")
+                row.append(f"{gm:.2f} ({', '.join(f'{x:.2f}' for x in v)})" if v else "–")
+            lines.append(f"| {size} | {cap} | " + " | ".join(row) + " |")
     lines += ["", "Dispatcher cost (means over the runs above):", "",
               "| dispatcher | runs | decision (ms) | solver time per solver decision (ms) | "
               "max solver decision (ms) | solves | feedback iterations | conflict sets | "

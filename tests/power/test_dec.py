@@ -10,6 +10,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers.cp.dec_power import LinearPower
@@ -109,6 +111,24 @@ def test_feedback_on_four_jobs_is_no_worse_than_dec_or_prb() -> None:
     assert fb.summary["power"]["over_cap_seconds"] == 0.0
 
 
+def test_the_cp_plan_keeps_a_short_queue_job_from_waiting_behind_a_long_one() -> None:
+    # job 0 holds node 0 until t = 100. At t = 1 job 1 (queue ewt 60 s: weight 600) needs
+    # both nodes and job 2 (ewt 36,000 s: weight 1) one node for 1000 s. PRB, non-strict,
+    # starts job 2 on the free node and job 1 waits until 1001; DEC's plan (weighted queue
+    # time) keeps node 1 free, starts job 1 at 100 and job 2 after it
+    from dispatchlab.workload.workload import Queue
+
+    wl = Workload.from_columns(submit=[0, 1, 1], runtime=[100, 100, 1000],
+                               walltime=[100, 100, 1000], units=[1, 2, 1],
+                               req={"cores": [4, 4, 4]}, queue=["debug", "debug", "long"],
+                               queues=[Queue("debug", 60), Queue("long", 36000)])
+    prb = simulate(wl, two_nodes(), "prb-power", power_cap=1000.0)
+    dec = simulate(wl, two_nodes(), "dec", power_cap=1000.0)
+    assert prb.jobs["start"].tolist() == [0, 1001, 1]
+    assert dec.jobs["start"].tolist() == [0, 100, 200]
+    assert dec.summary["weighted_queue_time"] < prb.summary["weighted_queue_time"] / 5
+
+
 def test_an_announced_cap_drop_is_planned_for() -> None:
     # active power only (no idle): a 100 s full-node job draws 200 W. The cap is 600 W, falls
     # to 150 W over [50, 200) (announced) and is 600 W again after. PRB starts the job now
@@ -157,3 +177,74 @@ def test_presets_family_and_names() -> None:
     assert paper.config.search.deterministic is False  # type: ignore[attr-defined]
     assert paper.config.search.delta == 5.0 and paper.config.search.delta_max == 60.0  # type: ignore[attr-defined]
     assert math.isclose(get_dispatcher("dec-feedback-3").dec.feedback, 3)  # type: ignore[attr-defined]
+
+
+def test_specs_and_the_family_in_the_cli() -> None:
+    from dispatchlab.cli.compare_cmd import split_dispatchers
+    from dispatchlab.errors import ConfigError
+
+    assert {"dec", "dec-feedback", "dec-paper"} <= set(split_dispatchers(["family:dec"]))
+    d = get_dispatcher("dec=dec-feedback,feedback=4,m=50,delta_max=0.64")
+    assert d.name == "dec-feedback-4" and d.dec.feedback == 4  # type: ignore[attr-defined]
+    assert d.config.m == 50 and d.config.search.delta_max == 0.64  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="not a DEC preset"):
+        get_dispatcher("dec=dek")
+    with pytest.raises(ConfigError, match="unknown DEC parameter 'foo'"):
+        get_dispatcher("dec=dec,foo=1")
+
+
+@pytest.mark.skipif(not BATCHES.exists(), reason="shared Eurora traces absent")
+def test_the_cli_runs_dec_under_a_cap(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from dispatchlab.cli.main import app
+
+    wl = load_workload(sorted(BATCHES.iterdir())[0]).take(slice(0, 10))
+    csv = tmp_path / "ten.csv"
+    wl.to_frame().to_csv(csv, index=False)
+    result = CliRunner().invoke(app, ["simulate", "-w", str(csv), "-p", "eurora-8",
+                                      "-d", "dec-feedback-2", "--job-power", str(PRED),
+                                      "--power-cap", "2500", "--json"])
+    assert result.exit_code == 0, result.output
+    s = json.loads(result.stdout)
+    assert s["jobs"] == 10 and s["power"]["over_cap_seconds"] == 0.0
+    assert s["dispatcher_stats"]["reproducible"] is True
+    assert {"solves", "conflict_sets", "feedback_iterations"} <= set(s["dispatcher_stats"])
+
+
+@st.composite
+def capped_cases(draw: st.DrawFn) -> tuple[Workload, Platform, float, str]:
+    """A small machine with the node model, a few jobs, a cap every job fits alone."""
+    n_nodes = draw(st.integers(2, 3))
+    cores = draw(st.sampled_from([2, 4]))
+    spec = NodePowerSpec(idle=draw(st.sampled_from([0.0, 10.0, 50.0])),
+                         core_first=draw(st.sampled_from([5.0, 30.0])),
+                         core=draw(st.sampled_from([0.0, 2.0, 7.5])))
+    plat = Platform.homogeneous(n_nodes, {"cores": cores}).with_node_model(spec)
+    n = draw(st.integers(1, 8))
+    units = draw(st.lists(st.integers(1, n_nodes), min_size=n, max_size=n))
+    per = draw(st.lists(st.integers(1, cores), min_size=n, max_size=n))
+    runtime = draw(st.lists(st.integers(0, 50), min_size=n, max_size=n))
+    walltime = [max(r, 1) + draw(st.integers(0, 20)) for r in runtime]
+    submit = sorted(draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)))
+    wl = Workload.from_columns(submit=submit, runtime=runtime, walltime=walltime,
+                               units=units, req={"cores": per})
+    need = max(max(u * (spec.core_first + (c - 1) * spec.core),
+                   spec.core_first + (u * c - 1) * spec.core)
+               for u, c in zip(units, per, strict=True))
+    cap = n_nodes * spec.idle + need + draw(st.floats(0.0, 100.0))
+    return wl, plat, cap, draw(st.sampled_from(["dec", "dec-feedback-2"]))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=capped_cases())
+def test_dec_keeps_under_any_fixed_cap(case: tuple[Workload, Platform, float, str]) -> None:
+    wl, plat, cap, disp = case
+    res = simulate(wl, plat, disp, power_cap=cap)  # audited
+    _, watts = it_power(res.recorder)
+    assert watts.max() <= cap + 1e-6
+    assert res.summary["power"]["over_cap_seconds"] == 0.0
+    assert int(res.jobs["start"].ge(0).sum()) == wl.n_jobs
+    assert stats(res)["errors"] == 0 and stats(res)["invalid_dropped"] == 0

@@ -14,6 +14,10 @@ from typing import Any
 
 from dispatchlab.errors import ConfigError
 
+#: Feedback iterations of ``dec-feedback`` when none is given. The paper (Borghesi et al.
+#: 2015 §5) chose its *n* "empirically" and does not state it.
+DEC_FEEDBACK = 5
+
 OBJECTIVES = ("wait", "tardiness", "slowdown", "makespan", "late")
 PRIORITIES = ("wait", "slowdown")
 
@@ -200,3 +204,11 @@ class CPConfig:
             skip_trivial=self.trivial_skip,
         )
         return doc
+
+
+def dec_name(feedback: int, paper: bool) -> str:
+    """Preset name of DEC with ``feedback`` iterations: ``dec``, ``dec-feedback`` (the
+    default iterations), ``dec-feedback-N``; ``-paper`` for the paper's budget."""
+    base = ("dec" if feedback == 0 else "dec-feedback" if feedback == DEC_FEEDBACK
+            else f"dec-feedback-{feedback}")
+    return base + ("-paper" if paper else "")

@@ -33,7 +33,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from dispatchlab.dispatchers.allocators import MarginalPowerFirst
-from dispatchlab.dispatchers.cp.config import CPConfig
+from dispatchlab.dispatchers.cp.config import CPConfig, dec_name
 from dispatchlab.dispatchers.cp.dec_mapper import Conflict, Mapped, map_schedule
 from dispatchlab.dispatchers.cp.dec_power import LinearPower, add_power, cap_steps
 from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
@@ -59,10 +59,6 @@ from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
-
-#: Feedback iterations of ``dec-feedback`` when none is given. The paper chose its *n*
-#: "empirically" and does not state it.
-DEFAULT_FEEDBACK = 5
 
 
 def dec_cp_config(**changes: Any) -> CPConfig:
@@ -127,7 +123,7 @@ class DecDispatcher(CPDispatcher):
         cfg = config or DecConfig()
         super().__init__(cfg.cp)
         self.dec = cfg
-        self.name = name or ("dec" if cfg.feedback == 0 else f"dec-feedback-{cfg.feedback}")
+        self.name = name or dec_name(cfg.feedback, not cfg.cp.search.deterministic)
         self._log = DecLog()
         self._now_starts: list[Start] = []
         self._stuck = False

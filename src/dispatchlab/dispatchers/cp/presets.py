@@ -83,31 +83,24 @@ def register_all() -> None:
 
 
 #: ``dec-feedback-N`` presets registered besides ``dec-feedback`` (the default N).
-FEEDBACK_PRESETS = (1, 2, 3, 5, 10, 20)
+FEEDBACK_PRESETS = (1, 2, 3, 10)
 
 
 def dec_preset(feedback: int, paper: bool) -> DecDispatcher:
     """DEC (``feedback=0``) or DEC-feedback; ``paper``: the paper's search budget (5 s of
     wall clock doubling to 60 s while no solution is found; not reproducible)."""
-    from dispatchlab.dispatchers.cp.config import SearchConfig
-    from dispatchlab.dispatchers.cp.dec import (
-        DEFAULT_FEEDBACK,
-        DecConfig,
-        DecDispatcher,
-        dec_cp_config,
-    )
+    from dispatchlab.dispatchers.cp.config import SearchConfig, dec_name
+    from dispatchlab.dispatchers.cp.dec import DecConfig, DecDispatcher, dec_cp_config
 
     search = (SearchConfig(deterministic=False, delta=5.0, delta_max=60.0, workers=1,
                            wall_limit=60.0) if paper else SearchConfig())
-    base = ("dec" if feedback == 0 else "dec-feedback" if feedback == DEFAULT_FEEDBACK
-            else f"dec-feedback-{feedback}")
     return DecDispatcher(DecConfig(feedback=feedback, cp=dec_cp_config(search=search)),
-                         name=base + ("-paper" if paper else ""))
+                         name=dec_name(feedback, paper))
 
 
 def register_dec() -> None:
     """Register ``dec``, ``dec-feedback``, ``dec-feedback-N`` and their ``-paper`` twins."""
-    from dispatchlab.dispatchers.cp.dec import DEFAULT_FEEDBACK
+    from dispatchlab.dispatchers.cp.config import DEC_FEEDBACK as DEFAULT_FEEDBACK
 
     what = ("DEC (Borghesi et al. 2015 §5): relaxed CP-SAT schedule (pooled resources + "
             "linear active power under the cap) then a mapper on real nodes counting idle "
@@ -127,5 +120,15 @@ def register_dec() -> None:
                      family="dec")
 
 
+def register_dec_spec() -> None:
+    """``dec=<preset>,key=value,...`` specs (``cp/spec.py``) and their canonical spelling."""
+    from dispatchlab.dispatchers.cp.spec import parse_dec_spec
+    from dispatchlab.dispatchers.registry import register_canonicalizer
+
+    register_spec_parser(parse_dec_spec)
+    register_canonicalizer(lambda f: f["dec"].strip() if set(f) == {"dec"} else None)
+
+
 register_all()
 register_dec()
+register_dec_spec()
