@@ -56,8 +56,9 @@ class HybridDardis(DardisShutdown):
 
     def __init__(self, off_fraction: float, *, threshold: float = THRESHOLD,
                  offset_perc: float = OFFSET_PERC, duration: str = "observed",
-                 plan_step: int = 300, slot: int = 300, name: str | None = None) -> None:
-        super().__init__(off_fraction, slot=slot,
+                 plan_step: int = 300, slot: int = 300, retries: int = 3,
+                 name: str | None = None) -> None:
+        super().__init__(off_fraction, slot=slot, retries=retries,
                          name=name or f"hybrid-dardis{round(100 * (1 - off_fraction))}")
         self.threshold = threshold
         self.offset_perc = offset_perc
