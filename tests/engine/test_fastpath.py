@@ -44,6 +44,7 @@ def assert_same(wl: Workload, platform: str | Platform, dispatcher: str,
     assert len(a.decision_cpu) == len(b.decision_cpu)
     assert a.rejected == b.rejected
     assert a.dispatcher_stats == b.dispatcher_stats
+    assert a.engine_info == b.engine_info  # the same settings recorded, power included
     for j in range(wl.n_jobs):
         na, nb = a.alloc_nodes[j], b.alloc_nodes[j]
         assert (na is None) == (nb is None)

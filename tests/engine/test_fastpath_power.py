@@ -97,6 +97,15 @@ def test_random_capped_runs(case: tuple[Workload, Platform, float, str]) -> None
     assert_same(wl, plat, dispatcher, power_cap=cap)
 
 
+def test_an_over_cap_policy_is_recorded_alike_by_both_loops() -> None:
+    """A fixed cap never falls, so no policy stops a job; both loops say so."""
+    plat = Platform.homogeneous(4, {"cores": 1}).with_node_model(GENERIC)
+    wl = jobs((0, 5, 5, 2), (1, 3, 4, 1), (2, 4, 4, 2))
+    res = assert_same(wl, plat, "easy", power_cap=700.0, on_over_cap="kill-youngest")
+    assert res.recorder is not None
+    assert res.recorder.engine_info["power"]["jobs_stopped_over_cap"] == 0
+
+
 def test_the_compiled_loop_takes_only_a_fixed_cap_with_node_or_column_power() -> None:
     from dispatchlab.engine.scenario import Change, Scenario
 

@@ -105,6 +105,7 @@ class Simulator:
         self.power_model = power_model
         self.count_idle = count_idle
         self.on_over_cap = on_over_cap
+        self.power_shed = 0  # jobs stopped by the over-cap policy
         self.req = map_requests(workload, platform)
         self.rules: Constraints | None = None
         self._started = False
@@ -226,7 +227,6 @@ class Simulator:
                     self.rejected.add(j)
             self.push(rules.next_change(-1), RULE, -1)
         self.meter: MachinePower | None = None
-        self.power_shed = 0  # jobs stopped by the over-cap policy
         if self._has_budget():
             jobs = self.power_model
             if jobs is None and plat.power_table is None:
@@ -364,10 +364,15 @@ class Simulator:
     def _finish(self) -> Recorder:
         if self.progress is not None:
             self.progress(len(self.submit), len(self.submit))
-        if self.meter is not None and self.on_over_cap != "wait":
-            self.rec.engine_info["power"]["jobs_stopped_over_cap"] = self.power_shed
+        self.note_power_shed(self.rec)
         self.rec.finish(time.perf_counter() - self.wall0, self.dispatcher.run_stats())
         return self.rec
+
+    def note_power_shed(self, rec: Recorder) -> None:
+        """Record how many jobs the over-cap policy stopped (when it may stop any); the
+        compiled loop calls it too, so both loops record the same engine settings."""
+        if "power" in rec.engine_info and self.on_over_cap != "wait":
+            rec.engine_info["power"]["jobs_stopped_over_cap"] = self.power_shed
 
     def jid(self, job: int) -> int | str:
         """The trace's id of engine index ``job`` (or a marker for an unknown index)."""

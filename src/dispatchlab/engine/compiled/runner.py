@@ -135,6 +135,7 @@ def _record(sim: Simulator, rec: Recorder, out: tuple[Any, ...], wall0: float,
     rec.samples = array("q", np.ascontiguousarray(
         np.hstack((pts[:, :3], free_total, np.repeat(total, n_points, axis=0))),
         dtype=np.int64).tobytes())
+    sim.note_power_shed(rec)
     rec.finish(time.perf_counter() - wall0, stats)
     if sim.progress is not None:
         sim.progress(sim.workload.n_jobs, sim.workload.n_jobs)
