@@ -61,11 +61,7 @@ class Easy(Selection):
             return out
         head = order[i]
         now = view.now
-        if (i or events.finished or events.woken or events.aborted or events.nodes
-                or head != self._head or self._shadow <= now):
-            self._head = head
-            self._shadow = machine.reserve(head)
-        shadow = self._shadow
+        shadow = self._reserve_head(view, events, machine, head, i)
         if self._planned != (head, shadow) and shadow < NEVER:
             self._planned = (head, shadow)
             out.append(Plan(head, shadow))
@@ -79,7 +75,7 @@ class Easy(Selection):
                     out.append(machine.start(j))
                 else:
                     continue
-            elif machine.fits_beside(j):
+            elif machine.fits_beside(j) and self._beside_allowed(view, machine, j):
                 out.append(machine.start_beside(j))
             else:
                 continue
@@ -87,3 +83,17 @@ class Easy(Selection):
                 break
         self._backfilled += len(out) - before
         return out
+
+    def _reserve_head(self, view: SystemView, events: Events, machine: Machine, head: int,
+                      position: int) -> int:
+        """The head's shadow time (its reservation made on ``machine``), kept from the
+        previous call while it cannot have changed."""
+        if (position or events.finished or events.woken or events.aborted or events.nodes
+                or head != self._head or self._shadow <= view.now):
+            self._head = head
+            self._shadow = machine.reserve(head)
+        return self._shadow
+
+    def _beside_allowed(self, view: SystemView, machine: Machine, job: int) -> bool:
+        """Whether ``job``, which fits on the extra capacity, may start there now."""
+        return True

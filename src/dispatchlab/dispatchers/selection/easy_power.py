@@ -19,11 +19,9 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.machine import NEVER, Machine, NodeMachine, SlotMachine
-from dispatchlab.dispatchers.selection.base import start_in_order
 from dispatchlab.dispatchers.selection.easy import Easy
 from dispatchlab.engine.budget import EPS
 from dispatchlab.engine.cap_schedule import announced_caps
-from dispatchlab.engine.decisions import Decision, Plan
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 
@@ -35,47 +33,34 @@ class EasyPower(Easy):
 
     name = "easy-power"
 
-    def select(
-        self, view: SystemView, events: Events, order: list[int], machine: Machine
-    ) -> list[Decision]:
-        """Start the startable prefix, reserve nodes and power for the head, backfill."""
-        meter = view.power_model
-        if view.budget is None or not hasattr(meter, "nodes_power"):
-            return super().select(view, events, order, machine)
-        out: list[Decision] = []
-        n = len(order)
-        if not n or not machine.any_free():
-            return out
-        i = start_in_order(order, machine, out)
-        if i == n or not machine.any_free():
-            return out
-        head = order[i]
-        shadow, spare = self._power_shadow(view, machine, head, machine.reserve(head))
-        if self._planned != (head, shadow) and shadow < NEVER:
-            self._planned = (head, shadow)
-            out.append(Plan(head, shadow))
-        now = view.now
-        stop = n if self.depth is None else min(n, i + self.depth)
-        estimate = machine.estimator.estimate
-        before = len(out)
-        for k in range(i + 1, stop):
-            j = order[k]
-            if now + estimate(j) <= shadow:
-                if not machine.fits(j):
-                    continue
-                out.append(machine.start(j))
-            elif machine.fits_beside(j):
-                p = self._power_now(view, machine, j)
-                if p > min(spare, machine.workspace().power_left) + EPS:
-                    continue
-                out.append(machine.start_beside(j))
-                spare -= max(p, 0.0)
-            else:
-                continue
-            if not machine.any_free():
-                break
-        self._backfilled += len(out) - before
-        return out
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
+        """Plain EASY's state, and no extra power yet."""
+        super().reset(view, rng)
+        self._spare = 0.0
+
+    @staticmethod
+    def _in_power(view: SystemView) -> bool:
+        """A cap is in force and the engine's meter can rebuild the machine's power."""
+        return view.budget is not None and hasattr(view.power_model, "nodes_power")
+
+    def _reserve_head(self, view: SystemView, events: Events, machine: Machine, head: int,
+                      position: int) -> int:
+        """The first expected end from the node-based shadow time on at which the head's
+        power fits too; the power left over then is the extra power."""
+        if not self._in_power(view):
+            return super()._reserve_head(view, events, machine, head, position)
+        shadow, self._spare = self._power_shadow(view, machine, head, machine.reserve(head))
+        return shadow
+
+    def _beside_allowed(self, view: SystemView, machine: Machine, job: int) -> bool:
+        """Only within the extra power (and the power left now), which it then consumes."""
+        if not self._in_power(view):
+            return True
+        p = self._power_now(view, machine, job)
+        if p > min(self._spare, machine.workspace().power_left) + EPS:
+            return False
+        self._spare -= max(p, 0.0)
+        return True
 
     @staticmethod
     def _power_now(view: SystemView, machine: Machine, job: int) -> float:
