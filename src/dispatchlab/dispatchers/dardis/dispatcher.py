@@ -215,16 +215,22 @@ class Dardis(BaseDispatcher):
                 out[k] = np.where(idx >= 0, v[np.maximum(idx, 0)], 1.0)
         return out
 
+    def _slots(self, j: int, est: int, lst: int) -> tuple[int, int, int, int, int]:
+        """Job ``j``'s candidate starts in ``[est, lst]`` in slots: the first slot, how many
+        starts, its length in slots (from a slot boundary, and from ``est``) and the span
+        of slots the candidates cover."""
+        slot, wt = self.slot, self._walltime[j]
+        j0 = est // slot
+        n_starts = lst // slot - j0 + 1
+        width = max(1, -(-wt // slot))
+        first_width = max(1, -(-(est + wt) // slot) - j0)
+        return j0, n_starts, width, first_width, n_starts - 1 + max(width, first_width)
+
     def _index(self, view: SystemView, j: int, est: int, lst: int, with_profile: bool,
                nodes: IntArray | None = None) -> tuple[FloatArray, int, int]:
         """Fitting index of the candidate starts in ``[est, lst]`` (on ``nodes`` or all);
         also the first slot and the duration in slots."""
-        slot, wt = self.slot, self._walltime[j]
-        j0, j1 = est // slot, lst // slot
-        n_starts = j1 - j0 + 1
-        width = max(1, -(-wt // slot))
-        first_width = max(1, -(-(est + wt) // slot) - j0)
-        span = n_starts - 1 + max(width, first_width)
+        j0, n_starts, width, first_width, span = self._slots(j, est, lst)
         up = self._grid.window(j0, j0 + span)
         cap = self._cap
         if nodes is not None:
@@ -237,12 +243,7 @@ class Dardis(BaseDispatcher):
     def _common(self, view: SystemView, j: int, est: int, lst: int, nodes: IntArray,
                 counts: IntArray) -> IntArray:
         """Candidate starts in ``[est, lst]`` where all of ``nodes`` host ``counts``."""
-        slot, wt = self.slot, self._walltime[j]
-        j0, j1 = est // slot, lst // slot
-        n_starts = j1 - j0 + 1
-        width = max(1, -(-wt // slot))
-        first_width = max(1, -(-(est + wt) // slot) - j0)
-        span = n_starts - 1 + max(width, first_width)
+        j0, n_starts, width, first_width, span = self._slots(j, est, lst)
         up = self._grid.window(j0, j0 + span)[:, nodes]
         share = self._shares(j0, j0 + span) if self._profile else None
         ok = common_starts(up, share, self._cap[nodes], view.req[j].astype(np.float64),
