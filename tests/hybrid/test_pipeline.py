@@ -1,8 +1,6 @@
-"""The hybrid pipeline dispatcher: daily steps, no peeking, the fallback planner."""
+"""The hybrid pipeline dispatcher: daily steps, no peeking, the FIFO planner ablation."""
 
 from __future__ import annotations
-
-import sys
 
 import numpy as np
 import pytest
@@ -65,10 +63,9 @@ def test_a_day_profile_uses_only_what_was_known_before_it() -> None:
     assert [d["forecast_jobs"] for d in da[1:]] != [d["forecast_jobs"] for d in db[1:]]
 
 
-def test_without_the_planning_package_a_rule_based_schedule_stands_in(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "dispatchlab.planning.heuristic", None)
-    res = simulate(workload(days=2, n=150), PLATFORM, "hybrid-dardis70", seed=1)
+def test_a_rule_based_schedule_can_stand_in_for_the_planner() -> None:
+    res = simulate(workload(days=2, n=150), PLATFORM, HybridDardis(0.3, planner="fifo"),
+                   seed=1)
     days = res.summary["dispatcher_stats"]["pipeline_days"]
     assert days and all(d["planner"] == "rule-based-fifo" for d in days)
     assert res.summary["audited"]
@@ -98,3 +95,8 @@ def test_a_day_whose_run_time_passed_unseen_is_skipped() -> None:
     st = simulate(late, PLATFORM, "hybrid-dardis70", seed=1).summary["dispatcher_stats"]
     assert st["pipeline_days_skipped"] == 1
     assert st["pipeline_days"][0]["day_start"] == 2 * 86_400
+
+
+def test_an_unknown_planner_is_refused() -> None:
+    with pytest.raises(ValueError, match="planner must be one of alg5, fifo"):
+        HybridDardis(0.3, planner="cp")

@@ -7,9 +7,9 @@ plus one slot, so nodes wanted on at ``D`` can boot in time):
    later, plus the jobs waiting now, released at ``D``;
 2. **offline plan** of the forecast from ``D`` on the machine, the running jobs' nodes
    busy until their requested ends: the planner's job-based heuristic (thesis Alg. 5,
-   :mod:`dispatchlab.planning.heuristic`) in arrival order; when the planning package is
-   absent, a rule-based FIFO simulation of the forecast instead (``planner`` in the
-   daily report says which ran);
+   :mod:`dispatchlab.planning.heuristic`) in arrival order, or with ``planner="fifo"`` a
+   rule-based FIFO simulation of the forecast (an ablation; ``planner`` in the daily
+   report says which ran);
 3. **profile extraction** (Alg. 8, :mod:`.profile_extraction`) from the previous
    plan's utilization of its day (the observed one for the first run) and the new
    plan's utilization of day ``D``. Reading observed utilization every day instead
@@ -38,6 +38,7 @@ from dispatchlab.dispatchers.dardis.shutdown import DardisShutdown
 from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
+from dispatchlab.errors import ConfigError
 from dispatchlab.hybrid.forecast import DAY, Forecast, forecast_next_day
 from dispatchlab.hybrid.profile_extraction import (
     HOURS,
@@ -48,6 +49,8 @@ from dispatchlab.hybrid.profile_extraction import (
 )
 
 IntArray = npt.NDArray[np.int64]
+#: Who plans the forecast day: the job-based heuristic, or a FIFO simulation (ablation).
+PLANNERS = ("alg5", "fifo")
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -57,13 +60,17 @@ class HybridDardis(DardisShutdown):
     def __init__(self, off_fraction: float, *, threshold: float = THRESHOLD,
                  offset_perc: float = OFFSET_PERC, duration: str = "observed",
                  plan_step: int = 300, slot: int = 300, retries: int = 3,
-                 name: str | None = None) -> None:
+                 planner: str = "alg5", name: str | None = None) -> None:
+        if planner not in PLANNERS:
+            raise ConfigError(f"planner must be one of {', '.join(PLANNERS)}, got "
+                              f"'{planner}'", field="planner")
         super().__init__(off_fraction, slot=slot, retries=retries,
                          name=name or f"hybrid-dardis{round(100 * (1 - off_fraction))}")
         self.threshold = threshold
         self.offset_perc = offset_perc
         self.duration = duration
         self.plan_step = plan_step
+        self.planner = planner
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """No profile yet; the first pipeline run before the end of the first day."""
@@ -166,11 +173,11 @@ class HybridDardis(DardisShutdown):
         duration = np.concatenate([fc.duration, wt[waiting]])
         units = np.concatenate([fc.units, np.asarray(self._units)[waiting]]).astype(np.int64)
         req = np.concatenate([fc.req, view.req[waiting]]).astype(np.int64)
-        try:
-            from dispatchlab.planning.heuristic import heuristic
-            from dispatchlab.planning.instance import PlanInstance
-        except ImportError:  # planner absent: a rule-based schedule of the forecast
+        if self.planner == "fifo":
             return self._rule_based_utilization(view, submit, duration, units, req, day)
+        from dispatchlab.planning.heuristic import heuristic
+        from dispatchlab.planning.instance import PlanInstance
+
         busy = []
         for j, r in view.running.items():
             if r.requested_end > day:
@@ -192,7 +199,7 @@ class HybridDardis(DardisShutdown):
     def _rule_based_utilization(self, view: SystemView, submit: IntArray, duration: IntArray,
                                 units: IntArray, req: IntArray, day: int
                                 ) -> tuple[FloatArray, str]:
-        """FIFO simulation of the forecast on the empty machine (the fallback planner)."""
+        """FIFO simulation of the forecast on the empty machine (``planner="fifo"``)."""
         from dispatchlab.simulation import simulate
         from dispatchlab.workload.workload import Workload
 
@@ -213,7 +220,8 @@ class HybridDardis(DardisShutdown):
         """DARDIS with shutdown plus the pipeline's settings."""
         return {**super().describe(), "pipeline": {
             "threshold": self.threshold, "offset_perc": self.offset_perc,
-            "forecast_duration": self.duration, "plan_step": self.plan_step}}
+            "forecast_duration": self.duration, "plan_step": self.plan_step,
+            "planner": self.planner}}
 
     def run_stats(self) -> dict[str, Any]:
         """DARDIS's statistics plus one row per pipeline run."""
