@@ -41,9 +41,18 @@ class Dispatcher(Protocol):
 
 
 class BaseDispatcher:
-    """Convenience base: parameter storage, no-op reset and empty statistics."""
+    """Convenience base: parameter storage, no-op reset and empty statistics.
+
+    ``reads_pricing``: whether the dispatcher's decisions may depend on the inputs of a
+    run's profit accounting — ambient temperature, cooling model, energy and core-hour
+    prices — (see :func:`reads_pricing`). False by default: such a dispatcher is simulated
+    once and the schedule priced in every pricing scenario of an experiment; a family that
+    plans with a cooling model or a temperature series sets it True and is simulated once
+    per scenario.
+    """
 
     name = "base"
+    reads_pricing = False
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Nothing to prepare by default."""
@@ -61,6 +70,13 @@ class BaseDispatcher:
     def run_stats(self) -> dict[str, Any]:
         """No statistics by default."""
         return {}
+
+
+def reads_pricing(dispatcher: object) -> bool:
+    """True when ``dispatcher`` declares that its decisions may depend on the pricing
+    inputs (``reads_pricing = True``); a dispatcher that declares nothing does not read
+    them (none of them reaches the engine unless put in the run's scenario)."""
+    return bool(getattr(dispatcher, "reads_pricing", False))
 
 
 def _jsonable(value: Any) -> Any:

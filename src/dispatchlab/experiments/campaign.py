@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from dispatchlab.experiments.config import PlannedRun, RunConfig
 from dispatchlab.experiments.engines import Engine
 from dispatchlab.experiments.store import RunStore
-from dispatchlab.experiments.worker import RunOutput, execute_run
+from dispatchlab.experiments.worker import GroupOutput, describe_error, execute_group
 
 
 @dataclass
@@ -57,7 +56,8 @@ def run_campaign(
 
     Finished runs are skipped, so calling this again after an interruption resumes the
     campaign. A failing run is reported (first line of its error) and not stored; the
-    others go on.
+    others go on. Runs that differ only in their pricing scenario, whose dispatcher does
+    not read pricing inputs, are simulated once between them (:func:`simulation_groups`).
     """
     store.clean_temporary()
     todo = [r for r in runs if not store.is_done(r.key)]
@@ -67,23 +67,33 @@ def run_campaign(
     if on_progress:
         on_progress(state)
 
-    def key_of(cfg: RunConfig) -> str:
-        return cfg.key
+    def key_of(cfgs: tuple[RunConfig, ...]) -> str:
+        return cfgs[0].key  # every run is in one group: unique
 
-    for cfg, result in engine.map_unordered(execute_run, [r.config for r in todo], key_of):
-        run = by_key[cfg.key]
-        state.last = run
+    groups = [tuple(r.config for r in g) for g in simulation_groups(todo)]
+    for cfgs, result in engine.map_unordered(execute_group, groups, key_of):
         if isinstance(result, BaseException):
-            failures[run.key] = _describe(result)
-            state.failed += 1
-        elif isinstance(result, RunOutput):
-            if store.save(run, result, engine=engine.name):
+            outcome = GroupOutput([], {c.key: describe_error(result) for c in cfgs})
+        elif isinstance(result, GroupOutput):
+            outcome = result
+        else:  # pragma: no cover - execute_group returns nothing else
+            raise TypeError(f"unexpected result {type(result).__name__}")
+        for out in outcome.outputs:
+            run = by_key[out.key]
+            state.last = run
+            if store.save(run, out, engine=engine.name):
                 state.stored += 1
             else:
                 state.duplicates += 1
                 state.skipped += 1
-        if on_progress:
-            on_progress(state)
+            if on_progress:
+                on_progress(state)
+        for key, why in outcome.failures.items():
+            state.last = by_key[key]
+            failures[key] = why
+            state.failed += 1
+            if on_progress:
+                on_progress(state)
     return CampaignOutcome(
         total=len(runs),
         skipped=state.skipped - state.duplicates,
@@ -94,10 +104,13 @@ def run_campaign(
     )
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    if not isinstance(exc, Exception) or type(exc).__module__.startswith("dispatchlab"):
-        return text.splitlines()[0]
-    tb = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
-    return f"{type(exc).__name__}: {text.splitlines()[0]}{where}"
+def simulation_groups(runs: Sequence[PlannedRun]) -> list[list[PlannedRun]]:
+    """The runs in groups that one simulation serves, in planned order: runs with pricing
+    inputs whose dispatcher does not read them (``shares_simulation``) and whose
+    configurations differ only in those inputs; every other run alone."""
+    groups: dict[str, list[PlannedRun]] = {}
+    for r in runs:
+        shared = r.shares_simulation and r.config.workload.cooling is not None
+        key = f"sim:{r.config.simulation_key}" if shared else f"run:{r.key}"
+        groups.setdefault(key, []).append(r)
+    return list(groups.values())

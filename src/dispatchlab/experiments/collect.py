@@ -13,7 +13,8 @@ from dispatchlab.experiments.config import config_hash
 from dispatchlab.experiments.store import RunRecord
 from dispatchlab.stats.metrics import TIMING_KEYS
 
-LABEL_COLUMNS = ("experiment", "workload", "window", "platform", "dispatcher", "seed", "block")
+LABEL_COLUMNS = ("experiment", "workload", "window", "pricing", "platform", "dispatcher", "seed",
+                 "block")
 
 
 def _flat_summary(summary: dict[str, Any]) -> dict[str, Any]:
@@ -75,6 +76,7 @@ def run_row(rec: RunRecord) -> dict[str, Any]:
             "platform_spec": cfg["platform"],
             "dispatcher_spec": cfg["dispatcher"],
             "on_infeasible": cfg["on_infeasible"],
+            **{f"pricing_{k}": v for k, v in (cfg["workload"].get("cooling") or {}).items()},
             "engine": rec.doc.get("worker", {}).get("engine"),
             "worker_host": rec.doc.get("worker", {}).get("host"),
             "run_seconds": rec.doc.get("worker", {}).get("seconds"),
@@ -101,7 +103,7 @@ def runs_table(records: Iterable[RunRecord]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if len(df):
         df = df.sort_values(
-            ["experiment", "workload", "window", "platform", "seed", "dispatcher"],
+            ["experiment", "workload", "window", "pricing", "platform", "seed", "dispatcher"],
             na_position="first",
             kind="stable",
         )

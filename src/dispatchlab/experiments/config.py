@@ -32,7 +32,9 @@ class WorkloadRef:
     scenario: str | None = None
     walltime_kill: bool = True
     metrics_window: tuple[int, int] | None = None
-    cooling: dict[str, str] | None = None  # cooling, temperature, prices, it_power
+    #: the profit accounting's inputs (``cooling``, ``temperature``, ``prices``,
+    #: ``it_power``): one pricing scenario; they shape the summary, not the schedule
+    cooling: dict[str, str] | None = None
 
     def identity(self) -> dict[str, Any]:
         """What determines the jobs (used in the run hash)."""
@@ -100,6 +102,14 @@ class RunConfig:
         """Hash of :meth:`identity`: the name of this run's result folder."""
         return config_hash(self.identity())
 
+    @property
+    def simulation_key(self) -> str:
+        """Hash of :meth:`identity` without the pricing inputs (``workload.cooling``): runs
+        that share it differ only in how the finished schedule is priced."""
+        ident = self.identity()
+        ident["workload"] = {k: v for k, v in ident["workload"].items() if k != "cooling"}
+        return config_hash(ident)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (stored in ``run.json``)."""
         return asdict(self)
@@ -127,14 +137,22 @@ class RunLabels:
     seed: int
     params: dict[str, Any]
     block: str
+    pricing: str | None = None  # the pricing scenario's name (a workload's ``pricing`` list)
 
 
 @dataclass(frozen=True)
 class PlannedRun:
-    """A run of the grid: its configuration and its labels."""
+    """A run of the grid: its configuration and its labels.
+
+    ``shares_simulation``: the dispatcher declares that its decisions do not depend on the
+    pricing inputs (``reads_pricing = False``, the default), so this run may take its
+    schedule from one simulation shared with the runs that differ from it only in those
+    inputs (same :attr:`RunConfig.simulation_key`), each priced on its own.
+    """
 
     config: RunConfig
     labels: RunLabels
+    shares_simulation: bool = False
 
     @property
     def key(self) -> str:

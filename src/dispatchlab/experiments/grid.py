@@ -26,6 +26,7 @@ from dispatchlab.experiments.spec import ExperimentSpec, NamedSpec, WorkloadEntr
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _RESERVED = {"seed"}
+_SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 AUTO = "auto"
 
 
@@ -46,12 +47,15 @@ def plan(
     runs: list[PlannedRun] = []
     seen: dict[str, str] = {}
     shown: dict[tuple[str, str], str] = {}
-    for (w_field, w_label, window, ref, w_used), (p_field, p_label, p_spec, p_digest, p_used), (
-        d_field,
-        d_label,
-        d_spec,
-        d_used,
-    ) in itertools.product(workloads, platforms, dispatchers):
+    for (w_field, w_label, window, ref, w_used, pricing), (
+        p_field,
+        p_label,
+        p_spec,
+        p_digest,
+        p_used,
+    ), (d_field, d_label, d_spec, d_used, d_shares) in itertools.product(
+        workloads, platforms, dispatchers
+    ):
         shared = {k: v for k, v in (w_used | p_used).items()}
         if any(k in shared and shared[k] != v for k, v in d_used.items()):
             continue  # this dispatcher variant belongs to another parameter combination
@@ -77,6 +81,7 @@ def plan(
                     w_label if window is None else f"{w_label}#w{window}",
                     p_label,
                     block_params,
+                    f"pricing={pricing}" if pricing is not None else "",
                     f"seed={seed}",
                 )
                 if x
@@ -90,8 +95,10 @@ def plan(
                 seed=seed,
                 params=fixed,
                 block=block,
+                pricing=pricing,
             )
-            where = f"{w_field} × {p_field} × {d_field} (seed {seed})"
+            w_where = w_field if pricing is None else f"{w_field} pricing '{pricing}'"
+            where = f"{w_where} × {p_field} × {d_field} (seed {seed})"
             if cfg.key in seen:
                 raise ConfigError(
                     f"{where} repeats the run of {seen[cfg.key]}", field=d_field, source=source
@@ -102,7 +109,7 @@ def plan(
                     f"two dispatchers are both named '{d_label_s}'", field=d_field, source=source
                 )
             shown[(block, d_label_s)] = d_spec_s
-            runs.append(PlannedRun(cfg, labels))
+            runs.append(PlannedRun(cfg, labels, shares_simulation=d_shares))
     return runs
 
 
@@ -193,7 +200,9 @@ def _check_parameters(
 
 # --- workloads ----------------------------------------------------------------------------
 
-WorkloadItem = tuple[str, str, int | None, WorkloadRef, dict[str, Any]]
+#: field, label, window, reference (with one pricing scenario), parameters used, the
+#: pricing scenario's name (None for the single-scenario keys or none)
+WorkloadItem = tuple[str, str, int | None, WorkloadRef, dict[str, Any], str | None]
 
 
 def _workload_refs(
@@ -207,6 +216,7 @@ def _workload_refs(
             raw = _subst_value(entry.model_dump(), combo)
             e = WorkloadEntry.model_validate(raw)
             ref, label = _resolve_workload(e, base, field, source)
+            pricings = _pricings(e, base, field, source)
             key = repr(ref.identity())
             if key not in loaded:
                 # a generator seeded by the run's seed is checked with the first seed
@@ -216,7 +226,8 @@ def _workload_refs(
                 label = f"{label}[{','.join(f'{k}={v}' for k, v in combo.items())}]"
             windows = _as_int(e.windows, f"{field}.windows", source) or 1
             if windows == 1:
-                yield field, label, None, ref, combo
+                for name, cool in pricings:
+                    yield field, label, None, replace(ref, cooling=cool), combo, name
                 continue
             size = _as_int(e.window_jobs, f"{field}.window_jobs", source) or n // windows
             if size < 1 or size * windows > n:
@@ -228,7 +239,8 @@ def _workload_refs(
                 )
             for w in range(windows):
                 win = replace(ref, skip=(ref.skip or 0) + w * size, limit=size)
-                yield field, label, w, win, combo
+                for name, cool in pricings:
+                    yield field, label, w, replace(win, cooling=cool), combo, name
 
 
 def _resolve_workload(
@@ -284,35 +296,65 @@ def _resolve_workload(
                       walltime_kill=e.walltime_kill, metrics_window=e.metrics_window)
     if e.scenario is not None:
         ref = replace(ref, scenario=_scenario(e.scenario, base, field, source))
-    if e.cooling is not None:
-        ref = replace(ref, cooling=_cooling(e, base, field, source))
-    elif e.temperature is not None or e.prices is not None:
-        raise ConfigError("temperature and prices need a cooling model", field=f"{field}.cooling",
-                          source=source)
     return ref, label
 
 
-def _cooling(e: WorkloadEntry, base: Path, field: str, source: str | None) -> dict[str, str]:
-    """The profit accounting's settings, paths made absolute, checked now."""
+def _pricings(
+    e: WorkloadEntry, base: Path, field: str, source: str | None
+) -> list[tuple[str | None, dict[str, str] | None]]:
+    """The entry's pricing scenarios as (name, accounting settings): the named ``pricing``
+    list, or the single-scenario keys (name None), or no accounting at all."""
+    single = [k for k in ("cooling", "temperature", "prices") if getattr(e, k) is not None]
+    if e.pricing is None:
+        if e.cooling is not None:
+            return [(None, _cooling(e, e.cooling, e.temperature, e.prices, e.it_power, base,
+                                    f"{field}.cooling", source))]
+        if single:
+            raise ConfigError("temperature and prices need a cooling model",
+                              field=f"{field}.cooling", source=source)
+        return [(None, None)]
+    if single:
+        raise ConfigError(f"give either 'pricing' or the single-scenario key '{single[0]}', "
+                          "not both", field=f"{field}.pricing", source=source)
+    out: list[tuple[str | None, dict[str, str] | None]] = []
+    seen: set[str] = set()
+    for k, p in enumerate(e.pricing):
+        where = f"{field}.pricing[{k}]"
+        if not _SCENARIO_NAME.fullmatch(p.name):
+            raise ConfigError(f"scenario name '{p.name}': use letters, digits and _ . + - "
+                              "(it labels rows and sets)", field=f"{where}.name", source=source)
+        if p.name in seen:
+            raise ConfigError(f"pricing scenario '{p.name}' is named twice",
+                              field=f"{where}.name", source=source)
+        seen.add(p.name)
+        out.append((p.name, _cooling(e, p.cooling, p.temperature, p.prices,
+                                     p.it_power or e.it_power, base, f"{where}.cooling",
+                                     source)))
+    return out
+
+
+def _cooling(e: WorkloadEntry, cooling: str, temperature: str | None, prices: str | None,
+             it_power: str, base: Path, field: str, source: str | None) -> dict[str, str]:
+    """One pricing scenario's accounting settings, paths made absolute, checked now (errors
+    name ``field``)."""
     from dispatchlab.energy.profit import cooling_setup
 
-    out = {"cooling": e.cooling or "", "it_power": e.it_power}
-    for key in ("cooling", "temperature"):
-        text = getattr(e, key)
+    out = {"cooling": cooling, "it_power": it_power}
+    for key, text in (("cooling", cooling), ("temperature", temperature)):
         if text is not None and not text.startswith("gen:"):
             name, sep, suffix = text.partition(":") if key == "cooling" else (text, "", "")
             if (base / name).exists():
                 text = str((base / name).resolve()) + sep + suffix
         if text is not None:
             out[key] = text
-    if e.prices is not None:
-        out["prices"] = e.prices
+    if prices is not None:
+        out["prices"] = prices
     try:
         cooling_setup(out["cooling"], _subst(out.get("temperature", ""), {"seed": 0}) or None,
-                      out.get("prices"), e.it_power,
+                      out.get("prices"), it_power,
                       None if e.scenario is None else _subst(e.scenario, {"seed": 0}))
     except DispatchlabError as exc:
-        raise ConfigError(str(exc), field=f"{field}.cooling", source=source) from None
+        raise ConfigError(str(exc), field=field, source=source) from None
     return out
 
 
@@ -413,12 +455,15 @@ def _platforms(
             yield field, label, s, digest, combo
 
 
-DispatcherItem = tuple[str, str, str, dict[str, Any]]
+#: field, label, spec, parameters used, whether its runs may share a simulation across
+#: pricing scenarios (the dispatcher does not read pricing inputs)
+DispatcherItem = tuple[str, str, str, dict[str, Any], bool]
 
 
 def _dispatchers(
     spec: ExperimentSpec, params: Mapping[str, list[Any]], source: str | None
 ) -> Iterator[DispatcherItem]:
+    from dispatchlab.dispatchers.base import reads_pricing
     from dispatchlab.dispatchers.registry import get_dispatcher
 
     for i, entry in enumerate(spec.dispatchers):
@@ -428,9 +473,9 @@ def _dispatchers(
             s = _subst(text, combo).strip()
             label = _subst(name, combo) if name else s
             try:
-                get_dispatcher(_subst(s, {"seed": 0}))
+                disp = get_dispatcher(_subst(s, {"seed": 0}))
             except DispatchlabError as exc:
                 raise ConfigError(
                     str(exc).removeprefix("field 'dispatcher': "), field=field, source=source
                 ) from None
-            yield field, label, s, combo
+            yield field, label, s, combo, not reads_pricing(disp)

@@ -28,6 +28,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class PricingScenario(_Strict):
+    """One named way of pricing a run: the single-scenario keys of a workload entry
+    (``cooling``, ``temperature``, ``prices``, ``it_power``; default ``it_power``: the
+    entry's) under a ``name`` that labels the run's row (docs/profit.md)."""
+
+    name: str  # letters, digits, ``_.+-`` (checked after parameter substitution)
+    cooling: str
+    temperature: str | None = None
+    prices: str | None = None
+    it_power: Literal["auto", "nodes", "jobs"] | None = None
+
+
 class WorkloadEntry(_Strict):
     """A workload: a trace path (relative to the experiment file) or a generator spec.
 
@@ -43,7 +55,10 @@ class WorkloadEntry(_Strict):
     ``cooling`` (``air`` | ``hybrid`` | a PUE table CSV), ``temperature`` (``gen:temperature:…``
     or a file; default: the scenario's), ``prices`` (``cheap`` | ``expensive`` | ``K1,K2``)
     and ``it_power`` (``auto`` | ``nodes`` | ``jobs``) add the ``profit`` entry to every
-    run's summary (docs/profit.md).
+    run's summary (docs/profit.md). ``pricing = [{ name, cooling, temperature, prices,
+    it_power }, …]`` instead prices every run in each named scenario: one result row per
+    run × scenario, the schedule simulated once when the dispatcher does not read pricing
+    inputs.
     """
 
     path: str
@@ -52,6 +67,7 @@ class WorkloadEntry(_Strict):
     temperature: str | None = None
     prices: str | None = None
     it_power: Literal["auto", "nodes", "jobs"] = "auto"
+    pricing: Annotated[list[PricingScenario], Field(min_length=1)] | None = None
     walltime_kill: bool = True
     metrics_window: tuple[int, int] | None = None
     name: str | None = None
@@ -156,6 +172,7 @@ _TAGS = {
     "list[int]",
     "constrained-int",
     "WorkloadEntry",
+    "PricingScenario",
 }
 
 

@@ -134,6 +134,7 @@ class RunStore:
                 "config": run.config.to_dict(),
                 "identity": run.config.identity(),
                 "labels": asdict(run.labels),
+                **_pricing_record(run),
                 "summary": out.summary,
                 "breakdown": out.breakdown.to_dict(orient="records"),
                 "simulation": out.sim_config,
@@ -190,6 +191,15 @@ class RunStore:
                 continue  # listed by damaged(); the next campaign re-runs it
             doc = json.loads((p / RUN_FILE).read_text())
             yield RunRecord(p, doc)
+
+
+def _pricing_record(run: PlannedRun) -> dict[str, Any]:
+    """``{"pricing": {name, cooling, temperature, prices, it_power}}``: the scenario the run
+    was priced with, as planned (``{seed}`` kept), for a priced run; else nothing."""
+    cool = run.config.workload.cooling
+    if cool is None:
+        return {}
+    return {"pricing": {"name": run.labels.pricing, **cool}}
 
 
 #: Tables every stored run holds (Parquet files end with the 4-byte magic ``PAR1``).

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+import traceback
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,27 +66,21 @@ def load_cached(ref: WorkloadRef) -> Workload:
 
 def execute_run(cfg: RunConfig) -> RunOutput:
     """Run one configuration and return its tables (nothing is written here)."""
-    from dispatchlab.platform.from_workload import platform_for
-    from dispatchlab.provenance import versions
     from dispatchlab.simulation import simulate
     from dispatchlab.stats.breakdown import breakdown
 
     t0 = time.perf_counter()
     wl = load_cached(cfg.workload)
-    plat = platform_for(wl)[0] if cfg.platform == "auto" else cfg.platform
     ref = cfg.workload
     cool = ref.cooling or {}
-    temp = cool.get("temperature")
-    res = simulate(wl, plat, cfg.dispatcher, seed=cfg.seed, on_infeasible=cfg.on_infeasible,
-                   scenario=ref.scenario, walltime_kill=ref.walltime_kill,
-                   cooling=cool.get("cooling"), prices=cool.get("prices"),
-                   temperature=None if temp is None else temp.replace("{seed}", str(cfg.seed)),
+    temp = _temperature(cfg)
+    res = simulate(wl, _platform(cfg, wl), cfg.dispatcher, seed=cfg.seed,
+                   on_infeasible=cfg.on_infeasible, scenario=ref.scenario,
+                   walltime_kill=ref.walltime_kill, cooling=cool.get("cooling"),
+                   prices=cool.get("prices"), temperature=temp,
                    it_power=cool.get("it_power", "auto"))
     rec = res.recorder
-    if ref.metrics_window is not None and rec is not None:
-        from dispatchlab.metrics.variable_capacity import vc_metrics
-
-        res.summary.update(vc_metrics(rec, ref.metrics_window[1], ref.metrics_window[0]))
+    _add_vc_metrics(cfg, res.summary, rec)
     alloc = _alloc_table(rec) if rec is not None else pd.DataFrame()
     return RunOutput(
         key=cfg.key,
@@ -96,13 +91,121 @@ def execute_run(cfg: RunConfig) -> RunOutput:
         summary=res.summary,
         sim_config=res.config,
         tables=res.tables,
-        worker={
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "seconds": time.perf_counter() - t0,
-            "versions": versions(),
-        },
+        worker=_worker_info(time.perf_counter() - t0),
     )
+
+
+@dataclass
+class GroupOutput:
+    """The runs of one shared simulation: each priced run, and the runs whose pricing
+    failed (hash → one-line reason)."""
+
+    outputs: list[RunOutput]
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
+    """Run configurations that differ only in their pricing inputs (same
+    :attr:`RunConfig.simulation_key`): simulate once, then price the schedule for each.
+
+    Each run's summary, cooling table and other tables are those :func:`execute_run` gives
+    it alone (``simulate`` prices the finished run the same way). A pricing scenario that
+    fails fails only its run. ``worker.seconds`` is the run's share of the simulation plus
+    its own pricing; ``worker.shared_simulation`` records the simulation's time and runs.
+    """
+    if len(cfgs) == 1:
+        return GroupOutput([execute_run(cfgs[0])])
+    from dispatchlab.energy.profit import cooling_setup, run_profit
+    from dispatchlab.engine.scenario_gen import resolve_scenario
+    from dispatchlab.simulation import simulate
+    from dispatchlab.stats.breakdown import breakdown
+
+    first = cfgs[0]
+    if len({c.simulation_key for c in cfgs}) != 1:
+        raise ValueError("execute_group: the runs differ in more than their pricing")
+    t0 = time.perf_counter()
+    ref = first.workload
+    scen = resolve_scenario(ref.scenario)
+    setups: dict[str, Any] = {}
+    failures: dict[str, str] = {}
+    for cfg in cfgs:  # checked before simulating, as simulate() checks its one setup
+        cool = cfg.workload.cooling
+        try:
+            if cool is None:
+                raise ValueError("execute_group: a run without pricing inputs")
+            setups[cfg.key] = cooling_setup(cool["cooling"], _temperature(cfg),
+                                            cool.get("prices"), cool.get("it_power", "auto"),
+                                            scen)
+        except Exception as exc:  # that run fails, as it would alone
+            failures[cfg.key] = describe_error(exc)
+    if not setups:
+        return GroupOutput([], failures)
+    wl = load_cached(ref)
+    res = simulate(wl, _platform(first, wl), first.dispatcher, seed=first.seed,
+                   on_infeasible=first.on_infeasible, scenario=scen,
+                   walltime_kill=ref.walltime_kill)
+    rec = res.recorder
+    if rec is None:  # pragma: no cover - simulate() always keeps its record
+        raise ValueError("execute_group: the simulation kept no record to price")
+    jobs, series = res.jobs, res.timeseries
+    alloc = _alloc_table(rec)
+    groups = breakdown(jobs)
+    sim_s = time.perf_counter() - t0
+    outputs = []
+    for cfg in cfgs:
+        if cfg.key not in setups:
+            continue
+        t1 = time.perf_counter()
+        summary = dict(res.summary)
+        engine = summary.pop("engine")  # the key order simulate() gives a priced run
+        prof = run_profit(rec, setups[cfg.key])
+        summary["profit"] = prof.summary
+        summary["engine"] = engine
+        _add_vc_metrics(cfg, summary, rec)
+        info = _worker_info(sim_s / len(cfgs) + time.perf_counter() - t1)
+        info["shared_simulation"] = {"runs": len(cfgs), "seconds": sim_s}
+        outputs.append(RunOutput(key=cfg.key, jobs=jobs, timeseries=series, alloc=alloc,
+                                 breakdown=groups, summary=summary, sim_config=res.config,
+                                 tables={**res.tables, "cooling": prof.series}, worker=info))
+    return GroupOutput(outputs, failures)
+
+
+def _platform(cfg: RunConfig, wl: Workload) -> Any:
+    from dispatchlab.platform.from_workload import platform_for
+
+    return platform_for(wl)[0] if cfg.platform == "auto" else cfg.platform
+
+
+def _temperature(cfg: RunConfig) -> str | None:
+    """The pricing scenario's temperature source, ``{seed}`` replaced by the run's seed."""
+    temp = (cfg.workload.cooling or {}).get("temperature")
+    return None if temp is None else temp.replace("{seed}", str(cfg.seed))
+
+
+def _add_vc_metrics(cfg: RunConfig, summary: dict[str, Any], rec: Any) -> None:
+    window = cfg.workload.metrics_window
+    if window is not None and rec is not None:
+        from dispatchlab.metrics.variable_capacity import vc_metrics
+
+        summary.update(vc_metrics(rec, window[1], window[0]))
+
+
+def _worker_info(seconds: float) -> dict[str, Any]:
+    from dispatchlab.provenance import versions
+
+    return {"host": socket.gethostname(), "pid": os.getpid(), "seconds": seconds,
+            "versions": versions()}
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line saying why a run failed: the message of a dispatchlab error, else the
+    exception's type, message and where it was raised."""
+    text = str(exc).strip() or type(exc).__name__
+    if not isinstance(exc, Exception) or type(exc).__module__.startswith("dispatchlab"):
+        return text.splitlines()[0]
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
+    return f"{type(exc).__name__}: {text.splitlines()[0]}{where}"
 
 
 def _alloc_table(rec: Any) -> pd.DataFrame:
