@@ -111,6 +111,8 @@ def _scen(**change: Any) -> list[dict[str, Any]]:
      "no ambient temperature"),
     (experiment(_scen(name="summer-air")), "workloads[0].pricing[1].name", "named twice"),
     (experiment(_scen(name="summer air")), "workloads[0].pricing[1].name", "use letters"),
+    (experiment(_scen(name="again", cooling="air", prices="cheap")), "workloads[0].pricing[1]",
+     "as 'summer-air' does"),
     (experiment(_scen(cool="air")), "workloads[0].pricing[1].cool", "unknown key"),
     (experiment(_scen(it_power="grid")), "workloads[0].pricing[1].it_power", "'auto'"),
     (experiment([{"name": "x"}]), "workloads[0].pricing[0].cooling", "missing"),
@@ -259,3 +261,59 @@ def test_results_table_has_pricing_factor(tmp_path: Path) -> None:
     # a schedule is shared, its price is not
     fifo = table[table["dispatcher"] == "fifo"]
     assert fifo["result_digest"].nunique() == 2 and fifo["mean_wait"].nunique() == 1
+
+
+def test_entries_turned_into_a_pricing_list_reuse_runs_under_new_labels(
+    tmp_path: Path, count_simulations: list[str]
+) -> None:
+    store = RunStore(tmp_path)
+    old = plan(parse_experiment(experiment(single=SCENARIOS[:2])))
+    store.write_plan({}, old)
+    assert campaign(old, tmp_path).stored == 4
+    assert len(count_simulations) == 2  # single entries differing in pricing share too
+    new = plan(parse_experiment(experiment(SCENARIOS[:2])))
+    store.write_plan({}, new)
+    assert campaign(new, tmp_path).skipped == 4
+    recs = list(store.records({r.key for r in new}))
+    assert {(r.labels["workload"], r.labels["pricing"]) for r in recs} == {
+        ("low", "summer-air"), ("low", "summer-hybrid")}
+    assert {r.doc["stored_labels"]["workload"] for r in recs} == {"summer-air", "summer-hybrid"}
+
+
+def test_dry_run_counts_scenarios_and_simulations(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from dispatchlab.cli.main import app
+
+    lines = ['name = "p"', 'platforms = ["thesis-300"]', 'dispatchers = ["fifo", "easy"]',
+             "[[workloads]]", f'path = "{WORKLOAD}"', "limit = 300", 'it_power = "jobs"',
+             "pricing = ["]
+    lines += [f'  {{ name = "{s["name"]}", cooling = "{s["cooling"]}", '
+              f'temperature = "{s["temperature"]}" }},' for s in SCENARIOS]
+    exp = tmp_path / "exp.toml"
+    exp.write_text("\n".join([*lines, "]", ""]))
+    result = CliRunner().invoke(app, ["run-experiment", str(exp), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "6 runs (1 workloads × 3 pricing scenarios ×" in text
+    assert "; 2 simulations)" in text
+    assert sum("|pricing=winter-air|" in ln for ln in result.output.splitlines()) == 2
+
+
+def test_statistics_count_one_schedule_once_for_schedule_metrics() -> None:
+    from dispatchlab.stats.ranking import analyze_sets
+
+    rows = []
+    for seed in (0, 1):
+        for scen, factor in (("a", 1.0), ("b", 2.0), ("c", 3.0)):
+            for d, wait in (("x", 10.0 + seed), ("y", 20.0 - seed), ("z", 30.0)):
+                rows.append({"dispatcher": d, "seed": seed, "result_digest": f"{d}{seed}{scen}",
+                             "block": f"w|p|pricing={scen}|seed={seed}", "mean_wait": wait,
+                             "profit": factor * wait})
+    st = analyze_sets(pd.DataFrame(rows), ["mean_wait", "profit"])
+    assert st.repeated_pricing == {"mean_wait": 4}  # 3 scenarios → 1 set, per seed
+    assert st.rankings["mean_wait"].n_blocks == 2
+    assert st.rankings["profit"].n_blocks == 6
+    n = st.means.set_index(["dispatcher", "metric"])["n"]
+    assert n[("x", "mean_wait")] == 2 and n[("x", "profit")] == 6
+    assert list(st.means["dispatcher"]) == ["x", "x", "y", "y", "z", "z"]

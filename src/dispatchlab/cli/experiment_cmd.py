@@ -21,6 +21,7 @@ from dispatchlab.cli.compare_cmd import (
 from dispatchlab.cli.errors import friendly_errors
 from dispatchlab.cli.results_cmd import summarize_folder
 from dispatchlab.cli.simulate_cmd import console
+from dispatchlab.experiments.campaign import simulation_groups
 from dispatchlab.experiments.grid import plan
 from dispatchlab.experiments.spec import load_experiment
 from dispatchlab.experiments.store import RunStore
@@ -65,13 +66,17 @@ def run_experiment_command(
         for k in ("workload", "platform", "dispatcher", "seed")
     }
     windows = len({(r.labels.workload, r.labels.window) for r in runs})
+    pricing = len({r.labels.pricing for r in runs} - {None})
+    sims = len(simulation_groups(runs))
     quiet = as_json
     if not quiet:
         console.print(
             f"experiment {spec.name}: {len(runs)} runs ({dims['workload']} workloads"
             f"{f', {windows} sets of jobs' if windows > dims['workload'] else ''} × "
+            f"{f'{pricing} pricing scenarios × ' if pricing else ''}"
             f"{dims['platform']} platforms × {dims['dispatcher']} dispatchers × "
-            f"{dims['seed']} seeds) → {out}",
+            f"{dims['seed']} seeds{f'; {sims} simulations' if sims < len(runs) else ''})"
+            f" → {out}",
             highlight=False,
             soft_wrap=True,
         )

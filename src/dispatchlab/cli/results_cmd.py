@@ -81,6 +81,7 @@ def summarize_folder(
                     **(extra or {}),
                     "runs": len(records),
                     "repeated_seeds": st.repeated_seeds,
+                    "repeated_pricing": st.repeated_pricing,
                     "tables": [str(p) for p in written],
                     "means": st.means.to_dict(orient="records"),
                     "rankings": {m: ranking_json(r) for m, r in st.rankings.items()},
@@ -112,6 +113,14 @@ def summarize_folder(
         console.print(
             f"[dim]{st.repeated_seeds} set(s) differing only by seed reproduced another "
             "seed's results for every dispatcher and were counted once[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if st.repeated_pricing:
+        console.print(
+            "[dim]sets differing only by pricing scenario with one schedule were counted once "
+            "for " + ", ".join(f"{m} ({n} set(s) fewer)" for m, n in st.repeated_pricing.items())
+            + "[/]",
             highlight=False,
             soft_wrap=True,
         )

@@ -327,9 +327,13 @@ def _pricings(
             raise ConfigError(f"pricing scenario '{p.name}' is named twice",
                               field=f"{where}.name", source=source)
         seen.add(p.name)
-        out.append((p.name, _cooling(e, p.cooling, p.temperature, p.prices,
-                                     p.it_power or e.it_power, base, f"{where}.cooling",
-                                     source)))
+        cool = _cooling(e, p.cooling, p.temperature, p.prices, p.it_power or e.it_power, base,
+                        f"{where}.cooling", source)
+        same = [name for name, c in out if c == cool]
+        if same:
+            raise ConfigError(f"prices the runs as '{same[0]}' does (the same definition)",
+                              field=where, source=source)
+        out.append((p.name, cool))
     return out
 
 

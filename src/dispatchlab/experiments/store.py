@@ -178,10 +178,26 @@ class RunStore:
         runs = json.loads(path.read_text()).get("runs", [])
         return list(dict.fromkeys(r["labels"]["dispatcher"] for r in runs))
 
+    def planned_labels(self) -> dict[str, dict[str, Any]]:
+        """The labels ``plan.json`` gives each planned run (empty without a readable plan)."""
+        path = self.root / PLAN_FILE
+        try:
+            runs = json.loads(path.read_text()).get("runs", [])
+        except (OSError, ValueError):
+            return {}
+        return {str(r["hash"]): dict(r["labels"]) for r in runs}
+
     def records(self, keys: set[str] | None = None) -> Iterator[RunRecord]:
-        """Finished runs (all, or only ``keys``), in folder-name order."""
+        """Finished runs (all, or only ``keys``), in folder-name order.
+
+        A run the latest plan lists carries that plan's labels: names are not part of the
+        hash, so a run stored under an earlier name (a renamed workload, or a single-scenario
+        entry now a ``pricing`` scenario) is shown and grouped as the plan names it now;
+        ``run.json`` keeps the labels it was stored with.
+        """
         if not self.runs.is_dir():
             return
+        planned = self.planned_labels()
         for p in sorted(self.runs.iterdir()):
             if p.name.startswith(_TMP) or not p.is_dir():
                 continue
@@ -190,6 +206,8 @@ class RunStore:
             if damage(p) is not None:
                 continue  # listed by damaged(); the next campaign re-runs it
             doc = json.loads((p / RUN_FILE).read_text())
+            if p.name in planned and planned[p.name] != doc.get("labels"):
+                doc = {**doc, "labels": planned[p.name], "stored_labels": doc.get("labels")}
             yield RunRecord(p, doc)
 
 

@@ -309,6 +309,9 @@ class SetStatistics:
     n_sets: int
     confidence: float
     repeated_seeds: int = 0
+    #: per metric, how many sets were counted once because they differ only in their
+    #: pricing scenario and every dispatcher has the same value there
+    repeated_pricing: dict[str, int] = field(default_factory=dict)
 
 
 def drop_repeated_seeds(
@@ -337,6 +340,41 @@ def drop_repeated_seeds(
     return runs[keep], dropped
 
 
+_PRICING = r"\|pricing=[^|]*"
+
+
+def drop_repeated_pricing(
+    runs: pd.DataFrame, metric: str, *, block: str = "block", treatment: str = "dispatcher"
+) -> tuple[pd.DataFrame, int]:
+    """For ``metric``, keep one of the sets that differ only in their pricing scenario
+    (``|pricing=NAME`` in ``block``) when every dispatcher has the same value in all of
+    them; return the runs and how many sets went.
+
+    One schedule priced in several scenarios is one sample of the schedule metrics (wait,
+    slowdown, utilization): counting it once per scenario would inflate N and fake
+    significance. Metrics the pricing changes (profit, PUE, cooling energy) keep a set
+    per scenario, as a workload would.
+    """
+    if block not in runs or metric not in runs or not len(runs):
+        return runs, 0
+    blocks = runs[block].astype(str)
+    if not blocks.str.contains(_PRICING, regex=True).any():
+        return runs, 0
+    base = blocks.str.replace(_PRICING, "", regex=True)
+    keep = pd.Series(True, index=runs.index)
+    dropped = 0
+    for _, group in runs.groupby(base, sort=False):
+        names = list(dict.fromkeys(group[block]))
+        if len(names) < 2:
+            continue
+        table = group.pivot_table(index=block, columns=treatment, values=metric,
+                                  aggfunc="first", dropna=False)
+        if not table.isna().any().any() and (table.nunique() == 1).all():
+            keep[group.index[group[block] != names[0]]] = False
+            dropped += len(names) - 1
+    return runs[keep], dropped
+
+
 def analyze_sets(
     runs: pd.DataFrame,
     metrics: Sequence[str],
@@ -351,17 +389,26 @@ def analyze_sets(
     """Mean ± interval per dispatcher and the Friedman ranking, for each metric.
 
     Seeds that reproduced another seed's results exactly are counted once
-    (:func:`drop_repeated_seeds`).
+    (:func:`drop_repeated_seeds`), and so are, metric by metric, pricing scenarios of one
+    schedule (:func:`drop_repeated_pricing`).
     """
     from dispatchlab.stats.ci import summarize_runs
     from dispatchlab.stats.metrics import metric_info
 
     runs, repeated = drop_repeated_seeds(runs, block=block, treatment=treatment)
     present = [m for m in metrics if m in runs]
-    means = summarize_runs(runs, present, by=treatment, confidence=confidence)
+    per_metric = {m: drop_repeated_pricing(runs, m, block=block, treatment=treatment)
+                  for m in present}
+    parts = [summarize_runs(per_metric[m][0], [m], by=treatment, confidence=confidence)
+             for m in present]
+    means = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if len(means):  # dispatcher by dispatcher, as one summarize_runs call orders them
+        first = {d: i for i, d in enumerate(dict.fromkeys(runs[treatment]))}
+        means = means.sort_values(treatment, key=lambda c: c.map(first),
+                                  kind="stable").reset_index(drop=True)
     rankings = {
         m: compare_on_metric(
-            runs,
+            per_metric[m][0],
             m,
             lower_is_better=metric_info(m).lower_is_better,
             treatment=treatment,
@@ -378,4 +425,5 @@ def analyze_sets(
         int(runs[block].nunique()) if len(runs) else 0,
         confidence,
         repeated,
+        {m: n for m, (_, n) in per_metric.items() if n},
     )
