@@ -175,6 +175,12 @@ def build_comparison(
             order=names,
         )
         stats.repeated_seeds = repeated
+        if stats.repeated_pricing:
+            stats_note += (" " if stats_note else "") + (
+                "Sets differing only by pricing scenario, with the same values for every "
+                "dispatcher (one schedule priced several ways), were counted once for: "
+                + ", ".join(f"{m} ({n} fewer)" for m, n in stats.repeated_pricing.items())
+                + ".")
         rank = {d: i for i, d in enumerate(names)}
         stats.means = stats.means.sort_values(
             "dispatcher", key=lambda col: col.map(lambda d: rank.get(d, len(rank))), kind="stable"
