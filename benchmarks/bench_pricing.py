@@ -16,7 +16,8 @@ before and after. The per-run profit figures of the three must be identical (che
 
 Usage: ``python benchmarks/bench_pricing.py [--repeats 3] [--workers 1] [--limit 2000]
 [--dispatchers "fifo;easy;…"] [--out FILE]`` (``--dispatchers``: ``;``-separated specs
-instead of the example's; ``--out`` appends the table to FILE).
+instead of the example's; ``--out`` appends the table to FILE; ``--experiment FILE
+--limit 0``: another grid whose first workload entry has a ``pricing`` list, all its jobs).
 """
 
 from __future__ import annotations
@@ -69,19 +70,23 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--limit", type=int, default=2000)
     ap.add_argument("--dispatchers", default=None)
+    ap.add_argument("--experiment", type=Path, default=EXAMPLE,
+                    help="another file whose first workload entry has a pricing list")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    spec = load_experiment(EXAMPLE)
+    spec = load_experiment(args.experiment)
+    base = args.experiment.parent
     if args.dispatchers:
         spec = spec.model_copy(update={"dispatchers": args.dispatchers.split(";")})
-    spec = spec.model_copy(update={"workloads": [
-        spec.workloads[0].model_copy(update={"limit": args.limit})]})
+    if args.limit:
+        spec = spec.model_copy(update={"workloads": [
+            spec.workloads[0].model_copy(update={"limit": args.limit})]})
     single = four_entries(spec)
     modes = {
-        "pricing-list": plan(spec, EXAMPLE.parent),
-        "four-entries": plan(single, EXAMPLE.parent),
+        "pricing-list": plan(spec, base),
+        "four-entries": plan(single, base),
         "unshared": [dataclasses.replace(r, shares_simulation=False)
-                     for r in plan(single, EXAMPLE.parent)],
+                     for r in plan(single, base)],
     }
     load0 = os.getloadavg()
     times: dict[str, list[float]] = {m: [] for m in modes}
@@ -95,10 +100,13 @@ def main() -> None:
     load1 = os.getloadavg()
     med = {m: statistics.median(t) for m, t in times.items()}
     lines = [
-        "## One simulation priced 4 times vs 4 simulations\n",
-        f"{args.limit} jobs of gen:curie-thesis:level=low,seed=0, thesis-300, "
-        f"{len(spec.dispatchers)} dispatchers ({', '.join(map(str, spec.dispatchers))}) × 4 "
-        f"scenarios = {len(modes['pricing-list'])} result rows; local pool of "
+        "## One simulation per dispatcher priced per scenario vs one per run\n",
+        f"{args.experiment.name}: {spec.workloads[0].limit or 'all'} jobs of "
+        f"{spec.workloads[0].path}, "
+        f"{', '.join(p if isinstance(p, str) else p.name or p.spec for p in spec.platforms)}, "
+        f"{len(spec.dispatchers)} dispatchers ({', '.join(map(str, spec.dispatchers))}) × "
+        f"{len(spec.workloads[0].pricing or [])} scenarios = {len(modes['pricing-list'])} "
+        "result rows; local pool of "
         f"{args.workers} worker(s); median of {args.repeats} (each repeat runs the three in "
         f"turn). Load average before {load0[0]:.2f}, after {load1[0]:.2f}.\n",
         "| mode | simulations | median wall (s) | runs (s) | vs unshared |",

@@ -206,8 +206,9 @@ class RunStore:
             if damage(p) is not None:
                 continue  # listed by damaged(); the next campaign re-runs it
             doc = json.loads((p / RUN_FILE).read_text())
-            if p.name in planned and planned[p.name] != doc.get("labels"):
-                doc = {**doc, "labels": planned[p.name], "stored_labels": doc.get("labels")}
+            now, then = planned.get(p.name), doc.get("labels") or {}
+            if now is not None and any(then.get(k) != v for k, v in now.items()):
+                doc = {**doc, "labels": now, "stored_labels": then}
             yield RunRecord(p, doc)
 
 
