@@ -60,11 +60,12 @@ class HybridDardis(DardisShutdown):
     def __init__(self, off_fraction: float, *, threshold: float = THRESHOLD,
                  offset_perc: float = OFFSET_PERC, duration: str = "observed",
                  plan_step: int = 300, slot: int = 300, retries: int = 3,
-                 planner: str = "alg5", name: str | None = None) -> None:
+                 last_resort: str = "machine", planner: str = "alg5",
+                 name: str | None = None) -> None:
         if planner not in PLANNERS:
             raise ConfigError(f"planner must be one of {', '.join(PLANNERS)}, got "
                               f"'{planner}'", field="planner")
-        super().__init__(off_fraction, slot=slot, retries=retries,
+        super().__init__(off_fraction, slot=slot, retries=retries, last_resort=last_resort,
                          name=name or f"hybrid-dardis{round(100 * (1 - off_fraction))}")
         self.threshold = threshold
         self.offset_perc = offset_perc
