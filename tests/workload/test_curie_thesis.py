@@ -27,6 +27,9 @@ def test_low_and_high() -> None:
         assert cores.max() <= 9600 and (wl.units * wl.req[:, 0] > 0).all()
         assert (wl.walltime >= wl.runtime).all()
         assert (wl.req[:, 0] <= 32).all()
+    # lst = est + aqt: the mean wait of the whole log's large partition (thesis §5.5)
+    assert low.meta["aqt_s"] == high.meta["aqt_s"] == 11_400
+    assert set(low.ewt().tolist()) == {11_400}
     assert low.meta["offered_load"] == pytest.approx(0.62, abs=0.01)
     assert high.meta["offered_load"] == pytest.approx(1.39, abs=0.01)
 

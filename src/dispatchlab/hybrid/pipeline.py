@@ -195,7 +195,15 @@ class HybridDardis(DardisShutdown):
         sched = heuristic(inst, order)
         assert sched is not None  # nothing pinned: always a schedule
         util = sched.to_plan(inst).utilization(3600, start=day, end=day + DAY)
-        return util["utilization"].to_numpy(dtype=np.float64)[:HOURS], "heuristic-alg5"
+        planned = util["utilization"].to_numpy(dtype=np.float64)[:HOURS]
+        # the running jobs hold their cores as the plan assumed (to their requested ends):
+        # the profile is compared with the whole machine's use, so they count too
+        hours = day + 3600 * np.arange(HOURS + 1, dtype=np.int64)
+        for _, end, usage in busy:
+            held = np.clip(hours[1:], day, end) - np.clip(hours[:-1], day, end)
+            planned = planned + held / 3600 * float(usage[:, self._cores_k].sum()) / (
+                self._total_cores)
+        return np.clip(planned, 0.0, 1.0), "heuristic-alg5"
 
     def _rule_based_utilization(self, view: SystemView, submit: IntArray, duration: IntArray,
                                 units: IntArray, req: IntArray, day: int

@@ -17,6 +17,10 @@ of at most 9,600 processors, i.e. that fit the machine):
   the queue keeps growing while jobs arrive and drains after day 23, as the thesis's
   Fig. 6.6 shows for its high workload).
 
+Queue: every job is in queue ``large`` whose expected wait is the mean wait of the whole
+log's ``large`` partition (11,400 s, 3.17 h), the thesis's ``aqt(partition)``: DARDIS
+takes ``lst = est + aqt`` (ch. 5, §5.5).
+
 Jobs: ``p`` = allocated processors; records without a run time or with no allocated
 processor (jobs cancelled before they started) are dropped (counted in ``meta``). Units:
 ``n = ceil(p / 32)`` units of ``p / n`` cores when that divides, else ``p`` one-core units
@@ -91,6 +95,8 @@ def curie_thesis(level: str = "low", seed: int = 0, trace: str = DEFAULT_TRACE) 
     ok = (df["run"] >= 0) & (df["procs"] > 0) & (df["submit"] >= 0)
     dropped = int((~ok).sum())
     df = df[ok & (df["part"] == LARGE) & (df["procs"] <= MACHINE_CORES)]
+    waits = df["wait"].to_numpy(np.int64)
+    aqt = round(float(waits[waits >= 0].mean()))
     df = df.sort_values(["submit", "id"], kind="stable")
     tz = ZoneInfo(TZ)
     day0 = int(datetime.fromisoformat(first).replace(tzinfo=tz).timestamp())
@@ -125,8 +131,9 @@ def curie_thesis(level: str = "low", seed: int = 0, trace: str = DEFAULT_TRACE) 
     return Workload.from_columns(
         submit=sub, walltime=wall, runtime=run, units=units, req={"cores": cores},
         job_id=w["id"].to_numpy(np.int64), power=power, origin_unix=day0, timezone=TZ,
-        source=spec,
-        meta={"generator": "curie-thesis", "level": level, "seed": seed, "trace": trace,
+        source=spec, queue=np.full(len(p), "large"), queues={"large": aqt},
+        meta={"aqt_s": aqt, "generator": "curie-thesis", "level": level, "seed": seed,
+              "trace": trace,
               "first_day": first, "days": days, "dropped_uncleanable": dropped,
               "walltime_raised_to_runtime": int((req < run).sum()),
               "one_core_units": int((~even).sum()),
