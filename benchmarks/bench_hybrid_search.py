@@ -37,12 +37,12 @@ HYBRID = ROOT / "experiments" / "hybrid"
 
 
 def run(planner: str, days: int, seed: int, budget: int | None,
-        last_resort: str = "machine") -> dict[str, Any]:
+        last_resort: str = "machine", power_seed: int = 0) -> dict[str, Any]:
     """One simulation of hybrid-dardis70 with ``planner``; its figures."""
     sys.path.insert(0, str(HYBRID))
     from workload import build  # type: ignore[import-not-found]
 
-    wl = build("medium")
+    wl = build("medium", seed=power_seed)
     wl = wl.take(np.flatnonzero(wl.submit < days * 86_400))
     plat = resolve_platform(str(HYBRID / "thesis300-power.toml"))
     disp = HybridDardis(0.3, planner=planner, cooling="air", temperature="summer",
@@ -67,10 +67,10 @@ def run(planner: str, days: int, seed: int, budget: int | None,
 
 
 def report(rows: list[dict[str, Any]], days: int, seed: int, load: str,
-           last_resort: str) -> str:
+           last_resort: str, power_seed: int) -> str:
     """Markdown tables of the runs and of their days."""
     out = [f"# Hybrid pipeline day planner: Alg. 5 vs the searches (ch. 7 medium, first "
-           f"{days} days)", "",
+           f"{days} days, job power seed {power_seed})", "",
            f"hybrid-dardis70 (last_resort={last_resort}), general engine, thesis300-power, "
            f"planner profit model air / "
            f"cheap / summer seed {seed}; run priced summer-air-cheap on the nodes' power "
@@ -118,16 +118,19 @@ def main() -> None:
                     "orderings; Delay-Search 500 iterations)")
     ap.add_argument("--planners", nargs="*", default=["alg5", "multi"])
     ap.add_argument("--last-resort", default="machine", choices=["machine", "nodes"])
+    ap.add_argument("--power-seed", type=int, default=0,
+                    help="seed of the workload's job power draw (experiments' default 0)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     rows = []
     for p in args.planners:
-        rows.append(run(p, args.days, args.seed, args.budget, args.last_resort))
+        rows.append(run(p, args.days, args.seed, args.budget, args.last_resort,
+                        args.power_seed))
         r = rows[-1]
         print(f"{p}: makespan {r['makespan_d']:.2f} d profit {r['profit_summer_air']:,.1f} "
               f"planning {r['pipeline_total_s']:.1f} s wall {r['wall_s']:.1f} s", flush=True)
-    text = report(rows, args.days, args.seed, load, args.last_resort)
+    text = report(rows, args.days, args.seed, load, args.last_resort, args.power_seed)
     if args.out is not None:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
                                 text=True, cwd=ROOT).stdout.strip()
