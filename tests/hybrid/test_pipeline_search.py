@@ -101,6 +101,23 @@ def test_the_scenario_temperature_is_read_and_a_budget_limits_the_orderings() ->
     assert [d["plan_profit"] for d in got] == [d["plan_profit"] for d in named]
 
 
+def test_the_jobs_latest_starts_give_multi_search_its_lst_orderings() -> None:
+    # without an lst column a job's latest start is its submission plus its queue's
+    # expected wait: the lst orderings repeat est's and are not run again; latest starts
+    # in another order than the submissions add lst:inc and lst:dec
+    wl = workload(days=2, n=150)
+    shuffled = np.random.default_rng(5).permutation(wl.submit) + 7200
+    with_lst = Workload.from_columns(
+        submit=wl.submit, walltime=wl.walltime, runtime=wl.runtime, units=wl.units,
+        req={"cores": np.ones(wl.n_jobs, int)}, queues={"q": 3600}, power=wl.power,
+        lst=shuffled)
+    plain = days_of(wl, HybridDardis(0.3, planner="multi", temperature="summer"))
+    lst = days_of(with_lst, HybridDardis(0.3, planner="multi", temperature="summer"))
+    assert lst[0]["forecast_jobs"] == plain[0]["forecast_jobs"] > 0
+    assert lst[0]["plan_search"]["orderings_run"] == (
+        plain[0]["plan_search"]["orderings_run"] + 2)
+
+
 def test_a_search_planner_without_temperature_is_refused_at_the_start() -> None:
     with pytest.raises(ConfigError, match="no ambient temperature") as err:
         simulate(workload(days=2, n=50), PLATFORM, HybridDardis(0.3, planner="multi"),

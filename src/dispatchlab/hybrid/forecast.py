@@ -9,7 +9,9 @@ submission moved 24 h later, same units, requests and wall-time. Its planned dur
 is what is known at forecast time: the observed run time of a job that already ended,
 else its requested wall-time (``duration="observed"``, the default); ``"walltime"`` uses
 wall-times only. Its power is the job's ``power`` figure (W, the whole job; NaN when the
-workload has none), what the profit-driven planners price. Jobs still queued at ``t`` are
+workload has none), what the profit-driven planners price, and its latest desired start
+(``lst``, shifted like its submission), one of Multi-Search's orderings. Jobs still
+queued at ``t`` are
 not added (the online scheduler has already placed them in its own plan; the pipeline
 passes running jobs as busy capacity).
 """
@@ -33,7 +35,8 @@ DURATIONS = ("observed", "walltime")
 @dataclass(frozen=True)
 class Forecast:
     """Forecast jobs: source rows, forecast submission (s), duration (s), units,
-    per-unit requests (jobs × resources) and power (W, the whole job; NaN: unknown)."""
+    per-unit requests (jobs × resources), power (W, the whole job; NaN: unknown) and
+    latest desired start (s)."""
 
     rows: IntArray
     submit: IntArray
@@ -41,6 +44,7 @@ class Forecast:
     units: IntArray
     req: IntArray
     power: FloatArray
+    lst: IntArray
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -49,11 +53,13 @@ class Forecast:
 def forecast_next_day(submit: npt.ArrayLike, walltime: npt.ArrayLike, units: npt.ArrayLike,
                       req: npt.ArrayLike, at: int, *, observed: npt.ArrayLike | None = None,
                       duration: str = "observed", window: int = DAY,
-                      power: npt.ArrayLike | None = None) -> Forecast:
+                      power: npt.ArrayLike | None = None,
+                      lst: npt.ArrayLike | None = None) -> Forecast:
     """Jobs submitted in ``[at − window, at)`` shifted by ``window``.
 
     ``observed[j]`` is job ``j``'s observed run time, negative when it has not ended (or
-    ``None``: none known); ``power[j]`` its power figure (W; ``None``: none known)."""
+    ``None``: none known); ``power[j]`` its power figure (W; ``None``: none known);
+    ``lst[j]`` its latest desired start (``None``: its submission)."""
     if duration not in DURATIONS:
         raise ConfigError(f"forecast duration must be one of {DURATIONS}, got '{duration}'",
                           field="duration")
@@ -68,6 +74,8 @@ def forecast_next_day(submit: npt.ArrayLike, walltime: npt.ArrayLike, units: npt
         dur = np.where(obs >= 0, obs, wt)
     watts = (np.full(len(rows), np.nan) if power is None
              else np.asarray(power, dtype=np.float64)[rows])
+    latest = sub[rows] if lst is None else np.asarray(lst, dtype=np.int64)[rows]
     return Forecast(rows=rows, submit=sub[rows] + window, duration=np.maximum(dur, 0),
                     units=np.asarray(units, dtype=np.int64)[rows],
-                    req=np.asarray(req, dtype=np.int64)[rows], power=watts)
+                    req=np.asarray(req, dtype=np.int64)[rows], power=watts,
+                    lst=latest + window)

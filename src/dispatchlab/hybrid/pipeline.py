@@ -186,7 +186,7 @@ class HybridDardis(DardisShutdown):
         n = jobs.known
         fc = forecast_next_day(jobs.submit, jobs.walltime, jobs.units, view.req[:n], now,
                                observed=self._obs[:n], duration=self.duration,
-                               power=jobs.power)
+                               power=jobs.power, lst=self._latest_starts(view))
         waiting = np.array(sorted(view.queue), dtype=np.int64)
         t1 = time.perf_counter()
         planned, info = self._plan_utilization(view, fc, waiting, day)
@@ -209,6 +209,13 @@ class HybridDardis(DardisShutdown):
             "total_s": time.perf_counter() - t0})
         self._day += DAY
         self._next_run += DAY
+
+    @staticmethod
+    def _latest_starts(view: SystemView) -> IntArray:
+        """Known jobs' latest desired starts: the workload's ``lst``, else submission plus
+        the queue's expected wait (the planner's rule, ``planning.instance``)."""
+        jobs = view.jobs
+        return np.where(jobs.lst >= 0, jobs.lst, jobs.submit + jobs.ewt()).astype(np.int64)
 
     def _observed_utilization(self, start: int) -> FloatArray:
         """Hourly busy-core fraction over ``[start, start + 24 h)`` from this run's starts
@@ -241,6 +248,7 @@ class HybridDardis(DardisShutdown):
 
         pm = self._profit_model(view, day)
         power = np.concatenate([fc.power, np.asarray(view.jobs.power, np.float64)[waiting]])
+        lst = np.concatenate([fc.lst, self._latest_starts(view)[waiting]])
         unknown = ~np.isfinite(power)
         if self.planner in SEARCH_PLANNERS and unknown.any():
             k = int(np.flatnonzero(unknown)[0])
@@ -261,7 +269,7 @@ class HybridDardis(DardisShutdown):
             power=np.where(unknown, 0.0, power), capacity=np.asarray(view.capacity,
                                                                      dtype=np.int64),
             resources=view.platform.resources, origin=day, step=self.plan_step,
-            busy=tuple(busy))
+            busy=tuple(busy), lst=lst)
         info: dict[str, Any]
         if self.planner in SEARCH_PLANNERS:
             sched, info = self._search(inst, pm)
