@@ -36,7 +36,7 @@ requested wall-times); :meth:`HybridDardis.run_stats` reports the daily steps.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -55,6 +55,11 @@ from dispatchlab.hybrid.profile_extraction import (
     hourly,
 )
 from dispatchlab.planning.profit_inputs import SEASONS, ProfitInputs, resolve_profit_inputs
+
+if TYPE_CHECKING:
+    from dispatchlab.planning.heuristic import Schedule
+    from dispatchlab.planning.instance import PlanInstance
+    from dispatchlab.planning.objective import ProfitModel
 
 IntArray = npt.NDArray[np.int64]
 #: Who plans the forecast day: the job-based heuristic in arrival order, the
@@ -139,7 +144,7 @@ class HybridDardis(DardisShutdown):
                           "job's power in advance, which the pipeline does not read; give a "
                           "table that covers the machine", field="cooling")
 
-    def _profit_model(self, view: SystemView, day: int) -> Any:
+    def _profit_model(self, view: SystemView, day: int) -> ProfitModel | None:
         """The profit model of ``[day, day + 24 h)``, or ``None`` without inputs."""
         if self._inputs is None:
             return None
@@ -292,12 +297,14 @@ class HybridDardis(DardisShutdown):
                 self._total_cores)
         return np.clip(planned, 0.0, 1.0), info
 
-    def _search(self, inst: Any, pm: Any) -> tuple[Any, dict[str, Any]]:
+    def _search(self, inst: PlanInstance, pm: ProfitModel | None
+                ) -> tuple[Schedule, dict[str, Any]]:
         """The day's plan by Multi- or Delay-Search within the per-day budget; the
         schedule and the report's fields (the arrival-order plan's profit beside the
         best: Multi-Search's first ordering is Alg. 5's ``est:inc``)."""
         from dispatchlab.planning.searches import Limits, run_search
 
+        assert pm is not None  # resolved at reset for the search planners
         limits = Limits(runs=self.budget, seed=self.seed)
         options = ({"delay": max(1, 3600 // self.plan_step)} if self.planner == "delay"
                    else {})
