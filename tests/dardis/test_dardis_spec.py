@@ -21,7 +21,24 @@ def test_a_spec_changes_the_preset_parameters() -> None:
     assert (h.off_fraction, h.last_resort, h.threshold, h.retries) == (0.3, "nodes", 0.9, 3)
 
 
+def test_a_spec_chooses_the_search_planner_and_its_profit_model() -> None:
+    h = get_dispatcher("dardis=hybrid-dardis70,planner=multi,cooling=air,"
+                       "temperature=summer,prices=cheap,budget=10,seed=2")
+    assert isinstance(h, HybridDardis)
+    assert (h.planner, h.cooling, h.temperature, h.prices, h.budget, h.seed) == (
+        "multi", "air", "summer", "cheap", 10, 2)
+    assert h.describe()["pipeline"]["budget"] == 10
+    d = get_dispatcher("dardis=hybrid-dardis50,planner=delay,prices=0.05:0.2")
+    assert isinstance(d, HybridDardis)
+    assert (d.planner, d.prices, d.budget, d.temperature) == ("delay", "0.05:0.2", 500, None)
+
+
 @pytest.mark.parametrize("spec, field", [
+    ("dardis=hybrid-dardis70,planner=cp", "planner"),
+    ("dardis=hybrid-dardis70,planner=multi,budget=ten", "budget"),
+    ("dardis=hybrid-dardis70,planner=multi,budget=0", "budget"),
+    ("dardis=hybrid-dardis70,budget=5", "budget"),
+    ("dardis=dardis70,cooling=air", "cooling"),
     ("dardis=dardis-fast", "dardis"),
     ("dardis=rb-fcfs,retries=2", "dardis"),
     ("dardis=dardis100,window=3", "window"),

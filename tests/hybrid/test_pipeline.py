@@ -111,5 +111,5 @@ def test_a_day_whose_run_time_passed_unseen_is_skipped() -> None:
 
 
 def test_an_unknown_planner_is_refused() -> None:
-    with pytest.raises(ValueError, match="planner must be one of alg5, fifo"):
+    with pytest.raises(ValueError, match="planner must be one of alg5, multi, delay, fifo"):
         HybridDardis(0.3, planner="cp")

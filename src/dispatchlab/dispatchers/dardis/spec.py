@@ -1,11 +1,16 @@
 """``dardis=<preset>,key=value,...`` dispatcher specs: a DARDIS preset with its protocol
 parameters changed, for experiment files and ``-d`` options, e.g.
-``dardis=hybrid-dardis70,last_resort=nodes`` or ``dardis=dardis-throughput,retries=6``.
+``dardis=hybrid-dardis70,last_resort=nodes`` or ``dardis=dardis-throughput,retries=6``
+or ``dardis=hybrid-dardis70,planner=multi,cooling=air,temperature=summer,prices=cheap``.
 
 Keys: ``retries`` (windows after the first), ``last_resort`` (``machine`` | ``nodes``),
 ``depth`` (backfilling depth), ``slot`` (seconds), ``full_window`` (the thesis's whole
 backfilling window; not for the shutdown presets) and, for the hybrid presets,
-``threshold``, ``offset_perc`` and ``planner`` (``alg5`` | ``fifo``).
+``threshold``, ``offset_perc``, ``planner`` (``alg5`` | ``multi`` | ``delay`` | ``fifo``)
+and the search planners' profit model and limits: ``cooling`` (``air`` | ``hybrid`` |
+CSV), ``temperature`` (``summer`` | ``winter`` | FILE; default the run's scenario),
+``prices`` (``cheap`` | ``expensive`` | ``K1:K2``), ``budget`` (heuristic runs / delay
+iterations per day) and ``seed`` (of the season profile and the searches).
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ _BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no":
 #: key → converter
 _KEYS: dict[str, Any] = {"retries": int, "depth": int, "slot": int, "full_window": bool,
                          "last_resort": str, "threshold": float, "offset_perc": float,
-                         "planner": str}
+                         "planner": str, "cooling": str, "temperature": str,
+                         "prices": str, "budget": int, "seed": int}
 
 
 def _value(key: str, raw: str) -> Any:
@@ -59,6 +65,8 @@ def parse_dardis_spec(spec: dict[str, str]) -> Dispatcher | None:
         bad = str(exc).rsplit(" ", 1)[-1].strip("'")
         raise ConfigError(f"DARDIS preset '{name}' takes no parameter {bad}",
                           field=bad) from None
+    except ConfigError:
+        raise  # already names its field (planner, budget, ...)
     except ValueError as exc:
         raise ConfigError(f"dardis={name}: {exc}", field="dardis") from None
 
