@@ -46,7 +46,7 @@ def run_one(workload: str, dispatcher: str, days: int | None, seed: int,
             retries: int | None = None) -> dict:
     """Simulate once, price in every scenario; the figures of one run (``retries``: the
     hybrid presets with that many DARDIS retry windows instead of the thesis's 3)."""
-    wl = load_workload(HERE / "data" / f"curie-ch7-{workload}.parquet")
+    wl = load_workload(f"gen:curie-thesis:level=ch7-{workload},seed=0")
     if days is not None:
         wl = wl.take(np.flatnonzero(wl.submit < days * 86_400))
     plat = resolve_platform(str(HERE / "thesis300-power.toml"))

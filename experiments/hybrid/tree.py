@@ -36,7 +36,7 @@ DAY = 86_400
 def plan_days(name: str) -> tuple[Schedule, int]:
     """Every day's jobs planned from the day's start (days planned independently, as
     the pipeline does), joined into one schedule."""
-    wl = load_workload(HERE / "data" / f"curie-ch7-{name}.parquet")
+    wl = load_workload(f"gen:curie-thesis:level=ch7-{name},seed=0")
     plat = thesis_300()
     days = int(wl.submit.max()) // DAY + 1
     starts, ends, cores, power = [], [], [], []

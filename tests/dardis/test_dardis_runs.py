@@ -208,3 +208,61 @@ def test_a_job_sent_after_the_last_termination_keeps_its_nodes_while_others_idle
     assert (st["retried_jobs"], st["after_last_termination"], st["backfill_moves"]) == (1, 1, 1)
     easy = simulate(wl, "nodes=2,cores=1", "easy", seed=0)
     assert easy.jobs["start"].tolist() == [0, 5, 105]
+
+
+def test_the_per_node_last_resort_uses_the_node_that_frees_first() -> None:
+    # 2 × 1 core, 60 s slots: A holds node 0 for 20,000 s, B node 1 for 10,000 s (both
+    # run their whole wall-time). C (600 s, window 60 s) fits in none of [10, 70] and its
+    # three retries (up to 910 s). The thesis's last resort sends it after the machine's
+    # last planned termination, A's end 20,000 (slot 334: 20,040), on node 0 (first fit);
+    # B's end frees node 1, which holds no plan, so C moves only at A's end: 20,000.
+    # Per node, node 1 holds nothing from slot ceil(10,000 / 60) = 167 (10,020 s): C is
+    # planned there at 10,020 and moves to 10,000 when B ends (backfilling), as EASY does.
+    wl = Workload.from_columns(submit=[0, 0, 10], walltime=[20_000, 10_000, 600],
+                               runtime=[20_000, 10_000, 600], units=[1, 1, 1],
+                               req={"cores": [1, 1, 1]}, queues={"q": 60})
+    starts = {}
+    for how in ("machine", "nodes"):
+        res = simulate(wl, "nodes=2,cores=1", Dardis(slot=60, backfill=True, last_resort=how),
+                       seed=0)
+        assert res.summary["dispatcher_stats"]["after_last_termination"] == 1
+        starts[how] = res.jobs["start"].tolist()
+    assert starts == {"machine": [0, 0, 20_000], "nodes": [0, 0, 10_000]}
+    assert simulate(wl, "nodes=2,cores=1", "easy", seed=0).jobs["start"].tolist() == \
+        [0, 0, 10_000]
+
+
+def test_the_per_node_last_resort_counts_units_per_node() -> None:
+    # 3 × 2 cores: A (2 units of 1 core) fills node 0 until 3,000 s, B node 1 until
+    # 6,000 s, D node 2 until 9,000 s. C asks 3 units of 1 core with a 60 s window: no
+    # start before the nodes empty out. Node 0 alone (2 units) is not enough; with node 1
+    # (free from 6,000) the 3 units fit: C is planned from 6,000, not from 9,000 (the
+    # machine's last termination, where first fit puts it on nodes 0 and 1). Both start
+    # C at B's end, 6,000: the thesis's plan through backfilling at that termination
+    # (one move), the per-node one as planned.
+    wl = Workload.from_columns(submit=[0, 0, 0, 10], walltime=[3_000, 6_000, 9_000, 600],
+                               runtime=[3_000, 6_000, 9_000, 600], units=[2, 2, 2, 3],
+                               req={"cores": [1, 1, 1, 1]}, queues={"q": 60})
+    res = simulate(wl, "nodes=3,cores=2", Dardis(slot=60, backfill=True, last_resort="nodes"),
+                   seed=0)
+    assert res.jobs["start"].tolist() == [0, 0, 0, 6_000] and res.summary["audited"]
+    assert res.summary["dispatcher_stats"]["backfill_moves"] == 0
+    thesis = simulate(wl, "nodes=3,cores=2", Dardis(slot=60, backfill=True), seed=0)
+    assert thesis.jobs["start"].tolist() == [0, 0, 0, 6_000]
+    assert thesis.summary["dispatcher_stats"]["backfill_moves"] == 1
+
+
+@pytest.mark.parametrize("how", ["machine", "nodes"])
+def test_short_windows_send_jobs_to_the_last_resort_and_all_run(how: str) -> None:
+    wl = workload(200, seed=4)
+    wl = Workload.from_columns(submit=wl.submit, walltime=wl.walltime, runtime=wl.runtime,
+                               units=wl.units, req={"cores": wl.req[:, 0]}, queues={"q": 60})
+    res = simulate(wl, "nodes=6,cores=8", Dardis(backfill=True, retries=1, last_resort=how),
+                   seed=3, scenario=PROFILE)
+    assert res.summary["jobs_run"] == 200 and res.summary["audited"]
+    assert res.summary["dispatcher_stats"]["after_last_termination"] > 0
+
+
+def test_an_unknown_last_resort_is_refused() -> None:
+    with pytest.raises(ValueError, match="last_resort"):
+        Dardis(last_resort="cluster")

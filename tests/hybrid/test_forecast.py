@@ -31,3 +31,13 @@ def test_empty_day_and_bad_options() -> None:
     with pytest.raises(ConfigError, match="duration"):
         forecast_next_day([5], [10], [1], [[1]], 10, duration="magic")
     assert np.array_equal(forecast_next_day([5], [10], [1], [[1]], 10).rows, [0])
+
+
+def test_the_forecast_carries_each_jobs_power_and_latest_start() -> None:
+    f = forecast_next_day([100, 90_000, 100_000], [60, 60, 60], [1, 1, 1], [[1]] * 3,
+                          172_800, power=[5.0, 80.5, np.nan], lst=[200, 95_000, 100_000])
+    assert f.rows.tolist() == [1, 2]
+    assert f.power[0] == 80.5 and np.isnan(f.power[1])
+    assert f.lst.tolist() == [95_000 + 86_400, 100_000 + 86_400]
+    none = forecast_next_day([5], [10], [1], [[1]], 10)
+    assert np.isnan(none.power).all() and none.lst.tolist() == [5 + 86_400]

@@ -85,6 +85,19 @@ def test_a_busy_day_asks_for_the_whole_machine_and_parks_nothing() -> None:
     assert res.summary["dispatcher_stats"]["power_offs"] == 0
 
 
+def test_the_planned_day_counts_the_jobs_still_running() -> None:
+    # one job holds all 64 cores from 0 to its requested end at 48 h (it runs 47 h): the
+    # pipeline of day 1 (run before 24 h) plans its forecast replay after 48 h, so the
+    # plan's own jobs use nothing on day 1, but the machine is full all day — the
+    # profile is compared with the whole use, so the planned day is 100 % busy
+    wl = Workload.from_columns(submit=[0], walltime=[48 * 3600], runtime=[47 * 3600],
+                               units=[64], req={"cores": [1]}, queues={"q": 3600})
+    day = simulate(wl, PLATFORM, "hybrid-dardis70", seed=1).summary[
+        "dispatcher_stats"]["pipeline_days"][0]
+    assert (day["day_start"], day["forecast_jobs"]) == (86_400, 1)
+    assert day["planned_utilization"] == pytest.approx(1.0)
+
+
 def test_a_day_whose_run_time_passed_unseen_is_skipped() -> None:
     # the first job arrives at 1.5 days: nothing was decided before day 1 began, so day
     # 1 gets no profile (counted), day 2 does
@@ -98,5 +111,5 @@ def test_a_day_whose_run_time_passed_unseen_is_skipped() -> None:
 
 
 def test_an_unknown_planner_is_refused() -> None:
-    with pytest.raises(ValueError, match="planner must be one of alg5, fifo"):
+    with pytest.raises(ValueError, match="planner must be one of alg5, multi, delay, fifo"):
         HybridDardis(0.3, planner="cp")

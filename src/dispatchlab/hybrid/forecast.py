@@ -8,8 +8,12 @@ the forecast of ``[t, t + 24 h)`` is every job submitted in ``[t − 24 h, t)`` 
 submission moved 24 h later, same units, requests and wall-time. Its planned duration
 is what is known at forecast time: the observed run time of a job that already ended,
 else its requested wall-time (``duration="observed"``, the default); ``"walltime"`` uses
-wall-times only. Jobs still queued at ``t`` are not added (the online scheduler has
-already placed them in its own plan; the pipeline passes running jobs as busy capacity).
+wall-times only. Its power is the job's ``power`` figure (W, the whole job; NaN when the
+workload has none), what the profit-driven planners price, and its latest desired start
+(``lst``, shifted like its submission), one of Multi-Search's orderings. Jobs still
+queued at ``t`` are
+not added (the online scheduler has already placed them in its own plan; the pipeline
+passes running jobs as busy capacity).
 """
 
 from __future__ import annotations
@@ -30,14 +34,17 @@ DURATIONS = ("observed", "walltime")
 
 @dataclass(frozen=True)
 class Forecast:
-    """Forecast jobs: source rows, forecast submission (s), duration (s), units and
-    per-unit requests (jobs × resources)."""
+    """Forecast jobs: source rows, forecast submission (s), duration (s), units,
+    per-unit requests (jobs × resources), power (W, the whole job; NaN: unknown) and
+    latest desired start (s)."""
 
     rows: IntArray
     submit: IntArray
     duration: IntArray
     units: IntArray
     req: IntArray
+    power: FloatArray
+    lst: IntArray
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -45,11 +52,14 @@ class Forecast:
 
 def forecast_next_day(submit: npt.ArrayLike, walltime: npt.ArrayLike, units: npt.ArrayLike,
                       req: npt.ArrayLike, at: int, *, observed: npt.ArrayLike | None = None,
-                      duration: str = "observed", window: int = DAY) -> Forecast:
+                      duration: str = "observed", window: int = DAY,
+                      power: npt.ArrayLike | None = None,
+                      lst: npt.ArrayLike | None = None) -> Forecast:
     """Jobs submitted in ``[at − window, at)`` shifted by ``window``.
 
     ``observed[j]`` is job ``j``'s observed run time, negative when it has not ended (or
-    ``None``: none known)."""
+    ``None``: none known); ``power[j]`` its power figure (W; ``None``: none known);
+    ``lst[j]`` its latest desired start (``None``: its submission)."""
     if duration not in DURATIONS:
         raise ConfigError(f"forecast duration must be one of {DURATIONS}, got '{duration}'",
                           field="duration")
@@ -62,6 +72,10 @@ def forecast_next_day(submit: npt.ArrayLike, walltime: npt.ArrayLike, units: npt
     if duration == "observed" and observed is not None:
         obs = np.asarray(observed, dtype=np.int64)[rows]
         dur = np.where(obs >= 0, obs, wt)
+    watts = (np.full(len(rows), np.nan) if power is None
+             else np.asarray(power, dtype=np.float64)[rows])
+    latest = sub[rows] if lst is None else np.asarray(lst, dtype=np.int64)[rows]
     return Forecast(rows=rows, submit=sub[rows] + window, duration=np.maximum(dur, 0),
                     units=np.asarray(units, dtype=np.int64)[rows],
-                    req=np.asarray(req, dtype=np.int64)[rows])
+                    req=np.asarray(req, dtype=np.int64)[rows], power=watts,
+                    lst=latest + window)

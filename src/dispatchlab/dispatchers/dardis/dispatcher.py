@@ -15,7 +15,12 @@ is soft: a round that finds no start under it is repeated against capacity alone
 the deadline is given up. When no start fits ``[est, lst]`` the window moves on:
 ``[lst, lst + 2·(lst − est)]`` (the thesis writes ``2·(lst − est)`` for the new latest
 start, a length; we double the window from the old latest start), up to ``retries``
-times, then it starts at the last planned termination, where the machine is empty.
+times, then it goes after the last planned termination (``last_resort="machine"``, the
+thesis's ``max(st + wt)`` over every reservation, where the whole machine is empty) or,
+with ``last_resort="nodes"``, from the earliest time at which enough nodes hold no
+reservation any more (each node's own last termination: the same certainty without
+queueing the job behind reservations on nodes it does not use; docs/dardis.md,
+"Makespan on Curie").
 Jobs start at their planned time; a job ending early frees its nodes' profiles from now
 on, and with ``backfill`` each freed node offers an earlier start, in ``[now, st)``, to
 the first ``depth`` jobs planned on it (thesis §5.3.3): a job moves only if all of its
@@ -52,9 +57,13 @@ from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import DispatchlabError
+from dispatchlab.platform.platform import units_fitting
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+#: Where a job goes after its last retry window: after the machine's last planned
+#: termination (the thesis), or after its own nodes' last terminations.
+LAST_RESORTS = ("machine", "nodes")
 
 
 @dataclass(slots=True)
@@ -76,11 +85,15 @@ class Dardis(BaseDispatcher):
 
     def __init__(self, generator: str = "first", policy: str = "min-start", *,
                  backfill: bool = False, depth: int = 32, slot: int = 60, retries: int = 3,
-                 rate: float = 3.0, full_window: bool = False, name: str | None = None) -> None:
+                 rate: float = 3.0, full_window: bool = False, last_resort: str = "machine",
+                 name: str | None = None) -> None:
         get_generator(generator, rate)
         get_policy(policy)
         if slot <= 0 or retries < 0 or depth < 0:
             raise ValueError("slot must be > 0, retries and depth ≥ 0")
+        if last_resort not in LAST_RESORTS:
+            raise ValueError(f"last_resort must be one of {', '.join(LAST_RESORTS)}, "
+                             f"got '{last_resort}'")
         self.generator = generator
         self.policy = policy
         self.backfill = backfill
@@ -89,6 +102,7 @@ class Dardis(BaseDispatcher):
         self.retries = retries
         self.rate = rate
         self.full_window = full_window
+        self.last_resort = last_resort
         self.name = name or f"dardis:{generator},{policy}" + (",backfill" if backfill else "")
 
     # ---- per run ----------------------------------------------------------------
@@ -191,7 +205,8 @@ class Dardis(BaseDispatcher):
                     return
             est, lst = lst, lst + 2 * max(lst - est, self.slot)
         self._stats["after_last_termination"] += 1
-        est = max(now, self._last_end())
+        est = (self._nodes_free_from(view, j, now, alive) if self.last_resort == "nodes"
+               else max(now, self._last_end()))
         for with_profile in ((True, False) if self._profile else (False,)):
             if self._round(view, j, est, est + length, with_profile, alive, out):
                 return
@@ -308,6 +323,26 @@ class Dardis(BaseDispatcher):
                 return -neg * self.slot
             heapq.heappop(heap)
         return 0
+
+    def _nodes_free_from(self, view: SystemView, j: int, now: int,
+                         alive: npt.NDArray[np.bool_]) -> int:
+        """The earliest slot boundary from which usable nodes that hold no reservation
+        any more can host all of job ``j``'s units (nodes by their last busy slot)."""
+        first = now // self.slot
+        busy: npt.NDArray[np.bool_] = np.any(self._grid.window(first, self._grid.end) > 1e-9,
+                                             axis=0)
+        width = busy.shape[1]
+        free_from = first + np.where(busy.any(axis=1),
+                                     width - np.argmax(busy[:, ::-1], axis=1), 0)
+        host = np.where(alive, units_fitting(view.capacity, view.req[j]), 0)
+        order = np.argsort(free_from, kind="stable")
+        k = int(np.searchsorted(np.cumsum(host[order]), self._units[j]))
+        if k >= len(order):
+            raise DispatchlabError(
+                f"DARDIS: job {view.jobs.ints('job_id')[j]} needs {self._units[j]} units "
+                f"of {view.req[j].tolist()}; the {int(alive.sum())} usable nodes hold "
+                f"{int(host.sum())}")
+        return max(now, int(free_from[order[k]]) * self.slot)
 
     def _drop_plan(self, j: int) -> Reservation:
         res = self._planned.pop(j)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.dardis.dispatcher import Dardis
@@ -41,24 +42,29 @@ PRESETS: dict[str, tuple[Callable[[], Dispatcher], str]] = {
 }
 
 
-def _hybrid(off_fraction: float, name: str) -> Dispatcher:
+def _hybrid(off_fraction: float, name: str, **params: Any) -> Dispatcher:
     from dispatchlab.hybrid.pipeline import HybridDardis
 
-    return HybridDardis(off_fraction, name=name)
+    return HybridDardis(off_fraction, name=name, **params)
 
 
 #: The hybrid pipeline of thesis ch. 7 (docs/hybrid.md): daily forecast → offline plan →
 #: Alg. 8 profile → DARDIS with node shutdown.
 HYBRID: dict[str, tuple[Callable[[], Dispatcher], str]] = {
-    f"hybrid-dardis{pct}": (partial(_hybrid, frac, f"hybrid-dardis{pct}"),
+    f"hybrid-dardis{pct}": (partial(_hybrid, frac, name=f"hybrid-dardis{pct}"),
                             f"hybrid pipeline (thesis ch. 7): daily forecast, offline plan "
                             f"(Alg. 5), Alg. 8 profile, dardis{pct}")
     for pct, frac in ((100, 0.0), (70, 0.3), (50, 0.5))}
 
 
 def register_presets() -> None:
-    """Register every preset above."""
+    """Register every preset above, and ``dardis=<preset>,key=value`` specs."""
+    from dispatchlab.dispatchers.dardis.spec import canonical_dardis_spec, parse_dardis_spec
+    from dispatchlab.dispatchers.registry import register_canonicalizer, register_spec_parser
+
     for name, (factory, description) in PRESETS.items():
         register(name, factory, description, family="dardis")
     for name, (factory, description) in HYBRID.items():
         register(name, factory, description, family="dardis")
+    register_spec_parser(parse_dardis_spec)
+    register_canonicalizer(canonical_dardis_spec)

@@ -92,11 +92,12 @@ class DardisShutdown(Dardis):
 
     def __init__(self, off_fraction: float, generator: str = "first",
                  policy: str = "min-start", *, backfill: bool = True, depth: int = 32,
-                 slot: int = 300, retries: int = 3, name: str | None = None) -> None:
+                 slot: int = 300, retries: int = 3, last_resort: str = "machine",
+                 name: str | None = None) -> None:
         if not 0.0 <= off_fraction <= 1.0:
             raise ValueError(f"off_fraction must be in [0, 1], got {off_fraction}")
         super().__init__(generator, policy, backfill=backfill, depth=depth, slot=slot,
-                         retries=retries,
+                         retries=retries, last_resort=last_resort,
                          name=name or f"dardis{round(100 * (1 - off_fraction))}")
         self.off_fraction = off_fraction
 

@@ -144,49 +144,21 @@ class OfflinePlanner(BaseDispatcher):
         if view.oracle is None:
             raise ConfigError("the offline planner needs the oracle (the engine fills it "
                               "for dispatchers declaring oracle = True)", field="dispatcher")
-        from dispatchlab.energy.cooling import pue_table
-        from dispatchlab.energy.profit import parse_prices
+        from dispatchlab.planning.profit_inputs import resolve_profit_inputs
 
         wl = view.oracle.workload
-        name, _, suffix = self.cooling.partition(":")
-        table = pue_table(name)
-        if suffix == "scaled":
-            table = table.scaled(_max_it_power(wl, view))
-        elif suffix:
-            raise ConfigError(f"cooling '{self.cooling}': the only suffix is ':scaled'",
-                              field="cooling")
-        self._table = table
-        self._prices = parse_prices(self.prices.replace(":", ","))
-        self._temps = self._temperature(view)
+        # a season profile long enough for plans reaching past the last submission
+        span = int(wl.submit.max() - min(int(wl.submit.min()), 0)) if wl.n_jobs else 0
+        self._inputs = resolve_profit_inputs(
+            self.name, cooling=self.cooling, prices=self.prices,
+            temperature=self.temperature, scenario=view.scenario, days=span // 86400 + 8,
+            seed=self.seed, max_it_power=lambda: _max_it_power(wl, view))
         self._origin = int(wl.submit.min()) if wl.n_jobs else 0
         self._chunk_of = (wl.submit - self._origin) // self.chunk
         self._planned_chunks: set[int] = set()
         self._replay = PlanReplay(self.compress)
         self._chunks: list[dict[str, Any]] = []
         self._plan_time = 0.0
-
-    def _temperature(self, view: SystemView) -> tuple[tuple[int, ...], tuple[float, ...]]:
-        from dispatchlab.energy.temperature import season_profile, temperature_steps
-
-        if self.temperature is None:
-            times, values = temperature_steps(view.scenario)
-            if not len(times):
-                raise ConfigError(
-                    f"{self.name}: no ambient temperature: put temperature rows in the run's "
-                    "scenario, or give temperature=summer|winter|FILE", field="temperature")
-        elif self.temperature in ("summer", "winter"):
-            wl = view.oracle.workload  # type: ignore[union-attr]
-            span = int(wl.submit.max() - min(int(wl.submit.min()), 0)) if wl.n_jobs else 0
-            days = span // 86400 + 8  # the plans reach past the last submission
-            times, values = season_profile(self.temperature, days=days, seed=self.seed)
-        else:
-            from dispatchlab.engine.scenario_gen import resolve_scenario
-
-            times, values = temperature_steps(resolve_scenario(self.temperature))
-            if not len(times):
-                raise ConfigError(f"{self.temperature}: no temperature rows",
-                                  field="temperature")
-        return tuple(int(t) for t in times), tuple(float(v) for v in values)
 
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
         """Plan the chunks of newly queued jobs, then replay."""
@@ -207,7 +179,6 @@ class OfflinePlanner(BaseDispatcher):
 
     def _plan_chunk(self, view: SystemView, k: int) -> None:
         from dispatchlab.planning.instance import from_workload
-        from dispatchlab.planning.objective import ProfitModel
         from dispatchlab.planning.searches import Limits, run_search
 
         t0 = time.perf_counter()
@@ -223,8 +194,7 @@ class OfflinePlanner(BaseDispatcher):
                              step=self.step, busy=self._busy(view),
                              watts_per_core=self.watts_per_core)
         start = self._origin + k * self.chunk
-        pm = ProfitModel(self._table, self._temps[0], self._temps[1], max(start, now),
-                         start + self.chunk, self._prices)
+        pm = self._inputs.model(max(start, now), start + self.chunk)
         limits = Limits(runs=self.runs, time_s=self.time_s, cp_det_time=self.cp_det_time,
                         seed=self.seed)
         options: dict[str, Any] = {"delay": self.delay} if self.search == "delay" else {}

@@ -1,4 +1,5 @@
-"""The Curie-based workloads of Bridi's thesis ch. 6 (§6.8.1), as close as our trace allows.
+"""The Curie-based workloads of Bridi's thesis ch. 6 (§6.8.1) and ch. 7 (§7.6), as close as
+our trace allows.
 
 The thesis extracts from the CEA Curie log a **low** workload (8,125 jobs submitted in 30
 days) and a **high** one (33,583 jobs in 23 days) for a machine of 300 nodes × 32 cores ×
@@ -16,6 +17,20 @@ of at most 9,600 processors, i.e. that fit the machine):
   45.7 days, and compress their submission times linearly onto 23 days (offered load ≈ 1.39:
   the queue keeps growing while jobs arrive and drains after day 23, as the thesis's
   Fig. 6.6 shows for its high workload).
+
+Ch. 7's three traces (low 3,207 jobs in 30 days, medium 8,125 in 30 days, high 10,892 in
+23 days; which days is not said):
+
+- **ch7-medium**: the ch. 6 ``low`` window (8,165 jobs, load 0.62);
+- **ch7-high**: the 23 days from 2012-03-07, 10,861 jobs (load 0.98), the 23-day window
+  whose count is closest to 10,892;
+- **ch7-low**: no 30-day window holds as few as 3,207 jobs (the fewest: 4,670 from
+  2012-02-06); that window thinned to 3,207 jobs drawn uniformly at random (seed 0),
+  load ≈ 0.4 — a thinning, not a window of the log.
+
+Queue: every job is in queue ``large`` whose expected wait is the mean wait of the whole
+log's ``large`` partition (11,400 s, 3.17 h), the thesis's ``aqt(partition)``: DARDIS
+takes ``lst = est + aqt`` (ch. 5, §5.5).
 
 Jobs: ``p`` = allocated processors; records without a run time or with no allocated
 processor (jobs cancelled before they started) are dropped (counted in ``meta``). Units:
@@ -56,7 +71,12 @@ TZ = "Europe/Paris"
 LEVELS: dict[str, tuple[str, int, int | None]] = {
     "low": ("2012-07-11", 30, None),
     "high": ("2012-08-28", 23, 33_583),
+    "ch7-low": ("2012-02-06", 30, None),
+    "ch7-medium": ("2012-07-11", 30, None),
+    "ch7-high": ("2012-03-07", 23, None),
 }
+#: level -> jobs kept, drawn uniformly at random (seed 0) from the window's.
+THINNED: dict[str, int] = {"ch7-low": 3207}
 _SWF = ("id", "submit", "wait", "run", "procs", "cpu", "mem", "reqprocs", "reqtime",
         "reqmem", "status", "uid", "gid", "app", "queue", "part", "prev", "think")
 
@@ -91,6 +111,8 @@ def curie_thesis(level: str = "low", seed: int = 0, trace: str = DEFAULT_TRACE) 
     ok = (df["run"] >= 0) & (df["procs"] > 0) & (df["submit"] >= 0)
     dropped = int((~ok).sum())
     df = df[ok & (df["part"] == LARGE) & (df["procs"] <= MACHINE_CORES)]
+    waits = df["wait"].to_numpy(np.int64)
+    aqt = round(float(waits[waits >= 0].mean()))
     df = df.sort_values(["submit", "id"], kind="stable")
     tz = ZoneInfo(TZ)
     day0 = int(datetime.fromisoformat(first).replace(tzinfo=tz).timestamp())
@@ -110,6 +132,9 @@ def curie_thesis(level: str = "low", seed: int = 0, trace: str = DEFAULT_TRACE) 
         # compress the submissions linearly onto `days` days (last one just before the end)
         sub = np.floor(raw * ((days * 86400 - 1) / max(int(raw[-1]), 1))).astype(np.int64)
     w = df[sel]
+    if level in THINNED:
+        keep = np.sort(np.random.default_rng(0).choice(len(w), THINNED[level], replace=False))
+        w, sub = w.iloc[keep], sub[keep]
     p = w["procs"].to_numpy(np.int64)
     run = w["run"].to_numpy(np.int64)
     req = w["reqtime"].to_numpy(np.int64)
@@ -125,8 +150,9 @@ def curie_thesis(level: str = "low", seed: int = 0, trace: str = DEFAULT_TRACE) 
     return Workload.from_columns(
         submit=sub, walltime=wall, runtime=run, units=units, req={"cores": cores},
         job_id=w["id"].to_numpy(np.int64), power=power, origin_unix=day0, timezone=TZ,
-        source=spec,
-        meta={"generator": "curie-thesis", "level": level, "seed": seed, "trace": trace,
+        source=spec, queue=np.full(len(p), "large"), queues={"large": aqt},
+        meta={"aqt_s": aqt, "generator": "curie-thesis", "level": level, "seed": seed,
+              "trace": trace,
               "first_day": first, "days": days, "dropped_uncleanable": dropped,
               "walltime_raised_to_runtime": int((req < run).sum()),
               "one_core_units": int((~even).sum()),
@@ -143,8 +169,9 @@ def _level(text: str) -> str:
 
 register_generator(
     "curie-thesis", curie_thesis,
-    "Bridi thesis ch. 6 Curie workloads (low: 30 days, high: 33,583 jobs on 23 days) on the "
-    "fat-node partition, job power U(7.8, 11.11) W per core",
+    "Bridi thesis Curie workloads on the fat-node partition, job power U(7.8, 11.11) W per "
+    "core: ch. 6 low (30 days) and high (33,583 jobs on 23 days); ch. 7 ch7-low (3,207 "
+    "jobs of 30 days), ch7-medium (30 days) and ch7-high (23 days)",
     {"level": _level, "seed": parse_int, "trace": str})
 
 
