@@ -159,9 +159,11 @@ def test_plan_one_run_per_scenario_hashed_like_single_entries() -> None:
 
 
 def test_reads_pricing_is_a_declared_property() -> None:
-    assert BaseDispatcher.reads_pricing is False
+    assert BaseDispatcher().reads_pricing is False
     assert not reads_pricing(get_dispatcher("easy"))
-    assert not reads_pricing(get_dispatcher("hybrid-dardis70"))
+    assert not reads_pricing(get_dispatcher("hybrid-dardis70"))  # Alg. 5 planner
+    assert reads_pricing(get_dispatcher(
+        "dardis=hybrid-dardis70,planner=multi,cooling=air,temperature=summer,prices=cheap"))
     assert reads_pricing(get_dispatcher("offline-heuristic"))
     assert reads_pricing(get_dispatcher("offline=delay,temperature=summer,runs=5"))
     assert not reads_pricing(object())  # declares nothing: reads nothing of the pricing

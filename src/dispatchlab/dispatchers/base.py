@@ -43,16 +43,21 @@ class Dispatcher(Protocol):
 class BaseDispatcher:
     """Convenience base: parameter storage, no-op reset and empty statistics.
 
-    ``reads_pricing``: whether the dispatcher's decisions may depend on the inputs of a
-    run's profit accounting — ambient temperature, cooling model, energy and core-hour
-    prices — (see :func:`reads_pricing`). False by default: such a dispatcher is simulated
-    once and the schedule priced in every pricing scenario of an experiment; a family that
-    plans with a cooling model or a temperature series sets it True and is simulated once
-    per scenario.
+    :attr:`reads_pricing` declares whether the dispatcher's decisions may depend on the
+    inputs of a run's profit accounting.
     """
 
     name = "base"
-    reads_pricing = False
+
+    @property
+    def reads_pricing(self) -> bool:
+        """Whether the decisions may depend on the ambient temperature, the cooling model
+        or the energy and core-hour prices (see :func:`reads_pricing`). False here: the
+        dispatcher is simulated once and its schedule priced in every pricing scenario of
+        an experiment. A family that plans with a cooling model or a temperature series
+        returns True (for the settings that make it do so) and is simulated once per
+        scenario."""
+        return False
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Nothing to prepare by default."""
@@ -74,7 +79,7 @@ class BaseDispatcher:
 
 def reads_pricing(dispatcher: object) -> bool:
     """True when ``dispatcher`` declares that its decisions may depend on the pricing
-    inputs (``reads_pricing = True``); a dispatcher that declares nothing does not read
+    inputs (its ``reads_pricing`` is True); a dispatcher that declares nothing does not read
     them (none of them reaches the engine unless put in the run's scenario)."""
     return bool(getattr(dispatcher, "reads_pricing", False))
 

@@ -145,7 +145,7 @@ class PlannedRun:
     """A run of the grid: its configuration and its labels.
 
     ``shares_simulation``: the dispatcher declares that its decisions do not depend on the
-    pricing inputs (``reads_pricing = False``, the default), so this run may take its
+    pricing inputs (``reads_pricing`` False, the default), so this run may take its
     schedule from one simulation shared with the runs that differ from it only in those
     inputs (same :attr:`RunConfig.simulation_key`), each priced on its own.
     """

@@ -107,6 +107,13 @@ class HybridDardis(DardisShutdown):
                        else DEFAULT_DELAY_BUDGET)
         self.seed = seed
 
+    @property
+    def reads_pricing(self) -> bool:
+        """The search planners plan each day for profit (PUE table, temperature, prices),
+        so their schedules depend on those inputs; ``alg5`` and ``fifo`` only report their
+        plan's profit (:class:`~dispatchlab.dispatchers.base.BaseDispatcher`)."""
+        return self.planner in SEARCH_PLANNERS
+
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """No profile yet; the first pipeline run before the end of the first day."""
         super().reset(view, rng)

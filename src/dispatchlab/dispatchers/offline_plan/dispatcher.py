@@ -96,9 +96,12 @@ class OfflinePlanner(BaseDispatcher):
     """Plan each chunk offline (``search``) and replay it (module doc)."""
 
     oracle = True
-    #: plans with a PUE table, prices and the ambient temperature (of the run's scenario
-    #: when no ``temperature=`` is given): simulated once per pricing scenario
-    reads_pricing = True
+
+    @property
+    def reads_pricing(self) -> bool:
+        """Plans with a PUE table, prices and the ambient temperature (of the run's
+        scenario when no ``temperature=`` is given): simulated once per pricing scenario."""
+        return True
 
     def __init__(self, search: str = "delay", chunk: int = 86400, duration: str = "runtime",
                  step: int = 60, cooling: str = "air", temperature: str | None = None,
