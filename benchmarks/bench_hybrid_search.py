@@ -3,7 +3,7 @@ searches, on the first days of the thesis ch. 7 medium Curie workload.
 
 For each planner, ``hybrid-dardis70`` is simulated once (general engine, the
 ``thesis300-power`` platform, the planner's profit model: air cooling, cheap prices, the
-summer profile of ``--seed``), and the run is priced as ``experiments/hybrid/run.py``
+summer profile of ``--seed``), and the run is priced as ``run-experiment`` prices a run
 prices it (summer, air, cheap, the nodes' IT power). Per day: the planner's time, the
 profit of its plan of the day, the arrival-order plan's profit on the same instance
 (Multi-Search's ``est:inc``), the planned utilization and the profile mean.
@@ -74,7 +74,7 @@ def report(rows: list[dict[str, Any]], days: int, seed: int, load: str,
            f"hybrid-dardis70 (last_resort={last_resort}), general engine, thesis300-power, "
            f"planner profit model air / "
            f"cheap / summer seed {seed}; run priced summer-air-cheap on the nodes' power "
-           f"(as experiments/hybrid/run.py). dispatchlab {__version__}, Python "
+           f"(as run-experiment prices a run). dispatchlab {__version__}, Python "
            f"{pyplatform.python_version()}, load before: {load}.", "",
            "| planner | jobs | makespan (d) | mean wait (h) | profit summer-air (€) | "
            "at last submission (€) | power-offs | planning total (s) | wall (s) |",

@@ -10,10 +10,10 @@ is what is known at forecast time: the observed run time of a job that already e
 else its requested wall-time (``duration="observed"``, the default); ``"walltime"`` uses
 wall-times only. Its power is the job's ``power`` figure (W, the whole job; NaN when the
 workload has none), what the profit-driven planners price, and its latest desired start
-(``lst``, shifted like its submission), one of Multi-Search's orderings. Jobs still
-queued at ``t`` are
-not added (the online scheduler has already placed them in its own plan; the pipeline
-passes running jobs as busy capacity).
+(``lst``, shifted like its submission), one of Multi-Search's orderings. The forecast
+holds the replayed submissions only: the pipeline adds the jobs still waiting at ``t``
+(released at the day's start, with their wall-times) and passes running jobs as busy
+capacity.
 """
 
 from __future__ import annotations
