@@ -39,14 +39,14 @@ def test_presets_run_a_pipeline_a_day(name: str) -> None:
 
 
 def test_a_day_profile_uses_only_what_was_known_before_it() -> None:
-    # the same jobs until 20 h, different ones from 23.5 h: the profile of day 1 (made
-    # at 24 h − lead) cannot differ
+    # the same jobs until 20 h, different ones from 23.92 h: the profile of day 1, made
+    # at 24 h − lead (lead = 151 s of boot + 2 slots of 300 s: 23.79 h), cannot differ
     prefix = workload(seed=1)
     head = prefix.take(np.flatnonzero(prefix.submit < 20 * 3600))
 
     def with_tail(seed: int) -> Workload:
         other = workload(seed=seed)
-        tail = other.take(np.flatnonzero(other.submit >= 23 * 3600 + 1800))
+        tail = other.take(np.flatnonzero(other.submit >= 24 * 3600 - 300))
         return Workload.from_columns(
             submit=np.r_[head.submit, tail.submit],
             walltime=np.r_[head.walltime, tail.walltime],
