@@ -13,6 +13,7 @@ import re
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
+from dispatchlab.dispatchers.spec_values import convert_field
 from dispatchlab.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -21,30 +22,6 @@ if TYPE_CHECKING:
 
 _PRESET = re.compile(r"^(hcp|pcp)([0-3]?)(?:-(real|heuristic|walltime|paper))?$")
 _DEC = re.compile(r"^dec(-feedback(?:-(\d+))?)?(-paper)?$")
-_BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-_NONE = ("none", "auto", "")
-
-
-def _convert(key: str, raw: str, kind: Any) -> Any:
-    """``raw`` as the type the dataclass field declares (a string annotation)."""
-    text = str(kind)
-    low = raw.strip().lower()
-    if "None" in text and low in _NONE:
-        return None
-    try:
-        if text.startswith("bool"):
-            return _BOOL[low]
-        if text.startswith("int"):
-            return int(raw)
-        if text.startswith("float"):
-            return float(raw)
-        if text.startswith("tuple"):
-            return tuple(p for p in raw.split("+") if p)
-    except (KeyError, ValueError):
-        raise ConfigError(f"{key}: cannot read '{raw}' as {text}", field=key) from None
-    return raw
-
-
 def parse_cp_spec(spec: dict[str, str]) -> CPDispatcher | None:
     """A CP dispatcher from ``cp=<preset>`` plus field changes; None without a ``cp`` key."""
     if "cp" not in spec:
@@ -71,7 +48,7 @@ def parse_cp_spec(spec: dict[str, str]) -> CPDispatcher | None:
         if name not in types:
             known = ", ".join(sorted(types))
             raise ConfigError(f"unknown CP parameter '{key}' (known: {known})", field=key)
-        changes[name] = _convert(key, raw, types[name])
+        changes[name] = convert_field(key, raw, types[name])
     return CPDispatcher(cfg.with_(**changes))
 
 
@@ -99,12 +76,12 @@ def parse_dec_spec(spec: dict[str, str]) -> DecDispatcher | None:
         if key == "dec":
             continue
         if key == "feedback":
-            feedback = _convert(key, raw, "int")
+            feedback = convert_field(key, raw, "int")
             continue
         name = "estimator" if key == "estimate" else key
         if name not in types:
             known = ", ".join(sorted({*types, "feedback"}))
             raise ConfigError(f"unknown DEC parameter '{key}' (known: {known})", field=key)
-        changes[name] = _convert(key, raw, types[name])
+        changes[name] = convert_field(key, raw, types[name])
     cfg = DecConfig(feedback=feedback, cp=base.config.with_(**changes))
     return DecDispatcher(cfg, name=dec_name(feedback, paper is not None))

@@ -18,24 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.dispatchers.spec_values import convert_field, sorted_spelling
 from dispatchlab.errors import ConfigError
 
-_BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-#: key → converter
-_KEYS: dict[str, Any] = {"retries": int, "depth": int, "slot": int, "full_window": bool,
-                         "last_resort": str, "threshold": float, "offset_perc": float,
-                         "planner": str, "cooling": str, "temperature": str,
-                         "prices": str, "budget": int, "seed": int}
-
-
-def _value(key: str, raw: str) -> Any:
-    kind = _KEYS[key]
-    try:
-        if kind is bool:
-            return _BOOL[raw.strip().lower()]
-        return kind(raw.strip())
-    except (KeyError, ValueError):
-        raise ConfigError(f"{key}: cannot read '{raw}' as {kind.__name__}", field=key) from None
+#: key → type of its value
+_KEYS: dict[str, type] = {"retries": int, "depth": int, "slot": int, "full_window": bool,
+                          "last_resort": str, "threshold": float, "offset_perc": float,
+                          "planner": str, "cooling": str, "temperature": str,
+                          "prices": str, "budget": int, "seed": int}
 
 
 def parse_dardis_spec(spec: dict[str, str]) -> Dispatcher | None:
@@ -57,7 +47,7 @@ def parse_dardis_spec(spec: dict[str, str]) -> Dispatcher | None:
         if key not in _KEYS:
             raise ConfigError(f"unknown DARDIS parameter '{key}' (known: "
                               f"{', '.join(sorted(_KEYS))})", field=key)
-        changes[key] = _value(key, raw)
+        changes[key] = convert_field(key, raw, _KEYS[key])
     label = ",".join([name, *(f"{k}={spec[k].strip()}" for k in sorted(changes))])
     try:
         return factories[name](**changes, name=label)  # type: ignore[call-arg]
@@ -76,7 +66,6 @@ def canonical_dardis_spec(spec: dict[str, str]) -> str | None:
     ``dardis=<preset>`` and the changes by key; None without a ``dardis`` key."""
     if "dardis" not in spec:
         return None
-    rest = sorted((k, v.strip()) for k, v in spec.items() if k != "dardis")
-    if not rest:
+    if len(spec) == 1:
         return spec["dardis"].strip()
-    return ",".join([f"dardis={spec['dardis'].strip()}", *(f"{k}={v}" for k, v in rest)])
+    return sorted_spelling(spec, "dardis")

@@ -17,6 +17,7 @@ from typing import Any
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.offline_plan.dispatcher import OfflinePlanner, PlanFileDispatcher
 from dispatchlab.dispatchers.registry import register
+from dispatchlab.dispatchers.spec_values import convert_field, sorted_spelling
 from dispatchlab.errors import ConfigError
 
 #: Preset → (search, description).
@@ -57,7 +58,8 @@ def parse_spec(fields: dict[str, str]) -> Dispatcher | None:
             bad = sorted(set(fields) - {"plan", "compress"})
             raise ConfigError(f"plan replay takes plan= and compress=, not {', '.join(bad)}",
                               field="dispatcher")
-        return PlanFileDispatcher(fields["plan"], _flag(fields.get("compress", "0")))
+        return PlanFileDispatcher(fields["plan"],
+                                  convert_field("compress", fields.get("compress", "0"), bool))
     if "offline" not in fields:
         return None
     unknown = sorted(set(fields) - set(_PLANNER_KEYS))
@@ -67,18 +69,9 @@ def parse_spec(fields: dict[str, str]) -> Dispatcher | None:
     kwargs: dict[str, Any] = {}
     for key, raw in fields.items():
         arg = _PLANNER_KEYS[key]
-        try:
-            if arg in _INTS:
-                kwargs[arg] = int(raw)
-            elif arg in _FLOATS:
-                kwargs[arg] = float(raw)
-            elif arg == "compress":
-                kwargs[arg] = _flag(raw)
-            else:
-                kwargs[arg] = raw
-        except ValueError:
-            raise ConfigError(f"offline planner: {key}={raw!r} is not a number",
-                              field=key) from None
+        kind = int if arg in _INTS else float if arg in _FLOATS else (
+            bool if arg == "compress" else str)
+        kwargs[arg] = convert_field(key, raw, kind)
     return OfflinePlanner(**kwargs)
 
 
@@ -86,14 +79,6 @@ def canonical_spec(fields: dict[str, str]) -> str | None:
     """Sorted ``key=value`` spelling (the search first) for run hashes."""
     if "plan" in fields or "offline" in fields:
         head = "plan" if "plan" in fields else "offline"
-        rest = sorted(k for k in fields if k != head)
-        return ",".join([f"{head}={fields[head]}", *(f"{k}={fields[k]}" for k in rest)])
+        return sorted_spelling(fields, head)
     return None
 
-
-def _flag(raw: str) -> bool:
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    if raw in ("0", "false", "no", "off", ""):
-        return False
-    raise ConfigError(f"compress must be 0 or 1, got '{raw}'", field="compress")
