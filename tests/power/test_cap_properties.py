@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.metrics.power_audit import it_power
 from dispatchlab.platform.power import NodePowerSpec
+from tests.power.capped_workloads import draw_jobs, hungriest_job_w
 
 DISPATCHERS = ["fifo", "easy", "conservative", "prb-power", "sjf", "fifo-nonstrict", "easy-power",
                "conservative-power",
@@ -27,20 +28,9 @@ def cases(draw: st.DrawFn) -> tuple[Workload, Platform, float, str]:
                          booting=idle, shutting_down=idle, boot_time=draw(st.sampled_from(
                              [0, 5])), shutdown_time=2)
     plat = Platform.homogeneous(n_nodes, {"cores": cores}).with_node_model(spec)
-    n = draw(st.integers(1, 12))
-    units = draw(st.lists(st.integers(1, n_nodes), min_size=n, max_size=n))
-    per = draw(st.lists(st.integers(1, cores), min_size=n, max_size=n))
-    runtime = draw(st.lists(st.integers(0, 50), min_size=n, max_size=n))
-    walltime = [max(r, 1) + draw(st.integers(0, 20)) for r in runtime]
-    submit = sorted(draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)))
-    wl = Workload.from_columns(submit=submit, runtime=runtime, walltime=walltime,
-                               units=units, req={"cores": per})
+    wl = draw_jobs(draw, n_nodes, cores, 12)
     base = n_nodes * spec.idle
-    # the hungriest job alone on an idle machine must fit, or it could never start
-    # (spread one unit a node, or packed on one node: the allocator may do either)
-    need = max(max(u * (spec.core_first + (c - 1) * spec.core),
-                   spec.core_first + (u * c - 1) * spec.core)
-               for u, c in zip(units, per, strict=True))
+    need = hungriest_job_w(wl, spec)
     cap = base + need + draw(st.floats(0.0, 200.0))
     return wl, plat, cap, draw(st.sampled_from(DISPATCHERS))
 

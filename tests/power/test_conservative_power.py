@@ -10,6 +10,7 @@ from dispatchlab import Platform, Workload, simulate
 from dispatchlab.metrics.power_audit import it_power
 from dispatchlab.platform.power import NodePowerSpec
 from tests.dispatchers.helpers import Recorded
+from tests.power.capped_workloads import draw_jobs, hungriest_job_w
 
 SPEC = NodePowerSpec(idle=0.0, core_first=10.0, core=0.0, off=0.0)
 
@@ -67,16 +68,9 @@ def capped(draw: st.DrawFn) -> tuple[Workload, Platform, float]:
                          core_first=draw(st.sampled_from([5.0, 30.0])),
                          core=draw(st.sampled_from([0.0, 2.0, 7.5])), off=0.0)
     plat = Platform.homogeneous(n_nodes, {"cores": cores}).with_node_model(spec)
-    n = draw(st.integers(1, 14))
-    units = draw(st.lists(st.integers(1, n_nodes), min_size=n, max_size=n))
-    per = draw(st.lists(st.integers(1, cores), min_size=n, max_size=n))
-    runtime = draw(st.lists(st.integers(1, 60), min_size=n, max_size=n))
-    submit = sorted(draw(st.lists(st.integers(0, 80), min_size=n, max_size=n)))
-    wl = Workload.from_columns(submit=submit, runtime=runtime, walltime=runtime,
-                               units=units, req={"cores": per})
-    need = max(max(u * (spec.core_first + (c - 1) * spec.core),
-                   spec.core_first + (u * c - 1) * spec.core)
-               for u, c in zip(units, per, strict=True))
+    wl = draw_jobs(draw, n_nodes, cores, 14, runtimes=(1, 60), extra_walltime=None,
+                   max_submit=80)
+    need = hungriest_job_w(wl, spec)
     cap = n_nodes * spec.idle + need + draw(st.floats(0.0, 150.0))
     return wl, plat, cap
 

@@ -22,6 +22,7 @@ from dispatchlab.metrics.power_audit import it_power
 from dispatchlab.platform.power import NodePowerSpec
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload.load import load_workload
+from tests.power.capped_workloads import draw_jobs, hungriest_job_w
 
 EURORA = Path("/work/shared/traces/eurora")
 BATCHES = EURORA / "job_instances" / "historical_traces" / "100"
@@ -223,17 +224,8 @@ def capped_cases(draw: st.DrawFn) -> tuple[Workload, Platform, float, str]:
                          core_first=draw(st.sampled_from([5.0, 30.0])),
                          core=draw(st.sampled_from([0.0, 2.0, 7.5])))
     plat = Platform.homogeneous(n_nodes, {"cores": cores}).with_node_model(spec)
-    n = draw(st.integers(1, 8))
-    units = draw(st.lists(st.integers(1, n_nodes), min_size=n, max_size=n))
-    per = draw(st.lists(st.integers(1, cores), min_size=n, max_size=n))
-    runtime = draw(st.lists(st.integers(0, 50), min_size=n, max_size=n))
-    walltime = [max(r, 1) + draw(st.integers(0, 20)) for r in runtime]
-    submit = sorted(draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)))
-    wl = Workload.from_columns(submit=submit, runtime=runtime, walltime=walltime,
-                               units=units, req={"cores": per})
-    need = max(max(u * (spec.core_first + (c - 1) * spec.core),
-                   spec.core_first + (u * c - 1) * spec.core)
-               for u, c in zip(units, per, strict=True))
+    wl = draw_jobs(draw, n_nodes, cores, 8)
+    need = hungriest_job_w(wl, spec)
     cap = n_nodes * spec.idle + need + draw(st.floats(0.0, 100.0))
     return wl, plat, cap, draw(st.sampled_from(["dec", "dec-feedback-2"]))
 
