@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -183,8 +184,9 @@ def test_dask_worker_killed_mid_run_loses_and_duplicates_nothing(
     same_results: Callable[[Path, Path], int],
     leftovers: Callable[[Path], None],
 ) -> None:
-    # four times the usual grid: warm workers finish a short campaign while the campaign's
-    # process is still storing its first results, and a kill must find a worker busy
+    # four times the usual grid, and a watcher that kills the first worker it sees running a
+    # task: waiting for the first stored result (as this test once did) let warm workers
+    # finish everything first on a loaded machine, leaving no busy worker to kill
     runs = plan(parse_experiment({**grid, "seeds": 4 * grid["seeds"]}))
     reference = tmp_path / "reference"
     with LocalEngine(2) as pool:
@@ -193,20 +195,25 @@ def test_dask_worker_killed_mid_run_loses_and_duplicates_nothing(
     killed: list[int] = []
     with DaskEngine(dask_cluster) as eng:
         client = eng.client
+        done = threading.Event()
 
-        def kill_a_busy_worker(p: Progress) -> None:
-            if killed or p.stored < 1:
-                return
-            for _ in range(200):
+        def kill_a_busy_worker() -> None:
+            while not done.is_set():
                 busy = [w for w, tasks in client.processing().items() if tasks]
                 if busy:
                     pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
                     os.kill(pid, signal.SIGKILL)
                     killed.append(pid)
                     return
-                time.sleep(0.01)
+                time.sleep(0.005)
 
-        outcome = run_campaign(runs, RunStore(tmp_path), eng, on_progress=kill_a_busy_worker)
+        watcher = threading.Thread(target=kill_a_busy_worker, daemon=True)
+        watcher.start()
+        try:
+            outcome = run_campaign(runs, RunStore(tmp_path), eng)
+        finally:
+            done.set()
+            watcher.join(timeout=30)
     assert killed, "no worker was running a task when the first result arrived"
     assert outcome.ok, outcome.failures
     assert outcome.stored + outcome.duplicates == len(runs)
