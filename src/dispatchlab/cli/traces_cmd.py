@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -54,7 +54,7 @@ def traces_command(
 
 def _list(names: list[str], as_json: bool) -> None:
     traces = [find_trace(n)[0] for n in names] if names else list(catalogue().values())
-    rows = []
+    rows: list[dict[str, Any]] = []
     for t in traces:
         here = sum(local_copy(f) is not None for f in t.files)
         rows.append({"name": t.name, "format": t.format, "files": len(t.files),
@@ -69,11 +69,10 @@ def _list(names: list[str], as_json: bool) -> None:
     for col in ("name", "here", "size", "jobs", "what it holds"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        here = ("yes" if r["present"] == r["files"] else
-                "no" if not r["present"] else f"{r['present']}/{r['files']} files")
+        status = ("yes" if r["present"] == r["files"] else
+                  "no" if not r["present"] else f"{r['present']}/{r['files']} files")
         jobs = f"{r['jobs']:,}" if r["jobs"] else ""
-        table.add_row(str(r["name"]), here, human_bytes(float(str(r["bytes"]))), jobs,
-                      str(r["holds"]))
+        table.add_row(r["name"], status, human_bytes(r["bytes"]), jobs, r["holds"])
     console.print(table)
     console.print(f"looked in: {', '.join(str(d) for d in search_dirs())}\n"
                   "fetch with `dispatchlab traces fetch NAME…` or `--all`; where each comes "
