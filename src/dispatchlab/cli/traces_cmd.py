@@ -12,7 +12,7 @@ from rich.table import Table
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import err_console, friendly_errors
 from dispatchlab.cli.simulate_cmd import console
-from dispatchlab.traces.catalogue import Trace, catalogue, find_trace
+from dispatchlab.traces.catalogue import Trace, all_traces, find_trace
 from dispatchlab.traces.errors import TraceError
 from dispatchlab.traces.locations import cache_dir, search_dirs
 from dispatchlab.traces.progress import human_bytes
@@ -47,13 +47,13 @@ def traces_command(
     else:
         if fetch_all == bool(chosen):
             raise TraceError("fetch: give trace names or --all (not both)")
-        failed = _fetch(list(catalogue()) if fetch_all else chosen)
+        failed = _fetch(list(all_traces()) if fetch_all else chosen)
         if failed:
             raise typer.Exit(code=1)
 
 
 def _list(names: list[str], as_json: bool) -> None:
-    traces = [find_trace(n)[0] for n in names] if names else list(catalogue().values())
+    traces = [find_trace(n)[0] for n in names] if names else list(all_traces().values())
     rows: list[dict[str, Any]] = []
     for t in traces:
         here = sum(local_copy(f) is not None for f in t.files)

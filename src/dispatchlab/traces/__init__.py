@@ -3,7 +3,7 @@
 ``trace:NAME`` works wherever a trace file path does; see docs/traces.md.
 """
 
-from dispatchlab.traces.catalogue import Trace, TraceFile, catalogue, find_trace
+from dispatchlab.traces.catalogue import Trace, TraceFile, all_traces, find_trace
 from dispatchlab.traces.errors import TraceChecksumError, TraceDownloadError, TraceError
 from dispatchlab.traces.resolve import is_trace_ref, local_copy, resolve, resolve_source
 
@@ -13,7 +13,7 @@ __all__ = [
     "TraceDownloadError",
     "TraceError",
     "TraceFile",
-    "catalogue",
+    "all_traces",
     "find_trace",
     "is_trace_ref",
     "local_copy",

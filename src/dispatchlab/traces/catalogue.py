@@ -92,7 +92,7 @@ class Trace:
 
 
 @cache
-def catalogue() -> dict[str, Trace]:
+def all_traces() -> dict[str, Trace]:
     """Every catalogued trace by name (read once from the package's data files)."""
     here = resources.files("dispatchlab.traces")
     doc = tomllib.loads(here.joinpath("catalogue.toml").read_text(encoding="utf-8"))
@@ -142,7 +142,7 @@ def find_trace(name: str) -> tuple[Trace, str]:
     A name matches case-insensitively; a trace file's own name (``KTH-SP2-1996-2.1-cln.swf.gz``)
     or its layout path (``swf/...``, ``eurora/...``) also matches.
     """
-    traces = catalogue()
+    traces = all_traces()
     text = name.strip().strip("/")
     head, _, rest = text.partition("/")
     by_lower = {n.lower(): t for n, t in traces.items()}

@@ -2,8 +2,8 @@
 
 The bytes go to ``<dest>.part``; an interrupted download keeps it and the next attempt asks
 for the rest (HTTP ``Range``). Only a ``.part`` whose size and SHA-256 are the catalogue's is
-renamed (atomically) to ``<dest>``; a wrong one is deleted. A lock file keeps two processes
-from writing the same ``.part``.
+renamed (atomically) to ``<dest>``; a wrong one is deleted. A lock file (``.<name>.lock``)
+keeps two processes from writing the same ``.part``.
 """
 
 from __future__ import annotations
@@ -80,7 +80,8 @@ def _fetch_into(url: str, part: Path, size: int, timeout: float,
     if have > size:
         part.unlink()
         have = 0
-    if have == size:
+    if have == size:  # complete already (or an empty file: nothing to ask for)
+        part.touch()
         return
     headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
     if have:
@@ -153,7 +154,7 @@ def _locked(dest: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover  (Windows)
         yield
         return
-    with open(dest.with_name(dest.name + ".lock"), "w") as fh:
+    with open(dest.with_name(f".{dest.name}.lock"), "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
