@@ -154,8 +154,8 @@ def test_doc_example(ex: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     check_parses(ex)
     if has_placeholder(ex) or slow_reason(ex):
         return  # parsed above; a placeholder cannot run, a slow one runs under -m slow
-    if ex.argv[:2] == ("traces", "fetch"):  # tests never download: only check presence
-        for name in ex.argv[2:]:
+    if ex.argv[:2] in (("traces", "fetch"), ("traces", "path")):  # tests never download
+        for name in (w for w in ex.argv[2:] if not w.startswith("-")):
             if not trace_available(name):
                 pytest.skip(f"{ex.where}: {missing_reason(name)}")
     run(ex, tmp_path, monkeypatch)
