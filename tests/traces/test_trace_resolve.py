@@ -133,3 +133,14 @@ def test_every_local_copy_matches_the_catalogue() -> None:
     for f in present:
         path = local_copy(f)
         assert path is not None and path.stat().st_size == f.size
+
+
+def test_a_workload_loaded_by_name_records_the_trace(tiny) -> None:  # type: ignore[no-untyped-def]
+    wl = load_workload("trace:tiny", limit=5)
+    assert wl.meta["trace"] == {"name": "tiny", "path": "swf/tiny.swf.gz",
+                                "sha256": hashlib.sha256(BODY).hexdigest(),
+                                "url": all_traces_url(tiny)}
+
+
+def all_traces_url(tiny) -> str:  # type: ignore[no-untyped-def]
+    return catalogue_module.all_traces()["tiny"].files[0].url

@@ -92,3 +92,11 @@ def test_the_run_ends_with_the_missing_trace_count_and_fetch_command(tmp_path: P
     assert "1 passed, 2 skipped" in out.stdout, out.stdout
     assert "2 test(s) skipped for a missing trace (borg-7d)" in out.stdout
     assert "dispatchlab traces fetch borg-7d" in out.stdout
+
+
+def test_global_offline_flag_forbids_first_use_downloads(tiny, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    how, cache = tiny
+    monkeypatch.delenv("DISPATCHLAB_OFFLINE")
+    result = runner.invoke(app, ["--offline", "trace-info", "trace:tiny"])
+    assert result.exit_code == 2 and "downloading is off" in result.output
+    assert how.ranges == [] and not (cache / "swf").exists()

@@ -38,6 +38,16 @@ def resolve_source(text: str | Path, *, fetch: bool | None = None) -> str | Path
     return str(resolve(str(text)[len(PREFIX):], fetch=fetch))
 
 
+def trace_record(text: str) -> dict[str, str]:
+    """What a result should record of ``trace:NAME[/SUB]``: the catalogue name, the file's
+    layout path, SHA-256 and address (a folder: its name and path only)."""
+    trace, sub = find_trace(text[len(PREFIX):] if is_trace_ref(text) else text)
+    if trace.folder and sub not in trace.by_subpath:
+        return {"name": trace.name, "path": f"{trace.path}/{sub}".rstrip("/")}
+    one = trace.file(sub)
+    return {"name": trace.name, "path": one.path, "sha256": one.sha256, "url": one.url}
+
+
 def resolve(name: str, *, fetch: bool | None = None) -> Path:
     """The local path of the trace (file or folder) ``name``, downloading when allowed."""
     trace, sub = find_trace(name)

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.errors import WorkloadError
-from dispatchlab.traces.resolve import resolve_source
+from dispatchlab.traces.resolve import is_trace_ref, resolve_source, trace_record
 from dispatchlab.workload.eurora import EuroraOptions, load_eurora
 from dispatchlab.workload.generators.registry import generate, is_generator_spec
 from dispatchlab.workload.generators.variable_capacity import read_vc_jobs
@@ -100,7 +100,9 @@ def load_workload(path: str | Path, format: str | None = None, **options: Any) -
     SWF after cleaning, as :class:`SwfOptions` does); times are then rebased so the first
     kept job arrives at 0, the origin moving along.
     """
-    path = resolve_source(path)
+    if is_trace_ref(path):
+        wl = load_workload(resolve_source(path), format, **options)
+        return replace(wl, meta={**wl.meta, "trace": trace_record(str(path))})
     text = str(path)
     skip = options.pop("skip", None)
     limit = options.pop("limit", None)
