@@ -9,7 +9,6 @@ keeps two processes from writing the same ``.part``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import http.client
 import os
 import urllib.error
@@ -18,6 +17,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from dispatchlab.traces.checksum import file_sha256
 from dispatchlab.traces.errors import TraceChecksumError, TraceDownloadError
 
 CHUNK = 1 << 16
@@ -28,15 +28,6 @@ Progress = Callable[[int, int], None]
 
 class _Dropped(Exception):
     """The connection ended before the whole file came; the ``.part`` is kept."""
-
-
-def file_sha256(path: Path) -> str:
-    """Hex SHA-256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(CHUNK * 16):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def part_path(dest: Path) -> Path:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from dispatchlab.traces.catalogue import Trace, TraceFile, find_trace
-from dispatchlab.traces.download import download, file_sha256
+from dispatchlab.traces.checksum import file_sha256
 from dispatchlab.traces.errors import TraceError
 from dispatchlab.traces.locations import OFFLINE_ENV, cache_dir, fetch_allowed, search_dirs
 from dispatchlab.traces.progress import StderrProgress, human_bytes
@@ -96,6 +96,8 @@ def materialise(trace: Trace, file: TraceFile, *, fetch: bool,
         return cached
     if not fetch:
         raise TraceError(_missing_message(trace, file))
+    from dispatchlab.traces.download import download  # urllib, http.client: on demand
+
     label = f"{trace.name} {file.name}" if trace.folder else trace.name
     if not trace.folder:
         print(f"fetching {label} ({human_bytes(file.size)}) from {file.url} into "
