@@ -144,3 +144,9 @@ def test_a_workload_loaded_by_name_records_the_trace(tiny) -> None:  # type: ign
 
 def all_traces_url(tiny) -> str:  # type: ignore[no-untyped-def]
     return catalogue_module.all_traces()["tiny"].files[0].url
+
+
+def test_folder_file_addresses_are_quoted() -> None:
+    """``nodes_#8`` would otherwise end the address at a fragment marker."""
+    url = all_traces()["eurora-system"].file("nodes_#8").url
+    assert url.endswith("/system_configs/nodes_%238")

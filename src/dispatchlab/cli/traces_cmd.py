@@ -59,8 +59,8 @@ def _list(names: list[str], as_json: bool) -> None:
         here = sum(local_copy(f) is not None for f in t.files)
         rows.append({"name": t.name, "format": t.format, "files": len(t.files),
                      "present": here, "bytes": t.size, "jobs": t.jobs, "holds": t.machine,
-                     "period": t.period, "url": t.files[0].url if not t.folder else
-                     t.files[0].url[: -len(t.files[0].path) + len(t.path)] + "/"})
+                     "period": t.period, "url": t.url, "licence": t.group.licence,
+                     "cite": t.group.cite})
     if as_json:
         typer.echo(json.dumps({"cache": str(cache_dir()),
                                "search": [str(d) for d in search_dirs()], "traces": rows}))

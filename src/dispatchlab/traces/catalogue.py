@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from urllib.parse import quote
 
 from dispatchlab.traces.errors import TraceError
 
@@ -55,6 +56,7 @@ class Trace:
     period: str = ""
     acknowledge: str = ""
     folder: bool = False
+    url: str = ""  # the file's address, or the one a folder's file paths are appended to
     by_subpath: dict[str, TraceFile] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -121,11 +123,12 @@ def _trace(raw: dict[str, object], groups: dict[str, Group],
     common = {"name": name, "format": str(raw["format"]), "group": groups[str(raw["group"])],
               "machine": str(raw.get("machine", "")), "period": str(raw.get("period", "")),
               "acknowledge": str(raw.get("acknowledge", "")),
-              "jobs": int(str(raw["jobs"])) if "jobs" in raw else None}
+              "jobs": int(str(raw["jobs"])) if "jobs" in raw else None, "url": url}
     if "folder" in raw:
         folder = str(raw["folder"])
         prefix = folder + "/"
-        by_sub = {path[len(prefix):]: TraceFile(path, url + path[len(prefix):], size, digest)
+        by_sub = {path[len(prefix):]: TraceFile(path, url + quote(path[len(prefix):]), size,
+                                                digest)  # quote: nodes_#8 → nodes_%238
                   for path, (size, digest) in manifest.items() if path.startswith(prefix)}
         if not by_sub:
             raise TraceError(f"catalogue: folder trace '{name}' has no file in manifest.tsv")
