@@ -150,3 +150,27 @@ def test_folder_file_addresses_are_quoted() -> None:
     """``nodes_#8`` would otherwise end the address at a fragment marker."""
     url = all_traces()["eurora-system"].file("nodes_#8").url
     assert url.endswith("/system_configs/nodes_%238")
+
+
+def test_a_folder_is_gathered_in_the_cache_from_copies_and_downloads(
+        tiny, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A folder trace resolves to one folder holding all its files: the local copy is
+    copied into the cache, only the missing file is downloaded."""
+    how, tmp = tiny
+    base = catalogue_module.all_traces()["tiny"].files[0].url.rsplit("/", 1)[0]
+    files = {"a/one.log": b"first batch\n", "b/two.log": b"second batch\n"}
+    by_sub = {sub: TraceFile(f"batches/{sub}", f"{base}/batches/{sub}", len(body),
+                             hashlib.sha256(body).hexdigest()) for sub, body in files.items()}
+    folder = Trace("batches", "batches", tuple(by_sub.values()), "eurora",
+                   Group("test", "s", "l", "c"), "two files", folder=True, by_subpath=by_sub)
+    monkeypatch.setattr(catalogue_module, "all_traces", lambda: {"batches": folder})
+    how.files.update({f"/batches/{sub}": body for sub, body in files.items()})
+    mine = tmp / "mine"
+    (mine / "batches" / "a").mkdir(parents=True)
+    (mine / "batches" / "a" / "one.log").write_bytes(files["a/one.log"])
+    monkeypatch.setenv("DISPATCHLAB_TRACES", str(mine))
+    assert resolve("batches/a") == mine / "batches" / "a"  # complete here: used in place
+    got = resolve("batches")
+    assert got == tmp / "data" / "traces" / "batches"
+    assert {str(p.relative_to(got)) for p in got.rglob("*.log")} == set(files)
+    assert how.ranges == [None] and len(how.files) == 3  # only two.log was downloaded
