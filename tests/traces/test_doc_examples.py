@@ -42,7 +42,7 @@ SLOW = {
     "dispatchlab plan ": "offline profit planning: a CP-SAT search over the thesis workload",
     "plan=plan.parquet": "needs the plan written by the `dispatchlab plan` example",
     "offline-delay": "offline profit planning: a CP-SAT search over the thesis workload",
-    "curie-thesis": "the thesis workload generator reads the whole Curie log (5 s)",
+    "curie-thesis": "the thesis workload generator reads and filters the whole Curie log",
     "dardis-throughput": "DARDIS's message rounds: about 3 s per 500 jobs",
 }
 
