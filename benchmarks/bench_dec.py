@@ -35,12 +35,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-EURORA = Path(__file__).resolve().parents[2] / "shared" / "traces" / "eurora"
-if not EURORA.exists():
-    EURORA = Path("/work/shared/traces/eurora")
-BATCHES = EURORA / "job_instances" / "historical_traces"
-PRED = EURORA / "eurora_power_predictions" / "power_predictions"
-CAPS = EURORA / "variable_power_caps"
+from dispatchlab.traces import resolve
+
+# through the trace catalogue: a local copy, else downloaded (and checked) once
+BATCHES = resolve("eurora-historical")
+PRED = resolve("eurora-power-predictions")
+CAPS = resolve("eurora-power-caps")
 
 #: Batches where the cap binds on eurora-8 with predicted power and idle counted (prb-power's
 #: mean wait grows from no cap to 3000 W to 2000 W); the others fit eurora-8 without waiting

@@ -35,7 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-TRACES = Path(os.environ.get("DISPATCHLAB_TRACES", "/work/shared/traces/swf"))
+from dispatchlab.traces import resolve
+
 EXE = Path(sys.executable).parent / "dispatchlab"
 TARGETS = {"help_s": 0.3, "startup_overhead_s": 0.7, "hpc2n_fifo_s": 1.2,
            "curie_easy_s": 3.0, "curie_easy_rss_mb": 600.0, "curie_easy_out_rss_mb": 1000.0}
@@ -104,17 +105,19 @@ def main() -> None:
     exes = [EXE, *([args.baseline] if args.baseline else [])]
     load0 = os.getloadavg()
     res: dict[str, Any] = {"repeats": r, "load_before": load0, "exes": [str(e) for e in exes]}
-    kth = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
+    # local paths through the trace catalogue (resolved here, so the timed processes do not
+    # hash the traces and a --baseline without trace:NAME support can read them)
+    kth = resolve("KTH-SP2")
     parse = statistics.median(parse_seconds(kth, 1000) for _ in range(3))
     runs = {
         "help": (["--help"], r),
         "kth_1000_fifo": (["simulate", "-w", str(kth), "--limit", "1000", "--json"], r),
-        "hpc2n_fifo": (["simulate", "-w", str(TRACES / "HPC2N-2002-2.2-cln.swf.gz"), "-d",
+        "hpc2n_fifo": (["simulate", "-w", str(resolve("HPC2N")), "-d",
                         "fifo", "--json"], r),
     }
     tmp = Path(tempfile.mkdtemp(prefix="bench-startup-"))
     if not args.quick:
-        curie = str(TRACES / "CEA-Curie-2011-2.1-cln.swf.gz")
+        curie = str(resolve("CEA-Curie"))
         runs["curie_easy"] = (["simulate", "-w", curie, "-d", "easy", "--json"], max(1, r // 2))
         runs["curie_easy_out"] = (["simulate", "-w", curie, "-d", "easy", "--json", "--force",
                                    "--out", str(tmp / "run")], max(1, r // 2))

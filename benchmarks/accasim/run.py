@@ -37,8 +37,10 @@ sys.path.insert(0, str(HERE))
 
 import inputs  # noqa: E402
 
+from dispatchlab.traces import resolve_source  # noqa: E402
+
 ACCASIM_VERSION = "1.1.3"
-DEFAULT_TRACE = REPO.parent / "shared" / "traces" / "swf" / "SDSC-BLUE-2000-4.2-cln.swf.gz"
+DEFAULT_TRACE = Path("trace:SDSC-BLUE")  # a catalogued trace (docs/traces.md), or a file
 
 #: policy → (AccaSim dispatcher, dispatchlab preset, per-job starts must match)
 POLICIES: dict[str, tuple[str, str, bool]] = {
@@ -331,7 +333,7 @@ def build_inputs(args: argparse.Namespace, work: Path) -> list[inputs.InputInfo]
         infos.append(inputs.synthetic(work / f"synthetic-{args.jobs}-s{args.seed}.swf",
                                       jobs=args.jobs, seed=args.seed, load=args.load))
     for tr in args.trace:
-        path = Path(tr)
+        path = Path(resolve_source(tr))  # trace:NAME → a checked local copy
         stem = path.name.split(".swf")[0]
         infos.append(inputs.trace_slice(path, work / f"{stem}-{args.skip}-{args.limit}.swf",
                                         limit=args.limit, skip=args.skip, nodes=args.nodes,

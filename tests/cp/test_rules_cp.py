@@ -4,7 +4,6 @@ tests/engine/test_rules.py, plus a real Eurora batch with its PBS queues."""
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,12 +17,12 @@ from dispatchlab.platform.queues import QueueConfig
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
+from tests.conftest import trace_path
 from tests.engine.test_rules import H, het_platform, night, reserved_platform, starts, wl
 
 # "-solver": CP-SAT is called even when the greedy schedule is provably optimal, so the
 # models' rule constraints (domains, reservation blocks, guards, equal starts) decide
 CP = ["hcp3", "pcp3", "hcp1", "pcp1", "hcp3-solver", "pcp3-solver"]
-EURORA = Path("/work/shared/traces/eurora/job_instances/historical_traces/50")
 
 
 def make(name: str) -> Any:
@@ -130,9 +129,7 @@ def test_heterogeneous_job_starts_all_components_together(name: str) -> None:
 def test_eurora_batch_with_pbs_queues(name: str) -> None:
     """A real batch submitted at 12:36 with 7 np_longpar jobs: the audit passes and no
     np_longpar job starts between 08:00 and 18:00 local time."""
-    path = EURORA / "hist_50_20140401_123611.log_crypt"
-    if not path.exists():
-        pytest.skip("Eurora traces not available")
+    path = trace_path("eurora-historical/50/hist_50_20140401_123611.log_crypt")
     w = load_workload(path)
     res = run(w, resolve_platform("eurora-pbs"), name, on_infeasible="reject")
     jobs = res.jobs

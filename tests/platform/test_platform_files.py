@@ -19,11 +19,10 @@ from dispatchlab.platform.inline import parse_inline
 from dispatchlab.platform.presets import DESCRIPTIONS, PRESETS
 from dispatchlab.platform.quantities import parse_memory_mb
 from dispatchlab.platform.resolve import resolve_platform
+from tests.conftest import trace_path
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "platforms"
-SHARED = (REPO / ".." / "shared").resolve()
-SYSTEM_CONFIGS = SHARED / "traces" / "eurora" / "system_configs"
 
 
 def write(tmp_path: Path, text: str, name: str = "p.toml") -> Path:
@@ -345,9 +344,7 @@ def test_eurora_list_presets(preset: str, nodes: int, cores: int, accel: int) ->
     ],
 )
 def test_presets_match_shared_node_lists(preset: str, shared_name: str) -> None:
-    path = SYSTEM_CONFIGS / shared_name
-    if not path.exists():
-        pytest.skip("shared Eurora system configs not available")
+    path = trace_path(f"eurora-system/{shared_name}")
     from_shared = resolve_platform(str(path))
     shipped = resolve_platform(preset)
     assert np.array_equal(from_shared.capacity, shipped.capacity)

@@ -22,11 +22,11 @@ from dispatchlab.metrics.power_audit import it_power
 from dispatchlab.platform.power import NodePowerSpec
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload.load import load_workload
+from tests.conftest import missing_reason, trace_available, trace_path
 from tests.power.capped_workloads import draw_jobs, hungriest_job_w
 
-EURORA = Path("/work/shared/traces/eurora")
-BATCHES = EURORA / "job_instances" / "historical_traces" / "100"
-PRED = EURORA / "eurora_power_predictions" / "power_predictions"
+PRED = "trace:eurora-power-predictions"
+EURORA_HERE = trace_available("eurora-historical/100") and trace_available(PRED[6:])
 
 # idle 100 W per node; a full 4-core node adds 4 × 50 W
 NODE = NodePowerSpec(idle=100.0, core_first=50.0, core=50.0)
@@ -148,12 +148,12 @@ def test_an_announced_cap_drop_is_planned_for() -> None:
     assert dec.summary["decision_points"] == 4
 
 
-@pytest.mark.skipif(not BATCHES.exists(), reason="shared Eurora traces absent")
+@pytest.mark.skipif(not EURORA_HERE, reason=missing_reason("eurora-historical"))
 @pytest.mark.parametrize("disp", ["dec", "dec-feedback-2"])
 def test_a_real_eurora_batch_stays_under_the_cap(disp: str) -> None:
     # 64-node Eurora, predicted job power, no idle power (PA-HPC-SIM's accounting): at
     # 3000 W the cap binds (the first 40 jobs of the batch wait 3× longer than uncapped)
-    wl = load_workload(sorted(BATCHES.iterdir())[0]).take(slice(0, 40))
+    wl = load_workload(sorted(trace_path("eurora-historical/100").iterdir())[0]).take(slice(0, 40))
     plat = resolve_platform("eurora")
     src = from_predictions(PRED, wl, plat)
     capped = simulate(wl, plat, disp, power_cap=3000.0, power_model=src, count_idle=False)
@@ -194,7 +194,7 @@ def test_specs_and_the_family_in_the_cli() -> None:
         get_dispatcher("dec=dec,foo=1")
 
 
-@pytest.mark.skipif(not BATCHES.exists(), reason="shared Eurora traces absent")
+@pytest.mark.skipif(not EURORA_HERE, reason=missing_reason("eurora-historical"))
 def test_the_cli_runs_dec_under_a_cap(tmp_path: Path) -> None:
     import json
 
@@ -202,7 +202,7 @@ def test_the_cli_runs_dec_under_a_cap(tmp_path: Path) -> None:
 
     from dispatchlab.cli.main import app
 
-    wl = load_workload(sorted(BATCHES.iterdir())[0]).take(slice(0, 10))
+    wl = load_workload(sorted(trace_path("eurora-historical/100").iterdir())[0]).take(slice(0, 10))
     csv = tmp_path / "ten.csv"
     wl.to_frame().to_csv(csv, index=False)
     result = CliRunner().invoke(app, ["simulate", "-w", str(csv), "-p", "eurora-8",

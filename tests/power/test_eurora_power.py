@@ -16,16 +16,18 @@ from dispatchlab.energy.job_power import from_predictions
 from dispatchlab.metrics.power_audit import it_power
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload.load import load_workload
+from tests.conftest import missing_reason, trace_available, trace_path
 
-EURORA = Path("/work/shared/traces/eurora")
-BATCHES = EURORA / "job_instances" / "historical_traces" / "100"
-PRED = EURORA / "eurora_power_predictions" / "power_predictions"
-CAPS = EURORA / "variable_power_caps" / "power_caps_100"
-pytestmark = pytest.mark.skipif(not BATCHES.exists(), reason="shared Eurora traces absent")
+PRED = "trace:eurora-power-predictions"
+CAPS = "trace:eurora-power-caps/power_caps_100"
+NEEDED = ("eurora-historical/100", "eurora-power-predictions", "eurora-power-caps")
+pytestmark = pytest.mark.skipif(
+    not all(trace_available(t) for t in NEEDED),
+    reason=missing_reason(next((t for t in NEEDED if not trace_available(t)), NEEDED[0])))
 
 
 def batch() -> Path:
-    return sorted(BATCHES.iterdir())[0]
+    return sorted(trace_path("eurora-historical/100").iterdir())[0]
 
 
 @pytest.mark.parametrize("disp", ["prb-power", "easy-power", "conservative-power", "easy",

@@ -19,9 +19,10 @@ from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError, InvalidDecision
 from dispatchlab.metrics.power_audit import it_power
 from dispatchlab.platform.power import NodePowerSpec
+from tests.conftest import missing_reason, trace_available, trace_path
 
-CAPS = Path(__file__).resolve().parents[3] / "shared" / "traces" / "eurora" / \
-    "variable_power_caps" / "power_caps_100"
+CAPS = "trace:eurora-power-caps/power_caps_100"
+CAPS_HERE = trace_available(CAPS[6:])
 SMALL = NodePowerSpec(idle=10.0, core_first=8.0, core=2.0)
 BIG = NodePowerSpec(idle=100.0, core_first=50.0, core=25.0)  # full 16-core node: 525 W
 
@@ -84,9 +85,9 @@ def four_big() -> Platform:
     return Platform.homogeneous(4, {"cores": 16}).with_node_model(BIG)
 
 
-@pytest.mark.skipif(not CAPS.exists(), reason="shared Eurora power-cap profiles absent")
+@pytest.mark.skipif(not CAPS_HERE, reason=missing_reason("eurora-power-caps"))
 def test_a_varying_cap_from_the_eurora_profile() -> None:
-    scen = load_scenario(CAPS)
+    scen = load_scenario(trace_path(CAPS[6:]))
     assert [(c.time, c.value) for c in scen.changes][:3] == [(100, 2200.0), (1000, 4000.0),
                                                                (1100, 3000.0)]
     # base 400 W; A → 825 W; C at 1050 (cap 4000) → 1675 W, ends 1150; B at 1500 needs
@@ -98,7 +99,7 @@ def test_a_varying_cap_from_the_eurora_profile() -> None:
     assert w.max() == pytest.approx(1675.0)
 
 
-@pytest.mark.skipif(not CAPS.exists(), reason="shared Eurora power-cap profiles absent")
+@pytest.mark.skipif(not CAPS_HERE, reason=missing_reason("eurora-power-caps"))
 def test_over_cap_policies() -> None:
     # C runs 1050–2050: the cap falls to 1600 W at 1500 under its 1675 W
     wait = simulate(capped_workload(1000), four_big(), "fifo", scenario=CAPS)

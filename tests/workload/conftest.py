@@ -7,14 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
 from dispatchlab.workload.workload import Workload
+from tests.conftest import trace_path
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = (REPO / ".." / "shared").resolve()
-TRACES = SHARED / "traces"
-EURORA = TRACES / "eurora"
 DATA = REPO / "tests" / "data"
 
 ROW_COLUMNS = (
@@ -35,11 +32,9 @@ ROW_COLUMNS = (
 
 
 def shared(*parts: str) -> Path:
-    """A path in the shared folder; the test is skipped when it is absent."""
-    path = TRACES.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"shared data {path} not available")
-    return path
+    """A real trace file or folder by its path in the trace layout (``swf/…``,
+    ``eurora/…``), found through the catalogue; the test is skipped when it is absent."""
+    return trace_path("/".join(parts))
 
 
 def assert_same_workload(a: Workload, b: Workload, *, source: bool = False) -> None:

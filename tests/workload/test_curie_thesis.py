@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.workload import load_workload
 from dispatchlab.workload.generators.curie_thesis import DEFAULT_TRACE
+from tests.conftest import missing_reason, trace_available
 
-pytestmark = pytest.mark.skipif(not Path(DEFAULT_TRACE).is_file(),
-                                reason="the shared Curie trace is not on this machine")
+pytestmark = pytest.mark.skipif(not trace_available(DEFAULT_TRACE.removeprefix("trace:")),
+                                reason=missing_reason("CEA-Curie"))
 
 
 def test_low_and_high() -> None:

@@ -290,8 +290,9 @@ def test_synthetic_batches_load(jobs: int) -> None:
 
 @pytest.mark.slow
 def test_every_eurora_batch_loads() -> None:  # about 4 s alone, 10 s on a busy machine
-    root = shared("eurora", "job_instances")
-    batches = list_eurora_batches(root)
+    roots = [shared("eurora", "job_instances", k) for k in ("historical_traces",
+                                                            "synthetic_workloads")]
+    batches = [p for root in roots for p in list_eurora_batches(root)]
     assert len(batches) == 1172
     total = sum(len(load_eurora(p)) for p in batches)
     assert total == 208_318

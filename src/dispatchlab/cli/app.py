@@ -28,6 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("plan_cmd", "Plan a chunk of jobs offline for profit (thesis ch. 6) and write "
              "the plan."),
     "demo": ("demo_cmd", "Compare the baseline dispatchers and a CP one on a bundled KTH slice."),
+    "traces": ("traces_cmd", "List, fetch (checked, resumable) and locate the catalogued real "
+               "traces."),
 }
 
 
@@ -86,5 +88,12 @@ def main_options(
     version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True,
         help="Print the version and exit.")] = False,
+    offline: Annotated[bool, typer.Option(
+        "--offline", help="Never download a trace named trace:NAME on first use "
+        "(as DISPATCHLAB_OFFLINE=1).")] = False,
 ) -> None:
     """Simulate HPC batch systems and compare dispatchers on real workloads."""
+    if offline:
+        import os
+
+        os.environ["DISPATCHLAB_OFFLINE"] = "1"

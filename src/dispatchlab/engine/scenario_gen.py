@@ -38,6 +38,7 @@ import numpy as np
 from dispatchlab.engine.capacity import capacity_walk, is_capacity_file, load_capacity
 from dispatchlab.engine.scenario import Change, Scenario, load_scenario
 from dispatchlab.errors import ConfigError
+from dispatchlab.traces.resolve import resolve_source
 
 ScenarioArg = Scenario | str | Path | Sequence["Scenario | str | Path"] | None
 
@@ -216,6 +217,7 @@ def resolve_scenario(arg: ScenarioArg) -> Scenario | None:
         text = str(arg)
         if text.startswith("gen:"):
             return generate_scenario(text)
+        text = str(resolve_source(text))
         return load_capacity(text) if is_capacity_file(text) else load_scenario(text)
     out: Scenario | None = None
     for part in arg:

@@ -23,6 +23,9 @@ from dispatchlab.experiments.config import (
     file_digest,
 )
 from dispatchlab.experiments.spec import ExperimentSpec, NamedSpec, WorkloadEntry
+from dispatchlab.traces.errors import TraceError
+from dispatchlab.traces.resolve import PREFIX as TRACE_PREFIX
+from dispatchlab.traces.resolve import resolve_source
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _RESERVED = {"seed"}
@@ -256,7 +259,10 @@ def _resolve_workload(
                 field=f"{field}.options.{key}",
                 source=source,
             )
-    path = Path(e.path).expanduser()
+    try:
+        path = Path(resolve_source(e.path)).expanduser()
+    except TraceError as exc:
+        raise ConfigError(str(exc), field=f"{field}.path", source=source) from None
     if not path.is_absolute() and (base / path).exists():
         path = base / path
     digest = None
@@ -289,7 +295,7 @@ def _resolve_workload(
         text = str(path)
     else:
         text = e.path
-    label = e.name or _stem(Path(e.path).name)
+    label = e.name or _stem(Path(e.path.removeprefix(TRACE_PREFIX)).name)
     skip = _as_int(e.skip, f"{field}.skip", source) or None
     limit = _as_int(e.limit, f"{field}.limit", source)
     ref = WorkloadRef(text, fmt, options, skip=skip, limit=limit, digest=digest,
@@ -368,6 +374,10 @@ def _scenario(text: str, base: Path, field: str, source: str | None) -> str:
     from dispatchlab.engine.scenario_gen import resolve_scenario
 
     if not text.startswith("gen:"):
+        try:
+            text = str(resolve_source(text))
+        except TraceError as exc:
+            raise ConfigError(str(exc), field=f"{field}.scenario", source=source) from None
         path = Path(text).expanduser()
         if not path.is_absolute() and (base / path).exists():
             text = str((base / path).resolve())

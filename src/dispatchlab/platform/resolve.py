@@ -8,6 +8,7 @@ from pathlib import Path
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.inline import parse_inline
 from dispatchlab.platform.platform import Platform
+from dispatchlab.traces.resolve import resolve_source
 
 
 def resolve_platform(spec: Platform | str | Path) -> Platform:
@@ -18,6 +19,7 @@ def resolve_platform(spec: Platform | str | Path) -> Platform:
     if not text:
         raise ConfigError("empty; give an inline spec (nodes=N,cores=C,...), a preset name "
                           "or a platform file", field="platform")
+    text = str(resolve_source(text))
     if "=" in text and not Path(text).exists():
         return parse_inline(text)
     from dispatchlab.platform import presets

@@ -47,6 +47,7 @@ import numpy as np
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
+from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.workload import Queue, Workload
 
 #: Expected waiting time (s) per queue, from the data set's ``system_configs/system_queues``.
@@ -430,8 +431,9 @@ def _options_dict(opts: EuroraOptions) -> dict[str, Any]:
 
 
 def load_power_predictions(path: str | Path) -> dict[int, float]:
-    """``job_id → watts`` from an ``eurora_power_predictions`` file (``498459.node129;93.0``)."""
-    p = Path(path)
+    """``job_id → watts`` from an ``eurora_power_predictions`` file (``498459.node129;93.0``)
+    or ``trace:eurora-power-predictions``."""
+    p = Path(resolve_source(path))
     if not p.is_file():
         raise WorkloadError("file not found", source=str(p))
     out: dict[int, float] = {}

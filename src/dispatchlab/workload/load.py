@@ -1,9 +1,9 @@
 """Load (and save) a workload, detecting its format; generator specs count as workloads.
 
-``load_workload`` accepts a file in any format below, or a generator spec
-``gen:<name>[:key=value,...]`` (see :mod:`dispatchlab.workload.generators`), so a CLI
-``--workload`` option takes either. Formats are told apart by the file name, then by
-the content:
+``load_workload`` accepts a file in any format below, a catalogued trace ``trace:NAME``
+(see :mod:`dispatchlab.traces`), or a generator spec ``gen:<name>[:key=value,...]`` (see
+:mod:`dispatchlab.workload.generators`), so a CLI ``--workload`` option takes any of them.
+Formats are told apart by the file name, then by the content:
 
 - ``swf``: ``.swf`` / ``.swf.gz``, or ``;`` header lines / 18 numeric fields;
 - ``eurora``: ``.log_crypt``, or ``;``-separated lines with ``__`` markers;
@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.errors import WorkloadError
+from dispatchlab.traces.resolve import is_trace_ref, resolve_source, trace_record
 from dispatchlab.workload.eurora import EuroraOptions, load_eurora
 from dispatchlab.workload.generators.registry import generate, is_generator_spec
 from dispatchlab.workload.generators.variable_capacity import read_vc_jobs
@@ -99,6 +100,9 @@ def load_workload(path: str | Path, format: str | None = None, **options: Any) -
     SWF after cleaning, as :class:`SwfOptions` does); times are then rebased so the first
     kept job arrives at 0, the origin moving along.
     """
+    if is_trace_ref(path):
+        wl = load_workload(resolve_source(path), format, **options)
+        return replace(wl, meta={**wl.meta, "trace": trace_record(str(path))})
     text = str(path)
     skip = options.pop("skip", None)
     limit = options.pop("limit", None)

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
+from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.workload import Workload
 
 IntArray = npt.NDArray[np.int64]
@@ -234,9 +235,10 @@ def _line_numbers(path: Path) -> Iterator[int]:
 
 
 def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
-    """Load an SWF file (plain or ``.gz``) as a :class:`Workload` of 1-resource jobs."""
+    """Load an SWF file (plain or ``.gz``, or ``trace:NAME``) as a :class:`Workload` of
+    1-resource jobs."""
     opts = options or SwfOptions()
-    p = Path(path)
+    p = Path(resolve_source(path))
     src = str(p)
     if not p.is_file():
         raise WorkloadError("file not found", source=src)

@@ -20,6 +20,7 @@ import numpy as np
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES, Platform
+from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.generators.registry import is_generator_spec
 from dispatchlab.workload.load import detect_format, load_workload, reader_options
 from dispatchlab.workload.swf import FIELDS, SwfOptions, read_header, read_swf_table
@@ -40,6 +41,7 @@ def trace_info(
     When loading fails, the dict holds ``error`` (and for SWF the header and cleaning
     counts) instead of raising, so the CLI can still show what is wrong.
     """
+    path = resolve_source(path)
     text = str(path)
     spec = format == "gen" or (format is None and is_generator_spec(text))
     p = Path(path)

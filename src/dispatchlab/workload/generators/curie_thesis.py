@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from dispatchlab.errors import WorkloadError
+from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.generators.registry import (
     canonical_spec,
     parse_int,
@@ -58,8 +59,8 @@ from dispatchlab.workload.generators.registry import (
 )
 from dispatchlab.workload.workload import Workload
 
-#: The cleaned Curie log in the shared trace folder.
-DEFAULT_TRACE = "/work/shared/traces/swf/CEA-Curie-2011-2.1-cln.swf.gz"
+#: The cleaned Curie log, through the trace catalogue (a local copy, else fetched once).
+DEFAULT_TRACE = "trace:CEA-Curie"
 #: The fat-node partition of the log (``; Partition: 4 large``).
 LARGE = 4
 CORES_PER_NODE = 32
@@ -82,7 +83,7 @@ _SWF = ("id", "submit", "wait", "run", "procs", "cpu", "mem", "reqprocs", "reqti
 
 
 def _read(trace: str) -> tuple[pd.DataFrame, int]:
-    p = Path(trace)
+    p = Path(resolve_source(trace))
     if not p.is_file():
         raise WorkloadError(f"Curie trace not found: {p}", field="trace")
     origin = None
