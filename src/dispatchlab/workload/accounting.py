@@ -144,7 +144,8 @@ class AccountingReport:
 class JobRecords:
     """Job-level records as columns; times are absolute Unix seconds, NaN = not logged.
 
-    ``line`` is each record's line in the file (for errors), ``runtime`` the logged run
+    ``line`` is each record's line in the file (for errors; 0 when the format has no
+    lines), ``runtime`` the logged run
     time when the format has one (NaN: end − start), ``walltime`` the limit in seconds
     (NaN: none), ``unlimited`` / ``partition_limit`` mark why it is missing, ``nodes``
     the node count (NaN: unknown), ``state`` Slurm-style state names.
@@ -191,6 +192,12 @@ def _in(codes: IntArray, uniques: ObjArray, names: frozenset[str]) -> npt.NDArra
     return np.isin(codes, np.flatnonzero([str(u) in names for u in uniques]))
 
 
+def line_of(rec: JobRecords, i: int) -> int | None:
+    """Record ``i``'s line in the file (None for formats without lines, such as JSON)."""
+    line = int(rec.line[i])
+    return line if line > 0 else None
+
+
 def check_states(rec: JobRecords, source: str) -> None:
     """An unknown state is an error naming its line (a log replay must know each one)."""
     codes, uniques = factorize(rec.state)
@@ -199,7 +206,7 @@ def check_states(rec: JobRecords, source: str) -> None:
         i = int(np.flatnonzero(unknown)[0])
         raise WorkloadError(f"unknown job state {rec.state[i]!r} (known: "
                             f"{', '.join(sorted(KNOWN_STATES))})", source=source,
-                            line=int(rec.line[i]), job=int(rec.job_id[i]), field="State")
+                            line=line_of(rec, i), job=int(rec.job_id[i]), field="State")
 
 
 def check_unique_ids(rec: JobRecords, src: str, field: str, why: str) -> None:
@@ -209,8 +216,9 @@ def check_unique_ids(rec: JobRecords, src: str, field: str, why: str) -> None:
     same = np.flatnonzero(rec.job_id[order][1:] == rec.job_id[order][:-1])
     if len(same):
         i, j = int(order[same[0]]), int(order[same[0] + 1])
-        raise WorkloadError(f"job id {int(rec.job_id[i])} also on line {int(rec.line[i])} "
-                            f"({why})", source=src, line=int(rec.line[j]),
+        where = f"on line {int(rec.line[i])}" if rec.line[i] > 0 else "earlier"
+        raise WorkloadError(f"job id {int(rec.job_id[i])} appears twice, also {where} "
+                            f"({why})", source=src, line=line_of(rec, j),
                             job=int(rec.job_id[j]), field=field)
 
 
@@ -226,7 +234,7 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     def fail(mask: npt.NDArray[np.bool_], fld: str, msg: str) -> WorkloadError:
         i = int(np.flatnonzero(mask)[0])
         return WorkloadError(f"{msg} ({int(mask.sum())} record(s))", source=src,
-                             line=int(rec.line[i]), job=int(rec.job_id[i]), field=fld)
+                             line=line_of(rec, i), job=int(rec.job_id[i]), field=fld)
 
     counts = np.bincount(codes, minlength=len(uniques))
     report.states = {str(u): int(c) for u, c in sorted(zip(uniques, counts, strict=True))}

@@ -105,7 +105,8 @@ def load_batsim(path: str | Path, options: BatsimOptions | None = None) -> Workl
         plat = read_simgrid_platform(opts.platform)
         speed = speed or plat.uniform_speed()
         cores_per_host = plat.uniform_cores()
-    extra = doc.get("dispatchlab") if isinstance(doc.get("dispatchlab"), dict) else {}
+    extra: dict[str, Any] = doc["dispatchlab"] if isinstance(doc.get("dispatchlab"), dict) \
+        else {}
     report = BatsimReport(source=src, records=len(doc["jobs"]))
     nb_res = doc.get("nb_res")
     if nb_res is not None:
@@ -205,8 +206,8 @@ def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, sr
     fractional = subtime != int(subtime) or run != int(run) or (wall is not None
                                                                 and wall != int(wall))
     report.fractional_times_rounded += int(fractional)
-    return {"id": job["id"], "subtime": int(round(subtime)), "walltime": wall,
-            "runtime": int(math.ceil(run)), "res": int(res), "job": job}
+    return {"id": job["id"], "subtime": round(subtime), "walltime": wall,
+            "runtime": math.ceil(run), "res": int(res), "job": job}
 
 
 def _assign_ids(rows: list[dict[str, Any]], report: BatsimReport) -> None:

@@ -204,7 +204,7 @@ def _numbers(values: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
 def _objects(values: pa.ChunkedArray) -> np.ndarray:
     """Python strings of a column, built once per distinct value."""
     encoded = pc.dictionary_encode(values).combine_chunks()
-    names = np.asarray(encoded.dictionary.to_pylist() + [""], dtype=object)
+    names = np.asarray([*encoded.dictionary.to_pylist(), ""], dtype=object)
     index = encoded.indices.fill_null(len(names) - 1).to_numpy(zero_copy_only=False)
     return names[np.asarray(index, np.int64)]
 

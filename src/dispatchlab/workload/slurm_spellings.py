@@ -20,7 +20,9 @@ reader can name the first one's line.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -122,15 +124,16 @@ def parse_time(text: str, timezone: str = "UTC") -> int | None:
 
 
 def _arrow(values: object) -> pa.ChunkedArray:
-    """Values as one arrow string column, nulls as ``""``, surrounding blanks removed."""
+    """Values as one arrow string column, nulls as ``""`` (Python values stripped of
+    surrounding blanks; arrow columns are taken as read)."""
     if isinstance(values, pa.ChunkedArray):
         arr = values
     elif isinstance(values, pa.Array):
         arr = pa.chunked_array([values])
     else:
-        seq = values.astype(object).where(values.notna(), "") if isinstance(
-            values, pd.Series) else values
-        arr = pa.chunked_array([pa.array([str(v) for v in seq], pa.string())])
+        items: Iterable[Any] = (values.astype(object).where(values.notna(), "")
+                                if isinstance(values, pd.Series) else values)  # type: ignore[assignment]
+        arr = pa.chunked_array([pa.array([str(v).strip() for v in items], pa.string())])
     if arr.type != pa.string():
         arr = pc.cast(arr, pa.string())
     return pc.fill_null(arr, "") if arr.null_count else arr
