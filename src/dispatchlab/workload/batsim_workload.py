@@ -246,7 +246,9 @@ def _workload(rows: list[dict[str, Any]], extra: dict[str, Any], cores_per_host:
     report.runtime_over_request = int((runtime > walltime).sum())
     submit = np.array([r["subtime"] for r in rows], np.int64)
     req_extra = [j.get("req") if isinstance(j.get("req"), dict) else None for j in jobs]
-    resources = sorted({str(k) for r in req_extra if r for k in r}) or [CORES]
+    named = extra.get("resources")
+    resources = ([str(r) for r in named] if isinstance(named, list) and named
+                 else sorted({str(k) for r in req_extra if r for k in r}) or [CORES])
     req = {name: np.array([int((r or {}).get(name, cores_per_host if name == CORES else 0))
                            for r in req_extra], np.int64) for name in resources}
     queues = [Queue(str(q["name"]), int(q.get("ewt", 3600)))
@@ -262,15 +264,15 @@ def _workload(rows: list[dict[str, Any]], extra: dict[str, Any], cores_per_host:
     report.jobs = n
     meta = {"format": "batsim", "load_report": report.as_dict()}
     return Workload.from_columns(
-        job_id=[r["job_id"] for r in rows], submit=submit, walltime=walltime,
-        runtime=runtime, units=[r["res"] for r in rows], req=req,
-        queue=labels("queue", queues[0].name if queues else "default"), queues=queues or None,
-        user=labels("user", "-"), app=labels("app", "-"), logged_wait=ints("logged_wait"),
+        job_id=np.array([r["job_id"] for r in rows], np.int64), submit=submit,
+        walltime=walltime, runtime=runtime, units=np.array([r["res"] for r in rows], np.int64),
+        req=req, queue=labels("queue", queues[0].name if queues else "default") if n else None,
+        queues=queues or None, user=labels("user", "-") if n else None,
+        app=labels("app", "-") if n else None, logged_wait=ints("logged_wait"),
         array=ints("array"), hetjob=ints("hetjob"),
         origin_unix=int(origin) if isinstance(origin, int) else None,
         timezone=extra.get("timezone") if isinstance(extra.get("timezone"), str) else None,
-        source=src, meta=meta) if n else Workload.from_columns(
-        submit=[], walltime=[], runtime=[], units=[], req={CORES: []}, source=src, meta=meta)
+        source=src, meta=meta)
 
 
 def write_batsim(workload: Workload, path: str | Path, *, nb_res: int | None = None,
@@ -315,6 +317,7 @@ def write_batsim(workload: Workload, path: str | Path, *, nb_res: int | None = N
         "jobs": jobs,
         "profiles": {f"delay_{int(d)}": {"type": "delay", "delay": int(d)} for d in delays},
         "dispatchlab": {"source": wl.source, "origin_unix": wl.origin_unix,
+                        "resources": list(wl.resources),
                         "timezone": wl.timezone,
                         "queues": [{"name": q.name, "ewt": q.ewt} for q in wl.queues]},
     }

@@ -136,7 +136,8 @@ def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Wo
         ids = job_id.astype(np.int64)
     else:
         ids = base.copy()
-        fresh = (is_task | is_het)[keep]
+        pending_range = _mask(pc.starts_with(task, "["))  # 123_[5-9]: not one job yet
+        fresh = ((is_task & ~pending_range) | is_het)[keep]
         if fresh.any():
             rows = keep[fresh]
             ids[rows] = int(base.max()) + 1 + np.arange(len(rows))
