@@ -97,3 +97,14 @@ def test_simulate_on_a_sacct_export() -> None:
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
     assert summary["jobs"] == 8 and summary["cleaning"]["steps_skipped"] == 4
+
+
+def test_simulate_skip_bad_lines_reaches_the_accounting_readers(tmp_path: Path) -> None:
+    bad = tmp_path / "export.txt"
+    bad.write_text((DATA / "sacct_parsable2.txt").read_text() + "9999|9999|2024-03\n")
+    args = ["simulate", "-w", str(bad), "-p", "nodes=4,cores=32", "--json"]
+    fails = runner.invoke(app, args)
+    assert fails.exit_code == 2 and f"{bad}:17" in fails.output
+    ok = runner.invoke(app, [*args, "--skip-bad-lines"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["cleaning"]["bad_lines_skipped"] == 1

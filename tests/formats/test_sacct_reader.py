@@ -153,3 +153,16 @@ def test_whole_node_units(tmp_path: Path) -> None:
     assert wl.req[:, 0].tolist() == [16, 32, 8, 2, 2, 32, 4, 1]
     wide = load_sacct(SAMPLE, AccountingOptions(units="nodes", cores_per_node=64))
     assert (wide.req[:, 0] == 64).all()
+
+
+def test_header_only_empty_and_truncated_gzip(tmp_path: Path) -> None:
+    assert load_sacct(write(tmp_path)).n_jobs == 0
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(WorkloadError, match="no header line"):
+        load_sacct(empty)
+    cut = tmp_path / "cut.txt.gz"
+    cut.write_bytes(gzip.compress(SAMPLE.read_bytes())[:200])
+    with pytest.raises(WorkloadError, match="damaged gzip data") as err:
+        load_sacct(cut)
+    assert err.value.source == str(cut)

@@ -77,15 +77,21 @@ def read_delimited(path: Path, delimiter: str, *, skip_bad_lines: bool = False,
         invalid.append(row.text)
         return "skip"
 
-    table = pv.read_csv(
-        pa.BufferReader(raw[starts[head + 1]:] if head + 1 < len(starts) else b""),
-        read_options=pv.ReadOptions(column_names=column_names),
-        parse_options=pv.ParseOptions(delimiter=delimiter, quote_char=False,
-                                      invalid_row_handler=on_invalid),
-        convert_options=pv.ConvertOptions(
-            column_types={c: pa.string() for c in column_names}, strings_can_be_null=False,
-            quoted_strings_can_be_null=False))
     lines = nonblank[1:].astype(np.int64) + 1
+    if not len(lines):  # a header and no record
+        table = pa.table({c: pa.array([], pa.string()) for c in column_names})
+    else:
+        try:
+            table = pv.read_csv(
+                pa.BufferReader(raw[starts[head + 1]:]),
+                read_options=pv.ReadOptions(column_names=column_names),
+                parse_options=pv.ParseOptions(delimiter=delimiter, quote_char=False,
+                                              invalid_row_handler=on_invalid),
+                convert_options=pv.ConvertOptions(
+                    column_types={c: pa.string() for c in column_names},
+                    strings_can_be_null=False, quoted_strings_can_be_null=False))
+        except pa.ArrowInvalid as exc:
+            raise WorkloadError(f"unreadable table ({exc})", source=str(path)) from None
     bad_lines = 0
     if invalid:
         bad = _bad_lines(raw, delimiter, len(column_names))

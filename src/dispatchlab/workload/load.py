@@ -207,6 +207,8 @@ def _load_file(p: Path, format: str | None, skip: int | None, limit: int | None,
 
         module, func = ACCOUNTING[fmt]
         loader = getattr(import_module(f"dispatchlab.workload.{module}"), func)
+        if getattr(swf_obj, "skip_bad_lines", False):  # the CLI's --skip-bad-lines
+            options.setdefault("skip_bad_lines", True)
         opts = reader_options(AccountingOptions, options, fmt, p)
         return slice_workload(loader(p, opts), skip, limit)
     if fmt == "batsim":
