@@ -9,6 +9,7 @@ skipped and counted).
 from __future__ import annotations
 
 import gzip
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,18 +52,13 @@ def read_delimited(path: Path, delimiter: str, *, skip_bad_lines: bool = False,
     """The table of ``path`` (first non-blank line = header); a trailing delimiter on every
     line (sacct ``--parsable``) is allowed."""
     raw = read_bytes(path) if data is None else data
-    buf = np.frombuffer(raw, np.uint8)
-    ends = np.flatnonzero(buf == 10)
-    starts = np.r_[0, ends + 1]
-    stops = np.r_[ends, len(raw)]
-    width = stops - starts
-    cr = (width > 0) & (buf[np.clip(stops - 1, 0, max(len(raw) - 1, 0))] == 13) if len(raw) \
-        else np.zeros(len(width), bool)
-    nonblank = np.flatnonzero((width - cr) > 0)
-    if not len(nonblank):
+    lead = len(raw) - len(raw.lstrip(b"\r\n"))  # blank lines before the header
+    head = raw.count(b"\n", 0, lead)  # 0-based line of the header
+    cut = raw.find(b"\n", lead)
+    body_at = len(raw) if cut < 0 else cut + 1
+    header = raw[lead:body_at].decode("utf-8", "replace").rstrip("\r\n")
+    if not header.strip():
         raise WorkloadError("empty file: no header line", source=str(path))
-    head = int(nonblank[0])
-    header = raw[starts[head]:stops[head]].decode("utf-8", "replace").rstrip("\r")
     names = header.split(delimiter)
     trailing = len(names) > 1 and names[-1] == ""
     if trailing:
@@ -77,13 +73,13 @@ def read_delimited(path: Path, delimiter: str, *, skip_bad_lines: bool = False,
         invalid.append(row.text)
         return "skip"
 
-    lines = nonblank[1:].astype(np.int64) + 1
-    if not len(lines):  # a header and no record
+    body = memoryview(raw)[body_at:]  # no copy of a large file
+    if re.search(rb"\S", body) is None:  # a header and no record
         table = pa.table({c: pa.array([], pa.string()) for c in column_names})
     else:
         try:
             table = pv.read_csv(
-                pa.BufferReader(raw[starts[head + 1]:]),
+                pa.BufferReader(pa.py_buffer(body)),
                 read_options=pv.ReadOptions(column_names=column_names),
                 parse_options=pv.ParseOptions(delimiter=delimiter, quote_char=False,
                                               invalid_row_handler=on_invalid),
@@ -92,6 +88,12 @@ def read_delimited(path: Path, delimiter: str, *, skip_bad_lines: bool = False,
                     strings_can_be_null=False, quoted_strings_can_be_null=False))
         except pa.ArrowInvalid as exc:
             raise WorkloadError(f"unreadable table ({exc})", source=str(path)) from None
+    blank_inside = (raw.find(b"\n\n", body_at) >= 0 or raw.find(b"\n\r\n", body_at) >= 0
+                    or raw.startswith((b"\n", b"\r\n"), body_at))
+    if blank_inside:  # find each row's line
+        lines = _nonblank_lines(raw[body_at:]) + head + 2
+    else:
+        lines = np.arange(table.num_rows + len(invalid), dtype=np.int64) + head + 2
     bad_lines = 0
     if invalid:
         bad = _bad_lines(raw, delimiter, len(column_names))
@@ -109,6 +111,17 @@ def read_delimited(path: Path, delimiter: str, *, skip_bad_lines: bool = False,
         raise WorkloadError(f"read {table.num_rows} rows but counted {len(lines)} lines",
                             source=str(path))
     return DelimitedTable(table=table, lines=lines, bad_lines=bad_lines, names=names)
+
+
+def _nonblank_lines(body: bytes) -> IntArray:
+    """0-based numbers of the non-blank lines of ``body``."""
+    buf = np.frombuffer(body, np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    starts = np.r_[0, ends + 1]
+    stops = np.r_[ends, len(body)]
+    width = stops - starts
+    cr = (width > 0) & (buf[np.clip(stops - 1, 0, max(len(body) - 1, 0))] == 13)
+    return np.flatnonzero((width - cr) > 0).astype(np.int64)
 
 
 def _bad_lines(raw: bytes, delimiter: str, expected: int) -> list[tuple[int, int]]:
