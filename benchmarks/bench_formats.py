@@ -6,6 +6,8 @@
   (half of the cancelled ones never started), ``UNLIMITED`` and ``Partition_Limit``
   limits, job-array tasks, day-long run times, local times of Europe/Stockholm (read in
   that zone, so the DST checks run). Timed: :func:`load_sacct`, records to workload.
+- ``pbs``: a synthetic PBS Pro accounting log of ``--pbs-records`` ``E`` records (default
+  200,000; read line by line in Python, no target: reported per record).
 - ``hpc2n``: the HPC2N SWF trace (202,871 records) read and written as a Batsim workload
   JSON (target ≤ 3 s); skipped when the shared trace is absent.
 
@@ -36,6 +38,7 @@ from dispatchlab import __version__
 from dispatchlab.workload.accounting import AccountingOptions
 from dispatchlab.workload.batsim_workload import write_batsim
 from dispatchlab.workload.load import load_workload
+from dispatchlab.workload.pbs_accounting import load_pbs
 from dispatchlab.workload.slurm_sacct import load_sacct
 
 HPC2N = Path(os.environ.get("DISPATCHLAB_TRACES", "/work/shared/traces/swf")) / \
@@ -101,6 +104,27 @@ def write_sacct(path: Path, n: int, seed: int = 0) -> None:
                               quoting=3)
 
 
+def write_pbs(path: Path, n: int, seed: int = 0) -> None:
+    """A synthetic, seeded PBS Pro accounting log of ``n`` E records as PBS writes them."""
+    rng = np.random.default_rng(seed)
+    submit = 1_700_000_000 + np.cumsum(rng.integers(0, 40, n))
+    start = submit + rng.integers(0, 7200, n)
+    run = rng.integers(1, 86400, n)
+    chunks = rng.choice(np.array([1, 2, 4, 8]), n)
+    with open(path, "w") as fh:
+        for i in range(n):
+            r, c = int(run[i]), int(chunks[i])
+            fh.write(
+                f"03/01/2024 09:00:10;E;{i + 1}.pbs01;user=u{i % 300} group=g "
+                f"jobname=app{i % 50} queue=workq ctime={submit[i]} qtime={submit[i]} "
+                f"etime={submit[i]} start={start[i]} exec_host=n001/0*4 "
+                f"Resource_List.ncpus={4 * c} Resource_List.nodect={c} "
+                f"Resource_List.select={c}:ncpus=4 Resource_List.walltime=24:00:00 "
+                f"session=4242 end={start[i] + r} Exit_status=0 resources_used.ncpus={4 * c} "
+                f"resources_used.walltime={r // 3600:02d}:{r % 3600 // 60:02d}:{r % 60:02d} "
+                "run_count=1\n")
+
+
 def timed(func: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
     """Median wall and CPU seconds of ``func`` over ``repeats`` runs (one warm-up first)."""
     result = func()
@@ -116,6 +140,7 @@ def timed(func: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--pbs-records", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
@@ -135,6 +160,12 @@ def main() -> int:
                      f"{rep['dropped_cancelled_before_start']:,}, ambiguous local times "
                      f"{rep['ambiguous_local_times']:,}", wall, cpu, TARGETS["sacct"],
                      "load_sacct"))
+        pbs = Path(tmp) / "20240301"
+        write_pbs(pbs, args.pbs_records)
+        wall, cpu, wl = timed(lambda: load_pbs(pbs), args.repeats)
+        rows.append(("pbs", f"{args.pbs_records:,} E records → {wl.n_jobs:,} jobs; "
+                     f"{cpu / args.pbs_records * 1e6:.0f} µs CPU per record", wall, cpu,
+                     float("nan"), "load_pbs"))
         if HPC2N.exists():
             out = Path(tmp) / "hpc2n.json"
 
@@ -154,11 +185,13 @@ def main() -> int:
         f"{', '.join(f'{x:.2f}' for x in load_before)}, after "
         f"{', '.join(f'{x:.2f}' for x in load_after)}.",
         "",
-        "| case | what | wall s | CPU s (all threads) | target s | met |",
+        "| case | what | wall s | CPU s (all threads) | target s | met (wall; CPU) |",
         "|---|---|---:|---:|---:|---|",
     ]
-    lines += [f"| {name} | {what} ({how}) | {wall:.2f} | {cpu:.2f} | {target:.0f} | "
-              f"{'yes' if wall <= target else 'no'} |"
+    lines += [f"| {name} | {what} ({how}) | {wall:.2f} | {cpu:.2f} | "
+              + ("– | – |" if target != target else
+                 f"{target:.0f} | {'yes' if wall <= target else 'no'} (CPU: "
+                 f"{'yes' if cpu <= target else 'no'}) |")
               for name, what, wall, cpu, target, how in rows]
     text = "\n".join(lines) + "\n"
     print(text)
