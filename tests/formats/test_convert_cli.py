@@ -108,3 +108,18 @@ def test_simulate_skip_bad_lines_reaches_the_accounting_readers(tmp_path: Path) 
     ok = runner.invoke(app, [*args, "--skip-bad-lines"])
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.output)["cleaning"]["bad_lines_skipped"] == 1
+
+
+def test_simulate_a_batsim_workload_on_its_simgrid_platform(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["simulate", "-w", str(DATA / "batsim_workload.json"),
+                                 "-p", str(DATA / "platform.xml"), "-d", "fifo", "--out",
+                                 str(tmp_path / "run"), "--schedule-format", "batsim",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["jobs"] == 3 and summary["cleaning"]["dropped_unsupported_profile"] == 2
+    table = pd.read_csv(tmp_path / "run" / "out_jobs.csv", keep_default_na=False)
+    # whole 2-core hosts, numbered by host as Batsim does; 5e10 flops at 1 Gf/s = 50 s
+    assert table.requested_number_of_resources.tolist() == [1, 4, 2]
+    assert table.execution_time.tolist() == [30, 50, 30]
+    assert table.allocated_resources.tolist() == ["0", "0-3", "0-1"]

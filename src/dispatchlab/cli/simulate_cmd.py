@@ -148,7 +148,8 @@ def simulate_command(
     if out is not None:
         check_out(out, force)
     check_schedule_formats(schedule_format, out)
-    wl = load_workload(workload, **opts.reader_kwargs())
+    wl = load_workload(workload, **opts.reader_kwargs(), **batsim_platform(workload, format,
+                                                                          platform))
     require_jobs(wl, workload)
     if platform is None:
         plat, how = platform_for(wl)
@@ -228,6 +229,19 @@ def check_out(out: Path, force: bool) -> None:
         if not force:
             raise ConfigError(f"{out} already holds results; pass --force to replace them",
                               field="--out")
+
+
+def batsim_platform(workload: str, fmt: str | None, platform: str | None) -> dict[str, str]:
+    """A Batsim workload run on a SimGrid platform file reads its hosts' speed and cores
+    from that file (``parallel_homogeneous`` run times, whole-host units), as Batsim would."""
+    if not platform or not platform.lower().endswith(".xml") or not Path(platform).is_file():
+        return {}
+    from dispatchlab.workload.load import detect_format
+
+    path = Path(workload)
+    is_batsim = fmt == "batsim" or (fmt is None and path.is_file()
+                                    and detect_format(path) == "batsim")
+    return {"platform": platform} if is_batsim else {}
 
 
 #: ``--schedule-format`` value → file written in the ``--out`` folder.
