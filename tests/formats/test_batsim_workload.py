@@ -136,3 +136,12 @@ def test_hostile_platforms(tmp_path: Path, xml: str, field: str) -> None:
     path.write_text("<platform><zone>")
     with pytest.raises(ConfigError, match="well-formed"):
         read_simgrid_platform(path)
+
+
+@pytest.mark.slow
+def test_hpc2n_round_trips_through_batsim_json(tmp_path: Path) -> None:
+    from tests.conftest import shared_trace
+
+    swf = load_workload(shared_trace("HPC2N-2002-2.2-cln.swf.gz"))
+    back = load_workload(write_batsim(swf, tmp_path / "hpc2n.json"))
+    assert_same_jobs(swf, back)
