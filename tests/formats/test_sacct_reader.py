@@ -166,3 +166,12 @@ def test_header_only_empty_and_truncated_gzip(tmp_path: Path) -> None:
     with pytest.raises(WorkloadError, match="damaged gzip data") as err:
         load_sacct(cut)
     assert err.value.source == str(cut)
+
+
+def test_duplicates_export_keeps_the_last_run_of_a_requeued_job(tmp_path: Path) -> None:
+    # sacct --duplicates: the first run of job 7 ended REQUEUED, the second completed
+    first = GOOD.replace("COMPLETED", "REQUEUED").replace("2024-03-01T09:00:05",
+                                                          "2024-03-01T08:10:00")
+    wl = load_sacct(write(tmp_path, first, GOOD))
+    assert wl.job_id.tolist() == [7] and wl.runtime.tolist() == [3600]
+    assert wl.meta["load_report"]["dropped_unfinished"] == 1

@@ -209,13 +209,16 @@ def check_states(rec: JobRecords, source: str) -> None:
                             line=line_of(rec, i), job=int(rec.job_id[i]), field="State")
 
 
-def check_unique_ids(rec: JobRecords, src: str, field: str, why: str) -> None:
-    """Two job records with one id is an error naming both lines (``why``: the likely
-    cause in this format); the replay cannot tell which one to use."""
-    order = np.argsort(rec.job_id, kind="stable")
+def check_unique_ids(rec: JobRecords, src: str, field: str, why: str,
+                     rows: IntArray | None = None) -> None:
+    """Two kept job records (``rows``; default all) with one id is an error naming both
+    lines (``why``: the likely cause in this format); the replay cannot tell which one to
+    use. Dropped records (a requeued job's earlier, unfinished runs) do not count."""
+    rows = np.arange(len(rec.job_id)) if rows is None else rows
+    order = rows[np.argsort(rec.job_id[rows], kind="stable")]
     same = np.flatnonzero(rec.job_id[order][1:] == rec.job_id[order][:-1])
     if len(same):
-        i, j = int(order[same[0]]), int(order[same[0] + 1])
+        i, j = sorted((int(order[same[0]]), int(order[same[0] + 1])))
         where = f"on line {int(rec.line[i])}" if rec.line[i] > 0 else "earlier"
         raise WorkloadError(f"job id {int(rec.job_id[i])} appears twice, also {where} "
                             f"({why})", source=src, line=line_of(rec, j),
@@ -223,9 +226,10 @@ def check_unique_ids(rec: JobRecords, src: str, field: str, why: str) -> None:
 
 
 def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOptions,
-                   fmt: str, fields: dict[str, str]) -> Workload:
+                   fmt: str, fields: dict[str, str], duplicates: str) -> Workload:
     """The workload of ``rec`` after the module's rules; ``fields`` names the file's
-    column for each of ``submit``, ``start``, ``end``, ``cpus``, ``nodes`` (for errors)."""
+    column for each of ``submit``, ``start``, ``end``, ``cpus``, ``nodes``, ``id`` (for
+    errors), ``duplicates`` the likely cause of two kept records with one id."""
     src = report.source
     check_states(rec, src)
     codes, uniques = factorize(rec.state)
@@ -271,6 +275,7 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     report.kept_preempted = int((keep & _in(codes, uniques, PREEMPTED_STATES)).sum())
 
     idx = np.flatnonzero(keep)
+    check_unique_ids(rec, src, fields["id"], duplicates, idx)
     runtime_f = np.where(np.isnan(rec.runtime[idx]), rec.end[idx] - rec.start[idx],
                          rec.runtime[idx])
     runtime = np.ceil(np.maximum(runtime_f, 0)).astype(np.int64)

@@ -36,7 +36,6 @@ from dispatchlab.workload.accounting import (
     AccountingReport,
     JobRecords,
     build_workload,
-    check_unique_ids,
 )
 from dispatchlab.workload.delimited import read_bytes
 from dispatchlab.workload.workload import UNKNOWN, Workload
@@ -184,10 +183,11 @@ def load_pbs(path: str | Path, options: AccountingOptions | None = None) -> Work
         state=np.array(cols["state"], dtype=object), queue=np.array(cols["queue"], object),
         user=np.array(cols["user"], object), app=np.array(cols["app"], object),
         array=np.array(cols["array"], np.int64), hetjob=np.full(n, UNKNOWN, np.int64))
-    check_unique_ids(rec, src, "id", "a rerun job, or the logs of two servers joined")
-    return build_workload(rec, report, opts, "pbs",
-                          {"submit": "qtime", "start": "start", "end": "end",
-                           "cpus": "Resource_List.ncpus", "nodes": "Resource_List.nodect"})
+    return build_workload(
+        rec, report, opts, "pbs",
+        {"id": "id", "submit": "qtime", "start": "start", "end": "end",
+         "cpus": "Resource_List.ncpus", "nodes": "Resource_List.nodect"},
+        duplicates="a rerun job, or the logs of two servers joined")
 
 
 def _row(attrs: dict[str, str], lineno: int, src: str) -> dict[str, object]:

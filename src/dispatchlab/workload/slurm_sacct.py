@@ -36,7 +36,6 @@ from dispatchlab.workload.accounting import (
     AccountingReport,
     JobRecords,
     build_workload,
-    check_unique_ids,
     normalise_states,
 )
 from dispatchlab.workload.delimited import read_delimited
@@ -153,11 +152,12 @@ def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Wo
         app=_labels(column("JobName"), len(lines), "-")[keep],
         array=np.where(is_task, base, UNKNOWN)[keep],
         hetjob=np.where(is_het, base, UNKNOWN)[keep])
-    check_unique_ids(rec, src, "JobID", "requeued runs listed by --duplicates, or several "
-                     "clusters: export one cluster, keep the last run")
-    return build_workload(rec, report, opts, "sacct",
-                          {"submit": "Submit", "start": "Start", "end": "End", "cpus": cpu_name,
-                           "nodes": node_name, "state": state_name})
+    return build_workload(
+        rec, report, opts, "sacct",
+        {"id": "JobID", "submit": "Submit", "start": "Start", "end": "End", "cpus": cpu_name,
+         "nodes": node_name, "state": state_name},
+        duplicates="runs of a requeued job that all finished, or several clusters: export "
+        "one cluster")
 
 
 def _job_id_parts(jid: pa.ChunkedArray) -> pa.ChunkedArray:

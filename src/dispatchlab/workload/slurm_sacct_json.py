@@ -31,7 +31,6 @@ from dispatchlab.workload.accounting import (
     AccountingReport,
     JobRecords,
     build_workload,
-    check_unique_ids,
     normalise_states,
 )
 from dispatchlab.workload.delimited import read_bytes
@@ -141,12 +140,12 @@ def load_sacct_json(path: str | Path, options: AccountingOptions | None = None) 
         app=np.array(cols[11], dtype=object).reshape(n),
         array=np.array(cols[12], np.int64).reshape(n),
         hetjob=np.array(cols[13], np.int64).reshape(n))
-    check_unique_ids(rec, src, "job_id", "requeued runs listed by --duplicates, or several "
-                     "clusters")
-    return build_workload(rec, report, opts, "sacct-json",
-                          {"submit": "time.submission", "start": "time.start",
-                           "end": "time.end", "cpus": "tres.allocated", "nodes":
-                           "allocation_nodes"})
+    return build_workload(
+        rec, report, opts, "sacct-json",
+        {"id": "job_id", "submit": "time.submission", "start": "time.start",
+         "end": "time.end", "cpus": "tres.allocated", "nodes": "allocation_nodes"},
+        duplicates="runs of a requeued job that all finished, or several clusters: export "
+        "one cluster")
 
 
 def _row(job: dict[str, Any]) -> tuple[Any, ...]:
