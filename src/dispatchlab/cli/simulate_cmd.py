@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -70,6 +71,9 @@ def simulate_command(
     = None,
     force: Annotated[bool, typer.Option("--force", help="Let --out replace a folder that "
                      "already holds results.")] = False,
+    schedule_format: Annotated[list[str] | None, typer.Option(
+        help="With --out, also write the schedule as batsim (out_jobs.csv, Batsim's jobs.csv "
+        "layout that evalys reads) or swf (schedule.swf); repeatable.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")]
     = False,
     format: FormatOpt = None,
@@ -143,7 +147,9 @@ def simulate_command(
                           field="--loop")
     if out is not None:
         check_out(out, force)
-    wl = load_workload(workload, **opts.reader_kwargs())
+    check_schedule_formats(schedule_format, out)
+    wl = load_workload(workload, **opts.reader_kwargs(), **batsim_platform(workload, format,
+                                                                          platform))
     require_jobs(wl, workload)
     if platform is None:
         plat, how = platform_for(wl)
@@ -178,7 +184,8 @@ def simulate_command(
     if cleaning:
         res.summary["cleaning"] = cleaning
     if out is not None:
-        save_atomically(res, out)
+        save_atomically(res, out, extra=lambda folder: write_schedules(
+            res, folder, schedule_format or []))
     if as_json:
         typer.echo(json.dumps(_jsonable(res.summary)))
         return
@@ -224,9 +231,54 @@ def check_out(out: Path, force: bool) -> None:
                               field="--out")
 
 
-def save_atomically(res: Results, out: Path) -> None:
+def batsim_platform(workload: str, fmt: str | None, platform: str | None) -> dict[str, str]:
+    """A Batsim workload run on a SimGrid platform file reads its hosts' speed and cores
+    from that file (``parallel_homogeneous`` run times, whole-host units), as Batsim would."""
+    if not platform or not platform.lower().endswith(".xml") or not Path(platform).is_file():
+        return {}
+    from dispatchlab.workload.load import detect_format
+
+    path = Path(workload)
+    is_batsim = fmt == "batsim" or (fmt is None and path.is_file()
+                                    and detect_format(path) == "batsim")
+    return {"platform": platform} if is_batsim else {}
+
+
+#: ``--schedule-format`` value → file written in the ``--out`` folder.
+SCHEDULE_FILES = {"batsim": "out_jobs.csv", "swf": "schedule.swf"}
+
+
+def check_schedule_formats(formats: list[str] | None, out: Path | None) -> None:
+    """Known ``--schedule-format`` values, and only with ``--out``."""
+    for fmt in formats or []:
+        if fmt not in SCHEDULE_FILES:
+            raise ConfigError(f"unknown schedule format '{fmt}' (known: "
+                              f"{', '.join(SCHEDULE_FILES)})", field="--schedule-format")
+    if formats and out is None:
+        raise ConfigError("needs --out (the folder to write the schedule in)",
+                          field="--schedule-format")
+
+
+def write_schedules(res: Results, folder: Path, formats: list[str]) -> None:
+    """The schedule in each asked-for layout, next to the results."""
+    for fmt in dict.fromkeys(formats):
+        if fmt == "batsim":
+            from dispatchlab.workload.batsim_schedule import write_batsim_jobs
+
+            write_batsim_jobs(res, folder / SCHEDULE_FILES[fmt])
+        else:
+            from dispatchlab.workload.swf_writer import write_schedule_swf
+
+            assert res.recorder is not None
+            write_schedule_swf(res.jobs, res.recorder.workload, folder / SCHEDULE_FILES[fmt],
+                               platform=res.recorder.platform)
+
+
+def save_atomically(res: Results, out: Path,
+                    extra: Callable[[Path], None] | None = None) -> None:
     """Write the results next to ``out`` and rename into place: ``out`` is either the
-    complete new results or untouched (disk full, Ctrl-C), never half written."""
+    complete new results or untouched (disk full, Ctrl-C), never half written. ``extra``
+    writes further files into the folder before it is renamed."""
     import shutil
     import uuid
 
@@ -235,6 +287,8 @@ def save_atomically(res: Results, out: Path) -> None:
     old = out.parent / f".old-{out.name}-{uuid.uuid4().hex[:8]}"
     try:
         res.save(tmp)
+        if extra is not None:
+            extra(tmp)
         if out.exists():
             out.rename(old)
         tmp.rename(out)

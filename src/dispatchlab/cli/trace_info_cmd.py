@@ -16,15 +16,19 @@ from dispatchlab.cli.simulate_cmd import console
 @app.command("trace-info")
 @friendly_errors
 def trace_info_command(
-    path: Annotated[str, typer.Argument(help="Trace file (SWF, .swf.gz, Eurora batch, …).")],
+    path: Annotated[str, typer.Argument(help="Trace file (SWF, .swf.gz, Eurora batch, sacct "
+                                         "export, PBS log, Batsim JSON, …).")],
     platform: Annotated[str | None, typer.Option(
         "--platform", "-p", help="Compute the offered load against this platform.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    format: Annotated[str | None, typer.Option(
+        help="Input format (detected if omitted): swf, eurora, sacct, sacct-json, pbs, "
+        "batsim, …")] = None,
 ) -> None:
     """Jobs, time span, widest job, offered load and what each cleaning option would drop."""
     from dispatchlab.workload.trace_info import trace_info
 
-    info = trace_info(path, platform=platform)
+    info = trace_info(path, format=format, platform=platform)
     if as_json:
         typer.echo(json.dumps(info, default=str))
         return

@@ -12,7 +12,8 @@ from dispatchlab.traces.resolve import resolve_source
 
 
 def resolve_platform(spec: Platform | str | Path) -> Platform:
-    """A Platform from an object, an inline spec, a preset name or a TOML/node file."""
+    """A Platform from an object, an inline spec, a preset name, a TOML/node file or a
+    SimGrid/Batsim platform XML."""
     if isinstance(spec, Platform):
         return spec
     text = str(spec).strip()
@@ -30,6 +31,10 @@ def resolve_platform(spec: Platform | str | Path) -> Platform:
     if path.is_dir():
         raise ConfigError(f"'{text}' is a folder; give a platform file (TOML or node list)",
                           field="platform")
+    if path.exists() and path.suffix.lower() == ".xml":  # a SimGrid / Batsim platform
+        from dispatchlab.platform.simgrid import read_simgrid_platform
+
+        return read_simgrid_platform(path).to_platform()
     if path.exists():
         from dispatchlab.platform import files
 

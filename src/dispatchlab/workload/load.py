@@ -10,14 +10,25 @@ Formats are told apart by the file name, then by the content:
 - ``parquet``: ``.parquet``, or the ``PAR1`` magic;
 - ``csv``: ``.csv`` / ``.csv.gz``;
 - ``vcjobs``: the variable-capacity job files of Robert et al. (``id release length
-  cores release|running`` lines; options ``start``, ``window``, ``checkpoint``).
+  cores release|running`` lines; options ``start``, ``window``, ``checkpoint``);
+- ``sacct``: Slurm ``sacct --parsable2`` exports (a ``|``-separated header naming JobID);
+- ``sacct-json``: ``sacct --json`` exports (``.json`` with ``job_id`` entries);
+- ``pbs``: PBS Pro / OpenPBS / Torque accounting logs (``date;E;id;key=value`` lines);
+- ``batsim``: Batsim workloads (``.json`` with ``nb_res`` / ``profiles``).
+
+The accounting formats take :class:`~dispatchlab.workload.accounting.AccountingOptions`
+(``timezone``, ``units``, ``cores_per_node``, ``skip_bad_lines``), Batsim
+:class:`~dispatchlab.workload.batsim_workload.BatsimOptions` (``speed``, ``platform``,
+``unsupported``); see docs/formats.md.
 """
 
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 from dataclasses import fields, replace
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +43,12 @@ from dispatchlab.workload.generators.variable_capacity import read_vc_jobs
 from dispatchlab.workload.swf import FIELDS, SwfOptions, load_swf
 from dispatchlab.workload.workload import Workload
 
-FORMATS = ("swf", "eurora", "parquet", "csv", "vcjobs")
+FORMATS = ("swf", "eurora", "parquet", "csv", "vcjobs", "sacct", "sacct-json", "pbs", "batsim")
+#: Formats read through AccountingOptions, with their loader (module, function).
+ACCOUNTING = {"sacct": ("slurm_sacct", "load_sacct"),
+              "sacct-json": ("slurm_sacct_json", "load_sacct_json"),
+              "pbs": ("pbs_accounting", "load_pbs")}
+_PBS_RECORD = re.compile(r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d;[A-Za-z];")
 
 
 def detect_format(path: Path) -> str:
@@ -47,10 +63,14 @@ def detect_format(path: Path) -> str:
     if name.endswith(".log_crypt"):
         return "eurora"
     sniffed = _sniff(path)
+    if sniffed is None and name.endswith((".json", ".json.gz")):
+        raise WorkloadError("a JSON file that is neither a Batsim workload (nb_res, jobs, "
+                            "profiles) nor a sacct --json export (jobs with job_id); pass "
+                            "--format", source=str(path))
     if sniffed is not None:
         return sniffed
     raise WorkloadError(
-        "cannot tell the format; pass --format swf|eurora|parquet|csv", source=str(path)
+        f"cannot tell the format; pass --format ({'|'.join(FORMATS)})", source=str(path)
     )
 
 
@@ -66,6 +86,12 @@ def _sniff(path: Path) -> str | None:
                 s = line.strip()
                 if not s:
                     continue
+                if s.startswith(("{", "[")):
+                    return _sniff_json(s + text.read(65536))
+                if _PBS_RECORD.match(s):
+                    return "pbs"
+                if "|" in s and "jobid" in s.lower().split("|"):
+                    return "sacct"
                 if s.startswith(";"):
                     return "swf"
                 if "__" in s and s.count(";") >= 4:
@@ -80,6 +106,15 @@ def _sniff(path: Path) -> str | None:
                 return None
     except (OSError, EOFError, gzip.BadGzipFile):
         return None
+    return None
+
+
+def _sniff_json(head: str) -> str | None:
+    """Batsim workload or sacct export, from the keys near the start of a JSON file."""
+    if '"nb_res"' in head or '"profiles"' in head or '"subtime"' in head:
+        return "batsim"
+    if '"job_id"' in head:
+        return "sacct-json"
     return None
 
 
@@ -171,6 +206,20 @@ def _load_file(p: Path, format: str | None, skip: int | None, limit: int | None,
         return slice_workload(load_eurora(p, eurora_obj), skip, limit)
     if fmt == "vcjobs":
         return slice_workload(load_vc(p, options), skip, limit)
+    if fmt in ACCOUNTING:
+        from dispatchlab.workload.accounting import AccountingOptions
+
+        module, func = ACCOUNTING[fmt]
+        loader = getattr(import_module(f"dispatchlab.workload.{module}"), func)
+        if getattr(swf_obj, "skip_bad_lines", False):  # the CLI's --skip-bad-lines
+            options.setdefault("skip_bad_lines", True)
+        opts = reader_options(AccountingOptions, options, fmt, p)
+        return slice_workload(loader(p, opts), skip, limit)
+    if fmt == "batsim":
+        from dispatchlab.workload.batsim_workload import BatsimOptions, load_batsim
+
+        return slice_workload(load_batsim(p, reader_options(BatsimOptions, options, fmt, p)),
+                              skip, limit)
     if fmt in ("parquet", "csv"):
         if options:
             raise WorkloadError(
@@ -250,18 +299,10 @@ def reader_options(cls: Any, options: dict[str, Any], fmt: str, path: str | Path
 
 
 def save_workload(workload: Workload, path: str | Path, format: str | None = None) -> Path:
-    """Write ``workload`` as Parquet, CSV (+ sidecar) or SWF, chosen by ``format`` or name."""
+    """Write ``workload`` as Parquet, CSV (+ sidecar), SWF or a Batsim workload JSON,
+    chosen by ``format`` or the name."""
     p = Path(path)
-    name = p.name.lower()
-    fmt = format or (
-        "parquet"
-        if name.endswith(".parquet")
-        else "csv"
-        if name.endswith((".csv", ".csv.gz"))
-        else "swf"
-        if name.endswith((".swf", ".swf.gz"))
-        else None
-    )
+    fmt = format or output_format(p)
     from dispatchlab.workload.native import write_csv, write_parquet  # pandas: on demand
     from dispatchlab.workload.swf_writer import write_swf
 
@@ -271,6 +312,24 @@ def save_workload(workload: Workload, path: str | Path, format: str | None = Non
         return write_csv(workload, p)
     if fmt == "swf":
         return write_swf(workload, p)
+    if fmt == "batsim":
+        from dispatchlab.workload.batsim_workload import write_batsim
+
+        return write_batsim(workload, p)
     raise WorkloadError(
-        "cannot tell the output format; use .parquet, .csv or .swf (or pass format)", source=str(p)
-    )
+        "cannot tell the output format; use .parquet, .csv, .swf or .json (or pass format: "
+        f"{', '.join(OUTPUT_FORMATS)})", source=str(p))
+
+
+#: Formats :func:`save_workload` writes.
+OUTPUT_FORMATS = ("swf", "batsim", "parquet", "csv")
+
+
+def output_format(path: Path) -> str | None:
+    """The output format a file name asks for (None when it does not tell)."""
+    name = path.name.lower()
+    for suffixes, fmt in (((".parquet",), "parquet"), ((".csv", ".csv.gz"), "csv"),
+                          ((".swf", ".swf.gz"), "swf"), ((".json",), "batsim")):
+        if name.endswith(suffixes):
+            return fmt
+    return None

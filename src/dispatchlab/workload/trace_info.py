@@ -67,6 +67,9 @@ def trace_info(
         info["load_report"] = {k: v for k, v in report.items() if k != "header"}
         if fmt == "eurora":
             info["cleaning"] = eurora_cleaning(report)
+        elif fmt in ("sacct", "sacct-json", "pbs", "batsim"):
+            info["cleaning"] = {k: v for k, v in report.items() if v and k not in (
+                "source", "format", "header", "records", "jobs")}
     return info
 
 

@@ -1,0 +1,81 @@
+"""``dispatchlab convert IN OUT``: a workload from one format to another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from dispatchlab.cli.app import app
+from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.errors import ConfigError
+
+
+@app.command("convert")
+@friendly_errors
+def convert_command(
+    source: Annotated[str, typer.Argument(help="Input: SWF, sacct --parsable2 / --json export, "
+                                          "PBS/Torque accounting log, Batsim JSON, Eurora "
+                                          "batch, Parquet/CSV table, or gen:… spec.")],
+    target: Annotated[Path, typer.Argument(help="Output file: .swf[.gz], .json (Batsim), "
+                                           ".parquet or .csv.")],
+    from_: Annotated[str | None, typer.Option(
+        "--from", help="Input format (detected from name/content if omitted): swf, eurora, "
+        "sacct, sacct-json, pbs, batsim, parquet, csv, vcjobs.")] = None,
+    to: Annotated[str | None, typer.Option(
+        help="Output format (from the name if omitted): swf, batsim, parquet, csv.")] = None,
+    timezone: Annotated[str | None, typer.Option(
+        help="Accounting logs: IANA zone their date-times were written in (default UTC).")]
+    = None,
+    units: Annotated[str | None, typer.Option(
+        help="Accounting logs: pool (each CPU a 1-core unit, default) | nodes (whole nodes).")]
+    = None,
+    cores_per_node: Annotated[int | None, typer.Option(
+        help="Accounting logs with --units nodes: cores per node.")] = None,
+    skip_bad_lines: Annotated[bool, typer.Option(
+        "--skip-bad-lines", help="Skip (and count) malformed lines instead of failing.")]
+    = False,
+    speed: Annotated[float | None, typer.Option(
+        help="Batsim input: host speed in flop/s for parallel_homogeneous profiles.")] = None,
+    batsim_platform: Annotated[str | None, typer.Option(
+        help="Batsim input: SimGrid platform XML giving host speed and cores.")] = None,
+    nb_res: Annotated[int | None, typer.Option(
+        help="Batsim output: the platform's resource count (default: SWF header MaxProcs, "
+        "else the widest job).")] = None,
+    skip: Annotated[int, typer.Option(help="Skip the first N jobs.")] = 0,
+    limit: Annotated[int | None, typer.Option(help="Keep at most N jobs.")] = None,
+) -> None:
+    """Convert a workload between formats, printing what cleaning dropped or changed."""
+    from dispatchlab.workload.load import (
+        OUTPUT_FORMATS,
+        load_workload,
+        output_format,
+        save_workload,
+    )
+
+    fmt_out = to or output_format(target)
+    if fmt_out not in OUTPUT_FORMATS:
+        raise ConfigError(f"cannot tell the output format of {target} (use .swf, .json, "
+                          f".parquet, .csv or --to {'|'.join(OUTPUT_FORMATS)})", field="--to")
+    given: dict[str, Any] = {"timezone": timezone, "units": units,
+                             "cores_per_node": cores_per_node, "speed": speed,
+                             "platform": batsim_platform,
+                             "skip_bad_lines": skip_bad_lines or None}
+    options = {k: v for k, v in given.items() if v is not None}
+    wl = load_workload(source, format=from_, skip=skip or None, limit=limit, **options)
+    if fmt_out == "batsim":
+        from dispatchlab.workload.batsim_workload import write_batsim
+
+        write_batsim(wl, target, nb_res=nb_res)
+    else:
+        if nb_res is not None:
+            raise ConfigError("--nb-res applies to Batsim output only", field="--nb-res")
+        save_workload(wl, target, fmt_out)
+    report = wl.meta.get("load_report") or {}
+    counts = {k: v for k, v in report.items() if isinstance(v, int) and not isinstance(v, bool)
+              and v and k not in ("records", "jobs")}
+    if counts:
+        typer.echo("cleaning: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    typer.echo(f"{wl.n_jobs:,} jobs ({wl.meta.get('format', 'workload')}) written to {target} "
+               f"as {fmt_out}")

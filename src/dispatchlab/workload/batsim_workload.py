@@ -1,0 +1,337 @@
+"""Batsim workloads (JSON): read them as dispatchlab workloads and write any workload as one.
+
+A Batsim workload is ``{"nb_res": N, "jobs": [...], "profiles": {...}}``; each job has an
+``id`` (a number or a string, ``"w0!12"`` naming workload ``w0``), a ``subtime`` (s), a
+``walltime`` (s; absent or -1: none), ``res`` (resources = Batsim hosts) and a
+``profile`` naming what it runs. Run times come from the profile:
+
+- ``delay``: ``delay`` seconds;
+- ``parallel_homogeneous``: each host computes ``cpu`` flops, so ``cpu / speed`` seconds
+  on hosts of ``speed`` flop/s (give ``speed`` or a SimGrid ``platform`` file); the
+  ``com`` bytes exchanged are not modelled (counted as ``communication_ignored``);
+- any other type (``parallel``, ``composed``, ``sequence``, ``smpi``, ``usage_trace``, …)
+  needs Batsim's network simulation: such jobs are dropped and counted per type
+  (``dropped_profiles``), or are an error with ``unsupported="error"``.
+
+Each Batsim resource is one unit of one core (a Batsim host running one job at a time);
+with a ``platform`` file each unit is a whole host of its ``core`` count. Fractional
+times are rounded (submit) or rounded up (run time, walltime) to whole seconds, counted.
+
+The writer gives every job a ``delay`` profile of its run time, ``res`` = its units, and
+keeps what Batsim ignores but dispatchlab needs to read the same workload back in extra
+fields (Batsim forwards unknown job fields to the scheduler untouched): ``user``,
+``queue``, ``app``, ``logged_wait``, array/heterogeneous ids and, when a unit is not one
+core, ``req``; top-level ``dispatchlab`` holds the origin, time zone and queue table.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from dispatchlab.errors import WorkloadError
+from dispatchlab.platform.platform import CORES
+from dispatchlab.workload.workload import UNKNOWN, Queue, Workload
+
+SUPPORTED_PROFILES = ("delay", "parallel_homogeneous")
+
+
+@dataclass(frozen=True)
+class BatsimOptions:
+    """How a Batsim workload becomes jobs.
+
+    - ``speed``: flop/s of a host, for ``parallel_homogeneous`` profiles.
+    - ``platform``: a SimGrid/Batsim platform XML giving the hosts' speed and cores.
+    - ``unsupported``: jobs whose profile has no run time here are ``drop``ped (counted)
+      or an ``error``.
+    """
+
+    speed: float | None = None
+    platform: str | None = None
+    unsupported: Literal["drop", "error"] = "drop"
+
+    def __post_init__(self) -> None:
+        if self.speed is not None and not (self.speed > 0 and math.isfinite(self.speed)):
+            raise WorkloadError("speed must be a positive number of flop/s", field="speed")
+        if self.unsupported not in ("drop", "error"):
+            raise WorkloadError("unsupported must be drop or error", field="unsupported")
+
+
+@dataclass
+class BatsimReport:
+    """What reading a Batsim workload did."""
+
+    source: str
+    format: str = "batsim"
+    records: int = 0
+    dropped_profiles: dict[str, int] = field(default_factory=dict)
+    dropped_unsupported_profile: int = 0
+    communication_ignored: int = 0
+    estimate_from_runtime: int = 0
+    runtime_over_request: int = 0
+    fractional_times_rounded: int = 0
+    job_ids_assigned: int = 0
+    jobs: int = 0
+    header: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def load_batsim(path: str | Path, options: BatsimOptions | None = None) -> Workload:
+    """Load a Batsim workload JSON file as a workload."""
+    opts = options or BatsimOptions()
+    p = Path(path)
+    src = str(p)
+    doc = _read_json(p)
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+        raise WorkloadError("not a Batsim workload: expected an object with a 'jobs' list",
+                            source=src, field="jobs")
+    profiles = doc.get("profiles", {})
+    if not isinstance(profiles, dict):
+        raise WorkloadError("must be an object of named profiles", source=src,
+                            field="profiles")
+    speed, cores_per_host = opts.speed, 1
+    if opts.platform is not None:
+        from dispatchlab.platform.simgrid import read_simgrid_platform
+
+        plat = read_simgrid_platform(opts.platform)
+        speed = speed or plat.uniform_speed()
+        cores_per_host = plat.uniform_cores()
+    extra: dict[str, Any] = doc["dispatchlab"] if isinstance(doc.get("dispatchlab"), dict) \
+        else {}
+    report = BatsimReport(source=src, records=len(doc["jobs"]))
+    nb_res = doc.get("nb_res")
+    if nb_res is not None:
+        if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res <= 0:
+            raise WorkloadError(f"must be a positive integer, got {nb_res!r}", source=src,
+                                field="nb_res")
+        report.header = {"MaxNodes": str(nb_res), "MaxProcs": str(nb_res * cores_per_host)}
+    rows: list[dict[str, Any]] = []
+    dropped: Counter[str] = Counter()
+    for k, job in enumerate(doc["jobs"]):
+        row = _job_row(job, k, profiles, speed, src, report)
+        if isinstance(row, str):
+            if opts.unsupported == "error":
+                raise WorkloadError(f"profile type '{row}' has no run time outside Batsim "
+                                    f"(supported: {', '.join(SUPPORTED_PROFILES)})",
+                                    source=src, job=_job_number(job), field="profile")
+            dropped[row] += 1
+            continue
+        rows.append(row)
+    report.dropped_profiles = dict(sorted(dropped.items()))
+    report.dropped_unsupported_profile = sum(dropped.values())
+    _assign_ids(rows, report)
+    return _workload(rows, extra, cores_per_host, report, src)
+
+
+def _read_json(p: Path) -> Any:
+    if not p.is_file():
+        raise WorkloadError("file not found", source=str(p))
+    from dispatchlab.workload.delimited import read_bytes
+
+    try:
+        return json.loads(read_bytes(p))
+    except json.JSONDecodeError as exc:
+        raise WorkloadError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(p),
+                            line=exc.lineno) from None
+    except UnicodeDecodeError as exc:
+        raise WorkloadError(f"not UTF-8 text ({exc.reason})", source=str(p)) from None
+
+
+def _job_number(job: Any) -> int | None:
+    jid = job.get("id") if isinstance(job, dict) else None
+    text = str(jid).rsplit("!", 1)[-1] if jid is not None else ""
+    return int(text) if text.isdigit() else None
+
+
+def _number(job: dict[str, Any], key: str, src: str, k: int, *, required: bool = True,
+            positive: bool = False) -> float | None:
+    value = job.get(key)
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise WorkloadError(f"job #{k + 1}: must be a number, got {value!r}", source=src,
+                            job=_job_number(job), field=key)
+    if value < 0 or (positive and value <= 0):
+        raise WorkloadError(f"job #{k + 1}: must be {'positive' if positive else '≥ 0'}, "
+                            f"got {value!r}", source=src, job=_job_number(job), field=key)
+    return float(value)
+
+
+def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, src: str,
+             report: BatsimReport) -> dict[str, Any] | str:
+    """The job's columns, or the name of its unsupported profile type."""
+    if not isinstance(job, dict):
+        raise WorkloadError(f"job #{k + 1} is not an object", source=src, field="jobs")
+    if "id" not in job:
+        raise WorkloadError(f"job #{k + 1} has no id", source=src, field="id")
+    subtime = _number(job, "subtime", src, k)
+    res = _number(job, "res", src, k, positive=True)
+    assert subtime is not None and res is not None
+    if res != int(res):
+        raise WorkloadError(f"job #{k + 1}: must be a whole number of resources, got {res}",
+                            source=src, job=_job_number(job), field="res")
+    walltime = job.get("walltime")
+    wall = None if walltime is None or walltime == -1 else _number(job, "walltime", src, k)
+    name = job.get("profile")
+    profile = profiles.get(name) if isinstance(name, str) else None
+    if not isinstance(profile, dict):
+        raise WorkloadError(f"job #{k + 1}: profile {name!r} is not defined in 'profiles'",
+                            source=src, job=_job_number(job), field="profile")
+    kind = profile.get("type")
+    if kind == "delay":
+        run = _number(profile, "delay", src, k)
+    elif kind == "parallel_homogeneous":
+        cpu = _number(profile, "cpu", src, k)
+        if speed is None:
+            raise WorkloadError(f"profile {name!r} is parallel_homogeneous: its run time "
+                                "needs the hosts' speed (give speed=flop/s or platform="
+                                "a SimGrid XML)", source=src, job=_job_number(job),
+                                field="profile")
+        assert cpu is not None
+        run = cpu / speed
+        if (profile.get("com") or 0) > 0:
+            report.communication_ignored += 1
+    else:
+        return str(kind)
+    assert run is not None
+    fractional = subtime != int(subtime) or run != int(run) or (wall is not None
+                                                                and wall != int(wall))
+    report.fractional_times_rounded += int(fractional)
+    return {"id": job["id"], "subtime": round(subtime), "walltime": wall,
+            "runtime": math.ceil(run), "res": int(res), "job": job}
+
+
+def _assign_ids(rows: list[dict[str, Any]], report: BatsimReport) -> None:
+    """Integer job ids: the number in ``"w0!12"`` / ``12`` / ``"12"``; fresh ones above the
+    largest for other ids or repeats (counted)."""
+    ids: list[int | None] = []
+    seen: set[int] = set()
+    for row in rows:
+        text = str(row["id"]).rsplit("!", 1)[-1]
+        num = int(text) if text.isdigit() else None
+        if num is not None and num in seen:
+            num = None
+        if num is not None:
+            seen.add(num)
+        ids.append(num)
+    top = max(seen, default=0)
+    for row, num in zip(rows, ids, strict=True):
+        if num is None:
+            top += 1
+            num = top
+            report.job_ids_assigned += 1
+        row["job_id"] = num
+
+
+def _workload(rows: list[dict[str, Any]], extra: dict[str, Any], cores_per_host: int,
+              report: BatsimReport, src: str) -> Workload:
+    n = len(rows)
+    jobs = [r["job"] for r in rows]
+    runtime = np.array([r["runtime"] for r in rows], np.int64)
+    wall = np.array([np.nan if r["walltime"] is None else r["walltime"] for r in rows],
+                    np.float64)
+    missing = np.isnan(wall) | (wall <= 0)
+    report.estimate_from_runtime = int(missing.sum())
+    walltime = np.where(missing, np.maximum(runtime, 1),
+                        np.ceil(np.nan_to_num(wall, nan=1.0))).astype(np.int64)
+    report.runtime_over_request = int((runtime > walltime).sum())
+    submit = np.array([r["subtime"] for r in rows], np.int64)
+    req_extra = [j.get("req") if isinstance(j.get("req"), dict) else None for j in jobs]
+    named = extra.get("resources")
+    resources = ([str(r) for r in named] if isinstance(named, list) and named
+                 else sorted({str(k) for r in req_extra if r for k in r}) or [CORES])
+    req = {name: np.array([int((r or {}).get(name, cores_per_host if name == CORES else 0))
+                           for r in req_extra], np.int64) for name in resources}
+    queues = [Queue(str(q["name"]), int(q.get("ewt", 3600)))
+              for q in extra.get("queues", []) if isinstance(q, dict) and "name" in q]
+
+    def labels(key: str, default: str) -> list[str]:
+        return [str(j.get(key, default)) for j in jobs]
+
+    def ints(key: str) -> np.ndarray:
+        return np.array([int(j.get(key, UNKNOWN)) for j in jobs], np.int64)
+
+    origin = extra.get("origin_unix")
+    report.jobs = n
+    meta = {"format": "batsim", "load_report": report.as_dict()}
+    return Workload.from_columns(
+        job_id=np.array([r["job_id"] for r in rows], np.int64), submit=submit,
+        walltime=walltime, runtime=runtime, units=np.array([r["res"] for r in rows], np.int64),
+        req=req, queue=labels("queue", queues[0].name if queues else "default") if n else None,
+        queues=queues or None, user=labels("user", "-") if n else None,
+        app=labels("app", "-") if n else None, logged_wait=ints("logged_wait"),
+        array=ints("array"), hetjob=ints("hetjob"),
+        origin_unix=int(origin) if isinstance(origin, int) else None,
+        timezone=extra.get("timezone") if isinstance(extra.get("timezone"), str) else None,
+        source=src, meta=meta)
+
+
+def write_batsim(workload: Workload, path: str | Path, *, nb_res: int | None = None,
+                 workload_name: str | None = None) -> Path:
+    """Write ``workload`` as a Batsim workload JSON (see the module docstring).
+
+    ``nb_res`` (the platform's resource count) defaults to the SWF header's ``MaxProcs``
+    for 1-core units, else the widest job's units.
+    """
+    wl = workload
+    p = Path(path)
+    one_core = wl.resources == (CORES,) and bool((wl.req[:, 0] == 1).all())
+    if nb_res is None:
+        nb_res = _header_procs(wl) if one_core else None
+        nb_res = nb_res or (int(wl.units.max()) if wl.n_jobs else 1)
+    if wl.n_jobs and nb_res < int(wl.units.max()):
+        raise WorkloadError(f"nb_res {nb_res} is below the widest job's {int(wl.units.max())} "
+                            "resources", source=str(p), field="nb_res")
+    queue_names = [q.name for q in wl.queues]
+    users, apps = np.array(wl.users, dtype=object), np.array(wl.apps, dtype=object)
+    qn = np.array(queue_names, dtype=object)
+    delays = np.unique(wl.runtime)
+    prefix = f"{workload_name}!" if workload_name else ""
+    cols: dict[str, list[Any]] = {
+        "id": [f"{prefix}{int(j)}" if prefix else int(j) for j in wl.job_id],
+        "subtime": wl.submit.tolist(), "walltime": wl.walltime.tolist(),
+        "res": wl.units.tolist(), "profile": [f"delay_{int(r)}" for r in wl.runtime],
+        "user": users[wl.user].tolist(), "queue": qn[wl.queue].tolist(),
+        "app": apps[wl.app].tolist(), "logged_wait": wl.logged_wait.tolist(),
+    }
+    for name in ("array", "hetjob"):
+        col = getattr(wl, name)
+        if (col >= 0).any():
+            cols[name] = col.tolist()
+    if not one_core:
+        cols["req"] = [dict(zip(wl.resources, row, strict=True))
+                       for row in wl.req.tolist()]
+    keys = list(cols)
+    jobs = [dict(zip(keys, values, strict=True)) for values in zip(*cols.values(), strict=True)]
+    doc: dict[str, Any] = {
+        "nb_res": int(nb_res),
+        "jobs": jobs,
+        "profiles": {f"delay_{int(d)}": {"type": "delay", "delay": int(d)} for d in delays},
+        "dispatchlab": {"source": wl.source, "origin_unix": wl.origin_unix,
+                        "resources": list(wl.resources),
+                        "timezone": wl.timezone,
+                        "queues": [{"name": q.name, "ewt": q.ewt} for q in wl.queues]},
+    }
+    with open(p, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(doc, separators=(",", ":")))  # the C encoder: ~5× json.dump
+        fh.write("\n")
+    return p
+
+
+def _header_procs(wl: Workload) -> int | None:
+    rep = wl.meta.get("load_report")
+    header = rep.get("header") if isinstance(rep, dict) else None
+    try:
+        value = int(str((header or {}).get("MaxProcs", "")).split()[0])
+    except (ValueError, IndexError):
+        return None
+    return value if value > 0 else None
