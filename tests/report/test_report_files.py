@@ -58,7 +58,8 @@ def test_report_has_every_figure_and_embeds_them(stored: Path) -> None:
         assert fig.png.stat().st_size > 5_000, fig.png
         assert fig.svg is not None and fig.svg.stat().st_size > 5_000
         ET.parse(fig.svg)  # well-formed SVG
-    page = files.html.read_text()
+    assert files.static_html is not None
+    page = files.static_html.read_text()
     assert page.count("data:image/png;base64,") == len(files.figures)
     for section in (
         "Summary",
@@ -75,6 +76,12 @@ def test_report_has_every_figure_and_embeds_them(stored: Path) -> None:
     # the page works alone: no reference to anything but the figure files beside it
     refs = set(re.findall(r'(?:href|src)="([^"#]+)"', page))
     assert all(r.startswith("data:") or (stored / "report" / r).is_file() for r in refs)
+    # the interactive page: plotly.js and every other file it names are beside it
+    web = files.html.read_text()
+    refs = set(re.findall(r'(?:href|src)="([^"#]+)"', web))
+    assert "plotly.min.js" in refs
+    assert all((stored / "report" / r).is_file() for r in refs), refs
+    assert "http://" not in web.split("<script")[0] and "cdn" not in web.lower()
 
 
 def test_large_runs_skip_the_gantt_with_a_note(stored: Path) -> None:
