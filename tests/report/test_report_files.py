@@ -143,3 +143,18 @@ def test_results_command_gathers_a_tidy_table(tmp_path: Path, stored: Path) -> N
     assert set(bd["kind"]) == {"class"}
     bad = CliRunner().invoke(app, ["results", str(tmp_path)])
     assert bad.exit_code == 2 and "no runs/ folder" in bad.output
+
+
+def test_report_command_writes_the_interactive_page(stored: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rep"
+    result = CliRunner().invoke(app, ["report", str(stored), "--out", str(out),
+                                      "--gantt-max-jobs", "0"])
+    assert result.exit_code == 0, result.output
+    page = (out / "index.html").read_text()
+    assert (out / "plotly.min.js").stat().st_size > 1_000_000
+    assert 'id="summary"' in page and 'id="web-util-cores"' in page
+    assert "web-gantt" not in page  # --gantt-max-jobs 0: none
+    for family in ("energy", "capacity", "profile", "profit", "malleable"):
+        assert f'<section id="{family}"' not in page, family  # KTH runs have none of these
+    bad = CliRunner().invoke(app, ["report", str(tmp_path)])
+    assert bad.exit_code == 2 and "no runs/ folder" in bad.output

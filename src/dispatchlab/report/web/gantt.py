@@ -192,8 +192,7 @@ def gantt_figure(run: RunView, axis: TimeAxis, max_jobs: int = MAX_BAR_JOBS) -> 
             "y": rounded(np.arange(heat.shape[0]) * g + g / 2, 6),
             "colorscale": [[0, "#ffffff"], [1, "#8c8c8c"]], "zmin": 0, "zmax": 1,
             "showscale": False, "opacity": 0.9,
-            "hovertemplate": f"nodes %{{y}} ± {g / 2:g}<br>%{{x:.2f}} {axis.unit}: "
-                             "%{z:.0%} busy<extra>occupancy</extra>"})
+            "hoverinfo": "skip"})  # hovering is for the jobs drawn over it
     order = [*CLASS_COLORS, *OUTCOME_COLORS]
     colors = {**CLASS_COLORS, **OUTCOME_COLORS}
     for c in order:
