@@ -92,11 +92,14 @@ def energy_section(cmp: Comparison, views: Sequence[RunView],
                    "x": rounded(table[col].to_numpy(dtype=np.float64)), "name": label,
                    "marker": {"color": [colors.get(d, "#888") for d in names],
                               "opacity": alpha, "line": {"color": "#333", "width": 0.5}},
+                   "showlegend": False,
                    "hovertemplate": "%{y}: %{x:,.2f} kWh<extra>" + label + "</extra>"}
                   for col, label, alpha in ENERGY_PARTS]
         figs.append(WebFigure("web-energy", "Energy per dispatcher by node state",
                               "Energy of each run from its first submission to its last end, "
-                              "split by node state (darkest: busy nodes); mean over runs.",
+                              "split by node state: darkest busy nodes, then idle nodes, "
+                              "lightest off, booting and shutting-down nodes (hover a part "
+                              "for its name); mean over runs.",
                               traces, _hbar_layout(names, "energy (kWh)")))
     if has_cap_sweep(cmp.runs):
         figs.append(cap_sweep_figure(cmp, colors))

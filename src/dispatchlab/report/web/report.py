@@ -58,6 +58,26 @@ def groups_table(table: pd.DataFrame, kind: str, colors: dict[str, str]) -> str:
     return table_html(columns, rows, groups=spans)
 
 
+def setting_note(cmp: Comparison) -> str:
+    """Which runs the time series and Gantt charts show, when the runs cover several
+    workloads, platforms, pricing scenarios, parameters or seeds (the tables: means)."""
+    runs = cmp.runs
+    cols = [c for c in runs.columns if c in ("workload", "platform", "pricing", "seed")
+            or c.startswith("param_")]
+    if not len(runs) or not cmp.main or len(runs[cols].astype(str).drop_duplicates()) <= 1:
+        return ""
+    lab = next(iter(cmp.main.values())).labels
+    parts = [f"workload {lab.get('workload')}", f"platform {lab.get('platform')}"]
+    if lab.get("pricing"):
+        parts.append(f"pricing {lab.get('pricing')}")
+    if lab.get("params"):
+        parts.append(", ".join(f"{k} = {v}" for k, v in lab["params"].items()))
+    parts.append(f"seed {lab.get('seed')}")
+    return ("The runs cover several settings: tables and the family sections give means over "
+            "all of them; time series, Gantt charts and distributions show one run per "
+            "dispatcher (" + "; ".join(parts) + ").")
+
+
 def static_links(figs: Sequence[FigureFile]) -> str:
     """Links to the PNG/SVG exports (for papers) and the static page embedding them."""
     items = []
@@ -84,6 +104,9 @@ def interactive_html(cmp: Comparison, views: Sequence[RunView], colors: dict[str
               + "<p class='muted' id='render-time'></p>")
     figures: list[WebFigure] = []
     sections: list[Section] = []
+    shown = setting_note(cmp)
+    if shown:
+        header += f"<p class='note'>{_e(shown)}</p>"
     summary = Section("summary", "Summary").add(
         metrics_table(cmp.summary, list(SUMMARY_METRICS), colors,
                       caption="Hover a header for its full name; click it to sort. Best "
