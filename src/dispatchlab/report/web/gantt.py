@@ -79,10 +79,11 @@ def outcomes(jobs: pd.DataFrame, rows: npt.NDArray[np.int64]) -> list[str]:
             if lost is not None and lost[i] > 0:
                 note += f", {fmt_duration(float(lost[i]))} of work lost"
             out[i] = f"{out[i]} ({note})"
-    if "reconfigurations" in jobs:
-        rc = jobs["reconfigurations"].to_numpy()[rows]
-        for i in np.flatnonzero(rc > 0):
-            out[i] = f"{out[i]}, reconfigured ×{int(rc[i])}"
+    if "units_used" in jobs:  # malleable jobs: the units of the last segment
+        used = jobs["units_used"].to_numpy()[rows]
+        asked = jobs["units"].to_numpy()[rows]
+        for i in np.flatnonzero((used != asked) & (used > 0)):
+            out[i] = f"{out[i]}; its last part ran on {int(used[i])} units (asked {int(asked[i])})"
     return [str(o) for o in out]
 
 
@@ -181,11 +182,9 @@ def gantt_figure(run: RunView, axis: TimeAxis, max_jobs: int = MAX_BAR_JOBS) -> 
     cat = _category(jobs, uniq)[inv]
     traces: list[dict[str, Any]] = []
     if sample.sampled:
-        heat, g = occupancy(run, axis.edges if len(axis.edges) <= HEAT_COLUMNS + 1
-                            else np.linspace(0, axis.span, HEAT_COLUMNS + 1))
-        n_bins = heat.shape[1]
-        xs = np.linspace(0, axis.span, n_bins + 1) if len(axis.edges) > HEAT_COLUMNS + 1 \
-            else axis.edges
+        xs = (axis.edges if len(axis.edges) <= HEAT_COLUMNS + 1
+              else np.linspace(0, axis.span, HEAT_COLUMNS + 1))
+        heat, g = occupancy(run, xs)
         traces.append({
             "type": "heatmap", "name": "occupancy", "z": [rounded(r, 2) for r in heat],
             "x": rounded((xs[:-1] + xs[1:]) / 2 / axis.div, 6),
