@@ -73,3 +73,16 @@ def test_occupancy_integrates_every_allocation(jobs: list[tuple[int, int, int, i
     busy = (heat * np.diff(edges)[None, :] * sizes[:, None]).sum()
     expect = sum(r * c / 4 for r, c in zip(runs, (j[3] for j in jobs), strict=True))
     assert np.isclose(busy, expect)
+
+
+def test_the_jobs_table_names_each_jobs_user() -> None:
+    """The Gantt tooltip's user comes from the per-job table's ``user`` column."""
+    from dispatchlab import simulate
+    from dispatchlab.platform.platform import Platform
+    from tests.conftest import jobs as make_jobs
+
+    wl = make_jobs((0, 10, 20, 1), (1, 10, 20, 1), (2, 10, 20, 1), user=["ann", "bob", "ann"])
+    res = simulate(wl, Platform.homogeneous(2, {"cores": 1}), "fifo")
+    assert res.jobs["user"].tolist() == ["ann", "bob", "ann"]
+    unnamed = simulate(make_jobs((0, 10, 20, 1)), Platform.homogeneous(1, {"cores": 1}), "fifo")
+    assert unnamed.jobs["user"].tolist() == ["-"]
