@@ -87,8 +87,13 @@ def test_cap_curves_show_each_dispatcher_per_cap(store: Path) -> None:
 def test_report_adds_the_figures_only_when_the_data_has_them(store: Path) -> None:
     records = list(RunStore(store).records())
     cmp = build_comparison(records, title="caps", order=["fifo", "easy"])
-    names = {f.name for f in write_report(cmp, store.parent / "report").figures}
+    files = write_report(cmp, store.parent / "report")
+    names = {f.name for f in files.figures}
     assert {"energy", "wait_vs_cap", "power"} <= names
+    page = files.html.read_text()  # the interactive page: the energy section, nothing else
+    assert all(f'id="{x}"' in page for x in ("energy", "web-energy", "web-cap-sweep",
+                                             "web-power"))
+    assert not any(f'id="{x}"' in page for x in ("capacity", "profile", "profit", "malleable"))
     one = [r for r in records if r.labels["params"]["cap"] == 600]
     cmp1 = build_comparison(one, title="one cap", order=["fifo", "easy"])
     assert has_energy(cmp1.runs) and not has_cap_sweep(cmp1.runs)

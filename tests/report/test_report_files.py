@@ -58,7 +58,8 @@ def test_report_has_every_figure_and_embeds_them(stored: Path) -> None:
         assert fig.png.stat().st_size > 5_000, fig.png
         assert fig.svg is not None and fig.svg.stat().st_size > 5_000
         ET.parse(fig.svg)  # well-formed SVG
-    page = files.html.read_text()
+    assert files.static_html is not None
+    page = files.static_html.read_text()
     assert page.count("data:image/png;base64,") == len(files.figures)
     for section in (
         "Summary",
@@ -75,6 +76,12 @@ def test_report_has_every_figure_and_embeds_them(stored: Path) -> None:
     # the page works alone: no reference to anything but the figure files beside it
     refs = set(re.findall(r'(?:href|src)="([^"#]+)"', page))
     assert all(r.startswith("data:") or (stored / "report" / r).is_file() for r in refs)
+    # the interactive page: plotly.js and every other file it names are beside it
+    web = files.html.read_text()
+    refs = set(re.findall(r'(?:href|src)="([^"#]+)"', web))
+    assert "plotly.min.js" in refs
+    assert all((stored / "report" / r).is_file() for r in refs), refs
+    assert "http://" not in web.split("<script")[0] and "cdn" not in web.lower()
 
 
 def test_large_runs_skip_the_gantt_with_a_note(stored: Path) -> None:
@@ -135,4 +142,19 @@ def test_results_command_gathers_a_tidy_table(tmp_path: Path, stored: Path) -> N
     bd = pd.read_csv(stored / "breakdown.csv")
     assert set(bd["kind"]) == {"class"}
     bad = CliRunner().invoke(app, ["results", str(tmp_path)])
+    assert bad.exit_code == 2 and "no runs/ folder" in bad.output
+
+
+def test_report_command_writes_the_interactive_page(stored: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rep"
+    result = CliRunner().invoke(app, ["report", str(stored), "--out", str(out),
+                                      "--gantt-max-jobs", "0"])
+    assert result.exit_code == 0, result.output
+    page = (out / "index.html").read_text()
+    assert (out / "plotly.min.js").stat().st_size > 1_000_000
+    assert 'id="summary"' in page and 'id="web-util-cores"' in page
+    assert "web-gantt" not in page  # --gantt-max-jobs 0: none
+    for family in ("energy", "capacity", "profile", "profit", "malleable"):
+        assert f'<section id="{family}"' not in page, family  # KTH runs have none of these
+    bad = CliRunner().invoke(app, ["report", str(tmp_path)])
     assert bad.exit_code == 2 and "no runs/ folder" in bad.output

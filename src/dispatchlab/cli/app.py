@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run-experiment": ("experiment_cmd", "Run (or resume) an experiment grid from a TOML file."),
     "results": ("results_cmd", "Gather the stored runs of an experiment folder and print the "
                 "statistics."),
+    "report": ("report_cmd", "Write the interactive report of the runs stored in a folder."),
     "trace-info": ("trace_info_cmd", "Jobs, time span, widest job, offered load and what each "
                    "cleaning option would drop."),
     "dispatchers": ("dispatchers_cmd", "List every dispatcher preset with its family and a "

@@ -152,6 +152,7 @@ def job_table(rec: Recorder, arrays: JobArrays | None = None, tau: int = TAU) ->
             "slowdown": a.slowdown,
             "bounded_slowdown": a.bounded_slowdown,
             "queue": queue_names[wl.queue],
+            "user": np.array(wl.users or ("-",), dtype=object)[wl.user],
             "ewt": a.ewt,
             "weighted_queue_time": a.weighted_queue_time,
             "tardiness": a.tardiness,

@@ -7,6 +7,7 @@ there are no windows) feed the confidence intervals and the Friedman ranking.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,6 +121,14 @@ def ranking_json(r: Any) -> dict[str, Any]:
     }
 
 
+def run_setting(rec: RunRecord) -> tuple[str, str, str, str]:
+    """What a run was run on besides its dispatcher and seed: workload, platform, pricing
+    scenario and experiment parameters."""
+    lab = rec.labels
+    return (str(lab.get("workload")), str(lab.get("platform")), str(lab.get("pricing")),
+            json.dumps(lab.get("params") or {}, sort_keys=True, default=str))
+
+
 def build_comparison(
     records: Sequence[RunRecord],
     *,
@@ -140,7 +149,13 @@ def build_comparison(
     runs = runs_table(main_recs)
     bd = breakdown_table(main_recs)
     main: dict[str, RunRecord] = {}
-    for rec in sorted(main_recs, key=lambda r: r.labels["seed"]):
+    ordered = sorted(main_recs, key=lambda r: (r.labels["seed"], run_setting(r)))
+    if ordered:  # every dispatcher's run in one setting (workload, cap, pricing…) if it can
+        first = run_setting(ordered[0])
+        for rec in ordered:
+            if run_setting(rec) == first:
+                main.setdefault(rec.labels["dispatcher"], rec)
+    for rec in ordered:
         main.setdefault(rec.labels["dispatcher"], rec)
     stats = None
     sets_label = ""

@@ -1,4 +1,5 @@
-"""Write a comparison report: figures as PNG and SVG, and ``index.html`` embedding them."""
+"""Write a comparison report: ``index.html``, the interactive page (Plotly, works offline),
+and the figures for papers as PNG and SVG with ``static.html`` embedding them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from matplotlib.figure import Figure
 from dispatchlab.report import figures as F
 from dispatchlab.report.analysis import Comparison
 from dispatchlab.report.html import FigureFile, render
+from dispatchlab.report.web.report import interactive_html, write_interactive
 from dispatchlab.stats.metrics import METRICS
 
 #: Gantt charts are drawn for runs with at most this many jobs.
@@ -26,6 +28,7 @@ class ReportFiles:
     html: Path
     figures: list[FigureFile]
     notes: list[str]
+    static_html: Path | None = None
 
 
 def _views(cmp: Comparison, colors: dict[str, str], with_alloc: bool) -> list[F.RunView]:
@@ -70,7 +73,7 @@ def write_report(
     colors = F.palette(cmp.order)
     n_jobs = max((int(r.summary.get("jobs", 0)) for r in cmp.main.values()), default=0)
     gantt = 0 < n_jobs <= gantt_max_jobs
-    views = _views(cmp, colors, with_alloc=gantt)
+    views = _views(cmp, colors, with_alloc=True)
     notes: list[str] = []
     figs: list[FigureFile] = []
     if views:
@@ -189,8 +192,8 @@ def write_report(
             )
     elif n_jobs:
         notes.append(
-            f"Gantt charts are drawn for runs of up to {gantt_max_jobs:,} jobs; "
-            f"these have {n_jobs:,}."
+            f"Static Gantt charts are drawn for runs of up to {gantt_max_jobs:,} jobs; "
+            f"these have {n_jobs:,} (the interactive ones draw a window of them)."
         )
     if cmp.stats is not None and len(cmp.stats.means):
         metrics = [m for m in dict.fromkeys(cmp.stats.means["metric"])]
@@ -224,6 +227,8 @@ def write_report(
                 f"{cmp.stats.confidence:.0%} Student-t interval.",
             )
         )
-    page = out / "index.html"
-    page.write_text(render(cmp, figs, colors, notes), encoding="utf-8")
-    return ReportFiles(page, figs, notes)
+    static = out / "static.html"
+    static.write_text(render(cmp, figs, colors, notes), encoding="utf-8")
+    page = write_interactive(out / "index.html", interactive_html(
+        cmp, views, colors, figs, notes, gantt_max_jobs=gantt_max_jobs))
+    return ReportFiles(page, figs, notes, static)

@@ -37,10 +37,10 @@ def fmt_ms(ms: float) -> str:
     if a == 0:
         return "0 s"
     if a < 1:
-        return f"{v * 1e3:#.3g} µs"
+        return f"{v * 1e3:#.3g}".rstrip(".") + " µs"
     if a < 1000:
-        return f"{v:#.3g} ms"
-    return f"{v / 1e3:#.3g} s"
+        return f"{v:#.3g}".rstrip(".") + " ms"
+    return f"{v / 1e3:#.3g}".rstrip(".") + " s"
 
 
 def fmt_number(value: float) -> str:
