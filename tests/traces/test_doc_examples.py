@@ -41,6 +41,7 @@ SLOW = {
     "dec-feedback": "DEC solves a CP-SAT model at each event (about 3 min for the batch)",
     "dispatchlab plan ": "offline profit planning: a CP-SAT search over the thesis workload",
     "plan=plan.parquet": "needs the plan written by the `dispatchlab plan` example",
+    "report ch7": "needs the runs written by the `run-experiment` example before it",
     "offline-delay": "offline profit planning: a CP-SAT search over the thesis workload",
     "curie-thesis": "the thesis workload generator reads and filters the whole Curie log",
     "dardis-throughput": "DARDIS's message rounds: about 3 s per 500 jobs",
