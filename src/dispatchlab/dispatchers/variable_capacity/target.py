@@ -222,12 +222,13 @@ class TargetVC(BaseDispatcher):
         load = [1.0 if self._waiting[m] > 0 else 1 - free[m] / self._cap[m] for m in ranks]
         muse = min(self._muse, alive)
         floor = max(1, min(self._safe, alive))
+        direction = 0  # one way only: a load that flips between two sizes used to loop
         while True:
             u = sum(load[:muse]) / muse
-            if u < self.util_low and muse > floor:
-                muse -= 1
-            elif u > self.util_high and muse < alive:
-                muse += 1
+            if u < self.util_low and muse > floor and direction <= 0:
+                muse, direction = muse - 1, -1
+            elif u > self.util_high and muse < alive and direction >= 0:
+                muse, direction = muse + 1, 1
             else:
                 break
             if muse in (floor, alive):
