@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.dispatchers.capabilities import check_composition
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.energy.accounting import run_energy
 from dispatchlab.engine.budget import PowerModel
@@ -74,6 +75,9 @@ def simulate(
     plat = resolve_platform(platform)
     disp = get_dispatcher(dispatcher) if isinstance(dispatcher, str) else dispatcher
     scen = resolve_scenario(scenario)
+    check_composition(disp, scenario_kinds=scen.kinds() if scen is not None else set(),
+                      power_cap=power_cap,
+                      max_units=int(workload.units.max()) if workload.n_jobs else 1)
     cool = None
     if cooling is not None:
         from dispatchlab.energy.profit import cooling_setup

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.malleable.config import GreedyConfig
 from dispatchlab.dispatchers.malleable.rules import (
     paper_reconfiguration_time,
@@ -50,6 +51,15 @@ from dispatchlab.errors import ConfigError
 
 class MalleableGreedy(BaseDispatcher):
     """The greedy scheduler with reconfigurations and power-offs (see the module doc)."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """No power cap (the greedy rules ignore it); power states when its setup switches
+        servers off."""
+        return Capabilities(family="malleable", fixed_power_cap=False,
+                            varying_power_cap=False,
+                            switches_power_states=self.config.power_off,
+                            reshapes_malleable_jobs=self.config.reconfigure)
 
     name = "mejri-greedy"
 

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.variable_capacity.books import ASAP, PACKED, STRETCH, Books
 from dispatchlab.dispatchers.variable_capacity.common import (
     AreaShare,
@@ -58,6 +59,10 @@ _ONE = np.ones(1, dtype=np.int64)
 
 class TargetVC(BaseDispatcher):
     """Risk-aware target strategies; ``mode`` in ``stretch``, ``asap``, ``packed``."""
+
+    capabilities = Capabilities(
+        family="variable-capacity", fixed_power_cap=False, varying_power_cap=False,
+        multi_unit_jobs=False)
 
     def __init__(self, mode: str = "asap", neighbourhood: int = 11, safe: int | None = None,
                  util_low: float = 0.80, util_high: float = 0.95, pack: int = 5,
