@@ -218,6 +218,7 @@ class Simulator:
         self.end_killed: list[bool] = [False] * n
         self.node_seq: list[int] = [-1] * plat.n_nodes  # live transition entry per node
         self.rejected = self._check_feasible(rec)
+        self.rejected |= self.reject_over_cap(rec, self.rejected)
         rules = self.rules = view.rules = build_constraints(wl, plat, self.req)
         if rules is not None:
             rec.rules_info = rules.describe()
@@ -397,6 +398,30 @@ class Simulator:
                 rec.reject(j, reason)
                 bad.add(j)
         return bad
+
+
+    def reject_over_cap(self, rec: Recorder, skip: set[int]) -> set[int]:
+        """Jobs a fixed power cap never lets start, even on the empty machine: error, or
+        rejected with a reason (both loops call this before their first event)."""
+        if self.power_cap is None or (self.scenario is not None
+                                      and "power_cap" in self.scenario.kinds()):
+            return set()
+        from dispatchlab.engine.cap_feasibility import over_cap
+
+        wl, plat = self.workload, self.platform
+        jobs = self.power_model
+        if jobs is None and plat.power_table is None:
+            jobs = JobColumnPower(wl)
+        meter = MachinePower(SystemView(wl, plat, self.req), self.req, plat.power_table,
+                             jobs, self.count_idle)
+        out: set[int] = set()
+        for j, reason in over_cap(meter, self.req, wl.min_units, self.power_cap, skip):
+            if self.on_infeasible == "error":
+                raise InfeasibleJob(f"{wl.source}: job {self.jid(j)} {reason} "
+                                    "(--reject-infeasible records such jobs as rejected)")
+            rec.reject(j, reason)
+            out.add(j)
+        return out
 
 
 def _check_targets(scenario: Scenario, platform: Platform) -> None:

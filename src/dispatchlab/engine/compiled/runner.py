@@ -87,9 +87,11 @@ def _prepare(sim: Simulator, run: SlotRun) -> tuple[Recorder, npt.NDArray[np.boo
     rec.walltime_kill = sim.walltime_kill
     rec.engine_info = sim.engine_info()
     skip = np.zeros(wl.n_jobs, dtype=np.bool_)
+    rejected: set[int] = set()
     if int(wl.units.max()) > int(run.slots.sum()):  # the engine's errors and reasons
         rejected = sim._check_feasible(rec)
-        skip[list(rejected)] = True
+    rejected |= sim.reject_over_cap(rec, rejected)  # over a fixed power cap
+    skip[list(rejected)] = True
     return rec, skip
 
 
