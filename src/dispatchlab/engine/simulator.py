@@ -274,13 +274,19 @@ class Simulator:
 
     def _power_hint(self) -> str:
         """Why a capped machine may be stuck: the cap against what it draws idle."""
-        b = self.view.budget
+        view = self.view
+        if not view.alive.any():
+            return ("; no node is alive: the scenario took every node away and brings none "
+                    "back")
+        b = view.budget
         if b is None:
             return ""
+        idle = self.count_idle and self.platform.power_table is not None
         return (f"; the power cap of {b.cap:.6g} W leaves {b.cap - b.used:.6g} W over what "
-                f"the machine draws now ({b.used:.6g} W, idle nodes included), maybe too "
-                "little for these jobs: raise the cap, switch idle nodes off, or do not count "
-                "idle power")
+                f"the machine draws now ({b.used:.6g} W"
+                + (", idle nodes included), maybe too little for these jobs: raise the cap, "
+                   "switch idle nodes off, or do not count idle power" if idle else
+                   "), maybe too little for these jobs: raise the cap"))
 
     def _fixed_cap(self) -> bool:
         """A fixed power cap, no scenario, jobs drawing through the platform's node model or
@@ -425,8 +431,18 @@ class Simulator:
 
 
 def _check_targets(scenario: Scenario, platform: Platform) -> None:
-    """Every node a scenario names exists (before the run, not when the row is reached)."""
+    """Every node and resource a scenario names exists, and no alive count exceeds the
+    platform (before the run, not when the row is reached)."""
     for c in scenario.changes:
+        if c.what == "alive_nodes" and c.value > platform.n_nodes:
+            raise ConfigError(f"alive_nodes {c.value:g} at t={c.time} exceeds the platform's "
+                              f"{platform.n_nodes} nodes ('{platform.name}')",
+                              source=scenario.source, field="value")
+        if c.what == "desired_utilization" and (c.target or "cores") not in platform.resources:
+            raise ConfigError(f"desired_utilization at t={c.time}: '{c.target}' is not a "
+                              f"resource of platform '{platform.name}' (known: "
+                              f"{', '.join(platform.resources)})",
+                              source=scenario.source, field="target")
         if c.what in ("node_down", "node_up"):
             try:
                 platform.node_set([c.target], "target")
