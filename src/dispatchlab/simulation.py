@@ -14,6 +14,7 @@ from dispatchlab.engine.budget import PowerModel
 from dispatchlab.engine.compiled.select import run_engine
 from dispatchlab.engine.scenario_gen import ScenarioArg, resolve_scenario
 from dispatchlab.engine.simulator import Simulator
+from dispatchlab.errors import ConfigError
 from dispatchlab.metrics.audit import audit
 from dispatchlab.metrics.results import Results
 from dispatchlab.metrics.rules_audit import audit_rules
@@ -79,10 +80,18 @@ def simulate(
                       power_cap=power_cap,
                       max_units=int(workload.units.max()) if workload.n_jobs else 1)
     cool = None
+    if cooling is None and (temperature is not None or prices is not None):
+        given = "temperature" if temperature is not None else "prices"
+        raise ConfigError(f"{given} is used only to price the run with a cooling model: "
+                          "give one too (--cooling air|hybrid|FILE)", field=given)
     if cooling is not None:
-        from dispatchlab.energy.profit import cooling_setup
+        from dispatchlab.energy.profit import check_inputs, cooling_setup
 
         cool = cooling_setup(cooling, temperature, prices, it_power, scen)
+        try:
+            check_inputs(cool, workload, plat)
+        except ValueError as exc:
+            raise ConfigError(str(exc), field="cooling") from None
     sim = Simulator(workload, plat, disp, seed=seed, on_infeasible=on_infeasible,
                     progress=progress, scenario=scen, walltime_kill=walltime_kill,
                     on_abort=on_abort, power_cap=power_cap, power_model=power_model,
@@ -116,7 +125,11 @@ def simulate(
     if cool is not None:
         from dispatchlab.energy.profit import run_profit
 
-        prof = run_profit(rec, cool)
+        try:
+            prof = run_profit(rec, cool)
+        except ValueError as exc:  # e.g. an IT power above the table, known only now
+            raise ConfigError(f"{exc} (the schedule ran; fix the cooling input and run "
+                              "again)", field="cooling") from None
         res.summary["profit"] = prof.summary
         res.tables["cooling"] = prof.series
     res.summary["engine"] = ran_on
