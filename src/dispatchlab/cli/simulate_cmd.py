@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -180,7 +181,7 @@ def simulate_command(
     if out is not None:
         save_atomically(res, out)
     if as_json:
-        typer.echo(json.dumps(_jsonable(res.summary)))
+        typer.echo(json.dumps(_jsonable(res.summary), allow_nan=False))
         return
     if cleaning:
         console.print("cleaning: " + ", ".join(f"{k}={v}" for k, v in cleaning.items()))
@@ -294,6 +295,12 @@ def print_summary(res: Results, title: str) -> None:
         p = s["power"]
         rows.append(("IT power peak / mean", f"{p['peak_w']:,.1f} / {p['mean_w']:,.1f} W"))
         rows.append(("time over the power cap", fmt_duration(p["over_cap_seconds"])))
+        if "cap_mean_w" in p:
+            rows.append(("power cap min / mean / max",
+                         f"{p['cap_min_w']:,.0f} / {p['cap_mean_w']:,.0f} / "
+                         f"{p['cap_max_w']:,.0f} W"))
+            rows.append(("time capped / uncapped", f"{fmt_duration(p['capped_seconds'])} / "
+                                                   f"{fmt_duration(p['uncapped_seconds'])}"))
     if "energy" in s:
         e = s["energy"]
         rows.append(("energy", f"{e['total_j']:,.0f} J ({e['kwh']:,.3f} kWh)"))
@@ -315,10 +322,13 @@ def print_summary(res: Results, title: str) -> None:
 
 
 def _jsonable(value: Any) -> Any:
+    """Plain JSON values; a non-finite number becomes null (``Infinity`` is not JSON)."""
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if hasattr(value, "item"):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value

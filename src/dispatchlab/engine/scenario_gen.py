@@ -241,6 +241,21 @@ def generate_scenario(spec: str) -> Scenario:
     return out
 
 
+def _require_text(p: Path) -> None:
+    """A scenario or capacity file must be UTF-8 text (a gzipped one used to end in a
+    ``UnicodeDecodeError``); Parquet files are binary by design."""
+    if p.is_dir():
+        raise ConfigError(f"{p}: is a folder, not a scenario file", field="scenario")
+    if p.suffix == ".parquet" or not p.is_file():
+        return
+    try:
+        p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not a UTF-8 text file (byte {exc.start}; compressed?): "
+                          "expected a time,what,value[,target] CSV, a capacity file or "
+                          "Parquet", field="scenario") from None
+
+
 def resolve_scenario(arg: ScenarioArg) -> Scenario | None:
     """A scenario from an object, a file path, a ``gen:`` spec, or a list of them (merged)."""
     if arg is None:
@@ -251,6 +266,7 @@ def resolve_scenario(arg: ScenarioArg) -> Scenario | None:
         text = str(arg)
         if text.startswith("gen:"):
             return generate_scenario(text)
+        _require_text(Path(text))
         return load_capacity(text) if is_capacity_file(text) else load_scenario(text)
     out: Scenario | None = None
     for part in arg:

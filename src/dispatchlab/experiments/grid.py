@@ -237,6 +237,10 @@ def _workload_refs(
                            max_units)
                 continue
             size = _as_int(e.window_jobs, f"{field}.window_jobs", source) or n // windows
+            if windows > n:
+                raise ConfigError(f"{windows} windows need at least {windows} jobs; the "
+                                  f"workload has {n} (at most {n} windows of one job)",
+                                  field=f"{field}.windows", source=source)
             if size < 1 or size * windows > n:
                 raise ConfigError(
                     f"{windows} windows of {size} jobs need {windows * size} "
