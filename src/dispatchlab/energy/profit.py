@@ -216,11 +216,23 @@ def check_inputs(setup: CoolingSetup, workload: Workload, platform: Platform) ->
                              f"{int(workload.job_id[j])}); give the platform a node power "
                              "model or the workload a power column")
     if source == "nodes" and not setup.scale:
-        idle = float(platform.power_table["idle"].sum())  # type: ignore[index]
-        if idle > setup.table.max_power:
-            raise ValueError(f"cooling: the idle machine alone draws {idle:,.0f} W, above "
-                             f"the PUE table's last breakpoint {setup.table.max_power:,.0f} W;"
-                             f" use '{setup.table.name}:scaled' to fit the table to it")
+        top = _machine_max_w(platform)
+        if top > setup.table.max_power * (1 + 1e-12):
+            raise ValueError(f"cooling: the machine draws up to {top:,.0f} W with every node "
+                             "busy, above the PUE table's last breakpoint "
+                             f"{setup.table.max_power:,.0f} W; use '{setup.table.name}:scaled' "
+                             "to fit the table to it")
+
+
+def _machine_max_w(platform: Platform) -> float:
+    """Every node on and fully used, under the node power model."""
+    from dispatchlab.engine.state import ON
+
+    assert platform.power_table is not None
+    n = platform.capacity.shape[0]
+    nodes = np.arange(n, dtype=np.int64)
+    full = platform.capacity.astype(np.int64)
+    return float(platform.power_table.power(nodes, np.full(n, ON, np.int64), full).sum())
 
 
 def max_it_power(rec: Recorder, source: str) -> float:
@@ -229,12 +241,7 @@ def max_it_power(rec: Recorder, source: str) -> float:
     core (``jobs``)."""
     plat, wl = rec.platform, rec.workload
     if source == "nodes" and plat.power_table is not None:
-        from dispatchlab.engine.state import ON
-
-        n = plat.capacity.shape[0]
-        nodes = np.arange(n, dtype=np.int64)
-        full = plat.capacity.astype(np.int64)
-        return float(plat.power_table.power(nodes, np.full(n, ON, np.int64), full).sum())
+        return _machine_max_w(plat)
     c = plat.resources.index("cores")
     per_core = wl.power / np.maximum(wl.units * wl.req[:, c], 1)
     per_core = per_core[np.isfinite(per_core)]
