@@ -131,6 +131,19 @@ def simulate_command(
     it_power: Annotated[str, typer.Option(
         help="IT power for the cooling: auto | nodes (platform power model) | jobs (the "
         "workload's power column).")] = "auto",
+    window_start: Annotated[int | None, typer.Option(
+        help="Variable-capacity job file: the jobs released from this time (s) on, times "
+        "rebased to it.")] = None,
+    window: Annotated[int | None, typer.Option(
+        help="Variable-capacity job file: the jobs released within this many seconds of "
+        "--window-start; also the default --metrics-window.")] = None,
+    scenario_start: Annotated[int | None, typer.Option(
+        help="Read the --scenario files from this time (s) on, rebased to it (files with "
+        "absolute times, such as the authors' variation files; earlier rows give the state "
+        "at the start). Default: --window-start.")] = None,
+    metrics_window: Annotated[str | None, typer.Option(
+        help="START,T: add the variable-capacity metrics over [START, T) s (goodput, "
+        "stretch, aborted volume, alive capacity).")] = None,
 ) -> None:
     """Simulate one dispatcher on one workload and print the summary."""
     opts = load_options(format, skip, limit, swf_procs, swf_missing_estimate, swf_units,
@@ -144,7 +157,8 @@ def simulate_command(
                           field="--loop")
     if out is not None:
         check_out(out, force)
-    wl = load_workload(workload, **opts.reader_kwargs())
+    wl = load_workload(workload, **opts.reader_kwargs(), **job_file_window(
+        workload, format, window_start, window))
     require_jobs(wl, workload)
     if platform is None:
         plat, how = platform_for(wl)
@@ -156,12 +170,19 @@ def simulate_command(
     disp = get_dispatcher(dispatcher)
     on_inf = "reject" if reject_infeasible else "error"
     source = job_power_source(job_power, wl, plat, parse_fallback(job_power_fallback))
-    dynamic: dict[str, Any] = {"scenario": scenario or None, "walltime_kill": walltime_kill,
+    scen: Any = scenario or None
+    shift = window_start if scenario_start is None else scenario_start
+    if scen is not None and shift:
+        from dispatchlab.engine.scenario_gen import resolve_scenario
+
+        scen = resolve_scenario(scen).shifted(shift)  # type: ignore[union-attr]
+    dynamic: dict[str, Any] = {"scenario": scen, "walltime_kill": walltime_kill,
                                "power_cap": power_cap, "on_abort": on_abort,
                                "power_model": source, "count_idle": idle_power,
                                "on_over_cap": on_over_cap, "cooling": cooling,
                                "temperature": temperature, "prices": prices,
-                               "it_power": it_power}
+                               "it_power": it_power,
+                               "metrics_window": parse_metrics_window(metrics_window, window)}
     show = progress and not as_json and console.is_terminal and wl.n_jobs >= 20_000
     if show:
         with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/"
@@ -194,6 +215,41 @@ def simulate_command(
                       "other numbers")
     if out is not None:
         console.print(f"results written to {out}")
+
+
+def job_file_window(path: str, fmt: str | None, start: int | None, length: int | None
+                    ) -> dict[str, int]:
+    """``--window-start``/``--window`` as reader options of a variable-capacity job file
+    (an error for any other format)."""
+    if start is None and length is None:
+        return {}
+    from dispatchlab.workload.load import detect_format
+
+    kind = fmt or (detect_format(Path(path)) if Path(path).is_file() else "gen")
+    if kind != "vcjobs":
+        raise ConfigError(f"--window-start/--window select jobs of a variable-capacity job "
+                          f"file (format vcjobs); '{path}' is {kind}", field="--window")
+    if (start is not None and start < 0) or (length is not None and length <= 0):
+        raise ConfigError("needs --window-start ≥ 0 and --window > 0", field="--window")
+    out = {"start": start or 0}
+    if length is not None:
+        out["window"] = length
+    return out
+
+
+def parse_metrics_window(text: str | None, window: int | None) -> tuple[int, int] | None:
+    """``START,T`` → ``(START, T)``; by default ``(0, --window)`` when a window was given."""
+    if text is None:
+        return None if window is None else (0, window)
+    parts = text.split(",")
+    try:
+        start, end = (int(p) for p in parts)
+    except ValueError:
+        raise ConfigError(f"expected START,T in whole seconds, got '{text}'",
+                          field="--metrics-window") from None
+    if not 0 <= start < end:
+        raise ConfigError(f"needs 0 ≤ START < T, got '{text}'", field="--metrics-window")
+    return start, end
 
 
 #: Resources dispatchlab knows by name (a platform may also hold any the workload requests).
@@ -310,6 +366,22 @@ def print_summary(res: Results, title: str) -> None:
         rows.append(("core-hours / IT / cooling", f"{f['core_hours']:,.1f} core-h / "
                      f"{f['it_kwh']:,.2f} kWh / {f['cooling_kwh']:,.2f} kWh"))
         rows.append(("mean PUE / profit", f"{f['mean_pue']:.5f} / {f['profit']:,.2f}"))
+    if "goodput" in s:
+        lo, hi = s["window"]
+        rows.append((f"goodput over [{lo:,}, {hi:,}) s", f"{s['goodput']:.4f}"))
+        rows.append(("stretch max / mean (completed in window)",
+                     f"{s['max_stretch']:.2f} / {s['mean_stretch']:.2f}"))
+        rows.append(("aborted (segments / volume)",
+                     f"{s['aborted_count']:,} / {s['aborted_volume'] / 3600:,.0f} core-h"))
+        rows.append(("alive nodes min / mean / max",
+                     f"{s['min_alive_nodes']} / {s['mean_alive_nodes']:.1f} / "
+                     f"{s['max_alive_nodes']}"))
+    if "malleable" in s:
+        m = s["malleable"]
+        rows.append(("malleable cost (stretch × power)",
+                     f"{m['cost']:.4f} = {m['mean_stretch']:.4f} × {m['norm_power']:.4f}"))
+        rows.append(("reconfigurations / power-offs",
+                     f"{m['reconfigs']:,.0f} / {m['poweroffs']:,.0f}"))
     for res, p in s.get("profile", {}).items():
         rows.append((f"over desired profile ({res})",
                      f"{p['over_utilization'] / 3600:,.0f} {res}-h, dissimilarity "

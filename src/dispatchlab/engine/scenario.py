@@ -107,6 +107,20 @@ class Scenario:
         k = int(np.searchsorted(times, t, side="right")) - 1
         return float(values[k]) if k >= 0 else default
 
+    def shifted(self, start: int) -> Scenario:
+        """The timeline from ``start`` on, rebased to it: a file with absolute times (the
+        authors' variation files) read against jobs rebased to ``start``. Rows before
+        ``start`` move to time 0 in their order, so what was in force at ``start`` holds
+        from 0."""
+        if start < 0:
+            raise ConfigError(f"scenario start must be ≥ 0 s, got {start}", field="start")
+        if start == 0:
+            return self
+        out = Scenario(source=f"{self.source} from t={start}")
+        out.changes = tuple(Change(max(0, c.time - start), c.what, c.value, c.target)
+                            for c in self.changes)
+        return out
+
     def merged(self, other: Scenario) -> Scenario:
         """Both scenarios' changes in one timeline (this one's first at equal times)."""
         return Scenario([*self.changes, *other.changes],
