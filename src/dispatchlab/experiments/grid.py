@@ -60,7 +60,7 @@ def plan(
         shared = {k: v for k, v in (w_used | p_used).items()}
         if any(k in shared and shared[k] != v for k, v in d_used.items()):
             continue  # this dispatcher variant belongs to another parameter combination
-        pair = (ref.scenario or "", d_spec, max_units)
+        pair = (f"{ref.scenario}|{ref.power_cap}", d_spec, max_units)
         if pair not in checked:
             checked.add(pair)
             _check_composition(ref, d_spec, max_units, f"{w_field} × {d_field}", source)
@@ -304,7 +304,8 @@ def _resolve_workload(
     skip = _as_int(e.skip, f"{field}.skip", source) or None
     limit = _as_int(e.limit, f"{field}.limit", source)
     ref = WorkloadRef(text, fmt, options, skip=skip, limit=limit, digest=digest,
-                      walltime_kill=e.walltime_kill, metrics_window=e.metrics_window)
+                      walltime_kill=e.walltime_kill, metrics_window=e.metrics_window,
+                      power_cap=e.power_cap)
     if e.scenario is not None:
         ref = replace(ref, scenario=_scenario(e.scenario, base, field, source))
     return ref, label
@@ -436,7 +437,7 @@ def _check_composition(ref: WorkloadRef, d_spec: str, max_units: int, where: str
     try:
         check_composition(get_dispatcher(_subst(d_spec, {"seed": 0})),
                           scenario_kinds=scen.kinds() if scen is not None else set(),
-                          max_units=max_units)
+                          power_cap=ref.power_cap, max_units=max_units)
     except ConfigError as exc:
         text = str(exc).removeprefix("field 'dispatcher': ")
         raise ConfigError(f"{where}: {text}", field="dispatchers", source=source) from None
