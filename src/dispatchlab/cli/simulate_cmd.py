@@ -157,8 +157,9 @@ def simulate_command(
                           field="--loop")
     if out is not None:
         check_out(out, force)
-    wl = load_workload(workload, **opts.reader_kwargs(), **job_file_window(
-        workload, format, window_start, window))
+    reader: dict[str, Any] = {**opts.reader_kwargs(),
+                              **job_file_window(workload, format, window_start, window)}
+    wl = load_workload(workload, **reader)
     require_jobs(wl, workload)
     if platform is None:
         plat, how = platform_for(wl)
