@@ -250,3 +250,14 @@ def test_composition_is_refused_before_the_run() -> None:
             "--scenario", "gen:constant:what=power_cap,value=1000", "--job-power", "column",
             "--job-power-fallback", "100"],
            "(family malleable) does not support a varying power cap")
+
+
+@pytest.mark.parametrize("text", ["time,what,value\n1e30,temperature,20\n",
+                                  "time,what,value\n99999999999999999999,desired_utilization,"
+                                  "0.5\n", "time,alive\n0,100\n1e30,50\n"])
+def test_scenario_times_beyond_the_engine_clock(text: str, tmp_path: Path) -> None:
+    """Found while checking item 13's numbers: a row at 1e20 s ended in OverflowError."""
+    rows = tmp_path / "far.csv"
+    rows.write_text(text)
+    _fails(["simulate", *KTH_ARGS, "-d", "dardis70", "--scenario", str(rows)],
+           "is beyond 1e+12 s")

@@ -52,6 +52,8 @@ NODE_KINDS = ("node_down", "node_up", "alive_nodes")
 #: Kinds dispatchers may see ahead of time.
 ANNOUNCED_KINDS = ("power_cap", "temperature", "desired_utilization", "signal")
 KINDS = NODE_KINDS + ANNOUNCED_KINDS
+#: Latest time a row may have (s): later ones overflowed the engine's 64-bit clock.
+MAX_TIME = 10**12
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +152,9 @@ def _check(c: Change, where: str) -> None:
     if not isinstance(c.time, int) or c.time < 0:
         raise ConfigError(f"{where}: time must be a non-negative integer, got {c.time!r}",
                           field="time")
+    if c.time > MAX_TIME:
+        raise ConfigError(f"{where}: time {c.time:g} s is beyond {MAX_TIME:.0e} s (some "
+                          "31,700 years)", field="time")
     if c.what in ("node_down", "node_up", "signal") and not c.target:
         raise ConfigError(f"{where}: '{c.what}' needs a target", field="target")
     if c.what == "alive_nodes" and not (math.isfinite(c.value) and c.value >= 0
