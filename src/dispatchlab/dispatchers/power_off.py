@@ -68,6 +68,15 @@ class IdlePowerOff:
         """As the inner dispatcher."""
         return reads_pricing(self.inner)
 
+    def choose_nodes(self, view: SystemView, candidates: np.ndarray, count: int,
+                     leaving: bool) -> list[int]:
+        """The inner dispatcher's choice of the nodes that leave or come back (its risk
+        order), else the engine's default: the highest indices leave, the lowest return."""
+        hook = getattr(self.inner, "choose_nodes", None)
+        if hook is not None:
+            return [int(x) for x in hook(view, candidates, count, leaving)]
+        return [int(x) for x in (candidates[-count:] if leaving else candidates[:count])]
+
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Every node idle from the start."""
         self.inner.reset(view, rng)
