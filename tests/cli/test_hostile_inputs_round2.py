@@ -22,10 +22,12 @@ KTH_ARGS = ["-w", KTH, "--limit", "150", "-p", "nodes=100,cores=1"]
 TEMP = "gen:temperature:season=summer,days=3"
 
 
-def _invoke(args: list[str]) -> tuple[int, str]:
+def _invoke(args: list[str], limit: float = 10.0) -> tuple[int, str]:
+    """Run a command: no traceback, and done within ``limit`` s (a refusal must come
+    within 10 s; a run that completes gets a margin for loaded machines)."""
     t0 = time.perf_counter()
     result = runner.invoke(app, args)
-    assert time.perf_counter() - t0 < 10, f"over 10 s: {args}"
+    assert time.perf_counter() - t0 < limit, f"over {limit} s: {args}"
     assert "Traceback" not in result.output, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), (
         repr(result.exception))
@@ -44,7 +46,7 @@ def _fails(args: list[str], *expected: str) -> str:
 
 
 def _json(args: list[str]) -> dict[str, object]:
-    code, out = _invoke(["simulate", *args, "--json"])
+    code, out = _invoke(["simulate", *args, "--json"], limit=60.0)
     assert code == 0, out
     return dict(json.loads(out))
 
@@ -85,7 +87,7 @@ def test_03_a_job_over_a_fixed_cap_is_refused_or_rejected_up_front(tmp_path: Pat
                    "2 10 -1 100 1000 -1 -1 1000 200 -1 1 1 1 -1 -1 -1 -1 -1\n"
                    "3 20 -1 100 2 -1 -1 2 200 -1 1 1 1 -1 -1 -1 -1 -1\n")
     args = ["-w", str(swf), "-p", "eurora", "--power-cap", "4000"]
-    _fails(["simulate", *args], "job 2 needs", "over the fixed power cap of 4000 W")
+    _fails(["simulate", *args], "job 2 needs at least", "over the fixed power cap of 4000 W")
     s = _json([*args, "--reject-infeasible"])
     assert (s["jobs_run"], s["rejected"]) == (2, 1)
 

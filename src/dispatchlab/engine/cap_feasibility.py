@@ -2,10 +2,15 @@
 
 Under a fixed cap (``power_cap=`` and no ``power_cap`` scenario rows) a job whose power on
 the empty machine — idle nodes included when they count — is above the cap waits forever:
-the run used to end with ``left job(s) queued on an idle machine``. Each job is costed on
-its packed placement (its units on the nodes where a unit costs least, each filled before
-the next: the cheapest placement when a node's power grows by less for each further unit,
-as in the node model, whose first core costs the most).
+the run used to end with ``left job(s) queued on an idle machine``. A job is refused only
+when a lower bound of what it adds to the empty machine's power is above what the cap
+leaves, so no job that some placement would let start is refused:
+
+- node power model: every unit costs at least the cheapest average cost of a unit on any
+  node it fits on (a node's power is affine in its units in use, so its average is least
+  with one unit or with the node full);
+- job power (a column or predictions): the job's own figure (0 for a job that falls back
+  on the node model) less the idle power of the nodes it could occupy, at most one a unit.
 """
 
 from __future__ import annotations
@@ -26,43 +31,41 @@ def over_cap(meter: MachinePower, req: IntArray, min_units: IntArray, cap: float
              skip: set[int]) -> Iterator[tuple[int, str]]:
     """(job, reason) for each job not in ``skip`` that cannot start under ``cap`` W even
     on the empty machine."""
-    view = meter.view
-    empty = view.capacity
+    empty = meter.view.capacity
     base = meter.nodes_total
     groups: dict[tuple[tuple[int, ...], int], list[int]] = {}
     for j in range(len(req)):
         if j not in skip:
             groups.setdefault((tuple(req[j].tolist()), int(min_units[j])), []).append(j)
     for (row, units), jobs in groups.items():
-        placement = _packed(meter, np.array(row, dtype=np.int64), units, jobs[0], empty)
-        if placement is None:
+        fit = units_fitting(empty, np.array(row, dtype=np.int64))
+        nodes = np.flatnonzero(fit > 0)
+        if int(fit[nodes].sum()) < units:
             continue  # no placement at all: the capacity check reports it
-        nodes, counts = placement
+        if meter.node_mode:
+            bound = units * min(_cheapest_unit(meter, jobs[0], n, int(fit[n]), empty)
+                                for n in nodes.tolist())
+        else:
+            idle = meter.table["idle"][nodes] if meter.table is not None else np.zeros(0)
+            credit = float(np.sort(idle)[::-1][:units].sum())
         for j in jobs:
-            need = meter.start_delta(j, nodes, counts, empty)
+            need = bound if meter.node_mode else _own_power(meter, j, nodes[:1]) - credit
             if base + need > cap + EPS:
-                yield j, (f"needs {need:.6g} W on the empty machine, which draws {base:.6g} W "
-                          f"on its own: over the fixed power cap of {cap:.6g} W")
+                yield j, (f"needs at least {need:.6g} W on the empty machine, which draws "
+                          f"{base:.6g} W on its own: over the fixed power cap of {cap:.6g} W")
 
 
-def _packed(meter: MachinePower, row: IntArray, units: int, job: int, free: IntArray
-            ) -> tuple[IntArray, IntArray] | None:
-    fit = units_fitting(free, row)
-    nodes = np.flatnonzero(fit > 0)
-    if int(fit[nodes].sum()) < units:
-        return None
-    per_unit = [meter.start_delta(job, np.array([n]), np.array([int(fit[n])]), free)
-                / int(fit[n]) for n in nodes.tolist()]
-    chosen: list[int] = []
-    counts: list[int] = []
-    left = units
-    for k in np.argsort(per_unit, kind="stable").tolist():
-        n = int(nodes[k])
-        take = min(left, int(fit[n]))
-        chosen.append(n)
-        counts.append(take)
-        left -= take
-        if not left:
-            break
-    order = np.argsort(chosen)
-    return (np.array(chosen, dtype=np.int64)[order], np.array(counts, dtype=np.int64)[order])
+def _cheapest_unit(meter: MachinePower, job: int, node: int, fit: int, free: IntArray
+                   ) -> float:
+    one = meter.start_delta(job, np.array([node]), np.array([1]), free)
+    full = meter.start_delta(job, np.array([node]), np.array([fit]), free) / fit
+    return min(one, full)
+
+
+def _own_power(meter: MachinePower, job: int, node: IntArray) -> float:
+    """The job's own figure; 0 when it falls back on the node model (placement-bound)."""
+    jobs = meter.jobs
+    has = getattr(jobs, "has_figure", None)
+    if has is not None and not has(job):
+        return 0.0
+    return meter.job_part(job, node, np.array([1]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -235,15 +236,22 @@ def markdown(rows: Sequence[Cell]) -> str:
             elif cell.outcome == "ok":
                 out.append("runs")
             else:
-                notes.setdefault(cell.message, len(notes) + 1)
+                note = _note(cell.message)
+                notes.setdefault(note, len(notes) + 1)
                 out.append(f"{'refused' if cell.outcome == 'refused' else '**ERROR**'} "
-                           f"[{notes[cell.message]}]")
+                           f"[{notes[note]}]")
         lines.append(f"| {family} | `{preset}` | " + " | ".join(out) + " |")
     if notes:
         lines.append("")
         for text, number in notes.items():
             lines.append(f"{number}. {text}")
     return "\n".join(lines) + "\n"
+
+
+def _note(message: str) -> str:
+    """A refusal without the preset's name and the advice, shared by a family's presets."""
+    text = re.sub(r"^field 'dispatcher': dispatcher '[^']*' ", "", message)
+    return text.split(": choose another dispatcher")[0]
 
 
 #: Columns of the capability table: field → heading.
