@@ -37,14 +37,17 @@ def over_cap(meter: MachinePower, req: IntArray, min_units: IntArray, cap: float
     for j in range(len(req)):
         if j not in skip:
             groups.setdefault((tuple(req[j].tolist()), int(min_units[j])), []).append(j)
+    unit_w: dict[tuple[int, ...], float] = {}  # node mode: cheapest unit of a request
     for (row, units), jobs in groups.items():
         fit = units_fitting(empty, np.array(row, dtype=np.int64))
         nodes = np.flatnonzero(fit > 0)
         if int(fit[nodes].sum()) < units:
             continue  # no placement at all: the capacity check reports it
         if meter.node_mode:
-            bound = units * min(_cheapest_unit(meter, jobs[0], n, int(fit[n]), empty)
-                                for n in nodes.tolist())
+            if row not in unit_w:
+                unit_w[row] = min(_cheapest_unit(meter, jobs[0], n, int(fit[n]), empty)
+                                  for n in nodes.tolist())
+            bound = units * unit_w[row]
         else:
             idle = meter.table["idle"][nodes] if meter.table is not None else np.zeros(0)
             credit = float(np.sort(idle)[::-1][:units].sum())

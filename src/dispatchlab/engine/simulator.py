@@ -405,7 +405,6 @@ class Simulator:
                 bad.add(j)
         return bad
 
-
     def reject_over_cap(self, rec: Recorder, skip: set[int]) -> set[int]:
         """Jobs a fixed power cap never lets start, even on the empty machine: error, or
         rejected with a reason (both loops call this before their first event)."""
