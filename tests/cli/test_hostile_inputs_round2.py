@@ -263,3 +263,19 @@ def test_scenario_times_beyond_the_engine_clock(text: str, tmp_path: Path) -> No
     rows.write_text(text)
     _fails(["simulate", *KTH_ARGS, "-d", "dardis70", "--scenario", str(rows)],
            "is beyond 1e+12 s")
+
+
+def test_run_experiment_dry_run_refuses_an_unsupported_composition(tmp_path: Path) -> None:
+    exp = tmp_path / "exp.toml"
+    exp.write_text('name = "x"\nplatforms = ["mejri-10"]\n'
+                   'dispatchers = ["fifo", "mejri-fifo"]\n'
+                   '[[workloads]]\npath = "gen:mejri:jobs=20,seed={seed}"\n'
+                   'scenario = "gen:constant:what=power_cap,value=2000"\n')
+    _fails(["run-experiment", str(exp), "--dry-run", "-o", str(tmp_path / "out")],
+           "workloads[0] × dispatchers[1]", "(family malleable) does not support a varying")
+    exp.write_text(exp.read_text().replace('"gen:constant:what=power_cap,value=2000"',
+                                           '"gen:capacity-walk:mean=8,range=2,period=600,'
+                                           'until=20000,seed=1"'))
+    code, out = _invoke(["run-experiment", str(exp), "--dry-run", "-o",
+                         str(tmp_path / "out")])
+    assert code == 0, out
