@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.dispatchers.capabilities import capabilities_of, check_composition
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.energy.accounting import run_energy
 from dispatchlab.engine.budget import PowerModel
 from dispatchlab.engine.compiled.select import run_engine
 from dispatchlab.engine.scenario_gen import ScenarioArg, resolve_scenario
 from dispatchlab.engine.simulator import Simulator
+from dispatchlab.errors import ConfigError
 from dispatchlab.metrics.audit import audit
 from dispatchlab.metrics.results import Results
 from dispatchlab.metrics.rules_audit import audit_rules
@@ -43,6 +45,7 @@ def simulate(
     temperature: ScenarioArg = None,
     prices: str | None = None,
     it_power: str = "auto",
+    metrics_window: tuple[int, int] | None = None,
     **load_options: Any,
 ) -> Results:
     """Simulate ``workload`` on ``platform`` under ``dispatcher`` and return the results.
@@ -66,6 +69,10 @@ def simulate(
     table: ambient ``temperature`` from a ``gen:temperature:...`` spec or file (default:
     the scenario's temperature rows), ``prices`` ``cheap`` | ``expensive`` | ``K1,K2``,
     ``it_power`` ``auto`` | ``nodes`` | ``jobs`` (:mod:`dispatchlab.energy.profit`).
+    ``metrics_window`` ``(start, T)`` adds the variable-capacity metrics over ``[start, T)``
+    (``goodput``, ``max_stretch``, ``aborted_volume``, …, as experiments do); a run of the
+    malleable family gets the paper's ``malleable`` entry (cost, mean stretch, normalised
+    power).
     """
     if not isinstance(workload, Workload):
         from dispatchlab.workload.load import load_workload
@@ -74,11 +81,25 @@ def simulate(
     plat = resolve_platform(platform)
     disp = get_dispatcher(dispatcher) if isinstance(dispatcher, str) else dispatcher
     scen = resolve_scenario(scenario)
+    if metrics_window is not None and not 0 <= metrics_window[0] < metrics_window[1]:
+        raise ConfigError(f"needs 0 ≤ start < T, got {list(metrics_window)}",
+                          field="metrics_window")
+    check_composition(disp, scenario_kinds=scen.kinds() if scen is not None else set(),
+                      power_cap=power_cap,
+                      max_units=int(workload.units.max()) if workload.n_jobs else 1)
     cool = None
+    if cooling is None and (temperature is not None or prices is not None):
+        given = "temperature" if temperature is not None else "prices"
+        raise ConfigError(f"{given} is used only to price the run with a cooling model: "
+                          "give one too (--cooling air|hybrid|FILE)", field=given)
     if cooling is not None:
-        from dispatchlab.energy.profit import cooling_setup
+        from dispatchlab.energy.profit import check_inputs, cooling_setup
 
         cool = cooling_setup(cooling, temperature, prices, it_power, scen)
+        try:
+            check_inputs(cool, workload, plat)
+        except ValueError as exc:
+            raise ConfigError(str(exc), field="cooling") from None
     sim = Simulator(workload, plat, disp, seed=seed, on_infeasible=on_infeasible,
                     progress=progress, scenario=scen, walltime_kill=walltime_kill,
                     on_abort=on_abort, power_cap=power_cap, power_model=power_model,
@@ -112,9 +133,21 @@ def simulate(
     if cool is not None:
         from dispatchlab.energy.profit import run_profit
 
-        prof = run_profit(rec, cool)
+        try:
+            prof = run_profit(rec, cool)
+        except ValueError as exc:  # e.g. an IT power above the table, known only now
+            raise ConfigError(f"{exc} (the schedule ran; fix the cooling input and run "
+                              "again)", field="cooling") from None
         res.summary["profit"] = prof.summary
         res.tables["cooling"] = prof.series
+    if metrics_window is not None:
+        from dispatchlab.metrics.variable_capacity import vc_metrics
+
+        res.summary.update(vc_metrics(rec, metrics_window[1], metrics_window[0]))
+    if capabilities_of(disp).family == "malleable":
+        from dispatchlab.dispatchers.malleable.cost import run_metrics
+
+        res.summary["malleable"] = run_metrics(rec)
     res.summary["engine"] = ran_on
     if tables:
         res.jobs  # noqa: B018 - built now, as documented

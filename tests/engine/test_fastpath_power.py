@@ -132,12 +132,16 @@ class _Flat:
 
 
 def test_the_compiled_loop_reports_a_cap_below_the_idle_machine() -> None:
+    """Both loops refuse, before the first event, a job the fixed cap never lets start
+    (issue 29: it used to stall at the end), or reject it when asked."""
     plat = Platform.homogeneous(2, {"cores": 1}).with_node_model(GENERIC)
-    wl = jobs((0, 5, 5, 1))
-    with pytest.raises(Exception, match="leaves"):
-        simulate(wl, plat, "easy", power_cap=200.0, engine="compiled")
-    with pytest.raises(Exception, match="leaves"):
-        simulate(wl, plat, "easy", power_cap=200.0, engine="general")
+    wl = jobs((0, 5, 5, 1), (1, 5, 5, 1))
+    for engine in ("compiled", "general"):
+        with pytest.raises(Exception, match="over the fixed power cap of 200 W"):
+            simulate(wl, plat, "easy", power_cap=200.0, engine=engine)
+        res = simulate(wl, plat, "easy", power_cap=200.0, engine=engine,
+                       on_infeasible="reject")
+        assert res.summary["rejected"] == 2 and res.summary["engine"] == engine
     assert np.isfinite(GENERIC.idle)
 
 

@@ -555,6 +555,26 @@ def compare_command(
             "--reject-infeasible", help="Record jobs the machine can never host as rejected."
         ),
     ] = False,
+    scenario: Annotated[str | None, typer.Option(
+        help="Changes over time: a CSV/Parquet file (time,what,value[,target]), a capacity "
+        "file or gen:NAME:k=v,… (as simulate).")] = None,
+    power_cap: Annotated[float | None, typer.Option(
+        help="Machine-wide power cap in W (as simulate).")] = None,
+    walltime_kill: Annotated[bool, typer.Option(
+        "--walltime-kill/--no-walltime-kill",
+        help="Kill jobs at their requested time, or let each run its actual run time.")]
+    = True,
+    cooling: Annotated[str | None, typer.Option(
+        help="Cooling model for the profit entry: air | hybrid | a PUE table CSV.")] = None,
+    temperature: Annotated[str | None, typer.Option(
+        help="Ambient temperature for --cooling (default: the scenario's).")] = None,
+    prices: Annotated[str | None, typer.Option(
+        help="Profit prices: cheap | expensive | K1,K2.")] = None,
+    it_power: Annotated[str, typer.Option(
+        help="IT power for the cooling: auto | nodes | jobs.")] = "auto",
+    metrics_window: Annotated[str | None, typer.Option(
+        help="START,T: add the variable-capacity metrics (goodput, …) over [START, T) s.")]
+    = None,
 ) -> None:
     """Run several dispatchers on one workload and platform in parallel, print a comparison
     table and write a report folder (OUT/report/index.html)."""
@@ -572,20 +592,32 @@ def compare_command(
         raise ConfigError("must be holm or none", field="p-adjust")
     if not 0 < alpha < 1:
         raise ConfigError("must be between 0 and 1", field="alpha")
+    from dispatchlab.cli.simulate_cmd import parse_metrics_window
+
+    entry = workload_entry(
+        workload,
+        format,
+        skip,
+        limit,
+        swf_procs,
+        swf_missing_estimate,
+        swf_units,
+        swf_cores_per_node,
+        drop_zero_runtime,
+        keep_invalid,
+        skip_bad_lines,
+    )
+    window = parse_metrics_window(metrics_window, None)
+    machine = {"scenario": scenario, "power_cap": power_cap, "cooling": cooling,
+               "temperature": temperature, "prices": prices,
+               "metrics_window": list(window) if window else None}
+    entry.update({k: v for k, v in machine.items() if v is not None})
+    if not walltime_kill:
+        entry["walltime_kill"] = False
+    if it_power != "auto":
+        entry["it_power"] = it_power
     req = CompareRequest(
-        workload=workload_entry(
-            workload,
-            format,
-            skip,
-            limit,
-            swf_procs,
-            swf_missing_estimate,
-            swf_units,
-            swf_cores_per_node,
-            drop_zero_runtime,
-            keep_invalid,
-            skip_bad_lines,
-        ),
+        workload=entry,
         dispatchers=split_dispatchers(dispatchers),
         out=out,
         platform=platform or "auto",

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 
 from dispatchlab.cli.app import app
@@ -88,12 +89,17 @@ def plan_command(
     plat = platform_for(wl)[0] if platform is None else resolve_platform(platform)
     setup = cooling_setup(cooling.partition(":")[0], temperature, prices)
     table = setup.table
-    if cooling.endswith(":scaled"):
-        c = plat.resources.index("cores")
-        per_core = wl.power / (wl.units * wl.req[:, wl.resources.index("cores")])
-        table = table.scaled(float(plat.capacity[:, c].sum() * per_core.max()))
     inst = from_workload(wl, plat, duration=duration, step=step,
                          watts_per_core=watts_per_core)
+    try:
+        for t in sorted(set(setup.temp_values)):  # before planning, not after
+            table.row_of(t)
+        if cooling.endswith(":scaled"):
+            c = plat.resources.index("cores")
+            per_core = inst.power / np.maximum(inst.units * inst.req[:, inst.cores_col], 1)
+            table = table.scaled(float(plat.capacity[:, c].sum() * per_core.max()))
+    except ValueError as exc:
+        raise ConfigError(str(exc), field="--cooling") from None
     pm = ProfitModel(table, setup.temp_times, setup.temp_values, inst.origin,
                      inst.origin + window, setup.prices)
     limits = Limits(runs=runs, time_s=time_limit, cp_det_time=cp_det_time, seed=seed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -134,6 +135,19 @@ def simulate_command(
     it_power: Annotated[str, typer.Option(
         help="IT power for the cooling: auto | nodes (platform power model) | jobs (the "
         "workload's power column).")] = "auto",
+    window_start: Annotated[int | None, typer.Option(
+        help="Variable-capacity job file: the jobs released from this time (s) on, times "
+        "rebased to it.")] = None,
+    window: Annotated[int | None, typer.Option(
+        help="Variable-capacity job file: the jobs released within this many seconds of "
+        "--window-start; also the default --metrics-window.")] = None,
+    scenario_start: Annotated[int | None, typer.Option(
+        help="Read the --scenario files from this time (s) on, rebased to it (files with "
+        "absolute times, such as the authors' variation files; earlier rows give the state "
+        "at the start). Default: --window-start.")] = None,
+    metrics_window: Annotated[str | None, typer.Option(
+        help="START,T: add the variable-capacity metrics over [START, T) s (goodput, "
+        "stretch, aborted volume, alive capacity).")] = None,
 ) -> None:
     """Simulate one dispatcher on one workload and print the summary."""
     opts = load_options(format, skip, limit, swf_procs, swf_missing_estimate, swf_units,
@@ -148,8 +162,10 @@ def simulate_command(
     if out is not None:
         check_out(out, force)
     check_schedule_formats(schedule_format, out)
-    wl = load_workload(workload, **opts.reader_kwargs(), **batsim_platform(workload, format,
-                                                                          platform))
+    reader: dict[str, Any] = {**opts.reader_kwargs(),
+                              **job_file_window(workload, format, window_start, window),
+                              **batsim_platform(workload, format, platform)}
+    wl = load_workload(workload, **reader)
     require_jobs(wl, workload)
     if platform is None:
         plat, how = platform_for(wl)
@@ -161,12 +177,19 @@ def simulate_command(
     disp = get_dispatcher(dispatcher)
     on_inf = "reject" if reject_infeasible else "error"
     source = job_power_source(job_power, wl, plat, parse_fallback(job_power_fallback))
-    dynamic: dict[str, Any] = {"scenario": scenario or None, "walltime_kill": walltime_kill,
+    scen: Any = scenario or None
+    shift = window_start if scenario_start is None else scenario_start
+    if scen is not None and shift:
+        from dispatchlab.engine.scenario_gen import resolve_scenario
+
+        scen = resolve_scenario(scen).shifted(shift)  # type: ignore[union-attr]
+    dynamic: dict[str, Any] = {"scenario": scen, "walltime_kill": walltime_kill,
                                "power_cap": power_cap, "on_abort": on_abort,
                                "power_model": source, "count_idle": idle_power,
                                "on_over_cap": on_over_cap, "cooling": cooling,
                                "temperature": temperature, "prices": prices,
-                               "it_power": it_power}
+                               "it_power": it_power,
+                               "metrics_window": parse_metrics_window(metrics_window, window)}
     show = progress and not as_json and console.is_terminal and wl.n_jobs >= 20_000
     if show:
         with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/"
@@ -187,7 +210,7 @@ def simulate_command(
         save_atomically(res, out, extra=lambda folder: write_schedules(
             res, folder, schedule_format or []))
     if as_json:
-        typer.echo(json.dumps(_jsonable(res.summary)))
+        typer.echo(json.dumps(_jsonable(res.summary), allow_nan=False))
         return
     if cleaning:
         console.print("cleaning: " + ", ".join(f"{k}={v}" for k, v in cleaning.items()))
@@ -200,6 +223,41 @@ def simulate_command(
                       "other numbers")
     if out is not None:
         console.print(f"results written to {out}")
+
+
+def job_file_window(path: str, fmt: str | None, start: int | None, length: int | None
+                    ) -> dict[str, int]:
+    """``--window-start``/``--window`` as reader options of a variable-capacity job file
+    (an error for any other format)."""
+    if start is None and length is None:
+        return {}
+    from dispatchlab.workload.load import detect_format
+
+    kind = fmt or (detect_format(Path(path)) if Path(path).is_file() else "gen")
+    if kind != "vcjobs":
+        raise ConfigError(f"--window-start/--window select jobs of a variable-capacity job "
+                          f"file (format vcjobs); '{path}' is {kind}", field="--window")
+    if (start is not None and start < 0) or (length is not None and length <= 0):
+        raise ConfigError("needs --window-start ≥ 0 and --window > 0", field="--window")
+    out = {"start": start or 0}
+    if length is not None:
+        out["window"] = length
+    return out
+
+
+def parse_metrics_window(text: str | None, window: int | None) -> tuple[int, int] | None:
+    """``START,T`` → ``(START, T)``; by default ``(0, --window)`` when a window was given."""
+    if text is None:
+        return None if window is None else (0, window)
+    parts = text.split(",")
+    try:
+        start, end = (int(p) for p in parts)
+    except ValueError:
+        raise ConfigError(f"expected START,T in whole seconds, got '{text}'",
+                          field="--metrics-window") from None
+    if not 0 <= start < end:
+        raise ConfigError(f"needs 0 ≤ START < T, got '{text}'", field="--metrics-window")
+    return start, end
 
 
 #: Resources dispatchlab knows by name (a platform may also hold any the workload requests).
@@ -348,6 +406,12 @@ def print_summary(res: Results, title: str) -> None:
         p = s["power"]
         rows.append(("IT power peak / mean", f"{p['peak_w']:,.1f} / {p['mean_w']:,.1f} W"))
         rows.append(("time over the power cap", fmt_duration(p["over_cap_seconds"])))
+        if "cap_mean_w" in p:
+            rows.append(("power cap min / mean / max",
+                         f"{p['cap_min_w']:,.0f} / {p['cap_mean_w']:,.0f} / "
+                         f"{p['cap_max_w']:,.0f} W"))
+            rows.append(("time capped / uncapped", f"{fmt_duration(p['capped_seconds'])} / "
+                                                   f"{fmt_duration(p['uncapped_seconds'])}"))
     if "energy" in s:
         e = s["energy"]
         rows.append(("energy", f"{e['total_j']:,.0f} J ({e['kwh']:,.3f} kWh)"))
@@ -357,6 +421,22 @@ def print_summary(res: Results, title: str) -> None:
         rows.append(("core-hours / IT / cooling", f"{f['core_hours']:,.1f} core-h / "
                      f"{f['it_kwh']:,.2f} kWh / {f['cooling_kwh']:,.2f} kWh"))
         rows.append(("mean PUE / profit", f"{f['mean_pue']:.5f} / {f['profit']:,.2f}"))
+    if "goodput" in s:
+        lo, hi = s["window"]
+        rows.append((f"goodput over [{lo:,}, {hi:,}) s", f"{s['goodput']:.4f}"))
+        rows.append(("stretch max / mean (completed in window)",
+                     f"{s['max_stretch']:.2f} / {s['mean_stretch']:.2f}"))
+        rows.append(("aborted (segments / volume)",
+                     f"{s['aborted_count']:,} / {s['aborted_volume'] / 3600:,.0f} core-h"))
+        rows.append(("alive nodes min / mean / max",
+                     f"{s['min_alive_nodes']} / {s['mean_alive_nodes']:.1f} / "
+                     f"{s['max_alive_nodes']}"))
+    if "malleable" in s:
+        m = s["malleable"]
+        rows.append(("malleable cost (stretch × power)",
+                     f"{m['cost']:.4f} = {m['mean_stretch']:.4f} × {m['norm_power']:.4f}"))
+        rows.append(("reconfigurations / power-offs",
+                     f"{m['reconfigs']:,.0f} / {m['poweroffs']:,.0f}"))
     for res, p in s.get("profile", {}).items():
         rows.append((f"over desired profile ({res})",
                      f"{p['over_utilization'] / 3600:,.0f} {res}-h, dissimilarity "
@@ -369,10 +449,13 @@ def print_summary(res: Results, title: str) -> None:
 
 
 def _jsonable(value: Any) -> Any:
+    """Plain JSON values; a non-finite number becomes null (``Infinity`` is not JSON)."""
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if hasattr(value, "item"):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from dispatchlab.cli.app import app
-from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.errors import err_console, friendly_errors
 from dispatchlab.cli.simulate_cmd import console
 
 
@@ -31,13 +31,16 @@ def trace_info_command(
     info = trace_info(path, format=format, platform=platform)
     if as_json:
         typer.echo(json.dumps(info, default=str))
-        return
-    table = Table(title=f"trace {path}", show_header=False)
-    table.add_column("field")
-    table.add_column("value")
-    for key, value in info.items():
-        table.add_row(key, _fmt(value))
-    console.print(table)
+    else:
+        table = Table(title=f"trace {path}", show_header=False)
+        table.add_column("field")
+        table.add_column("value")
+        for key, value in info.items():
+            table.add_row(key, _fmt(value))
+        console.print(table)
+    if "error" in info:  # what could be read is shown above; the trace cannot be used
+        err_console.print(f"error: {info['error']}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=2)
 
 
 def _fmt(value: Any) -> str:

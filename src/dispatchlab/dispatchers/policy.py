@@ -16,6 +16,7 @@ import numpy as np
 
 from dispatchlab.dispatchers.allocators import Allocator, get_allocator
 from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.machine import Machine, NodeMachine, make_machine
 from dispatchlab.dispatchers.orderings import JobQueue, Ordering, get_ordering
 from dispatchlab.dispatchers.selection import Selection, get_selection
@@ -31,6 +32,8 @@ class Policy(BaseDispatcher):
 
     Parts may be given as objects or by name (``Policy("sjf", "easy", "best-fit")``).
     """
+
+    capabilities = Capabilities(family="rule-based")
 
     def __init__(
         self,

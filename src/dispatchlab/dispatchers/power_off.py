@@ -23,11 +23,13 @@ shutting-down power over those delays (:mod:`dispatchlab.energy.accounting`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.dispatchers.base import Dispatcher, reads_pricing
+from dispatchlab.dispatchers.capabilities import Capabilities, capabilities_of
 from dispatchlab.engine.budget import EPS
 from dispatchlab.engine.decisions import Decision, PowerOff, PowerOn, Start, WakeAt
 from dispatchlab.engine.events import Events
@@ -47,11 +49,33 @@ class IdlePowerOff:
         if timeout < 0:
             raise ConfigError(f"power-off timeout must be ≥ 0 s, got {timeout}",
                               field="poweroff")
+        if capabilities_of(inner).switches_power_states:
+            raise ConfigError(f"'{inner.name}' already switches nodes off and on: "
+                              "+poweroff cannot be added to it", field="dispatcher")
         self.inner, self.timeout = inner, int(timeout)
         self.name = f"{inner.name}+poweroff:{self.timeout}"
         self.oracle = bool(getattr(inner, "oracle", False))
         self.power_offs = self.power_ons = 0
         self._changed: list[int] = []
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The inner dispatcher's, plus switching power states."""
+        return replace(capabilities_of(self.inner), switches_power_states=True)
+
+    @property
+    def reads_pricing(self) -> bool:
+        """As the inner dispatcher."""
+        return reads_pricing(self.inner)
+
+    def choose_nodes(self, view: SystemView, candidates: np.ndarray, count: int,
+                     leaving: bool) -> list[int]:
+        """The inner dispatcher's choice of the nodes that leave or come back (its risk
+        order), else the engine's default: the highest indices leave, the lowest return."""
+        hook = getattr(self.inner, "choose_nodes", None)
+        if hook is not None:
+            return [int(x) for x in hook(view, candidates, count, leaving)]
+        return [int(x) for x in (candidates[-count:] if leaving else candidates[:count])]
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Every node idle from the start."""

@@ -123,4 +123,9 @@ def canonical_spec(spec: str) -> str:
 
 def _load_builtin() -> None:
     """Import the modules that register the built-in presets."""
+    import dispatchlab.dispatchers as package
     import dispatchlab.dispatchers.builtin  # noqa: F401
+
+    # importing the submodule dispatchers/presets.py rebinds the package's name `presets`
+    # to that module; the documented `dispatchlab.dispatchers.presets()` is this function
+    package.presets = presets

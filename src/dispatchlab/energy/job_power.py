@@ -15,6 +15,7 @@ platform model, ``None``), ``column``, or a prediction file path.
 
 from __future__ import annotations
 
+import difflib
 import math
 from pathlib import Path
 
@@ -110,6 +111,10 @@ def from_predictions(path: str | Path, workload: Workload, platform: Platform | 
     table = load_power_predictions(path)
     watts = np.array([table.get(int(j), math.nan) for j in workload.job_id.tolist()],
                      dtype=np.float64)
+    if workload.n_jobs and not np.isfinite(watts).any():
+        raise ConfigError(f"{path}: none of its {len(table):,} job ids is a job of the "
+                          f"workload ({workload.n_jobs:,} jobs, ids {int(workload.job_id.min())}"
+                          f"…{int(workload.job_id.max())}): wrong file?", field="job_power")
     return JobPower(workload, watts, source=str(path), platform=platform, fallback=fallback)
 
 
@@ -125,6 +130,11 @@ def job_power_source(spec: str | None, workload: Workload, platform: Platform,
         return None
     if spec == "column":
         return from_column(workload, platform, fallback)
+    if not Path(spec).exists():
+        close = difflib.get_close_matches(spec, ["node", "column"], n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise ConfigError(f"'{spec}': no such file ({hint}give node, column or a job_id;watts "
+                          "prediction file)", field="job_power")
     return from_predictions(spec, workload, platform, fallback)
 
 

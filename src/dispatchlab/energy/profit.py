@@ -5,6 +5,7 @@ Bridi's thesis (2018) §6.5.3, Eq. 6.3 (``G·K1 − W·K2 − J·K2``) and §6.8
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -13,6 +14,8 @@ import pandas as pd
 from dispatchlab.energy.accounting import J_PER_KWH
 from dispatchlab.energy.cooling import PueTable
 from dispatchlab.engine.recorder import Recorder
+from dispatchlab.platform.platform import Platform
+from dispatchlab.workload.workload import Workload
 
 
 @dataclass(frozen=True)
@@ -24,8 +27,8 @@ class Prices:
 
     def __post_init__(self) -> None:
         for name, v in (("core_hour", self.core_hour), ("energy_kwh", self.energy_kwh)):
-            if not v >= 0:
-                raise ValueError(f"prices: {name} must be >= 0, got {v}")
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"prices: {name} must be a finite number >= 0, got {v}")
 
 
 #: The thesis's prices (§6.8.1): K1 = 0.013 €/core-hour ("cheap") or 0.10 €/core-hour
@@ -192,18 +195,53 @@ def run_profit(rec: Recorder, setup: CoolingSetup) -> ProfitResult:
     return ProfitResult(summary=summary, series=series)
 
 
+def check_inputs(setup: CoolingSetup, workload: Workload, platform: Platform) -> None:
+    """What the accounting will need, checked before the run (``ValueError``): every
+    temperature inside the table, a power figure for every job when the IT power comes
+    from the jobs, and a table that covers the idle machine when it comes from the nodes."""
+    for t in sorted(set(setup.temp_values)):
+        setup.table.row_of(t)
+    source = setup.it_power
+    if source == "auto":
+        source = "nodes" if platform.power_table is not None else "jobs"
+    if source == "nodes" and platform.power_table is None:
+        raise ValueError(f"cooling: it_power 'nodes' needs a node power model, and platform "
+                         f"'{platform.name}' has none")
+    if source == "jobs":
+        missing = ~np.isfinite(workload.power)
+        if missing.any():
+            j = int(np.flatnonzero(missing)[0])
+            raise ValueError(f"cooling: the IT power comes from the jobs' power column, and "
+                             f"{int(missing.sum())} job(s) have none (first: job "
+                             f"{int(workload.job_id[j])}); give the platform a node power "
+                             "model or the workload a power column")
+    if source == "nodes" and not setup.scale:
+        top = _machine_max_w(platform)
+        if top > setup.table.max_power * (1 + 1e-12):
+            raise ValueError(f"cooling: the machine draws up to {top:,.0f} W with every node "
+                             "busy, above the PUE table's last breakpoint "
+                             f"{setup.table.max_power:,.0f} W; use '{setup.table.name}:scaled' "
+                             "to fit the table to it")
+
+
+def _machine_max_w(platform: Platform) -> float:
+    """Every node on and fully used, under the node power model."""
+    from dispatchlab.engine.state import ON
+
+    assert platform.power_table is not None
+    n = platform.capacity.shape[0]
+    nodes = np.arange(n, dtype=np.int64)
+    full = platform.capacity.astype(np.int64)
+    return float(platform.power_table.power(nodes, np.full(n, ON, np.int64), full).sum())
+
+
 def max_it_power(rec: Recorder, source: str) -> float:
     """The machine's highest possible IT power (W), to scale a table to it: every node at
     full use under the node model (``nodes``), or all cores at the hungriest job's W per
     core (``jobs``)."""
     plat, wl = rec.platform, rec.workload
     if source == "nodes" and plat.power_table is not None:
-        from dispatchlab.engine.state import ON
-
-        n = plat.capacity.shape[0]
-        nodes = np.arange(n, dtype=np.int64)
-        full = plat.capacity.astype(np.int64)
-        return float(plat.power_table.power(nodes, np.full(n, ON, np.int64), full).sum())
+        return _machine_max_w(plat)
     c = plat.resources.index("cores")
     per_core = wl.power / np.maximum(wl.units * wl.req[:, c], 1)
     per_core = per_core[np.isfinite(per_core)]

@@ -52,6 +52,8 @@ NODE_KINDS = ("node_down", "node_up", "alive_nodes")
 #: Kinds dispatchers may see ahead of time.
 ANNOUNCED_KINDS = ("power_cap", "temperature", "desired_utilization", "signal")
 KINDS = NODE_KINDS + ANNOUNCED_KINDS
+#: Latest time a row may have (s): later ones overflowed the engine's 64-bit clock.
+MAX_TIME = 10**12
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +109,20 @@ class Scenario:
         k = int(np.searchsorted(times, t, side="right")) - 1
         return float(values[k]) if k >= 0 else default
 
+    def shifted(self, start: int) -> Scenario:
+        """The timeline from ``start`` on, rebased to it: a file with absolute times (the
+        authors' variation files) read against jobs rebased to ``start``. Rows before
+        ``start`` move to time 0 in their order, so what was in force at ``start`` holds
+        from 0."""
+        if start < 0:
+            raise ConfigError(f"scenario start must be ≥ 0 s, got {start}", field="start")
+        if start == 0:
+            return self
+        out = Scenario(source=f"{self.source} from t={start}")
+        out.changes = tuple(Change(max(0, c.time - start), c.what, c.value, c.target)
+                            for c in self.changes)
+        return out
+
     def merged(self, other: Scenario) -> Scenario:
         """Both scenarios' changes in one timeline (this one's first at equal times)."""
         return Scenario([*self.changes, *other.changes],
@@ -136,6 +152,9 @@ def _check(c: Change, where: str) -> None:
     if not isinstance(c.time, int) or c.time < 0:
         raise ConfigError(f"{where}: time must be a non-negative integer, got {c.time!r}",
                           field="time")
+    if c.time > MAX_TIME:
+        raise ConfigError(f"{where}: time {c.time:g} s is beyond {MAX_TIME:.0e} s (some "
+                          "31,700 years)", field="time")
     if c.what in ("node_down", "node_up", "signal") and not c.target:
         raise ConfigError(f"{where}: '{c.what}' needs a target", field="target")
     if c.what == "alive_nodes" and not (math.isfinite(c.value) and c.value >= 0

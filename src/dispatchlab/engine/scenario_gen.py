@@ -30,6 +30,7 @@ variation format, :func:`dispatchlab.engine.capacity.load_capacity`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -56,15 +57,42 @@ def _params(spec: str, text: str) -> dict[str, str]:
     return out
 
 
+#: Most rows a generator may make (a period of 1 s over 1e10 s asked for 74.5 GiB).
+MAX_ROWS = 2_000_000
+
+
 def _num(p: dict[str, str], key: str, spec: str, default: float | None = None) -> float:
+    """A finite number (``nan``/``inf`` are refused: they used to crash later)."""
     if key not in p:
         if default is None:
             raise ConfigError(f"scenario '{spec}': '{key}' is required", field=key)
         return default
+    text = p.pop(key)
     try:
-        return float(p.pop(key))
+        value = float(text)
     except ValueError:
         raise ConfigError(f"scenario '{spec}': {key} must be a number", field=key) from None
+    if not math.isfinite(value):
+        raise ConfigError(f"scenario '{spec}': {key} must be a finite number, got {text}",
+                          field=key)
+    return value
+
+
+def _int(p: dict[str, str], key: str, spec: str, default: int | None = None) -> int:
+    """A whole number (``0.5`` is refused, not rounded)."""
+    value = _num(p, key, spec, None if default is None else float(default))
+    if value != int(value):
+        raise ConfigError(f"scenario '{spec}': {key} must be a whole number, got {value:g}",
+                          field=key)
+    return int(value)
+
+
+def _rows(count: float, spec: str, field: str) -> None:
+    """Refuse a generator that would make more than :data:`MAX_ROWS` rows."""
+    if count > MAX_ROWS:
+        raise ConfigError(f"scenario '{spec}': {count:,.0f} rows, more than the "
+                          f"{MAX_ROWS:,} a generated scenario may have (raise the period or "
+                          "lower until/days)", field=field)
 
 
 def constant(p: dict[str, str], spec: str) -> Scenario:
@@ -81,10 +109,11 @@ def day_night(p: dict[str, str], spec: str) -> Scenario:
     target = p.pop("target", "")
     day, night = _num(p, "day", spec), _num(p, "night", spec)
     h0, h1 = _num(p, "day_start", spec, 8), _num(p, "day_end", spec, 18)
-    days = int(_num(p, "days", spec, 7))
+    days = _int(p, "days", spec, 7)
     if not 0 <= h0 < h1 <= 24 or days < 1:
         raise ConfigError(f"scenario '{spec}': need 0 ≤ day_start < day_end ≤ 24, days ≥ 1",
                           field="day_start")
+    _rows(2 * days, spec, "days")
     rows = [Change(0, what, night, target)]
     for d in range(days):
         base = d * 86400
@@ -99,11 +128,12 @@ def random_walk(p: dict[str, str], spec: str) -> Scenario:
     target = p.pop("target", "")
     mean, span = _num(p, "mean", spec), _num(p, "range", spec)
     step = _num(p, "step", spec, 1)
-    period, until = int(_num(p, "period", spec)), int(_num(p, "until", spec))
-    seed = int(_num(p, "seed", spec, 0))
+    period, until = _int(p, "period", spec), _int(p, "until", spec)
+    seed = _int(p, "seed", spec, 0)
     if period <= 0 or until < 0 or span < 0 or step <= 0:
         raise ConfigError(f"scenario '{spec}': need period > 0, until ≥ 0, range ≥ 0, "
                           "step > 0", field="period")
+    _rows(until // period, spec, "until")
     if what == "alive_nodes" and mean - span < 0:
         raise ConfigError(f"scenario '{spec}': mean − range is below 0 alive nodes",
                           field="range")
@@ -158,10 +188,12 @@ def curve(p: dict[str, str], spec: str) -> Scenario:
 def capacity_walk_gen(p: dict[str, str], spec: str) -> Scenario:
     """Robert et al.'s capacity random walks (``model=slides|authors``)."""
     model = p.pop("model", "slides")
-    step = int(_num(p, "step", spec, 0)) or None
-    return capacity_walk(int(_num(p, "mean", spec)), int(_num(p, "range", spec)),
-                         int(_num(p, "period", spec)), int(_num(p, "until", spec)),
-                         int(_num(p, "seed", spec, 0)), model, step)
+    step = _int(p, "step", spec, 0) or None
+    mean, span = _int(p, "mean", spec), _int(p, "range", spec)
+    period, until = _int(p, "period", spec), _int(p, "until", spec)
+    if period > 0:
+        _rows(until // period, spec, "until")
+    return capacity_walk(mean, span, period, until, _int(p, "seed", spec, 0), model, step)
 
 
 def temperature_gen(p: dict[str, str], spec: str) -> Scenario:
@@ -171,9 +203,12 @@ def temperature_gen(p: dict[str, str], spec: str) -> Scenario:
     season = p.pop("season", "summer")
     opt = {k: _num(p, k, spec) for k in ("tmin", "tmax", "min_hour", "max_hour") if k in p}
     try:
+        days, step = _int(p, "days", spec, 30), _int(p, "step", spec, 900)
+        if step > 0:
+            _rows(days * 86400 / step, spec, "days")
         times, temps = season_profile(
-            season, days=int(_num(p, "days", spec, 30)), step=int(_num(p, "step", spec, 900)),
-            seed=int(_num(p, "seed", spec, 0)), sd=_num(p, "sd", spec, 1.5), **opt)
+            season, days=days, step=step, seed=_int(p, "seed", spec, 0),
+            sd=_num(p, "sd", spec, 1.5), **opt)
     except ValueError as exc:
         raise ConfigError(f"scenario '{spec}': {exc}", field="temperature") from None
     return Scenario([Change(int(t), "temperature", float(v)) for t, v in zip(times, temps,
@@ -207,6 +242,21 @@ def generate_scenario(spec: str) -> Scenario:
     return out
 
 
+def _require_text(p: Path) -> None:
+    """A scenario or capacity file must be UTF-8 text (a gzipped one used to end in a
+    ``UnicodeDecodeError``); Parquet files are binary by design."""
+    if p.is_dir():
+        raise ConfigError(f"{p}: is a folder, not a scenario file", field="scenario")
+    if p.suffix == ".parquet" or not p.is_file():
+        return
+    try:
+        p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not a UTF-8 text file (byte {exc.start}; compressed?): "
+                          "expected a time,what,value[,target] CSV, a capacity file or "
+                          "Parquet", field="scenario") from None
+
+
 def resolve_scenario(arg: ScenarioArg) -> Scenario | None:
     """A scenario from an object, a file path, a ``gen:`` spec, or a list of them (merged)."""
     if arg is None:
@@ -218,6 +268,7 @@ def resolve_scenario(arg: ScenarioArg) -> Scenario | None:
         if text.startswith("gen:"):
             return generate_scenario(text)
         text = str(resolve_source(text))
+        _require_text(Path(text))
         return load_capacity(text) if is_capacity_file(text) else load_scenario(text)
     out: Scenario | None = None
     for part in arg:

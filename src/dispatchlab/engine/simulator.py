@@ -218,6 +218,7 @@ class Simulator:
         self.end_killed: list[bool] = [False] * n
         self.node_seq: list[int] = [-1] * plat.n_nodes  # live transition entry per node
         self.rejected = self._check_feasible(rec)
+        self.rejected |= self.reject_over_cap(rec, self.rejected)
         rules = self.rules = view.rules = build_constraints(wl, plat, self.req)
         if rules is not None:
             rec.rules_info = rules.describe()
@@ -273,13 +274,19 @@ class Simulator:
 
     def _power_hint(self) -> str:
         """Why a capped machine may be stuck: the cap against what it draws idle."""
-        b = self.view.budget
+        view = self.view
+        if not view.alive.any():
+            return ("; no node is alive: the scenario took every node away and brings none "
+                    "back")
+        b = view.budget
         if b is None:
             return ""
+        idle = self.count_idle and self.platform.power_table is not None
         return (f"; the power cap of {b.cap:.6g} W leaves {b.cap - b.used:.6g} W over what "
-                f"the machine draws now ({b.used:.6g} W, idle nodes included), maybe too "
-                "little for these jobs: raise the cap, switch idle nodes off, or do not count "
-                "idle power")
+                f"the machine draws now ({b.used:.6g} W"
+                + (", idle nodes included), maybe too little for these jobs: raise the cap, "
+                   "switch idle nodes off, or do not count idle power" if idle else
+                   "), maybe too little for these jobs: raise the cap"))
 
     def _fixed_cap(self) -> bool:
         """A fixed power cap, no scenario, jobs drawing through the platform's node model or
@@ -398,10 +405,43 @@ class Simulator:
                 bad.add(j)
         return bad
 
+    def reject_over_cap(self, rec: Recorder, skip: set[int]) -> set[int]:
+        """Jobs a fixed power cap never lets start, even on the empty machine: error, or
+        rejected with a reason (both loops call this before their first event)."""
+        if self.power_cap is None or (self.scenario is not None
+                                      and "power_cap" in self.scenario.kinds()):
+            return set()
+        from dispatchlab.engine.cap_feasibility import over_cap
+
+        wl, plat = self.workload, self.platform
+        jobs = self.power_model
+        if jobs is None and plat.power_table is None:
+            jobs = JobColumnPower(wl)
+        meter = MachinePower(SystemView(wl, plat, self.req), self.req, plat.power_table,
+                             jobs, self.count_idle)
+        out: set[int] = set()
+        for j, reason in over_cap(meter, self.req, wl.min_units, self.power_cap, skip):
+            if self.on_infeasible == "error":
+                raise InfeasibleJob(f"{wl.source}: job {self.jid(j)} {reason} "
+                                    "(--reject-infeasible records such jobs as rejected)")
+            rec.reject(j, reason)
+            out.add(j)
+        return out
+
 
 def _check_targets(scenario: Scenario, platform: Platform) -> None:
-    """Every node a scenario names exists (before the run, not when the row is reached)."""
+    """Every node and resource a scenario names exists, and no alive count exceeds the
+    platform (before the run, not when the row is reached)."""
     for c in scenario.changes:
+        if c.what == "alive_nodes" and c.value > platform.n_nodes:
+            raise ConfigError(f"alive_nodes {c.value:g} at t={c.time} exceeds the platform's "
+                              f"{platform.n_nodes} nodes ('{platform.name}')",
+                              source=scenario.source, field="value")
+        if c.what == "desired_utilization" and (c.target or "cores") not in platform.resources:
+            raise ConfigError(f"desired_utilization at t={c.time}: '{c.target}' is not a "
+                              f"resource of platform '{platform.name}' (known: "
+                              f"{', '.join(platform.resources)})",
+                              source=scenario.source, field="target")
         if c.what in ("node_down", "node_up"):
             try:
                 platform.node_set([c.target], "target")

@@ -32,6 +32,7 @@ class WorkloadRef:
     scenario: str | None = None
     walltime_kill: bool = True
     metrics_window: tuple[int, int] | None = None
+    power_cap: float | None = None  # a fixed machine-wide cap (W)
     #: the profit accounting's inputs (``cooling``, ``temperature``, ``prices``,
     #: ``it_power``): one pricing scenario; they shape the summary, not the schedule
     cooling: dict[str, str] | None = None
@@ -51,6 +52,8 @@ class WorkloadRef:
             out["walltime_kill"] = False
         if self.metrics_window is not None:
             out["metrics_window"] = list(self.metrics_window)
+        if self.power_cap is not None:
+            out["power_cap"] = self.power_cap
         if self.cooling is not None:
             out["cooling"] = self.cooling
         return out

@@ -50,7 +50,8 @@ def plan(
     runs: list[PlannedRun] = []
     seen: dict[str, str] = {}
     shown: dict[tuple[str, str], str] = {}
-    for (w_field, w_label, window, ref, w_used, pricing), (
+    checked: set[tuple[str, str, int]] = set()
+    for (w_field, w_label, window, ref, w_used, pricing, max_units), (
         p_field,
         p_label,
         p_spec,
@@ -62,6 +63,10 @@ def plan(
         shared = {k: v for k, v in (w_used | p_used).items()}
         if any(k in shared and shared[k] != v for k, v in d_used.items()):
             continue  # this dispatcher variant belongs to another parameter combination
+        pair = (f"{ref.scenario}|{ref.power_cap}", d_spec, max_units)
+        if pair not in checked:
+            checked.add(pair)
+            _check_composition(ref, d_spec, max_units, f"{w_field} × {d_field}", source)
         for seed in seeds:
             fixed = {**shared, **d_used}
             if "seed" in _names(d_spec) or "seed" in _names(d_label):
@@ -204,14 +209,15 @@ def _check_parameters(
 # --- workloads ----------------------------------------------------------------------------
 
 #: field, label, window, reference (with one pricing scenario), parameters used, the
-#: pricing scenario's name (None for the single-scenario keys or none)
-WorkloadItem = tuple[str, str, int | None, WorkloadRef, dict[str, Any], str | None]
+#: pricing scenario's name (None for the single-scenario keys or none), the most units
+#: a job asks
+WorkloadItem = tuple[str, str, int | None, WorkloadRef, dict[str, Any], str | None, int]
 
 
 def _workload_refs(
     spec: ExperimentSpec, params: Mapping[str, list[Any]], base: Path, source: str | None
 ) -> Iterator[WorkloadItem]:
-    loaded: dict[str, int] = {}
+    loaded: dict[str, tuple[int, int]] = {}
     for i, entry in enumerate(spec.workloads):
         field = f"workloads[{i}]"
         names = _names_in(entry.model_dump())
@@ -224,15 +230,20 @@ def _workload_refs(
             if key not in loaded:
                 # a generator seeded by the run's seed is checked with the first seed
                 loaded[key] = _count_jobs(_seeded(ref, spec.seed_list()[0]), field, source)
-            n = loaded[key]
+            n, max_units = loaded[key]
             if combo:
                 label = f"{label}[{','.join(f'{k}={v}' for k, v in combo.items())}]"
             windows = _as_int(e.windows, f"{field}.windows", source) or 1
             if windows == 1:
                 for name, cool in pricings:
-                    yield field, label, None, replace(ref, cooling=cool), combo, name
+                    yield (field, label, None, replace(ref, cooling=cool), combo, name,
+                           max_units)
                 continue
             size = _as_int(e.window_jobs, f"{field}.window_jobs", source) or n // windows
+            if windows > n:
+                raise ConfigError(f"{windows} windows need at least {windows} jobs; the "
+                                  f"workload has {n} (at most {n} windows of one job)",
+                                  field=f"{field}.windows", source=source)
             if size < 1 or size * windows > n:
                 raise ConfigError(
                     f"{windows} windows of {size} jobs need {windows * size} "
@@ -243,7 +254,7 @@ def _workload_refs(
             for w in range(windows):
                 win = replace(ref, skip=(ref.skip or 0) + w * size, limit=size)
                 for name, cool in pricings:
-                    yield field, label, w, replace(win, cooling=cool), combo, name
+                    yield field, label, w, replace(win, cooling=cool), combo, name, max_units
 
 
 def _resolve_workload(
@@ -299,7 +310,8 @@ def _resolve_workload(
     skip = _as_int(e.skip, f"{field}.skip", source) or None
     limit = _as_int(e.limit, f"{field}.limit", source)
     ref = WorkloadRef(text, fmt, options, skip=skip, limit=limit, digest=digest,
-                      walltime_kill=e.walltime_kill, metrics_window=e.metrics_window)
+                      walltime_kill=e.walltime_kill, metrics_window=e.metrics_window,
+                      power_cap=e.power_cap)
     if e.scenario is not None:
         ref = replace(ref, scenario=_scenario(e.scenario, base, field, source))
     return ref, label
@@ -401,8 +413,9 @@ def _stem(name: str) -> str:
     return name
 
 
-def _count_jobs(ref: WorkloadRef, field: str, source: str | None) -> int:
-    """Load the workload once, as a worker will, and return its job count."""
+def _count_jobs(ref: WorkloadRef, field: str, source: str | None) -> tuple[int, int]:
+    """Load the workload once, as a worker will: its job count and the most units a job
+    asks."""
     from dispatchlab.workload.load import load_workload
 
     try:
@@ -419,7 +432,25 @@ def _count_jobs(ref: WorkloadRef, field: str, source: str | None) -> int:
         ) from None
     if wl.n_jobs == 0:
         raise ConfigError("the workload has no jobs", field=field, source=source)
-    return wl.n_jobs
+    return wl.n_jobs, int(wl.units.max())
+
+
+def _check_composition(ref: WorkloadRef, d_spec: str, max_units: int, where: str,
+                       source: str | None) -> None:
+    """Refuse now a dispatcher whose family does not support the workload's scenario or
+    jobs (as ``simulate`` would before the first event)."""
+    from dispatchlab.dispatchers.capabilities import check_composition
+    from dispatchlab.dispatchers.registry import get_dispatcher
+    from dispatchlab.engine.scenario_gen import resolve_scenario
+
+    scen = None if ref.scenario is None else resolve_scenario(_subst(ref.scenario, {"seed": 0}))
+    try:
+        check_composition(get_dispatcher(_subst(d_spec, {"seed": 0})),
+                          scenario_kinds=scen.kinds() if scen is not None else set(),
+                          power_cap=ref.power_cap, max_units=max_units)
+    except ConfigError as exc:
+        text = str(exc).removeprefix("field 'dispatcher': ")
+        raise ConfigError(f"{where}: {text}", field="dispatchers", source=source) from None
 
 
 def _seeded(ref: WorkloadRef, seed: int) -> WorkloadRef:

@@ -51,7 +51,8 @@ class WorkloadEntry(_Strict):
     the jobs run (a scenario or capacity file, or a ``gen:`` spec; ``{seed}`` and
     parameters allowed); ``walltime_kill = false`` runs every job to its run time;
     ``metrics_window = [start, T]`` adds the variable-capacity metrics (``goodput``,
-    ``max_stretch``, ``aborted_volume``, …) over that window to each run's summary.
+    ``max_stretch``, ``aborted_volume``, …) over that window to each run's summary;
+    ``power_cap`` (W) a fixed machine-wide power cap.
     ``cooling`` (``air`` | ``hybrid`` | a PUE table CSV), ``temperature`` (``gen:temperature:…``
     or a file; default: the scenario's), ``prices`` (``cheap`` | ``expensive`` | ``K1,K2``)
     and ``it_power`` (``auto`` | ``nodes`` | ``jobs``) add the ``profit`` entry to every
@@ -70,6 +71,7 @@ class WorkloadEntry(_Strict):
     pricing: Annotated[list[PricingScenario], Field(min_length=1)] | None = None
     walltime_kill: bool = True
     metrics_window: tuple[int, int] | None = None
+    power_cap: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     name: str | None = None
     format: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)

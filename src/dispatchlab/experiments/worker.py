@@ -76,7 +76,8 @@ def execute_run(cfg: RunConfig) -> RunOutput:
     temp = _temperature(cfg)
     res = simulate(wl, _platform(cfg, wl), cfg.dispatcher, seed=cfg.seed,
                    on_infeasible=cfg.on_infeasible, scenario=ref.scenario,
-                   walltime_kill=ref.walltime_kill, cooling=cool.get("cooling"),
+                   walltime_kill=ref.walltime_kill, power_cap=ref.power_cap,
+                   cooling=cool.get("cooling"),
                    prices=cool.get("prices"), temperature=temp,
                    it_power=cool.get("it_power", "auto"))
     rec = res.recorder
@@ -143,7 +144,7 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
     wl = load_cached(ref)
     res = simulate(wl, _platform(first, wl), first.dispatcher, seed=first.seed,
                    on_infeasible=first.on_infeasible, scenario=scen,
-                   walltime_kill=ref.walltime_kill)
+                   walltime_kill=ref.walltime_kill, power_cap=ref.power_cap)
     rec = res.recorder
     if rec is None:  # pragma: no cover - simulate() always keeps its record
         raise ValueError("execute_group: the simulation kept no record to price")

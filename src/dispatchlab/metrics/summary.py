@@ -98,7 +98,9 @@ def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any
 
 def _cap_figures(t: np.ndarray, cap: np.ndarray, last_end: int) -> dict[str, float]:
     """The cap in force over the run: least, largest and time-weighted mean (W) of its
-    finite stretches (``cap_mean_w`` is the cap itself when it is fixed)."""
+    finite stretches (``cap_mean_w`` is the cap itself when it is fixed), and how long the
+    run was under a cap and without one (``capped_seconds``, ``uncapped_seconds``: a cap
+    of 9 kW for a tenth of the run is not a 9 kW run)."""
     finite = np.isfinite(cap)
     if not len(t) or not finite.any():
         return {}
@@ -106,7 +108,8 @@ def _cap_figures(t: np.ndarray, cap: np.ndarray, last_end: int) -> dict[str, flo
     w = dt[finite]
     vals = cap[finite]
     mean = float((vals * w).sum() / w.sum()) if w.sum() > 0 else float(vals[-1])
-    return {"cap_min_w": float(vals.min()), "cap_max_w": float(vals.max()), "cap_mean_w": mean}
+    return {"cap_min_w": float(vals.min()), "cap_max_w": float(vals.max()), "cap_mean_w": mean,
+            "capped_seconds": int(w.sum()), "uncapped_seconds": int(dt[~finite].sum())}
 
 
 def _nanmean(values: np.ndarray) -> float:

@@ -13,6 +13,7 @@ queue's expected wait), an ordering criterion.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,6 +128,10 @@ def from_workload(
     if duration not in DURATIONS:
         raise ConfigError(f"plan duration must be one of {DURATIONS}, got '{duration}'",
                           field="duration")
+    if watts_per_core is not None and not (math.isfinite(watts_per_core)
+                                           and watts_per_core >= 0):
+        raise ConfigError(f"must be a finite number of W ≥ 0, got {watts_per_core}",
+                          field="watts_per_core")
     idx = np.arange(workload.n_jobs) if rows is None else np.asarray(rows, dtype=np.int64)
     req = map_requests(workload, platform)[idx]
     dur = (workload.walltime if duration == "walltime" else workload.runtime)[idx]

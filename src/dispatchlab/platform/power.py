@@ -43,6 +43,10 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
+#: Longest boot or shutdown delay (s): one year (1e30 s overflowed the engine's clock).
+MAX_DELAY_S = 365 * 86400
+
+
 @dataclass(frozen=True)
 class NodePowerSpec:
     """The power figures of one kind of node (W, and s for the delays)."""
@@ -66,6 +70,10 @@ class NodePowerSpec:
             if f.name != "source" and not (isinstance(v, int | float) and math.isfinite(v)
                                            and v >= 0):
                 raise ConfigError(f"must be a finite number ≥ 0, got {v!r}", field=f.name)
+        for name in ("boot_time", "shutdown_time"):
+            if getattr(self, name) > MAX_DELAY_S:
+                raise ConfigError(f"must be at most {MAX_DELAY_S:,} s (one year), got "
+                                  f"{getattr(self, name):g}", field=name)
 
     def busy(self, cores: int, gpus: int = 0, mics: int = 0) -> float:
         """W of an on node with this much in use."""
@@ -113,6 +121,9 @@ def parse_spec(doc: object, where: str, source: str | None,
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) \
                 or v < 0:
             raise ConfigError(f"must be a finite number ≥ 0, got {v!r}",
+                              field=f"{where}.{k}", source=source)
+        if k in ("boot_time", "shutdown_time") and v > MAX_DELAY_S:
+            raise ConfigError(f"must be at most {MAX_DELAY_S:,} s (one year), got {v:g}",
                               field=f"{where}.{k}", source=source)
         values[k] = float(v)
     return replace(base, **values, source=f"{source or 'file'}: {where}")

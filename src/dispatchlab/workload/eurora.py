@@ -434,11 +434,18 @@ def load_power_predictions(path: str | Path) -> dict[int, float]:
     """``job_id → watts`` from an ``eurora_power_predictions`` file (``498459.node129;93.0``)
     or ``trace:eurora-power-predictions``."""
     p = Path(resolve_source(path))
+    if p.is_dir():
+        raise WorkloadError("is a folder, not a job_id;watts file", source=str(p))
     if not p.is_file():
         raise WorkloadError("file not found", source=str(p))
     out: dict[int, float] = {}
     with open(p, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+        try:
+            lines = fh.readlines()
+        except UnicodeDecodeError:
+            raise WorkloadError("not a UTF-8 text file (a compressed or binary file?); "
+                                "expected job_id;watts lines", source=str(p)) from None
+        for lineno, raw in enumerate(lines, start=1):
             line = raw.strip()
             if not line:
                 continue

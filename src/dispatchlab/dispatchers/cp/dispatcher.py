@@ -21,6 +21,7 @@ import numpy.typing as npt
 from dispatchlab.dispatchers.allocators import BestFit
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.budget_guard import within_budget
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.cp.config import CPConfig
 from dispatchlab.dispatchers.cp.instance import (
     Instance,
@@ -56,6 +57,8 @@ def make_estimator(spec: str | DurationEstimator) -> DurationEstimator:
 
 class CPDispatcher(BaseDispatcher):
     """PCP or HCP, version 0–3, with a duration estimator (see :class:`CPConfig`)."""
+
+    capabilities = Capabilities(family="cp")
 
     def __init__(
         self,

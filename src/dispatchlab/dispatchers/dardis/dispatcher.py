@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.dardis.desired import desired_steps
 from dispatchlab.dispatchers.dardis.fitting import common_starts, fitting_index
 from dispatchlab.dispatchers.dardis.generators import get_generator, responses
@@ -82,6 +83,10 @@ class Reservation:
 class Dardis(BaseDispatcher):
     """Node managers with a start-time generator, a task-manager policy, optional
     backfilling at terminations."""
+
+    capabilities = Capabilities(
+        family="dardis", fixed_power_cap=False, varying_power_cap=False,
+        follows_desired_utilization=True)
 
     def __init__(self, generator: str = "first", policy: str = "min-start", *,
                  backfill: bool = False, depth: int = 32, slot: int = 60, retries: int = 3,

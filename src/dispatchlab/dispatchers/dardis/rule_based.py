@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.dardis.desired import desired_steps
 from dispatchlab.dispatchers.dardis.task_manager import pack
 from dispatchlab.engine.decisions import Decision, Start
@@ -44,6 +45,10 @@ ORDERS = {"est": "earliest start (arrival)", "lst": "latest start (deadline)",
 class ProfileRuleBased(BaseDispatcher):
     """Ordered queue, first-fit under ``min(profile, capacity)``, one reservation and
     backfilling."""
+
+    capabilities = Capabilities(
+        family="dardis", fixed_power_cap=False, varying_power_cap=False,
+        follows_desired_utilization=True)
 
     def __init__(self, order: str = "est", *, backfill: bool = True, depth: int | None = 400,
                  name: str | None = None) -> None:

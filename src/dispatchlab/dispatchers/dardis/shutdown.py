@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.dardis.dispatcher import Dardis
 from dispatchlab.engine.decisions import Decision, PowerOff, PowerOn, Start, WakeAt
 from dispatchlab.engine.events import Events
@@ -89,6 +90,10 @@ def break_even(view: SystemView) -> IntArray:
 class DardisShutdown(Dardis):
     """DARDIS (First, Min start, backfilling by default) that switches off
     ``off_fraction`` of the nodes its desired profile leaves unused."""
+
+    capabilities = Capabilities(
+        family="dardis", fixed_power_cap=False, varying_power_cap=False,
+        follows_desired_utilization=True, switches_power_states=True)
 
     def __init__(self, off_fraction: float, generator: str = "first",
                  policy: str = "min-start", *, backfill: bool = True, depth: int = 32,

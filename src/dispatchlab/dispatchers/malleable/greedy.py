@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.malleable.config import GreedyConfig
 from dispatchlab.dispatchers.malleable.rules import (
     paper_reconfiguration_time,
@@ -44,12 +45,21 @@ from dispatchlab.engine.decisions import (
     WakeAt,
 )
 from dispatchlab.engine.events import Events
-from dispatchlab.engine.state import ON, SystemView
+from dispatchlab.engine.state import OFF, ON, SystemView
 from dispatchlab.errors import ConfigError
 
 
 class MalleableGreedy(BaseDispatcher):
     """The greedy scheduler with reconfigurations and power-offs (see the module doc)."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """No power cap (the greedy rules ignore it); power states when its setup switches
+        servers off."""
+        return Capabilities(family="malleable", fixed_power_cap=False,
+                            varying_power_cap=False,
+                            switches_power_states=self.config.power_off,
+                            reshapes_malleable_jobs=self.config.reconfigure)
 
     name = "mejri-greedy"
 
@@ -76,13 +86,13 @@ class MalleableGreedy(BaseDispatcher):
         boot = plat.boot_time
         shut = plat.shutdown_time
         self._boot = int(boot.max()) if boot is not None and len(boot) else 0
+        self._boot_of = [0] * plat.n_nodes if boot is None else boot.tolist()
         self._shutdown = int(shut.max()) if shut is not None and len(shut) else 0
         self._idle: list[int] = [n for n in range(plat.n_nodes) if view.node_state[n] == ON]
         self._nodes: dict[int, list[int]] = {}
         self._n: dict[int, int] = {}
         self._work_from: dict[int, int] = {}
         self._left: dict[int, float] = {}
-        self._dark: set[int] = set()
         self._power_on: dict[int, list[int]] = {}
         self._wakes: set[int] = set()
         self.reconfigs = 0
@@ -91,21 +101,24 @@ class MalleableGreedy(BaseDispatcher):
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
         """Bookkeeping of what changed, then Algorithm 1 at a decision point."""
         t = view.now
-        idle = self._idle
         for j in events.left_running:
-            idle.extend(self._nodes.pop(j))
-            del self._n[j], self._work_from[j], self._left[j]
-        if events.nodes:
-            state = view.node_state
-            for node in events.nodes:
-                if node in self._dark and state[node] == ON:
-                    self._dark.discard(node)
-                    idle.append(node)
-        idle.sort()
+            del self._nodes[j], self._n[j], self._work_from[j], self._left[j]
+        # idle servers from the view: on and unused (a server that left the machine is
+        # DOWN, one switched back on within a decision is on without a node event)
+        state = view.node_state
+        idle = self._idle = np.flatnonzero(
+            (state == ON) & (view.free == view.capacity).all(axis=1)).tolist()
         out: list[Decision] = []
         due = self._power_on.pop(t, None)
         if due:
-            out.append(PowerOn(tuple(due)))
+            off = [n for n in due if state[n] == OFF]  # one that left stays down
+            if off:
+                out.append(PowerOn(tuple(off)))
+                # without a boot delay they are on once this PowerOn is applied: usable by
+                # the starts that follow it (no later node event would announce them)
+                instant = [n for n in off if not self._boot_of[n]]
+                if instant:
+                    idle[:] = sorted(idle + instant)
         self._wakes.discard(t)
         poll = self.config.semantics.poll
         if poll > 0 and t % poll:
@@ -206,7 +219,6 @@ class MalleableGreedy(BaseDispatcher):
         shutdown, which takes 1 s or more here, and a boot)."""
         whole = max(math.ceil(length - 1e-9), self._boot + max(self._shutdown, 1))
         out.append(PowerOff(tuple(nodes)))
-        self._dark.update(nodes)
         self.poweroffs += len(nodes)
         on_at = t + whole - self._boot
         self._power_on.setdefault(on_at, []).extend(nodes)

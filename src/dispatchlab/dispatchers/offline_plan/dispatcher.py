@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.offline_plan.replay import Planned, PlanReplay
 from dispatchlab.engine.decisions import Decision, WakeAt
 from dispatchlab.engine.decisions import Plan as PlanDecision
@@ -41,6 +42,8 @@ class PlanFileDispatcher(BaseDispatcher):
     """Replay the plan in ``path`` (module doc; rules in :mod:`.replay`)."""
 
     name = "offline-plan"
+    capabilities = Capabilities(family="offline-plan", fixed_power_cap=False,
+                                varying_power_cap=False)
 
     def __init__(self, path: str, compress: bool = False):
         self.path = path
@@ -94,6 +97,9 @@ DEFAULT_DELAY_RUNS = 500
 
 class OfflinePlanner(BaseDispatcher):
     """Plan each chunk offline (``search``) and replay it (module doc)."""
+
+    capabilities = Capabilities(
+        family="offline-plan", fixed_power_cap=False, varying_power_cap=False)
 
     oracle = True
 

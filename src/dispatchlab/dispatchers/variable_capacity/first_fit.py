@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.variable_capacity.common import (
     check_job,
     cores_column,
@@ -35,6 +36,10 @@ _ONE = np.ones(1, dtype=np.int64)
 
 class FirstFitVC(BaseDispatcher):
     """First-fit on machines in index order; ``aware`` picks which machines leave."""
+
+    capabilities = Capabilities(
+        family="variable-capacity", fixed_power_cap=False, varying_power_cap=False,
+        multi_unit_jobs=False)
 
     def __init__(self, aware: bool = True):
         self.aware = aware

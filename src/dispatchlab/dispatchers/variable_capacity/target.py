@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.variable_capacity.books import ASAP, PACKED, STRETCH, Books
 from dispatchlab.dispatchers.variable_capacity.common import (
     AreaShare,
@@ -58,6 +59,10 @@ _ONE = np.ones(1, dtype=np.int64)
 
 class TargetVC(BaseDispatcher):
     """Risk-aware target strategies; ``mode`` in ``stretch``, ``asap``, ``packed``."""
+
+    capabilities = Capabilities(
+        family="variable-capacity", fixed_power_cap=False, varying_power_cap=False,
+        multi_unit_jobs=False)
 
     def __init__(self, mode: str = "asap", neighbourhood: int = 11, safe: int | None = None,
                  util_low: float = 0.80, util_high: float = 0.95, pack: int = 5,
@@ -222,12 +227,13 @@ class TargetVC(BaseDispatcher):
         load = [1.0 if self._waiting[m] > 0 else 1 - free[m] / self._cap[m] for m in ranks]
         muse = min(self._muse, alive)
         floor = max(1, min(self._safe, alive))
+        direction = 0  # one way only: a load that flips between two sizes used to loop
         while True:
             u = sum(load[:muse]) / muse
-            if u < self.util_low and muse > floor:
-                muse -= 1
-            elif u > self.util_high and muse < alive:
-                muse += 1
+            if u < self.util_low and muse > floor and direction <= 0:
+                muse, direction = muse - 1, -1
+            elif u > self.util_high and muse < alive and direction >= 0:
+                muse, direction = muse + 1, 1
             else:
                 break
             if muse in (floor, alive):

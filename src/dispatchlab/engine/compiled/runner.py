@@ -87,9 +87,11 @@ def _prepare(sim: Simulator, run: SlotRun) -> tuple[Recorder, npt.NDArray[np.boo
     rec.walltime_kill = sim.walltime_kill
     rec.engine_info = sim.engine_info()
     skip = np.zeros(wl.n_jobs, dtype=np.bool_)
+    rejected: set[int] = set()
     if int(wl.units.max()) > int(run.slots.sum()):  # the engine's errors and reasons
         rejected = sim._check_feasible(rec)
-        skip[list(rejected)] = True
+    rejected |= sim.reject_over_cap(rec, rejected)  # over a fixed power cap
+    skip[list(rejected)] = True
     return rec, skip
 
 
@@ -101,9 +103,11 @@ def _check(sim: Simulator, status: int, bad_job: int, run: SlotRun | None = None
         pw = run.power if run is not None else None
         if pw is not None:  # the machine is idle then: it draws its idle power
             hint = (f"; the power cap of {pw.cap:.6g} W leaves {pw.cap - pw.used:.6g} W over "
-                    f"what the machine draws now ({pw.used:.6g} W, idle nodes included), "
-                    "maybe too little for these jobs: raise the cap, switch idle nodes off, "
-                    "or do not count idle power")
+                    f"what the machine draws now ({pw.used:.6g} W"
+                    + (", idle nodes included), maybe too little for these jobs: raise the "
+                       "cap, switch idle nodes off, or do not count idle power"
+                       if pw.idle_counted else "), maybe too little for these jobs: raise "
+                       "the cap"))
         raise DispatchlabError(
             f"dispatcher '{sim.dispatcher.name}' left job(s) queued on an idle machine with "
             f"no pending event (first job id: {int(wl.job_id[bad_job])}){hint}")

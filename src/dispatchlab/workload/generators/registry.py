@@ -9,6 +9,7 @@ and an unknown key or a bad value is a :class:`WorkloadError` naming it.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -162,11 +163,14 @@ def parse_int(text: str) -> int:
 
 
 def parse_float(text: str) -> float:
-    """A number (``0.89``, ``1e-3``)."""
+    """A finite number (``0.89``, ``1e-3``; not ``nan`` or ``inf``)."""
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise ValueError("expected a number") from None
+    if not math.isfinite(value):
+        raise ValueError("expected a finite number")
+    return value
 
 
 def parse_bool(text: str) -> bool:
