@@ -64,12 +64,13 @@ def test_trace_info_knows_every_format(source: str) -> None:
     if source.startswith("batsim"):
         args += ["--format", "batsim"]
     result = runner.invoke(app, args)
+    if source.startswith("batsim"):  # parallel_homogeneous without a speed: an error, exit 2
+        assert result.exit_code == 2, result.output
+        assert "needs the hosts' speed" in result.output
+        return
     assert result.exit_code == 0, result.output
     info = json.loads(result.output)
-    if source.startswith("batsim"):  # parallel_homogeneous without a speed: reported
-        assert "needs the hosts' speed" in info["error"]
-    else:
-        assert info["jobs"] > 0 and info["cleaning"]
+    assert info["jobs"] > 0 and info["cleaning"]
 
 
 def test_simulate_writes_batsim_and_swf_schedules(tmp_path: Path) -> None:

@@ -130,7 +130,7 @@ def job_power_source(spec: str | None, workload: Workload, platform: Platform,
         return None
     if spec == "column":
         return from_column(workload, platform, fallback)
-    if not Path(spec).exists():
+    if not spec.startswith("trace:") and not Path(spec).exists():
         close = difflib.get_close_matches(spec, ["node", "column"], n=1, cutoff=0.6)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise ConfigError(f"'{spec}': no such file ({hint}give node, column or a job_id;watts "
