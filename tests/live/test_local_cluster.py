@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from dispatchlab.live.local_cluster import LocalCluster
+from dispatchlab.workload.slurm_jobcomp import load_jobcomp
 
 
 def test_cluster_has_idle_nodes_and_logs_completed_jobs(slurm_cluster: LocalCluster) -> None:
@@ -21,6 +22,8 @@ def test_cluster_has_idle_nodes_and_logs_completed_jobs(slurm_cluster: LocalClus
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if slurm_cluster.jobcomp.exists() and f"JobId={job} " in slurm_cluster.jobcomp.read_text():
+            wl = load_jobcomp(slurm_cluster.jobcomp, partition="main")
+            assert int(job) in wl.job_id.tolist()
             return
         time.sleep(0.2)
     raise AssertionError(f"job {job} never reached {slurm_cluster.jobcomp}")
