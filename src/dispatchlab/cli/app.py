@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                     "one-line description."),
     "plan": ("plan_cmd", "Plan a chunk of jobs offline for profit (thesis ch. 6) and write "
              "the plan."),
+    "live": ("live_cmd", "Drive a Slurm partition with a dispatcher, or predict its starts."),
     "demo": ("demo_cmd", "Compare the baseline dispatchers and a CP one on a bundled KTH slice."),
 }
 
