@@ -35,6 +35,10 @@ def live_command(
              "estimate's error on (the confidence band).")] = None,
     out: Annotated[Path | None, typer.Option(
         help="--predict: CSV of predictions (appended each cycle).")] = None,
+    report: Annotated[bool, typer.Option(
+        "--report", help="With --predict: do not poll; compare the predictions in --out "
+                         "with the realized starts in --history and print the summary.")
+    ] = False,
     poll: Annotated[float, typer.Option(help="Seconds between polls (≤ 1).")] = 0.5,
     every: Annotated[float, typer.Option(
         help="A cycle at least this often (s), even with no event.")] = 30.0,
@@ -57,6 +61,9 @@ def live_command(
     if not 0 < poll <= 1:
         raise ConfigError(f"--poll must be in (0, 1] s, got {poll:g}", field="poll")
     live_dispatcher(dispatcher)
+    if report:
+        _report(out, history)
+        return
     stream = log.open("a") if log is not None else None
     logger = JsonLog(stream)
     client = SlurmClient()
@@ -78,3 +85,17 @@ def live_command(
     finally:
         if stream is not None:
             stream.close()
+
+
+def _report(out: Path | None, history: Path | None) -> None:
+    """Predicted vs realized starts, as JSON."""
+    import json
+
+    from dispatchlab.errors import ConfigError
+    from dispatchlab.live.predict_report import prediction_summary, prediction_table
+
+    if out is None or history is None:
+        raise ConfigError("--report needs --out (predictions) and --history (completion "
+                          "log)", field="report")
+    table = prediction_table(out, history)
+    typer.echo(json.dumps(prediction_summary(table), indent=2))

@@ -7,7 +7,8 @@ every job of the workload is known (submitted at its own time, all ≤ ``now``),
 ones are placed through the ordinary start validator as if started at their real start
 times (their requested ends follow), the down nodes are out — and then runs the first
 decision point, every waiting job reported as submitted. After it the simulator goes on
-as usual (``run()``), which is how shadow predictions simulate forward.
+as usual (``run()``), which is how shadow predictions simulate forward. The dispatcher is
+reset once more on the warm state, so anything it keeps between calls starts from it.
 """
 
 from __future__ import annotations
@@ -39,12 +40,11 @@ class Placed:
     counts: IntArray
 
 
-def warm_start(sim: Simulator, now: int, placed: Sequence[Placed], down: Sequence[int] = (),
-               closed: Sequence[int] = ()) -> Sequence[Decision]:
-    """Start ``sim`` at ``now`` with ``placed`` jobs running, ``down`` nodes out (they must
-    host no placed job) and ``closed`` nodes taking no new job (draining: their running jobs
-    go on, their free capacity is hidden now); every other job of the workload waits. Runs
-    the first decision point and returns the decisions applied."""
+def warm_start(sim: Simulator, now: int, placed: Sequence[Placed], down: Sequence[int] = ()
+               ) -> Sequence[Decision]:
+    """Start ``sim`` at ``now`` with ``placed`` jobs running and ``down`` nodes out (they
+    must host no placed job); every other job of the workload waits. Runs the first
+    decision point and returns the decisions applied."""
     wl = sim.workload
     late = np.flatnonzero(wl.submit > now)
     if len(late):
@@ -70,13 +70,12 @@ def warm_start(sim: Simulator, now: int, placed: Sequence[Placed], down: Sequenc
             raise DispatchlabError(f"node {sim.platform.node_names[node]} is down but hosts "
                                    "a running job")
         take_node_out(sim, node, DOWN)
-    for node in closed:
-        for r, amount in enumerate(view.free[node].tolist()):
-            view.free_total[r] -= amount
-        view.free[node] = 0
     running = view.running
     for j in range(n):
         if j not in running and j not in sim.rejected:
             view.queue[j] = None
             sim.events.submitted.append(j)
+    # the dispatcher was reset on the empty machine: reset it again on the one it will
+    # see, so state it keeps between calls (slot counts, profiles) starts from this one
+    sim.dispatcher.reset(view, np.random.default_rng(sim.seed))
     return sim.decide()

@@ -6,8 +6,9 @@ time = its time limit, submitted at its Slurm submit time (times relative to the
 one, ``origin``). Running jobs (of any partition, on the partition's nodes) are placed
 where Slurm says, since their real start; jobs the adapter released but Slurm has not
 started yet (pending, not held, pinned to nodes) are placed there now; jobs held by
-their user wait in the queue (the adapter's jobs). Down or drained nodes are out,
-draining ones take no new job. Other pending jobs (Slurm's own) are left out and listed in
+their user wait in the queue (the adapter's jobs). Down or drained nodes are out;
+a draining one (jobs still on it) takes no new job: a blocker row (negative id) holds its
+free CPUs. Other pending jobs (Slurm's own) are left out and listed in
 ``skipped``.
 """
 
@@ -41,7 +42,7 @@ class Twin:
     now: int
     placed: list[Placed]
     down: list[int]
-    closed: list[int]
+    closed: list[int]  # draining nodes (held whole by blocker rows, negative ids)
     waiting: list[int]  # engine indices of the adapter's (user-held) jobs
     index: dict[int, int]  # Slurm job id → engine index
     skipped: dict[int, str] = field(default_factory=dict)  # Slurm job id → why not in twin
@@ -64,14 +65,17 @@ class Twin:
         """One decision point on this state: the simulator (warm-started) and the
         decisions it applied."""
         sim = self.simulator(dispatcher, seed)
-        return sim, warm_start(sim, self.now, self.placed, self.down, self.closed)
+        return sim, warm_start(sim, self.now, self.placed, self.down)
 
 
 def build_twin(snap: Snapshot, partition: str,
-               runtime_of: Callable[[SlurmJob, int], int] | None = None) -> Twin:
+               runtime_of: Callable[[SlurmJob, int], int] | None = None, *,
+               every_pending: bool = False) -> Twin:
     """The twin of ``snap`` for ``partition``. ``runtime_of(job, walltime)``: the run time
     the twin gives a job (default: its requested time — what a real scheduler knows);
-    a running job's is kept past its elapsed time."""
+    a running job's is kept past its elapsed time. ``every_pending``: every pending job
+    of the partition waits in the twin (shadow predictions of Slurm's own scheduling),
+    not only the user-held ones."""
     nodes = partition_nodes(snap.nodes, partition)
     if not nodes:
         raise DispatchlabError(f"Slurm reports no node in partition '{partition}'")
@@ -93,7 +97,7 @@ def build_twin(snap: Snapshot, partition: str,
             continue
         if not j.pending or j.partition != partition:
             continue
-        if j.user_held:
+        if j.user_held or (every_pending and not j.required_nodes):
             rows.append((j, j.cpus, None))
         elif j.required_nodes:
             rows.append((j, j.cpus, []))  # released by the adapter: placed below
@@ -116,6 +120,22 @@ def build_twin(snap: Snapshot, partition: str,
             else:
                 rows[k] = (j, cpus, sorted(here))
     rows = [r for r in rows if r[2] != [(-1, 0)]]
+    # a draining node (jobs on it, no new job) is held whole by a blocker row: its free
+    # CPUs are taken until long after now (a negative id: not a Slurm job)
+    down, closed = [], []
+    for n in nodes:
+        k = pos[n.name]
+        if n.usable:
+            continue
+        if free[k] == n.cpus:
+            down.append(k)
+        else:
+            closed.append(k)
+            if free[k] > 0:
+                block = SlurmJob(-(k + 1), "RUNNING", partition, "-", now, UNLIMITED_S,
+                                 int(free[k]), now, now + UNLIMITED_S,
+                                 ((n.name, int(free[k])),), "draining", 0, "")
+                rows.append((block, int(free[k]), [(k, int(free[k]))]))
     origin = min([now] + [j.submit for j, _, _ in rows])
     walltime, runtime = [], []
     for j, _, alloc in rows:
@@ -144,7 +164,5 @@ def build_twin(snap: Snapshot, partition: str,
                                  np.array([c for _, c in alloc], dtype=np.int64)))
         else:
             waiting.append(e)
-    down = [pos[n.name] for n in nodes if not n.usable and free[pos[n.name]] == n.cpus]
-    closed = [pos[n.name] for n in nodes if not n.usable and free[pos[n.name]] != n.cpus]
     return Twin(wl, platform, origin, now - origin, placed, down, closed, waiting, index,
                 skipped)
