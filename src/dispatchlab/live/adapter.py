@@ -29,7 +29,8 @@ from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
 from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.live.slurm_client import SlurmClient, SlurmCommandError
-from dispatchlab.live.slurm_state import Snapshot
+from dispatchlab.live.slurm_state import Snapshot, snapshot
+from dispatchlab.live.synthetic_state import synthetic_docs
 from dispatchlab.live.twin import build_twin
 
 
@@ -202,10 +203,18 @@ class SlurmAdapter:
 
     # ---- the loop ------------------------------------------------------------------------
 
+    def warm_up(self) -> None:
+        """One decision on a made-up one-node state, so the first real event does not pay
+        for imports and compiled kernels (~2 s)."""
+        squeue, sinfo = synthetic_docs(1, 0, 1, cpus=1, partition=self.partition)
+        twin = build_twin(snapshot(int(time.time()), squeue, sinfo), self.partition)
+        twin.decide(live_dispatcher(self.spec), self.seed)
+
     def run(self, poll: float = 0.5, duration: float | None = None,
             every: float = 30.0, stop: Callable[[], bool] | None = None) -> None:
         """Poll every ``poll`` s (≤ 1 s); a cycle when the state changed, and at least
         every ``every`` s; for ``duration`` s or until ``stop()`` is true."""
+        self.warm_up()
         end = None if duration is None else time.monotonic() + duration
         last: tuple[Any, ...] | None = None
         last_cycle = 0.0
