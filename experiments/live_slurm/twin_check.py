@@ -9,8 +9,9 @@ Two runs on a fresh local cluster each (4 nodes × 25 CPUs = the KTH SP2's 100 p
 Both are compared, job by job, with dispatchlab's EASY simulation of the same scaled slice
 on the same platform: start differences in scaled seconds (realized − simulated; realized
 starts and ends read back from Slurm's job completion log). Writes
-``results/twin_check.json`` (summary, configuration, versions, load) and
-``results/<run>_jobs.csv``.
+``results/twin_check_tick<T>.json`` (summary, configuration, versions, load; runs of
+earlier invocations kept, numbered ``adapter#1``, ``adapter#2``, …) and
+``results/<run><k>_tick<T>_jobs.csv``; differences are in wall ("scaled") seconds.
 
   .venv/bin/python experiments/live_slurm/twin_check.py [--runs adapter backfill]
 """
@@ -85,6 +86,7 @@ def run_one(mode: str, scaled: Any, sim_jobs: pd.DataFrame, dispatcher: str,
         if mode == "adapter":
             adapter = SlurmAdapter(SlurmClient(env), "main", dispatcher,
                                    log=JsonLog(io.StringIO()))
+            adapter.warm_up()  # before the replay's clock starts (~2 s the first time)
             thread = threading.Thread(target=adapter.run, kwargs={
                 "poll": POLL_S, "every": 5.0, "stop": stop.is_set}, daemon=True)
             thread.start()
@@ -118,21 +120,24 @@ def run_one(mode: str, scaled: Any, sim_jobs: pd.DataFrame, dispatcher: str,
     finally:
         cluster.stop()
     rows = []
+    tick = int(scaled.meta.get("tick", 1))
     sim = sim_jobs.set_index("job_id")
     for trace_id, sid in sub.slurm_id.items():
         r = recs[sid]
         s = sim.loc[trace_id]
         rows.append({"trace_job": trace_id, "slurm_job": sid, "cores": int(s["units"]),
-                     "submit": int(s["submit"]), "sim_start": int(s["start"]),
-                     "sim_end": int(s["end"]), "real_submit": r.submit - sub.t0,
+                     "submit": int(s["submit"]) * tick, "sim_start": int(s["start"]) * tick,
+                     "sim_end": int(s["end"]) * tick, "real_submit": r.submit - sub.t0,
                      "real_start": r.start - sub.t0,  # type: ignore[operator]
                      "real_end": r.end - sub.t0,  # type: ignore[operator]
                      "nodes": r.node_list, "state": r.state})
     df = pd.DataFrame(rows).sort_values("submit", kind="stable")
     df["start_diff"] = df["real_start"] - df["sim_start"]
+    df["start_diff_ticks"] = df["real_start"] // tick - df["sim_start"] // tick
     df["end_diff"] = df["real_end"] - df["sim_end"]
     df["run_diff"] = (df["real_end"] - df["real_start"]) - (df["sim_end"] - df["sim_start"])
     summary = {"start_diff": _stats(df["start_diff"].to_numpy(float)),
+               "start_diff_ticks": _stats(df["start_diff_ticks"].to_numpy(float)),
                "end_diff": _stats(df["end_diff"].to_numpy(float)),
                "run_diff": _stats(df["run_diff"].to_numpy(float)),
                "sim_waiting_jobs": int((df["sim_start"] > df["submit"]).sum()), **extra}
@@ -143,7 +148,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--skip", type=int, default=3875)
     ap.add_argument("--limit", type=int, default=50)
-    ap.add_argument("--compression", type=float, default=900.0)
+    ap.add_argument("--compression", type=float, default=1800.0,
+                    help="trace seconds per tick")
+    ap.add_argument("--tick", type=int, default=2, help="wall seconds per twin time unit")
     ap.add_argument("--dispatcher", default="easy")
     ap.add_argument("--runs", nargs="+", default=["adapter", "backfill"])
     ap.add_argument("--out", type=Path, default=HERE / "results")
@@ -152,26 +159,32 @@ def main() -> None:
                          "their recorded start); runs are stored as <run>-plain")
     args = ap.parse_args()
     wl = load_workload(TRACE, skip=args.skip, limit=args.limit)
-    scaled = scaled_workload(wl, args.compression)
+    scaled = scaled_workload(wl, args.compression, args.tick)
     res = simulate(scaled, PLATFORM, args.dispatcher)
     sim_jobs = res.jobs
     args.out.mkdir(parents=True, exist_ok=True)
-    out_json = args.out / ("twin_check_plain.json" if args.plain_sleep else "twin_check.json")
+    tag = f"tick{args.tick}" + ("-plain" if args.plain_sleep else "")
+    out_json = args.out / f"twin_check_{tag}.json"
     report: dict[str, Any] = {
         "config": {"trace": TRACE.name, "skip": args.skip, "limit": args.limit,
-                   "compression": args.compression, "platform": PLATFORM,
+                   "compression_per_tick": args.compression, "tick_s": args.tick,
+                   "compression_wall": args.compression / args.tick, "platform": PLATFORM,
                    "dispatcher": args.dispatcher, "poll_s": POLL_S,
                    "walltime_rounding": "up to whole minutes after scaling",
                    "job_script": "sleep" if args.plain_sleep else "aligned sleep"},
-        "versions": versions(), "load_before": os.getloadavg(),
-        "simulated_makespan_s": int(sim_jobs["end"].max()), "runs": {}}
+        "versions": versions(),
+        "simulated_makespan_s": int(sim_jobs["end"].max()) * args.tick, "runs": {}}
+    if out_json.exists():  # runs of an earlier invocation with this tick are kept
+        report["runs"] = json.loads(out_json.read_text()).get("runs", {})
     for mode in args.runs:
+        k = 1 + sum(1 for key in report["runs"] if key.split("#")[0] == mode)
+        load_before = os.getloadavg()
         df, summary = run_one(mode, scaled, sim_jobs, args.dispatcher, not args.plain_sleep)
-        name = f"{mode}-plain" if args.plain_sleep else mode
-        df.to_csv(args.out / f"{name}_jobs.csv", index=False)
-        summary["load_after"] = os.getloadavg()
-        report["runs"][mode] = summary
-        print(mode, json.dumps(summary["start_diff"]), flush=True)
+        df.to_csv(args.out / f"{mode}{k}_{tag}_jobs.csv", index=False)
+        summary["load_before"], summary["load_after"] = load_before, os.getloadavg()
+        report["runs"][f"{mode}#{k}"] = summary
+        print(f"{mode}#{k}", json.dumps(summary["start_diff"]), flush=True)
+        out_json.write_text(json.dumps(report, indent=2, default=str) + "\n")
     out_json.write_text(json.dumps(report, indent=2, default=str) + "\n")
 
 

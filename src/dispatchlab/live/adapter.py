@@ -29,7 +29,7 @@ from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
 from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.live.slurm_client import SlurmClient, SlurmCommandError
-from dispatchlab.live.slurm_state import Snapshot, snapshot
+from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
 from dispatchlab.live.synthetic_state import synthetic_docs
 from dispatchlab.live.twin import build_twin
 
@@ -107,7 +107,8 @@ class SlurmAdapter:
             snap = self.client.read()
             read_s += time.perf_counter() - t0
         t0 = time.perf_counter()
-        twin = build_twin(snap, self.partition)
+        with no_gc():
+            twin = build_twin(snap, self.partition)
         t1 = time.perf_counter()
         cyc = Cycle(snap.now, len(twin.waiting), len(twin.placed), held=held,
                     taken_back=taken, dry_run=self.dry_run, read_s=read_s,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dispatchlab.errors import DispatchlabError
-from dispatchlab.live.slurm_state import Snapshot, snapshot
+from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
 
 
 class SlurmCommandError(DispatchlabError):
@@ -52,7 +52,8 @@ class SlurmClient:
     def _json(self, args: Sequence[str]) -> dict[str, Any]:
         text = self._run(args)
         try:
-            doc = json.loads(text)
+            with no_gc():
+                doc = json.loads(text)
         except json.JSONDecodeError as err:
             raise SlurmCommandError(f"{' '.join(args)}: not JSON ({err})") from None
         if not isinstance(doc, dict):

@@ -14,8 +14,8 @@ free CPUs. Other pending jobs (Slurm's own) are left out and listed in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -24,9 +24,15 @@ from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.warm_start import Placed, warm_start
 from dispatchlab.errors import DispatchlabError
-from dispatchlab.live.slurm_state import SlurmJob, Snapshot, expand_hostlist, partition_nodes
+from dispatchlab.live.slurm_state import (
+    USER_HOLD,
+    SlurmJob,
+    Snapshot,
+    expand_hostlist,
+    partition_nodes,
+)
 from dispatchlab.platform.platform import CORES, Platform
-from dispatchlab.workload.workload import Workload
+from dispatchlab.workload.workload import Queue, Workload
 
 #: Requested time given to a job without a time limit in the twin (a year).
 UNLIMITED_S = 365 * 86400
@@ -68,14 +74,11 @@ class Twin:
         return sim, warm_start(sim, self.now, self.placed, self.down)
 
 
-def build_twin(snap: Snapshot, partition: str,
-               runtime_of: Callable[[SlurmJob, int], int] | None = None, *,
-               every_pending: bool = False) -> Twin:
-    """The twin of ``snap`` for ``partition``. ``runtime_of(job, walltime)``: the run time
-    the twin gives a job (default: its requested time — what a real scheduler knows);
-    a running job's is kept past its elapsed time. ``every_pending``: every pending job
-    of the partition waits in the twin (shadow predictions of Slurm's own scheduling),
-    not only the user-held ones."""
+def build_twin(snap: Snapshot, partition: str, *, every_pending: bool = False) -> Twin:
+    """The twin of ``snap`` for ``partition`` (each job's run time = its requested time:
+    what a real scheduler knows). ``every_pending``: every pending job of the partition
+    waits in the twin (shadow predictions of Slurm's own scheduling), not only the
+    user-held ones."""
     nodes = partition_nodes(snap.nodes, partition)
     if not nodes:
         raise DispatchlabError(f"Slurm reports no node in partition '{partition}'")
@@ -84,42 +87,43 @@ def build_twin(snap: Snapshot, partition: str,
     platform = Platform(resources=(CORES,), capacity=cap,
                         node_names=tuple(n.name for n in nodes), name=f"slurm:{partition}")
     free = cap[:, 0].copy()
-    rows: list[tuple[SlurmJob, int, list[tuple[int, int]] | None]] = []
+    placed_rows: list[tuple[SlurmJob, int, list[tuple[int, int]]]] = []
+    released: list[SlurmJob] = []
+    waiting_jobs: list[SlurmJob] = []
     skipped: dict[int, str] = {}
     now = snap.now
-    for j in snap.jobs:
-        if j.running:
+    for j in snap.jobs:  # hot: one pass over every job Slurm reported
+        if j.state == "PENDING":
+            if j.partition != partition:
+                continue
+            if j.reason == USER_HOLD or (every_pending and not j.required_nodes):
+                waiting_jobs.append(j)
+            elif j.required_nodes:
+                released.append(j)  # released by the adapter: placed below
+            else:
+                skipped[j.job_id] = f"pending, not held ({j.reason}): Slurm's own scheduler's"
+        elif j.alloc and j.running:
             here = [(pos[name], c) for name, c in j.alloc if name in pos and c > 0]
             if here:
                 for k, c in here:
                     free[k] -= c
-                rows.append((j, sum(c for _, c in here), sorted(here)))
-            continue
-        if not j.pending or j.partition != partition:
-            continue
-        if j.user_held or (every_pending and not j.required_nodes):
-            rows.append((j, j.cpus, None))
-        elif j.required_nodes:
-            rows.append((j, j.cpus, []))  # released by the adapter: placed below
-        else:
-            skipped[j.job_id] = f"pending, not held ({j.reason}): Slurm's own scheduler's"
+                placed_rows.append((j, sum(c for _, c in here), sorted(here)))
     # released jobs Slurm has not started yet: on their pinned nodes, filled in order
-    for k, (j, cpus, alloc) in enumerate(rows):
-        if alloc == []:
-            left, here = cpus, []
-            for name in expand_hostlist(j.required_nodes):
-                if name in pos and left > 0 and free[pos[name]] > 0:
-                    c = int(min(left, free[pos[name]]))
-                    here.append((pos[name], c))
-                    free[pos[name]] -= c
-                    left -= c
-            if left:
-                skipped[j.job_id] = (f"released to {j.required_nodes} but they lack "
-                                     f"{left} free CPU(s)")
-                rows[k] = (j, cpus, [(-1, 0)])
-            else:
-                rows[k] = (j, cpus, sorted(here))
-    rows = [r for r in rows if r[2] != [(-1, 0)]]
+    for j in released:
+        left, here = j.cpus, []
+        for name in expand_hostlist(j.required_nodes):
+            if name in pos and left > 0 and free[pos[name]] > 0:
+                c = int(min(left, free[pos[name]]))
+                here.append((pos[name], c))
+                free[pos[name]] -= c
+                left -= c
+        if left:
+            skipped[j.job_id] = (f"released to {j.required_nodes} but they lack "
+                                 f"{left} free CPU(s)")
+            for k, c in here:
+                free[k] += c
+        else:
+            placed_rows.append((j._replace(start=now), j.cpus, sorted(here)))
     # a draining node (jobs on it, no new job) is held whole by a blocker row: its free
     # CPUs are taken until long after now (a negative id: not a Slurm job)
     down, closed = [], []
@@ -129,40 +133,52 @@ def build_twin(snap: Snapshot, partition: str,
             continue
         if free[k] == n.cpus:
             down.append(k)
-        else:
-            closed.append(k)
-            if free[k] > 0:
-                block = SlurmJob(-(k + 1), "RUNNING", partition, "-", now, UNLIMITED_S,
-                                 int(free[k]), now, now + UNLIMITED_S,
-                                 ((n.name, int(free[k])),), "draining", 0, "")
-                rows.append((block, int(free[k]), [(k, int(free[k]))]))
-    origin = min([now] + [j.submit for j, _, _ in rows])
-    walltime, runtime = [], []
-    for j, _, alloc in rows:
-        w = j.time_limit if j.time_limit > 0 else UNLIMITED_S
-        if alloc:
-            w = max(w, now - j.start + 1)
-        rt = runtime_of(j, w) if runtime_of is not None else w
-        if alloc:
-            rt = max(rt, now - j.start + 1)
-        walltime.append(w)
-        runtime.append(max(rt, 1))
+            continue
+        closed.append(k)
+        if free[k] > 0:
+            block = SlurmJob(-(k + 1), "RUNNING", partition, "-", now, UNLIMITED_S,
+                             int(free[k]), now, now + UNLIMITED_S,
+                             ((n.name, int(free[k])),), "draining", 0, "")
+            placed_rows.append((block, int(free[k]), [(k, int(free[k]))]))
+    return _assemble(platform, partition, now, placed_rows, waiting_jobs, down, closed,
+                     skipped)
+
+
+def _assemble(platform: Platform, partition: str, now: int,
+              placed_rows: list[tuple[SlurmJob, int, list[tuple[int, int]]]],
+              waiting_jobs: list[SlurmJob], down: list[int], closed: list[int],
+              skipped: dict[int, str]) -> Twin:
+    """The workload (rows sorted by submit time, then id) and the engine indices."""
+    jobs = [r[0] for r in placed_rows] + waiting_jobs
+    n, n_placed = len(jobs), len(placed_rows)
+    job_id = np.fromiter((j.job_id for j in jobs), np.int64, n)
+    submit = np.fromiter((j.submit for j in jobs), np.int64, n)
+    limit = np.fromiter((j.time_limit for j in jobs), np.int64, n)
+    units = np.fromiter((j.cpus for j in waiting_jobs), np.int64, len(waiting_jobs))
+    units = np.concatenate([np.array([r[1] for r in placed_rows], np.int64), units])
+    started = np.array([min(j.start, now) if j.start > 0 else now for j in jobs[:n_placed]],
+                       dtype=np.int64)
+    origin = int(min(now, submit.min())) if n else now
+    submit = np.minimum(submit, now) - origin
+    walltime = np.where(limit > 0, limit, UNLIMITED_S)
+    walltime[:n_placed] = np.maximum(walltime[:n_placed], now - started + 1)
+    codes: dict[str, int] = {}
+    user = np.fromiter((codes.setdefault(j.user or "-", len(codes)) for j in jobs), np.int64,
+                       n)
+    order = np.lexsort((job_id, submit))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
     wl = Workload.from_columns(
-        submit=[min(j.submit, now) - origin for j, _, _ in rows], walltime=walltime,
-        runtime=runtime, units=[u for _, u, _ in rows], req={CORES: [1] * len(rows)},
-        job_id=[j.job_id for j, _, _ in rows], queue=[j.partition or "-" for j, _, _ in rows],
-        user=[j.user or "-" for j, _, _ in rows], origin_unix=origin,
-        source=f"slurm:{partition}@{now}", validate=False)
-    index = {int(jid): k for k, jid in enumerate(wl.job_id.tolist())}
-    placed, waiting = [], []
-    for j, _, alloc in rows:
-        e = index[j.job_id]
-        if alloc:
-            start = min(j.start, now) if j.running and j.start > 0 else now
-            placed.append(Placed(e, start - origin,
-                                 np.array([k for k, _ in alloc], dtype=np.int64),
-                                 np.array([c for _, c in alloc], dtype=np.int64)))
-        else:
-            waiting.append(e)
+        submit=submit[order], walltime=walltime[order], runtime=walltime[order],
+        units=units[order], req={CORES: np.ones(n, np.int64)}, job_id=job_id[order],
+        queues=[Queue(partition)], origin_unix=origin, source=f"slurm:{partition}@{now}",
+        validate=False)
+    wl = replace(wl, users=tuple(codes), user=user[order])
+    index = dict(zip(job_id.tolist(), rank.tolist(), strict=True))
+    placed = [Placed(int(rank[i]), int(started[i]) - origin,
+                     np.array([k for k, _ in alloc], dtype=np.int64),
+                     np.array([c for _, c in alloc], dtype=np.int64))
+              for i, (_, _, alloc) in enumerate(placed_rows)]
+    waiting = sorted(rank[n_placed:].tolist())
     return Twin(wl, platform, origin, now - origin, placed, down, closed, waiting, index,
                 skipped)
