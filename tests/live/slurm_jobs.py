@@ -52,7 +52,7 @@ def clean(cluster: LocalCluster) -> None:
     subprocess.run(["scancel", "--full", "-p", "main"], env=cluster.env(), check=False)
     subprocess.run(["scontrol", "update", f"NodeName=n[1-{cluster.nodes}]", "State=RESUME"],
                    env=cluster.env(), capture_output=True, check=False)
-    wait_for(lambda: not any(j.pending or j.running for j in jobs(cluster).values()))
+    wait_for(lambda: not any(j.pending or j.running for j in jobs(cluster).values()), 60)
     cluster.wait_idle()
 
 

@@ -60,8 +60,10 @@ def test_report_compares_predictions_with_realized_starts(cluster: LocalCluster,
     assert set(table["job_id"]) <= set(ids) and len(table) >= 1
     summary = prediction_summary(table)
     assert summary["jobs"] == len(table)
-    # requested 60 s, run 1 s: the walltime estimate predicts late starts
-    assert (table["first_error_s"] >= 0).all()
+    # requested 60 s, run 1 s: a job queued behind another is predicted most of a minute
+    # late; one predicted to start now starts within Slurm's latency
+    assert (table["first_error_s"] >= 30).any()
+    assert (table["first_error_s"] >= -3).all()
     res = subprocess.run([".venv/bin/dispatchlab", "live", "slurm", "--partition", "main",
                           "--predict", "--report", "--out", str(out), "--history",
                           str(cluster.jobcomp)], capture_output=True, text=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.state import DOWN
@@ -78,3 +80,29 @@ def test_synthetic_state_of_a_large_machine_converts() -> None:
     assert twin.platform.n_nodes == 200
     assert len(twin.waiting) == 500
     assert len(twin.placed) == sum(1 for j in squeue["jobs"] if j["job_state"] == "RUNNING")
+
+
+def test_predictions_band_from_the_estimators_error() -> None:
+    """Walltime estimates on a history whose jobs ran 20–100 % of their request: the
+    band reaches earlier than the point prediction, never later."""
+    from dispatchlab.live.predict import predict
+    from dispatchlab.workload.workload import Workload
+
+    squeue = {"jobs": [_job(1, "RUNNING", 8, nodes=(("n1", 4), ("n2", 4)), start=NOW - 60,
+                            limit=10),
+                       _job(2, "PENDING", 8, reason="Priority", limit=5),
+                       _job(3, "PENDING", 8, reason="Priority", limit=5)]}
+    snap = snapshot(NOW, squeue, _nodes("allocated", "allocated"))
+    rng = np.random.default_rng(0)
+    wall = rng.integers(60, 600, 40)
+    history = Workload.from_columns(submit=np.arange(40), walltime=wall,
+                                    runtime=(wall * rng.uniform(0.2, 1.0, 40)).astype(int),
+                                    units=[1] * 40, req={"cores": [1] * 40})
+    preds = {p.job_id: p for p in predict(snap, "main", "easy", "walltime", history)}
+    assert preds[2].predicted_start == NOW - 60 + 600  # when job 1's limit is up
+    assert preds[3].predicted_start == preds[2].predicted_start + 300
+    for p in preds.values():
+        assert p.low < p.predicted_start == p.high and p.confidence == "80%"
+    bare = {p.job_id: p for p in predict(snap, "main", "easy", "walltime")}
+    assert all(p.low == p.high == p.predicted_start and p.confidence == ""
+               for p in bare.values())
