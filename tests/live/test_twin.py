@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.state import DOWN
+from dispatchlab.live.adapter import live_dispatcher
 from dispatchlab.live.slurm_state import expand_hostlist, snapshot
 from dispatchlab.live.synthetic_state import synthetic_docs
 from dispatchlab.live.twin import build_twin
@@ -106,3 +108,18 @@ def test_predictions_band_from_the_estimators_error() -> None:
     bare = {p.job_id: p for p in predict(snap, "main", "easy", "walltime")}
     assert all(p.low == p.high == p.predicted_start and p.confidence == ""
                for p in bare.values())
+
+
+@pytest.mark.parametrize("spec", ["easy", "conservative", "pbs-fifo", "hcp3", "prb-power",
+                                  "wfp3", "dardis70"])
+def test_catalogue_dispatchers_decide_on_a_live_state(spec: str) -> None:
+    """Each decides on a warm state with running jobs; the engine validated every start
+    (capacity, node states) and they fill the free room."""
+    squeue, sinfo = synthetic_docs(16, 2, 12, cpus=8, seed=2)
+    twin = build_twin(snapshot(NOW, squeue, sinfo), "main")
+    free_before = int(twin.platform.capacity.sum()) - sum(int(p.counts.sum())
+                                                          for p in twin.placed)
+    sim, decisions = twin.decide(live_dispatcher(spec))
+    starts = [d for d in decisions if isinstance(d, Start)]
+    assert starts and all(twin.index[twin.slurm_id(d.job)] in twin.waiting for d in starts)
+    assert int(sim.view.free.sum()) == free_before - sum(int(d.counts.sum()) for d in starts)
