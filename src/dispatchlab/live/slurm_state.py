@@ -240,5 +240,8 @@ def snapshot(now: int, squeue: Mapping[str, Any], sinfo: Mapping[str, Any]) -> S
 def partition_nodes(nodes: Iterable[SlurmNode], partition: str) -> list[SlurmNode]:
     """The partition's nodes in Slurm's natural order (``n2`` before ``n10``)."""
     mine = [n for n in nodes if partition in n.partitions]
-    return sorted(mine, key=lambda n: [int(t) if t.isdigit() else t
-                                       for t in re.split(r"(\d+)", n.name)])
+    split = _DIGITS.split
+    return sorted(mine, key=lambda n: [int(t) if t.isdigit() else t for t in split(n.name)])
+
+
+_DIGITS = re.compile(r"(\d+)")

@@ -89,25 +89,27 @@ def build_twin(snap: Snapshot, partition: str, *, every_pending: bool = False) -
     free = cap[:, 0].copy()
     placed_rows: list[tuple[SlurmJob, int, list[tuple[int, int]]]] = []
     released: list[SlurmJob] = []
-    waiting_jobs: list[SlurmJob] = []
     skipped: dict[int, str] = {}
     now = snap.now
-    for j in snap.jobs:  # hot: one pass over every job Slurm reported
-        if j.state == "PENDING":
-            if j.partition != partition:
+    jobs = snap.jobs  # hot: comprehensions over every job Slurm reported
+    pending = [j for j in jobs if j.state == "PENDING" and j.partition == partition]
+    waiting_jobs = [j for j in pending
+                    if j.reason == USER_HOLD or (every_pending and not j.required_nodes)]
+    if len(waiting_jobs) < len(pending):
+        chosen = {j.job_id for j in waiting_jobs}
+        for j in pending:
+            if j.job_id in chosen:
                 continue
-            if j.reason == USER_HOLD or (every_pending and not j.required_nodes):
-                waiting_jobs.append(j)
-            elif j.required_nodes:
+            if j.required_nodes:
                 released.append(j)  # released by the adapter: placed below
             else:
                 skipped[j.job_id] = f"pending, not held ({j.reason}): Slurm's own scheduler's"
-        elif j.alloc and j.running:
-            here = [(pos[name], c) for name, c in j.alloc if name in pos and c > 0]
-            if here:
-                for k, c in here:
-                    free[k] -= c
-                placed_rows.append((j, sum(c for _, c in here), sorted(here)))
+    for j in [j for j in jobs if j.alloc and j.running]:
+        here = [(pos[name], c) for name, c in j.alloc if name in pos and c > 0]
+        if here:
+            for k, c in here:
+                free[k] -= c
+            placed_rows.append((j, sum(c for _, c in here), sorted(here)))
     # released jobs Slurm has not started yet: on their pinned nodes, filled in order
     for j in released:
         left, here = j.cpus, []
@@ -151,20 +153,22 @@ def _assemble(platform: Platform, partition: str, now: int,
     """The workload (rows sorted by submit time, then id) and the engine indices."""
     jobs = [r[0] for r in placed_rows] + waiting_jobs
     n, n_placed = len(jobs), len(placed_rows)
-    job_id = np.fromiter((j.job_id for j in jobs), np.int64, n)
-    submit = np.fromiter((j.submit for j in jobs), np.int64, n)
-    limit = np.fromiter((j.time_limit for j in jobs), np.int64, n)
-    units = np.fromiter((j.cpus for j in waiting_jobs), np.int64, len(waiting_jobs))
-    units = np.concatenate([np.array([r[1] for r in placed_rows], np.int64), units])
-    started = np.array([min(j.start, now) if j.start > 0 else now for j in jobs[:n_placed]],
-                       dtype=np.int64)
+    cols = list(zip(*jobs, strict=True)) if n else [()] * len(SlurmJob._fields)
+    f = SlurmJob._fields.index
+    job_id = np.array(cols[f("job_id")], dtype=np.int64)
+    submit = np.array(cols[f("submit")], dtype=np.int64)
+    limit = np.array(cols[f("time_limit")], dtype=np.int64)
+    units = np.array(cols[f("cpus")], dtype=np.int64)
+    units[:n_placed] = [r[1] for r in placed_rows]
+    started = np.array(cols[f("start")][:n_placed], dtype=np.int64)
+    started = np.where((started > 0) & (started < now), started, now)
     origin = int(min(now, submit.min())) if n else now
     submit = np.minimum(submit, now) - origin
     walltime = np.where(limit > 0, limit, UNLIMITED_S)
     walltime[:n_placed] = np.maximum(walltime[:n_placed], now - started + 1)
-    codes: dict[str, int] = {}
-    user = np.fromiter((codes.setdefault(j.user or "-", len(codes)) for j in jobs), np.int64,
-                       n)
+    names = [u or "-" for u in cols[f("user")]]
+    codes = {u: k for k, u in enumerate(dict.fromkeys(names))}
+    user = np.array([codes[u] for u in names], dtype=np.int64)
     order = np.lexsort((job_id, submit))
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(n)
@@ -175,10 +179,14 @@ def _assemble(platform: Platform, partition: str, now: int,
         validate=False)
     wl = replace(wl, users=tuple(codes), user=user[order])
     index = dict(zip(job_id.tolist(), rank.tolist(), strict=True))
-    placed = [Placed(int(rank[i]), int(started[i]) - origin,
-                     np.array([k for k, _ in alloc], dtype=np.int64),
-                     np.array([c for _, c in alloc], dtype=np.int64))
-              for i, (_, _, alloc) in enumerate(placed_rows)]
+    # every placement's nodes and counts as views of two flat arrays (one allocation each)
+    flat = [pair for _, _, alloc in placed_rows for pair in alloc]
+    flat_nodes = np.array([k for k, _ in flat], dtype=np.int64)
+    flat_counts = np.array([c for _, c in flat], dtype=np.int64)
+    bounds = np.cumsum([0] + [len(alloc) for _, _, alloc in placed_rows]).tolist()
+    placed = [Placed(r, t - origin, flat_nodes[a:b], flat_counts[a:b])
+              for r, t, a, b in zip(rank[:n_placed].tolist(), started.tolist(), bounds[:-1],
+                                    bounds[1:], strict=True)]
     waiting = sorted(rank[n_placed:].tolist())
     return Twin(wl, platform, origin, now - origin, placed, down, closed, waiting, index,
                 skipped)
