@@ -31,7 +31,7 @@ from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.live.slurm_client import SlurmClient, SlurmCommandError
 from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
 from dispatchlab.live.synthetic_state import synthetic_docs
-from dispatchlab.live.twin import build_twin
+from dispatchlab.live.twin import Twin, build_twin
 
 
 def live_dispatcher(spec: str) -> Dispatcher:
@@ -131,7 +131,7 @@ class SlurmAdapter:
                              if v or k in ("time", "waiting", "running")})
         return cyc
 
-    def _apply(self, d: object, twin: Any, snap: Snapshot, cyc: Cycle) -> None:
+    def _apply(self, d: object, twin: Twin, snap: Snapshot, cyc: Cycle) -> None:
         if isinstance(d, (WakeAt, Plan)):
             return  # polling sees the time pass; plans are the dispatcher's own
         if not isinstance(d, Start):

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.engine.decisions import Decision
@@ -56,7 +57,8 @@ class Twin:
     def slurm_id(self, job: int) -> int:
         return int(self.workload.job_id[job])
 
-    def node_names(self, nodes: Sequence[int]) -> list[str]:
+    def node_names(self, nodes: Sequence[int] | npt.NDArray[np.int64]) -> list[str]:
+        """Slurm's names of engine node indices."""
         names = self.platform.node_names
         return [names[int(k)] for k in nodes]
 
