@@ -81,6 +81,20 @@ class Machine:
     def _finished(self, job: int) -> None:
         """Subclass hook: a running job ended."""
 
+    def adopt(self, view: SystemView) -> None:
+        """Count the jobs already running on ``view`` as if started through this machine
+        (expected end: their start + the estimate). A simulation starts empty, so this does
+        nothing there; a machine built on a live system's state needs it."""
+        for job, run in view.running.items():
+            e = run.start + self.estimator.estimate(job)
+            insort(self.ends, (e, job))
+            self.end_of[job] = e
+            self._start_of[job] = run.start
+            self._adopted(job, run.nodes, run.counts)
+
+    def _adopted(self, job: int, nodes: IntArray, counts: IntArray) -> None:
+        """Subclass hook: a running job was adopted."""
+
     def workspace(self) -> Workspace:
         """The scratch free matrix of this call (created on first use)."""
         if self._ws is None:
@@ -209,6 +223,10 @@ class SlotMachine(Machine):
     def _finished(self, job: int) -> None:
         self.busy -= self.units[job]
 
+    def _adopted(self, job: int, nodes: IntArray, counts: IntArray) -> None:
+        self.busy += self.units[job]
+        self.free = self.total - self.busy
+
     def any_free(self) -> bool:
         """Some slot is free."""
         return self.free > 0
@@ -314,6 +332,9 @@ class NodeMachine(Machine):
     def _finished(self, job: int) -> None:
         self._held.pop(job, None)
         self._groups.pop(job, None)
+
+    def _adopted(self, job: int, nodes: IntArray, counts: IntArray) -> None:
+        self._held[job] = (nodes, counts)
 
     def take_companions(self) -> list[Start]:
         """The other components' starts decided in this call (then forgotten)."""
@@ -469,10 +490,14 @@ def make_machine(view: SystemView, allocator: Allocator, estimator: DurationEsti
                  nodes: bool = False) -> Machine:
     """A :class:`SlotMachine` when all units ask the same vector, no operator rule applies
     and ``nodes`` (concrete placements wanted) is not set, else a :class:`NodeMachine`."""
+    machine: Machine
     if view.unit_request is not None and view.rules is None and not nodes:
-        return SlotMachine(view, allocator, estimator,
-                           units_fitting(view.capacity, view.unit_request))
-    return NodeMachine(view, allocator, estimator)
+        machine = SlotMachine(view, allocator, estimator,
+                              units_fitting(view.capacity, view.unit_request))
+    else:
+        machine = NodeMachine(view, allocator, estimator)
+    machine.adopt(view)
+    return machine
 
 
 def alive_capacity(view: SystemView) -> IntArray:

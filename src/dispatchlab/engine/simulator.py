@@ -156,6 +156,12 @@ class Simulator:
             _, kind, seq, payload = heapq.heappop(heap)
             on[kind](self, payload, seq)
         self._submit(t)
+        self.decide()
+
+    def decide(self) -> Sequence[Decision]:
+        """The dispatcher's call at the current decision point (``self.events`` filled) and
+        its decisions, validated and applied; returns them."""
+        t = self.view.now
         c0 = time.perf_counter()
         decisions = self.dispatcher.decide(self.view, self.events)
         self.rec.decision_cpu.append(time.perf_counter() - c0)
@@ -167,6 +173,7 @@ class Simulator:
                 raise appliers.invalid(self, f"unknown decision {d!r}")
             applier(self, d)
         self._after(decisions)
+        return decisions
 
     _on: ClassVar[dict[int, Callable[[Simulator, int, int], None]]] = {
         END: handlers.segment_end,

@@ -82,6 +82,9 @@ class Conservative(Selection):
         """Update the profile, compress or rebuild reservations, start what is due now."""
         now = view.now
         carried: dict[int, int] = {}
+        if self._profile is None:
+            for end, j in machine.ends:  # jobs running before the first call (warm start)
+                self._run.setdefault(j, (end, machine.held(j)))
         if self._profile is None or events.nodes:
             carried = self._reprofile(machine, now)
         prof, book = self._profile, self._book

@@ -1,0 +1,1 @@
+"""Live mode: dispatchlab dispatchers driving a real Slurm cluster, and predicting it."""

@@ -1,0 +1,240 @@
+"""``dispatchlab live slurm``: a dispatchlab dispatcher makes the decisions of a Slurm partition.
+
+The adapter's jobs are the partition's pending jobs held by their user (``sbatch --hold``;
+with ``hold_new`` the adapter also puts a user hold on every new pending job of the
+partition). Each poll reads Slurm's state; when it changed (a submission, a start, an end,
+a node state change) a scheduling cycle runs: the state becomes the engine's
+(:mod:`dispatchlab.live.twin`), the dispatcher is called once exactly as the simulator calls
+it, and each ``Start(job, nodes)`` becomes ``scontrol update JobId=J NodeList=…`` +
+``scontrol release J``. Nothing is remembered between cycles but the jobs this process
+released and when (to take back, by a user hold, one Slurm has not started within
+``release_timeout`` s — a refused decision); a restart rebuilds everything from Slurm.
+
+It never touches a running job, a job of another partition, or a pending job it does not
+control; decisions other than starts (power, kills, reconfigurations, requeues) are logged
+as refused. ``dry_run`` decides and logs but changes nothing in Slurm.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, TextIO
+
+from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.dispatchers.registry import get_dispatcher
+from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
+from dispatchlab.errors import ConfigError, DispatchlabError
+from dispatchlab.live.slurm_client import SlurmClient, SlurmCommandError
+from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
+from dispatchlab.live.synthetic_state import synthetic_docs
+from dispatchlab.live.twin import Twin, build_twin
+
+
+def live_dispatcher(spec: str) -> Dispatcher:
+    """A dispatcher that can run live: one that reads the future (``oracle``) is refused."""
+    disp = get_dispatcher(spec)
+    if getattr(disp, "oracle", False):
+        raise ConfigError(
+            f"dispatcher '{spec}' reads the future (actual run times, oracle = True); a live "
+            "system has no future to read: choose one with a non-oracle duration estimate "
+            "(e.g. estimate=walltime or heuristic)", field="dispatcher")
+    return disp
+
+
+@dataclass
+class Cycle:
+    """What one scheduling cycle did (times in s; ``started``: Slurm id → node names)."""
+
+    time: int
+    waiting: int
+    running: int
+    started: dict[int, list[str]] = field(default_factory=dict)
+    refused: dict[int, str] = field(default_factory=dict)
+    held: list[int] = field(default_factory=list)
+    taken_back: list[int] = field(default_factory=list)
+    dry_run: bool = False
+    read_s: float = 0.0
+    convert_s: float = 0.0
+    decide_s: float = 0.0
+    apply_s: float = 0.0
+
+
+class JsonLog:
+    """One JSON object per line (to a file or stderr)."""
+
+    def __init__(self, stream: TextIO | None = None):
+        self.stream = stream if stream is not None else sys.stderr
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        self.stream.write(json.dumps({"t": round(time.time(), 3), "event": event, **fields},
+                                     default=str) + "\n")
+        self.stream.flush()
+
+
+class SlurmAdapter:
+    """Drives ``partition`` of the Slurm ``client`` talks to with dispatcher ``spec``."""
+
+    def __init__(self, client: SlurmClient, partition: str, spec: str, *,
+                 dry_run: bool = False, hold_new: bool = False, release_timeout: float = 10.0,
+                 seed: int = 0, log: Callable[..., None] | None = None):
+        live_dispatcher(spec)  # refuse an oracle at once
+        self.client = client
+        self.partition = partition
+        self.spec = spec
+        self.dry_run = dry_run
+        self.hold_new = hold_new
+        self.release_timeout = release_timeout
+        self.seed = seed
+        self.log = log if log is not None else JsonLog()
+        self.released: dict[int, float] = {}  # Slurm id → when this process released it
+        self.cycles: list[Cycle] = []
+
+    # ---- one cycle -----------------------------------------------------------------------
+
+    def cycle(self, snap: Snapshot | None = None, read_s: float = 0.0) -> Cycle:
+        """Read (unless given), take back stale releases, hold new jobs, decide, apply."""
+        if snap is None:
+            t0 = time.perf_counter()
+            snap = self.client.read()
+            read_s = time.perf_counter() - t0
+        taken, held = self._take_back(snap), self._hold_new(snap)
+        if (taken or held) and not self.dry_run:
+            t0 = time.perf_counter()
+            snap = self.client.read()
+            read_s += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with no_gc():
+            twin = build_twin(snap, self.partition)
+        t1 = time.perf_counter()
+        cyc = Cycle(snap.now, len(twin.waiting), len(twin.placed), held=held,
+                    taken_back=taken, dry_run=self.dry_run, read_s=read_s,
+                    convert_s=t1 - t0)
+        if twin.waiting:
+            decisions: Sequence[Decision] = []
+            try:
+                sim, decisions = twin.decide(live_dispatcher(self.spec), self.seed)
+                for job, why in sim.rec.rejected.items():  # larger than the partition
+                    cyc.refused[twin.slurm_id(job)] = why
+            except DispatchlabError as err:  # the dispatcher's own mistake: log, go on
+                self.log("dispatcher_error", error=str(err))
+            cyc.decide_s = time.perf_counter() - t1
+            t2 = time.perf_counter()
+            for d in decisions:
+                self._apply(d, twin, snap, cyc)
+            cyc.apply_s = time.perf_counter() - t2
+        self.cycles.append(cyc)
+        self.log("cycle", **{k: v for k, v in asdict(cyc).items()
+                             if v or k in ("time", "waiting", "running")})
+        return cyc
+
+    def _apply(self, d: object, twin: Twin, snap: Snapshot, cyc: Cycle) -> None:
+        if isinstance(d, (WakeAt, Plan)):
+            return  # polling sees the time pass; plans are the dispatcher's own
+        if not isinstance(d, Start):
+            what = type(d).__name__
+            job = getattr(d, "job", None)
+            key = twin.slurm_id(job) if isinstance(job, int) else -1
+            cyc.refused[key] = f"{what}: the adapter only starts pending jobs"
+            self.log("refused", decision=repr(d), reason=cyc.refused[key])
+            return
+        jid = twin.slurm_id(d.job)
+        nodes = twin.node_names(d.nodes)
+        mine = any(j.job_id == jid and j.user_held and j.partition == self.partition
+                   for j in snap.jobs)
+        if not mine:  # never happens with the twin's queue; a guard all the same
+            cyc.refused[jid] = "not a held job of the partition"
+            self.log("refused", job=jid, nodes=nodes, reason=cyc.refused[jid])
+            return
+        if self.dry_run:
+            cyc.started[jid] = nodes
+            self.log("would_start", job=jid, nodes=nodes)
+            return
+        try:
+            self.client.pin_and_release(jid, nodes)
+        except SlurmCommandError as err:  # cancelled or node gone meanwhile: go on
+            cyc.refused[jid] = str(err)
+            self.log("refused", job=jid, nodes=nodes, reason=str(err))
+            return
+        self.released[jid] = time.monotonic()
+        cyc.started[jid] = nodes
+        self.log("start", job=jid, nodes=nodes)
+
+    def _take_back(self, snap: Snapshot) -> list[int]:
+        """Released jobs Slurm has not started in time get a user hold again (their start
+        was refused: node drained, down or taken meanwhile)."""
+        now = time.monotonic()
+        pending = {j.job_id: j for j in snap.jobs if j.pending and not j.user_held
+                   and j.partition == self.partition}
+        out = []
+        for jid, when in list(self.released.items()):
+            if jid not in pending:
+                del self.released[jid]  # started, ended or cancelled: no longer ours to watch
+                continue
+            if now - when >= self.release_timeout:
+                out.append(jid)
+                del self.released[jid]
+                self.log("taken_back", job=jid, reason=pending[jid].reason,
+                         nodes=pending[jid].required_nodes)
+                if not self.dry_run:
+                    self._hold(jid)
+        return out
+
+    def _hold_new(self, snap: Snapshot) -> list[int]:
+        """With ``hold_new``: a user hold on the partition's new pending jobs."""
+        if not self.hold_new:
+            return []
+        out = []
+        for j in snap.jobs:
+            if (j.pending and j.partition == self.partition and not j.user_held
+                    and not j.required_nodes and j.job_id not in self.released):
+                out.append(j.job_id)
+                if not self.dry_run:
+                    self._hold(j.job_id)
+        return out
+
+    def _hold(self, jid: int) -> None:
+        try:
+            self.client.user_hold(jid)
+        except SlurmCommandError as err:  # it started or left meanwhile
+            self.log("hold_failed", job=jid, reason=str(err))
+
+    # ---- the loop ------------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """One decision on a made-up one-node state, so the first real event does not pay
+        for imports and compiled kernels (~2 s)."""
+        squeue, sinfo = synthetic_docs(1, 0, 1, cpus=1, partition=self.partition)
+        twin = build_twin(snapshot(int(time.time()), squeue, sinfo), self.partition)
+        twin.decide(live_dispatcher(self.spec), self.seed)
+
+    def run(self, poll: float = 0.5, duration: float | None = None,
+            every: float = 30.0, stop: Callable[[], bool] | None = None) -> None:
+        """Poll every ``poll`` s (≤ 1 s); a cycle when the state changed, and at least
+        every ``every`` s; for ``duration`` s or until ``stop()`` is true."""
+        self.warm_up()
+        end = None if duration is None else time.monotonic() + duration
+        last: tuple[Any, ...] | None = None
+        last_cycle = 0.0
+        while (end is None or time.monotonic() < end) and not (stop and stop()):
+            t0 = time.perf_counter()
+            try:
+                snap = self.client.read()
+            except SlurmCommandError as err:  # controller busy or restarting: try again
+                self.log("read_failed", error=str(err))
+                time.sleep(poll)
+                continue
+            read_s = time.perf_counter() - t0
+            mark = snap.fingerprint(self.partition)
+            stale = any(time.monotonic() - w >= self.release_timeout
+                        for w in self.released.values())
+            if mark != last or stale or time.monotonic() - last_cycle >= every:
+                self.cycle(snap, read_s)
+                last, last_cycle = mark, time.monotonic()
+                if self.cycles[-1].started or self.cycles[-1].held:
+                    last = None  # look again at once: the starts change the state
+                    continue
+            time.sleep(max(0.0, poll - (time.perf_counter() - t0)))

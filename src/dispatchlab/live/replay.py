@@ -1,0 +1,124 @@
+"""Replay a trace slice onto a live Slurm with time compressed by a factor.
+
+Each job becomes ``sbatch -n <cores> -t <minutes> --wrap "sleep <s>"`` submitted at its
+scaled submit time. The twin counts time in *ticks* of ``tick`` wall seconds (1 by
+default; one tick is ``compression`` trace seconds): a live system needs some time to
+react to an end (0.1–0.3 s here, sometimes more than a second under load), and a tick
+longer than that keeps its reactions inside the step the simulation takes as
+instantaneous. Slurm's time limits are whole minutes, so the scaled wall-time is rounded
+*up* to whole minutes — never below what the job asked, never a kill the trace did not
+have — and the twin workload (:func:`scaled_workload`) carries exactly those minutes as
+its requested times, the scaled run time (whole ticks, at least 1, at most the limit:
+Slurm never has to kill) as its run time and the scaled submit time as its submission:
+the simulator and Slurm see the same requests. "Scaled seconds" are seconds of the
+replay's own clock (ticks × tick).
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from dispatchlab.errors import ConfigError, DispatchlabError
+from dispatchlab.workload.workload import Workload
+
+
+def scaled_workload(wl: Workload, compression: float, tick: int = 1) -> Workload:
+    """The twin of a replay, in *ticks* of ``tick`` wall seconds (``tick`` divides 60):
+    one tick is ``compression`` trace seconds. Submit and run times become whole ticks
+    (run ≥ 1); wall-times are rounded up to whole minutes of wall time, i.e. to multiples
+    of ``60 / tick`` ticks; run times are capped by the wall-time."""
+    if not compression > 0:
+        raise ConfigError(f"compression must be > 0, got {compression}", field="compression")
+    if tick < 1 or 60 % tick:
+        raise ConfigError(f"tick must divide 60 s, got {tick}", field="tick")
+    per_minute = 60 // tick
+    submit = np.rint((wl.submit - wl.submit.min()) / compression).astype(np.int64)
+    minutes = np.maximum(np.ceil(wl.walltime / compression / per_minute), 1).astype(np.int64)
+    walltime = minutes * per_minute
+    runtime = np.minimum(np.maximum(np.rint(wl.runtime / compression), 1), walltime
+                         ).astype(np.int64)
+    return Workload.from_columns(
+        submit=submit, walltime=walltime, runtime=runtime, units=wl.units,
+        req={r: wl.req[:, k] for k, r in enumerate(wl.resources)}, job_id=wl.job_id,
+        user=[wl.users[u] for u in wl.user.tolist()], origin_unix=None,
+        source=f"{wl.source} (compressed ×{compression:g})",
+        meta={"compression": compression, "tick": tick,
+              "walltime_rounding": "up to whole minutes"})
+
+
+@dataclass
+class Submitted:
+    """Where a replay went: trace job id → Slurm job id, and the replay's time zero
+    (Unix s, a whole second) — twin time t (ticks) is Unix time ``t0 + t × tick``."""
+
+    slurm_id: dict[int, int]
+    t0: int
+    lag_s: dict[int, float]  # trace job id → submission lateness (s)
+
+
+#: A job script that ends ``R`` ticks after the tick of the start Slurm recorded (whole
+#: seconds), plus 50 ms: Slurm then records the end on the tick grid, as the simulation has
+#: it, however late in its tick the job started.
+ALIGNED_SLEEP = (
+    'set -e; s=$(squeue -h -j "$SLURM_JOB_ID" -o %S); t=$(date -d "$s" +%s); '
+    'end=$(( {t0} + ((t - {t0}) / {tick} + {runtime}) * {tick} )); now=$(date +%s%N); '
+    'ns=$(( end * 1000000000 + 50000000 - now )); '
+    'if [ "$ns" -gt 0 ]; then '
+    'sleep "$(( ns / 1000000000 )).$(printf %09d $(( ns % 1000000000 )))"; fi')
+
+
+def job_script(runtime: int, aligned: bool, t0: int = 0, tick: int = 1) -> str:
+    """``sleep runtime × tick``, or (``aligned``) a sleep to the end of the job's
+    ``runtime``-th tick after the tick of its recorded start, ticks counted from ``t0``
+    (:data:`ALIGNED_SLEEP`)."""
+    if not aligned:
+        return f"sleep {runtime * tick}"
+    return ALIGNED_SLEEP.format(runtime=runtime, t0=t0, tick=tick)
+
+
+def submit_replay(wl: Workload, env: Mapping[str, str] | None, partition: str, *,
+                  hold: bool, aligned: bool = True, offset: float | None = None,
+                  log: Callable[..., None] | None = None) -> Submitted:
+    """Submit the scaled workload ``wl`` (:func:`scaled_workload`) job by job, ``offset``
+    wall seconds (default: a quarter tick) after the start of its submit tick — after the
+    ends of that tick, as the simulation orders them; ``hold``: with ``--hold`` (for the
+    adapter); ``aligned``: jobs end on the tick grid (:func:`job_script`). Time zero is a
+    whole second."""
+    if wl.resources != ("cores",):
+        raise ConfigError("a replay submits core counts only (pool units of 1 core)",
+                          field="workload")
+    t0 = math.floor(time.time()) + 1
+    time.sleep(max(0.0, t0 - time.time()))
+    out: dict[int, int] = {}
+    lag: dict[int, float] = {}
+    tick = int(wl.meta.get("tick", 1))
+    shift = 0.25 * tick if offset is None else offset
+    for j in range(wl.n_jobs):
+        due = t0 + int(wl.submit[j]) * tick + shift
+        wait = due - time.time()
+        if wait > 0:
+            time.sleep(wait)
+        cores = int(wl.units[j] * wl.req[j, 0])
+        args = ["sbatch", "--parsable", "-p", partition, "-n", str(cores),
+                "-t", str(int(wl.walltime[j]) * tick // 60), "-o", "/dev/null",
+                "-J", f"replay-{int(wl.job_id[j])}"]
+        if hold:
+            args.append("--hold")
+        args += ["--wrap", job_script(int(wl.runtime[j]), aligned, t0, tick)]
+        res = subprocess.run(args, env=dict(env) if env else None, capture_output=True,
+                             text=True, timeout=30)
+        if res.returncode != 0:
+            raise DispatchlabError(f"sbatch of trace job {int(wl.job_id[j])} failed: "
+                                   f"{res.stderr.strip()}")
+        jid = int(wl.job_id[j])
+        out[jid] = int(res.stdout.strip().split(";")[0])
+        lag[jid] = time.time() - due
+        if log is not None:
+            log("submitted", job=jid, slurm_id=out[jid], lag_s=round(lag[jid], 3))
+    return Submitted(out, t0, lag)
