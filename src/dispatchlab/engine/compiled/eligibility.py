@@ -8,7 +8,9 @@ heterogeneous jobs); Numba available. Of the engine's features
 (:meth:`Simulator.features`) it supports only those in :data:`SUPPORTED` — a run using any
 other one (a scenario, a varying cap or another job power source, malleable jobs, …) runs
 in the general loop. A fixed power cap (``power-fixed-cap``: node model or power column)
-is taken by the strict and EASY loop, not by the conservative one.
+is taken by the strict and EASY loop, not by the conservative one; so is a scenario of
+nodes leaving and coming back (``node_down`` / ``node_up`` / ``alive_nodes`` rows only, no
+power cap, the engine's default choice of nodes: :mod:`.scenario_loop`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,48 @@ IntArray = npt.NDArray[np.int64]
 
 #: Engine features the compiled loop reproduces exactly (tests compare it with the general
 #: loop on each); anything else in :meth:`Simulator.features` sends a run to the general loop.
-SUPPORTED = frozenset({"no-walltime-kill", "oracle", "power-fixed-cap"})
+SUPPORTED = frozenset({"no-walltime-kill", "oracle", "power-fixed-cap", "scenario"})
+#: Scenario kinds the compiled loop takes (strict and EASY: :mod:`.scenario_loop`).
+SCENARIO_KINDS = frozenset({"node_down", "node_up", "alive_nodes"})
+
+
+@dataclass(frozen=True)
+class ScenarioRows:
+    """A node scenario as arrays: row ``k`` at ``time[k]`` of ``kind[k]`` (0 ``node_down``,
+    1 ``node_up``, 2 ``alive_nodes``) with ``value[k]`` or the nodes
+    ``nodes[offsets[k]:offsets[k + 1]]``."""
+
+    time: IntArray
+    kind: IntArray
+    value: IntArray
+    offsets: IntArray
+    nodes: IntArray
+
+
+def scenario_rows(sim: Simulator) -> ScenarioRows | str:
+    """The run's scenario as arrays, or why the compiled loop cannot take it."""
+    scen = sim.scenario
+    assert scen is not None
+    kinds = scen.kinds() - SCENARIO_KINDS
+    if kinds:
+        return f"scenario kind(s) {', '.join(sorted(kinds))} not supported"
+    if getattr(sim.dispatcher, "choose_nodes", None) is not None:
+        return "the dispatcher chooses the nodes that leave"
+    code = {"node_down": 0, "node_up": 1, "alive_nodes": 2}
+    n_nodes = sim.platform.n_nodes
+    times, kind, value, offsets, nodes = [], [], [], [0], []
+    for c in scen.changes:
+        if c.what == "alive_nodes":
+            if not 0 <= c.value <= n_nodes or c.value != int(c.value):
+                return f"alive_nodes {c.value} at {c.time} (the general loop reports it)"
+        else:
+            nodes.extend(sim.platform.node_set([c.target], "target").tolist())
+        times.append(c.time)
+        kind.append(code[c.what])
+        value.append(int(c.value) if c.what == "alive_nodes" else 0)
+        offsets.append(len(nodes))
+    return ScenarioRows(*(np.array(x, dtype=np.int64) for x in (times, kind, value, offsets,
+                                                                 nodes)))
 
 
 @dataclass(frozen=True)
@@ -48,6 +91,7 @@ class SlotRun:
     depth: int  # -1: no limit
     conservative: bool = False
     power: SlotPower | None = None  # a fixed power cap (strict and EASY only)
+    scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
 
 
 def slot_run(sim: Simulator) -> SlotRun | str:
@@ -71,6 +115,16 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         return f"allocator '{disp.allocator.name}' is not first-fit"
     if type(disp.estimate) not in (WalltimeEstimate, OracleEstimate):
         return f"duration estimate '{disp.estimate.name}' is not walltime or real"
+    rows: ScenarioRows | None = None
+    if "scenario" in sim.features():
+        if type(sel) is Conservative:
+            return "scenario: the compiled conservative loop takes no scenario"
+        if "power-fixed-cap" in sim.features():
+            return "scenario: the compiled scenario loop takes no power cap"
+        found = scenario_rows(sim)
+        if isinstance(found, str):
+            return found
+        rows = found
     if engine_rules_apply(wl, plat):
         return "operator rules (queues, reservations, heterogeneous jobs) apply"
     req = sim.req
@@ -103,6 +157,7 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         depth=-1 if sel.depth is None else int(sel.depth),
         conservative=type(sel) is Conservative,
         power=power,
+        scenario=rows,
     )
 
 

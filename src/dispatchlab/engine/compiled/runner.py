@@ -12,7 +12,12 @@ import numpy.typing as npt
 from dispatchlab.arrays import with_zero
 from dispatchlab.engine.compiled.conservative_loop import FALLBACK
 from dispatchlab.engine.compiled.eligibility import SlotRun
-from dispatchlab.engine.compiled.kernel import conservative_loop_kernel, slot_loop_kernel
+from dispatchlab.engine.compiled.kernel import (
+    conservative_loop_kernel,
+    scenario_loop_kernel,
+    slot_loop_kernel,
+)
+from dispatchlab.engine.compiled.scenario_loop import FALLBACK as SCENARIO_FALLBACK
 from dispatchlab.engine.compiled.slot_loop import STUCK
 from dispatchlab.engine.recorder import COMPLETED, KILLED, Recorder, Segments
 from dispatchlab.engine.simulator import Simulator
@@ -39,7 +44,7 @@ def run_slots(sim: Simulator, run: SlotRun) -> Recorder:
         power_args = (False, 0.0, 0.0, np.zeros((1, 1)), np.zeros(1), 0.0)
     wall0 = time.perf_counter()
     (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
-     bad_job, watts) = kernel(
+     bad_job, watts, _scanned) = kernel(
         _own(wl.submit), _own(_durations(sim)), _own(wl.units),
         _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy, run.depth,
         *power_args)
@@ -54,6 +59,48 @@ def run_slots(sim: Simulator, run: SlotRun) -> Recorder:
     stats: dict[str, Any] = {"backfilled": int(backfilled)} if run.easy else {}
     _record(sim, rec, (start, end, planned, offsets, nodes, counts, points, n_points),
             wall0, loop_seconds, stats, run)
+    return rec
+
+
+def run_scenario_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
+    """Simulate ``sim`` (strict or EASY under a node scenario that :func:`slot_run`
+    accepted) in the compiled scenario loop; ``None`` when the general loop must run it to
+    raise its error (a queue stuck for good)."""
+    wl = sim.workload
+    rows = run.scenario
+    assert rows is not None
+    rec, skip = _prepare(sim, run)
+    kernel = scenario_loop_kernel()
+    if sim.progress is not None:
+        sim.progress(0, wl.n_jobs)
+    wall0 = time.perf_counter()
+    (status, seg_job, t0, t1, out, lost, offsets, nodes, counts, _n_seg, planned, points,
+     alive, n_points, node_log, _n_log, failed, backfilled, bad_job) = kernel(
+        _own(wl.submit), _own(wl.runtime), _own(wl.walltime), sim.walltime_kill,
+        _own(wl.units), _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy,
+        run.depth, np.ascontiguousarray(sim.platform.capacity, np.int64), _own(sim.req[0]),
+        rows.time, rows.kind, rows.value, rows.offsets, rows.nodes,
+        sim.on_abort == "requeue", _own(wl.checkpoint))
+    loop_seconds = time.perf_counter() - wall0
+    if status == SCENARIO_FALLBACK:
+        return None
+    _check(sim, status, bad_job)
+    rec.segments = Segments(
+        job=seg_job, t0=t0, t1=t1, outcome=out.astype(np.int8), lost=lost, offsets=offsets,
+        nodes=nodes, counts=counts)
+    rec.planned = planned
+    rec.node_log = array("q", np.ascontiguousarray(node_log, np.int64).tobytes())
+    rec.failed = set(np.flatnonzero(failed).tolist())
+    rec.decision_at = array("q", points[:, 0].tobytes())
+    rec.decision_cpu = array("d", [loop_seconds / max(n_points, 1)]) * n_points
+    free_total = alive - points[:, 3:4] * sim.req[0][None, :]
+    rec.samples = array("q", np.ascontiguousarray(
+        np.hstack((points[:, :3], free_total, alive)), dtype=np.int64).tobytes())
+    sim.note_power_shed(rec)
+    stats: dict[str, Any] = {"backfilled": int(backfilled)} if run.easy else {}
+    rec.finish(time.perf_counter() - wall0, stats)
+    if sim.progress is not None:
+        sim.progress(wl.n_jobs, wl.n_jobs)
     return rec
 
 

@@ -34,6 +34,69 @@ NEVER = 1 << 62
 EPS = 1e-6
 
 
+#: The queue index's value for a rank with no queued job.
+_ABSENT = 1 << 62
+
+
+def idx_put(tu: Any, te: Any, tp: Any, size: int, r: int, u: int, e: int, p: float) -> None:
+    """Queue index: the job of rank ``r`` (``u`` units, estimate ``e``, least power ``p``)
+    is queued (``u = _ABSENT``: it left); every ancestor's minima follow."""
+    v = r + size
+    tu[v] = u
+    te[v] = e
+    if tp.shape[0]:
+        tp[v] = p
+    v >>= 1
+    while v >= 1:
+        a, b = 2 * v, 2 * v + 1
+        tu[v] = tu[a] if tu[a] < tu[b] else tu[b]
+        te[v] = te[a] if te[a] < te[b] else te[b]
+        if tp.shape[0]:
+            tp[v] = tp[a] if tp[a] < tp[b] else tp[b]
+        v >>= 1
+
+
+def idx_next(tu: Any, te: Any, tp: Any, size: int, r: int, free: int, left: float,
+             extra: int, horizon: int) -> int:
+    """Queue index: the lowest rank ≥ ``r`` whose queued job may start in EASY's backfill —
+    at most ``free`` units, power within ``left`` (as the scan's lower bound), and ending
+    by ``horizon`` s from now or at most ``extra`` units — or ``-1``. Subtrees whose minima
+    rule every job out are skipped whole."""
+    if r >= size:
+        return -1
+    v = r + size
+    while True:
+        ok = tu[v] <= free and (te[v] <= horizon or tu[v] <= extra)
+        if ok and tp.shape[0]:
+            ok = not tp[v] - 1e-3 > left + EPS
+        if ok:
+            if v >= size:
+                return v - size
+            v = 2 * v  # the left child first; its right sibling next
+            continue
+        while v & 1:  # the next subtree to the right
+            v >>= 1
+        if v == 0:
+            return -1
+        v += 1
+
+
+def _jump(tu: Any, te: Any, tp: Any, size: int, q_rank: Any, qn: int, r: int, free: int,
+          left: float, extra: int, horizon: int) -> int:
+    """The queue position of the next job from rank ``r`` on that may start (``qn``: none)."""
+    found = idx_next(tu, te, tp, size, r, free, left, extra, horizon)
+    if found < 0:
+        return qn
+    a, b = 0, qn
+    while a < b:
+        m = (a + b) >> 1
+        if q_rank[m] < found:
+            a = m + 1
+        else:
+            b = m
+    return a
+
+
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
               slots: Any, easy: bool, depth: int, power: bool, cap_w: float, used_w: float,
               node_w: Any, job_w: Any, unit_w: float) -> Any:
@@ -45,9 +108,11 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     ``unit_w`` a lower bound of what one unit adds to a node (to skip hopeless jobs).
 
     Returns ``(status, start, end, planned, offsets, nodes, counts, points, n_points,
-    backfilled, bad_job, watts)``: job ``j`` ran on ``nodes[offsets[j]:offsets[j + 1]]``
-    with ``counts`` units each; ``points`` rows are ``(time, queued, running, busy slots)``
-    per decision point, ``watts`` the IT power after each (power runs only).
+    backfilled, bad_job, watts, scanned)``: job ``j`` ran on
+    ``nodes[offsets[j]:offsets[j + 1]]`` with ``counts`` units each; ``points`` rows are
+    ``(time, queued, running, busy slots)`` per decision point, ``watts`` the IT power after
+    each (power runs only), ``scanned`` how many queue entries EASY's backfill scans
+    examined (without a depth limit they jump over jobs that cannot start: the queue index).
     """
     n = submit.shape[0]
     n_nodes = slots.shape[0]
@@ -89,6 +154,16 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     q_rank = np.empty(n, np.int64)
     q_gone = np.zeros(n, np.bool_)
     qn = 0
+    # EASY without a depth limit: the queue indexed by rank (minima of units, estimate and
+    # least power per subtree), so a backfill scan jumps from one job that may start to the
+    # next instead of examining every queued job (near-linear on long, blocked queues)
+    indexed = easy and depth < 0
+    size = 1
+    while size < n:
+        size *= 2
+    t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
+    t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
+    t_p = np.full(2 * size if indexed and power else 0, np.inf, np.float64)
     h_time = np.empty(n, np.int64)
     h_seq = np.empty(n, np.int64)
     h_job = np.empty(n, np.int64)
@@ -107,6 +182,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     plan_time = -1
     extra = 0
     backfilled = 0
+    scanned = 0  # queue entries the backfill scans examined
     nxt = 0
     status = DONE
     bad_job = -1
@@ -174,6 +250,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 q_rank[k] = r
                 q_job[k] = nxt
                 qn += 1
+                if indexed:
+                    idx_put(t_u, t_e, t_p, size, r, units[nxt], est[nxt],
+                            job_w[nxt] + units[nxt] * unit_w if power else 0.0)
             nxt += 1
         # 3. the policy's decision: the machine forgets finished jobs ...
         for f in range(n_fin):
@@ -212,6 +291,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                         break
                     if power and least_w - 1e-3 > left + EPS:
                         break  # the power left cannot take any job any more
+                    scanned += 1
                     j = q_job[i]
                     u = units[j]
                     if t + est[j] <= shadow:
@@ -259,6 +339,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 if kind == 0:
                     if stop > 0:
                         i += 1
+                        if indexed and i < qn:
+                            i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free,
+                                      left, extra, shadow - t)
                         continue
                     if not easy or free <= 0:
                         break
@@ -292,6 +375,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                         planned[j] = shadow
                     stop = qn if depth < 0 else min(qn, i + depth)
                     i += 1
+                    if indexed and i < qn:
+                        i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left,
+                                  extra, shadow - t)
                     continue
                 if kind == 3:
                     extra -= u
@@ -321,6 +407,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 running += 1
                 q_gone[i] = True
                 n_gone += 1
+                if indexed:
+                    idx_put(t_u, t_e, t_p, size, q_rank[i], _ABSENT, _ABSENT, np.inf)
                 # the engine schedules the end (heap push, sift up)
                 et = t + dur[j]
                 k = hn
@@ -353,6 +441,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 i += 1
                 if stop > 0 and free <= 0:
                     break
+                if stop > 0 and indexed and i < qn:
+                    i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left, extra,
+                              shadow - t)
             if status != DONE:
                 break
             if n_gone:
@@ -389,4 +480,4 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             nodes[o + a] = flat_nodes[p + a]
             counts[o + a] = flat_counts[p + a]
     return (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
-            bad_job, watts)
+            bad_job, watts, scanned)
