@@ -67,15 +67,22 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
 }
 
 
-def digest_recorder(rec: Any) -> str:
-    """One hash of everything a run recorded (measured times excluded)."""
+def digest_recorder(rec: Any, canonical: bool = False) -> str:
+    """One hash of everything a run recorded (measured times excluded); ``canonical``:
+    segments taken by job and start rather than in the order they were logged (the
+    compiled fixed-machine loops before 2026-11-27 logged them in job order)."""
     h = hashlib.sha256()
     seg = rec.segments
-    for a in (seg.job, seg.t0, seg.t1, seg.outcome, seg.lost, seg.offsets, seg.nodes,
-              seg.counts):
+    order = np.lexsort((seg.t0, seg.job)) if canonical else np.arange(len(seg))
+    sizes = np.diff(seg.offsets)[order]
+    flat = np.concatenate([np.arange(seg.offsets[k], seg.offsets[k + 1]) for k in order]
+                          ) if len(order) else np.zeros(0, np.int64)
+    for a in (seg.job[order], seg.t0[order], seg.t1[order], seg.outcome[order],
+              seg.lost[order], np.concatenate(([0], np.cumsum(sizes))), seg.nodes[flat],
+              seg.counts[flat]):
         h.update(np.ascontiguousarray(a).tobytes())
     if seg.power is not None:
-        h.update(np.round(np.asarray(seg.power), 6).tobytes())
+        h.update(np.round(np.asarray(seg.power)[order], 6).tobytes())
     h.update(np.asarray(rec.planned, np.int64).tobytes())
     h.update(json.dumps(sorted((int(k), v) for k, v in rec.rejected.items())).encode())
     h.update(bytes(rec.node_log))
@@ -86,7 +93,7 @@ def digest_recorder(rec: Any) -> str:
     return h.hexdigest()
 
 
-def run_case(name: str, engine: str) -> dict[str, Any]:
+def run_case(name: str, engine: str, canonical: bool = False) -> dict[str, Any]:
     """Simulate one case; its digest, engine, engine time and jobs."""
     from dispatchlab.platform.power import GENERIC
     from dispatchlab.platform.resolve import resolve_platform
@@ -103,7 +110,7 @@ def run_case(name: str, engine: str) -> dict[str, Any]:
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     rec = res.recorder
     assert rec is not None
-    return {"digest": digest_recorder(rec), "engine": res.summary["engine"],
+    return {"digest": digest_recorder(rec, canonical), "engine": res.summary["engine"],
             "sim_seconds": round(float(res.summary["sim_seconds"]), 3),
             "call_seconds": round(wall, 3), "call_cpu_seconds": round(cpu, 3),
             "jobs": int(wl.n_jobs),
@@ -118,6 +125,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None, help="cases whose name holds one of these")
     ap.add_argument("--skip", nargs="*", default=(), help="cases whose name holds one of these")
     ap.add_argument("--engine", default="general", help="auto | compiled | general")
+    ap.add_argument("--canonical", action="store_true",
+                    help="hash segments by job and start, not in logged order")
     args = ap.parse_args()
     names = [n for n in CASES if (args.only is None or any(s in n for s in args.only))
              and not any(s in n for s in args.skip)]
@@ -125,7 +134,7 @@ def main() -> None:
     out: dict[str, Any] = {}
     bad = 0
     for name in names:
-        r = run_case(name, args.engine)
+        r = run_case(name, args.engine, args.canonical)
         out[name] = r
         verdict = ""
         if name in ref:  # (a stored digest may be a printed prefix)

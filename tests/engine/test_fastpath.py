@@ -270,9 +270,11 @@ def test_the_compiled_loop_runs_only_supported_features() -> None:
     cases = {
         # a scenario of nodes leaving and coming back is supported, no other kind
         "scenario": (base, {"scenario": Scenario([Change(3, "temperature", 20.0)])}),
-        # a varying cap (a fixed one with node or column power is supported)
+        # a varying cap that stops jobs when it falls (a fixed one, or one that varies
+        # and is waited for, with node or column power, is supported)
         "power": (jobs((0, 5, 5, 2), (1, 3, 4, 1), power=[10.0, 10.0]),
-                  {"scenario": Scenario([Change(3, "power_cap", 50.0)])}),
+                  {"scenario": Scenario([Change(3, "power_cap", 50.0)]),
+                   "on_over_cap": "kill-youngest"}),
         "malleable": (jobs((0, 5, 5, 2), (1, 3, 4, 1), max_units=[3, 1]), {}),
     }
     for feature, (wl, kwargs) in cases.items():

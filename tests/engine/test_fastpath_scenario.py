@@ -2,7 +2,8 @@
 
 Nodes leave and come back (``alive_nodes`` random walks, ``node_down``/``node_up`` rows);
 jobs on a leaving node are aborted and re-queued (from zero or their last checkpoint) or
-fail; FIFO, orderings, EASY with and without a depth limit.
+fail; FIFO, orderings, EASY with and without a depth limit. A power cap that varies with
+the scenario (waited for when it falls) runs compiled too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import pytest
 from dispatchlab import Workload
 from dispatchlab.engine.compiled.kernel import AVAILABLE
 from dispatchlab.engine.scenario import Change, Scenario
+from dispatchlab.platform.power import GENERIC
+from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload import SwfOptions, load_swf
 from tests.conftest import shared_trace
 from tests.engine.test_fastpath import assert_same
@@ -62,3 +65,16 @@ def test_node_down_and_up_rows(kth: Workload) -> None:
     scen = Scenario(rows, source="test rows")
     for dispatcher in ("fifo", "easy"):
         assert_same(kth, "nodes=100,cores=1", dispatcher, scenario=scen)
+
+
+@pytest.mark.parametrize("dispatcher", ["easy", "fifo", "order=sjf,select=easy,estimate=real"])
+def test_varying_cap(kth: Workload, dispatcher: str) -> None:
+    plat = resolve_platform("nodes=100,cores=1").with_node_model(GENERIC)
+    # between the idle machine plus the widest job and the busy machine: it binds at times
+    low = 100 * GENERIC.idle + int(kth.units.max()) * GENERIC.core_first + 3.0
+    walk = (f"gen:random-walk:what=power_cap,mean={low + 700},range=700,step=350,"
+            "period=7200,until=9000000,seed=2")
+    res = assert_same(kth, plat, dispatcher, scenario=walk)
+    assert res.summary["power"]["over_cap_seconds"] > 0  # it falls under running jobs
+    day_night = f"gen:day-night:day={low},night={low + 1200},days=60"
+    assert_same(kth, plat, dispatcher, scenario=day_night, count_idle=False)

@@ -8,9 +8,10 @@ heterogeneous jobs); Numba available. Of the engine's features
 (:meth:`Simulator.features`) it supports only those in :data:`SUPPORTED` — a run using any
 other one (a scenario, a varying cap or another job power source, malleable jobs, …) runs
 in the general loop. A fixed power cap (``power-fixed-cap``: node model or power column)
-is taken by the strict and EASY loop, not by the conservative one; so is a scenario of
-nodes leaving and coming back (``node_down`` / ``node_up`` / ``alive_nodes`` rows only, no
-power cap, the engine's default choice of nodes: :mod:`.scenario_loop`).
+is taken by the strict and EASY loop, not by the conservative one, and so is a cap varying
+with a scenario's ``power_cap`` rows (its only kind, over-cap policy ``wait``); so is a
+scenario of nodes leaving and coming back (``node_down`` / ``node_up`` / ``alive_nodes``
+rows only, no power cap, the engine's default choice of nodes: :mod:`.scenario_loop`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy.typing as npt
 from dispatchlab.dispatchers.allocators import FirstFit
 from dispatchlab.dispatchers.policy import Policy
 from dispatchlab.dispatchers.selection import Conservative, Easy, Strict
+from dispatchlab.engine.budget import JobColumnPower
 from dispatchlab.engine.compiled.kernel import AVAILABLE
 from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power
 from dispatchlab.engine.constraints import engine_rules_apply
@@ -92,6 +94,7 @@ class SlotRun:
     conservative: bool = False
     power: SlotPower | None = None  # a fixed power cap (strict and EASY only)
     scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
+    cap_rows: tuple[IntArray, npt.NDArray[np.float64]] | None = None  # a varying cap
 
 
 def slot_run(sim: Simulator) -> SlotRun | str:
@@ -99,7 +102,8 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     wl, plat, disp = sim.workload, sim.platform, sim.dispatcher
     if not AVAILABLE:
         return "Numba is not available or disabled (DISPATCHLAB_NO_NUMBA)"
-    unsupported = sim.features() - SUPPORTED
+    varying = varying_cap(sim)
+    unsupported = sim.features() - SUPPORTED - ({"power"} if varying else set())
     if unsupported:
         return f"engine feature(s) {', '.join(sorted(unsupported))} not supported"
     if type(disp) is not Policy:
@@ -116,7 +120,7 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     if type(disp.estimate) not in (WalltimeEstimate, OracleEstimate):
         return f"duration estimate '{disp.estimate.name}' is not walltime or real"
     rows: ScenarioRows | None = None
-    if "scenario" in sim.features():
+    if "scenario" in sim.features() and not varying:
         if type(sel) is Conservative:
             return "scenario: the compiled conservative loop takes no scenario"
         if "power-fixed-cap" in sim.features():
@@ -142,9 +146,9 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         est = np.maximum(np.minimum(wl.runtime, wl.walltime), 1)
     slots = np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64)
     power: SlotPower | None = None
-    if "power-fixed-cap" in sim.features():
+    if "power-fixed-cap" in sim.features() or varying:
         if type(sel) is Conservative:
-            return "power-fixed-cap: the compiled conservative loop takes no power cap"
+            return "power: the compiled conservative loop takes no power cap"
         tabled = slot_power(sim, slots)
         if isinstance(tabled, str):
             return tabled
@@ -158,7 +162,26 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         conservative=type(sel) is Conservative,
         power=power,
         scenario=rows,
+        cap_rows=_cap_rows(sim) if varying else None,
     )
+
+
+def varying_cap(sim: Simulator) -> bool:
+    """A cap that varies with the scenario's ``power_cap`` rows (its only kind), drawn
+    through the node model or the job power column, and waited for (no job is stopped when
+    it falls): the strict and EASY slot loop takes it."""
+    scen = sim.scenario
+    return (scen is not None and scen.kinds() == {"power_cap"}
+            and (sim.power_model is None or type(sim.power_model) is JobColumnPower)
+            and sim.on_over_cap == "wait")
+
+
+def _cap_rows(sim: Simulator) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """The scenario's cap changes: times and values."""
+    assert sim.scenario is not None
+    changes = sim.scenario.changes
+    return (np.array([c.time for c in changes], dtype=np.int64),
+            np.array([c.value for c in changes], dtype=np.float64))
 
 
 def _ranks(disp: Policy, sim: Simulator) -> IntArray:

@@ -42,7 +42,7 @@ def slot_loop_kernel() -> Callable[..., Any]:
             _loop, _kind = numba.njit(cache=True, nogil=True)(slot_loop), "jit"
             one = np.ones(1, np.int64)  # compile or load from Numba's cache now
             _loop(one, one, one, one, one, np.zeros(1, np.bool_), one, True, -1, False, 0.0,
-                  0.0, np.zeros((1, 2)), np.zeros(1), 0.0)
+                  0.0, np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0))
     return _loop
 
 

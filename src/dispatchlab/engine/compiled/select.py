@@ -34,7 +34,10 @@ def run_engine(sim: Simulator, engine: str = "auto") -> tuple[Recorder, str]:
                 return found, "compiled"
             run = "the queue is stuck (the general loop reports it)"
         elif not isinstance(run, str):
-            return run_slots(sim, run), "compiled"
+            found = run_slots(sim, run)
+            if found is not None:
+                return found, "compiled"
+            run = "an idle machine waited on cap changes too long (the general loop reports it)"
         if engine == "compiled":
             raise ConfigError(f"the compiled engine cannot run this simulation: {run}",
                               field="engine")

@@ -26,8 +26,11 @@ from typing import Any
 
 import numpy as np
 
-#: Status codes returned by :func:`slot_loop`.
-DONE, STUCK, BROKEN = 0, 1, 2
+#: Status codes returned by :func:`slot_loop` (``FALLBACK``: an idle machine waited on cap
+#: rows beyond the engine's limit; the general loop runs, to report it).
+DONE, STUCK, BROKEN, FALLBACK = 0, 1, 2, 3
+#: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
+IDLE_LIMIT = 400 * 86400
 #: A shadow time meaning "no reservation can be made now" (the machine's ``NEVER``).
 NEVER = 1 << 62
 #: Tolerance of the power cap check (W), as :data:`dispatchlab.engine.budget.EPS`.
@@ -99,20 +102,24 @@ def _jump(tu: Any, te: Any, tp: Any, size: int, q_rank: Any, qn: int, r: int, fr
 
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
               slots: Any, easy: bool, depth: int, power: bool, cap_w: float, used_w: float,
-              node_w: Any, job_w: Any, unit_w: float) -> Any:
+              node_w: Any, job_w: Any, unit_w: float, c_time: Any, c_value: Any) -> Any:
     """Simulate; see the module docstring. ``depth < 0``: no backfill depth limit.
 
-    ``power``: a fixed power cap of ``cap_w`` W holds. ``node_w[n, k]`` is what node ``n``
-    draws with ``k`` of its slots in use, ``job_w[j]`` job ``j``'s own power (job-power
-    mode; 0 with the node model), ``used_w`` the machine's power with every node idle,
-    ``unit_w`` a lower bound of what one unit adds to a node (to skip hopeless jobs).
+    ``power``: a power cap of ``cap_w`` W holds, which becomes ``c_value[k]`` at
+    ``c_time[k]`` (a scenario's ``power_cap`` rows: decision points of their own, applied
+    after the segment ends of their time, as the engine applies them). ``node_w[n, k]`` is
+    what node ``n`` draws with ``k`` of its slots in use, ``job_w[j]`` job ``j``'s own
+    power (job-power mode; 0 with the node model), ``used_w`` the machine's power with
+    every node idle, ``unit_w`` a lower bound of what one unit adds to a node (to skip
+    hopeless jobs).
 
     Returns ``(status, start, end, planned, offsets, nodes, counts, points, n_points,
-    backfilled, bad_job, watts, scanned)``: job ``j`` ran on
+    backfilled, bad_job, watts, scanned, caps, order)``: job ``j`` ran on
     ``nodes[offsets[j]:offsets[j + 1]]`` with ``counts`` units each; ``points`` rows are
     ``(time, queued, running, busy slots)`` per decision point, ``watts`` the IT power after
-    each (power runs only), ``scanned`` how many queue entries EASY's backfill scans
-    examined (without a depth limit they jump over jobs that cannot start: the queue index).
+    each and ``caps`` the cap then (power runs only), ``scanned`` how many queue entries
+    EASY's backfill scans examined (without a depth limit they jump over jobs that cannot
+    start: the queue index), ``order`` the jobs in the order they started.
     """
     n = submit.shape[0]
     n_nodes = slots.shape[0]
@@ -130,9 +137,14 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     flat_nodes = np.empty(cap, np.int32)
     flat_counts = np.empty(cap, np.int32)
     n_flat = 0
-    points = np.empty((2 * n + 1, 4), np.int64)  # each point consumes a submission or an end
+    n_c = c_time.shape[0]
+    crow = 0  # the next cap row
+    idle_since = -1
+    # each point consumes a submission, an end or a cap row
+    points = np.empty((2 * n + n_c + 1, 4), np.int64)
     n_points = 0
-    watts = np.empty(2 * n + 1 if power else 0, np.float64)
+    watts = np.empty(2 * n + n_c + 1 if power else 0, np.float64)
+    caps = np.empty(2 * n + n_c + 1 if power else 0, np.float64)
     cur_w = np.zeros(n_nodes, np.float64)  # what each node draws now (power runs)
     if power:
         for nd in range(n_nodes):
@@ -183,13 +195,26 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     extra = 0
     backfilled = 0
     scanned = 0  # queue entries the backfill scans examined
+    order = np.empty(n, np.int64)  # jobs in the order they started
+    n_started = 0
     nxt = 0
     status = DONE
     bad_job = -1
-    while nxt < n or hn > 0:
-        t = submit[nxt] if nxt < n else h_time[0]
+    while nxt < n or hn > 0 or qn > 0:
+        t = submit[nxt] if nxt < n else (h_time[0] if hn > 0 else c_time[crow])
         if hn > 0 and h_time[0] < t:
             t = h_time[0]
+        if crow < n_c and c_time[crow] < t:
+            t = c_time[crow]
+        if nxt >= n:  # the engine's check of an idle machine waiting on timers only
+            if hn == 0:
+                if idle_since < 0:
+                    idle_since = t
+                elif t - idle_since > IDLE_LIMIT:
+                    status = FALLBACK
+                    break
+            else:
+                idle_since = -1
         # 1. completions at t: the engine frees the nodes
         n_fin = 0
         while hn > 0 and h_time[0] == t:
@@ -229,6 +254,10 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             end[job] = t
             fin[n_fin] = job
             n_fin += 1
+        # cap rows at t (after the ends, as the engine's event order has them)
+        while crow < n_c and c_time[crow] == t:
+            cap_w = c_value[crow]
+            crow += 1
         # 2. submissions at t join the queue in rank order
         while nxt < n and submit[nxt] == t:
             if not skip[nxt]:
@@ -404,6 +433,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 alloc_len[j] = n_flat - p
                 free -= u
                 start[j] = t
+                order[n_started] = j
+                n_started += 1
                 running += 1
                 q_gone[i] = True
                 n_gone += 1
@@ -463,8 +494,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         points[n_points, 3] = total - free
         if power:
             watts[n_points] = used
+            caps[n_points] = cap_w
         n_points += 1
-        if hn == 0 and nxt >= n and qn > 0:
+        if hn == 0 and nxt >= n and qn > 0 and crow >= n_c:
             status = STUCK
             bad_job = q_job[0]
             break
@@ -480,4 +512,4 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             nodes[o + a] = flat_nodes[p + a]
             counts[o + a] = flat_counts[p + a]
     return (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
-            bad_job, watts, scanned)
+            bad_job, watts, scanned, caps, order[:n_started].copy())
