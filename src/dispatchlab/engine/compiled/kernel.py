@@ -62,6 +62,7 @@ def scenario_loop_kernel() -> Callable[..., Any]:
 
         from dispatchlab.engine.compiled import scenario_loop as src
 
+        register_slot_loop_helpers()
         register_jitable(src._grow)
         register_jitable(src._grow2)
         _scenario = numba.njit(cache=True, nogil=True)(src.scenario_loop)
@@ -97,14 +98,21 @@ def conservative_loop_kernel() -> Callable[..., Any]:
     return _conservative
 
 
+_helpers_registered = False
+
+
 def register_slot_loop_helpers() -> None:
-    """Let Numba compile the slot loop's queue-index helpers into it."""
+    """Let Numba compile the slot loop's queue-index helpers into the loops (once)."""
+    global _helpers_registered
+    if _helpers_registered:
+        return
     from numba.extending import register_jitable
 
     from dispatchlab.engine.compiled import slot_loop as src
 
     for fn in (src.idx_put, src.idx_next, src._jump):
         register_jitable(fn)
+    _helpers_registered = True
 
 
 def kernel_kind() -> str:

@@ -5,7 +5,8 @@ Mirrors :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>` drivi
 first-fit, a :class:`~dispatchlab.dispatchers.machine.SlotMachine`) under a scenario of
 ``node_down`` / ``node_up`` / ``alive_nodes`` rows, as :mod:`.slot_loop` does for a fixed
 machine: same decision points (submissions, live segment ends, scenario rows), same starts
-and nodes, same EASY reservations. A node that leaves aborts the jobs running on it (in the
+and nodes, same EASY reservations (its backfill jumping over jobs that cannot start, as the
+slot loop's does). A node that leaves aborts the jobs running on it (in the
 order they started), which go back to the queue (``requeue``: from zero, or from their last
 checkpoint) or fail; a job runs in several segments then, each logged as the engine's
 recorder logs it. No power cap (the general loop takes those).
@@ -21,6 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from dispatchlab.engine.compiled.slot_loop import _ABSENT, _jump, idx_put
 
 #: Status codes returned by :func:`scenario_loop` (``FALLBACK``: the general loop must run,
 #: to raise its own error: a stuck queue, or an idle machine waiting too long).
@@ -115,6 +118,14 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     q_rank = np.empty(n, np.int64)
     q_gone = np.zeros(n, np.bool_)
     qn = 0
+    # EASY without a depth limit: the queue indexed by rank, as in the slot loop
+    indexed = easy and depth < 0
+    size = 1
+    while size < n:
+        size *= 2
+    t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
+    t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
+    t_p = np.zeros(0, np.float64)  # (no power in this loop)
     # end heap (time, seq, job), stale entries dropped lazily as the engine does
     h_time = np.empty(n + 16, np.int64)
     h_seq = np.empty(n + 16, np.int64)
@@ -368,6 +379,8 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             q_rank[k] = r
             q_job[k] = jn
             qn += 1
+            if indexed:
+                idx_put(t_u, t_e, t_p, size, r, units[jn], est[jn], 0.0)
         # 4. the policy's decision: the machine forgets jobs that stopped running ...
         for f in range(n_fin):
             job = fin[f]
@@ -409,6 +422,9 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 if kind == 0:
                     if stop > 0:
                         i += 1
+                        if indexed and i < qn:
+                            i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, 0.0,
+                                      extra, shadow - t)
                         continue
                     if not easy or free <= 0:
                         break
@@ -438,6 +454,9 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                         planned[j] = shadow
                     stop = qn if depth < 0 else min(qn, i + depth)
                     i += 1
+                    if indexed and i < qn:
+                        i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, 0.0,
+                                  extra, shadow - t)
                     continue
                 if kind == 3:
                     extra -= u
@@ -490,6 +509,8 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 rn += 1
                 queued -= 1
                 q_gone[i] = True
+                if indexed:
+                    idx_put(t_u, t_e, t_p, size, q_rank[i], _ABSENT, _ABSENT, 0.0)
                 n_gone += 1
                 # the run's end: exact for a first run, from the work left otherwise
                 work_from[j] = t
@@ -532,6 +553,9 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 i += 1
                 if stop > 0 and free <= 0:
                     break
+                if stop > 0 and indexed and i < qn:
+                    i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, 0.0, extra,
+                              shadow - t)
             if status != DONE:
                 break
             if n_gone:
