@@ -66,6 +66,10 @@ def scenario_loop_kernel() -> Callable[..., Any]:
         register_jitable(src._grow)
         register_jitable(src._grow2)
         _scenario = numba.njit(cache=True, nogil=True)(src.scenario_loop)
+        one, none = np.ones(1, np.int64), np.zeros(0, np.int64)  # compile or load it now
+        _scenario(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True,
+                  -1, np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True,
+                  one - 1)
     return _scenario
 
 
