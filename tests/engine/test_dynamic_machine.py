@@ -393,13 +393,17 @@ def test_step_and_run_until() -> None:
 
 
 def test_scenario_runs_take_the_general_loop() -> None:
+    """Except scenarios of nodes leaving and coming back, or of power caps alone."""
     wl = jobs((0, 10, 100, 1))
     plain = simulate(wl, "nodes=1,cores=1", "fifo")
     assert plain.summary["engine"] == "compiled"
     scen = simulate(wl, "nodes=1,cores=1", "fifo",
                     scenario=Scenario([Change(5, "temperature", 20.0)]))
     assert scen.summary["engine"] == "general"
-    with pytest.raises(ConfigError, match=r"engine feature.*scenario"):
+    nodes = simulate(wl, "nodes=2,cores=1", "fifo",
+                     scenario=Scenario([Change(5, "alive_nodes", 1.0)]))
+    assert nodes.summary["engine"] == "compiled"
+    with pytest.raises(ConfigError, match=r"scenario kind.*temperature"):
         simulate(wl, "nodes=1,cores=1", "fifo", engine="compiled",
                  scenario=Scenario([Change(5, "temperature", 20.0)]))
 

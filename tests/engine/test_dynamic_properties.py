@@ -82,7 +82,8 @@ def test_alive_count_walk_on_a_real_slice(dispatcher: str) -> None:
     scen = generate_scenario(f"gen:random-walk:mean=80,range=20,step=5,period=3600,"
                              f"until={span},seed=4")
     scen = scen.merged(Scenario([Change(span + 1, "alive_nodes", 100.0)]))
-    res = simulate(wl, "nodes=100,cores=1", dispatcher, scenario=scen)
+    # (the general loop: test_fastpath_scenario.py compares the compiled one with it)
+    res = simulate(wl, "nodes=100,cores=1", dispatcher, scenario=scen, engine="general")
     assert res.summary["engine"] == "general"
     assert 0 < res.summary["utilization"] <= 1
     assert res.jobs["end"].min() >= 0

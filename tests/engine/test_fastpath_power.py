@@ -106,16 +106,20 @@ def test_an_over_cap_policy_is_recorded_alike_by_both_loops() -> None:
     assert res.recorder.engine_info["power"]["jobs_stopped_over_cap"] == 0
 
 
-def test_the_compiled_loop_takes_only_a_fixed_cap_with_node_or_column_power() -> None:
+def test_the_compiled_loop_takes_only_a_cap_with_node_or_column_power() -> None:
     from dispatchlab.engine.scenario import Change, Scenario
 
     wl = jobs((0, 5, 5, 2), (1, 3, 4, 1), power=[10.0, 10.0])
     plat = Platform.homogeneous(2, {"cores": 2})
+    varying = Scenario([Change(3, "power_cap", 50.0)])
     assert simulate(wl, plat, "easy", power_cap=100.0).summary["engine"] == "compiled"
+    assert simulate(wl, plat, "easy", scenario=varying).summary["engine"] == "compiled"
     for disp, kwargs in [
         ("conservative", {"power_cap": 100.0}),  # its compiled loop has no cap
         ("easy-power", {"power_cap": 100.0}),
-        ("easy", {"scenario": Scenario([Change(3, "power_cap", 50.0)])}),  # varying
+        ("easy", {"scenario": varying, "on_over_cap": "kill-youngest"}),  # stops jobs
+        ("easy", {"scenario": Scenario([Change(3, "power_cap", 50.0),  # cap and nodes
+                                        Change(4, "alive_nodes", 1.0)])}),
         ("easy", {"power_model": _Flat()}),  # another job power source
     ]:
         assert simulate(wl, plat, disp, **kwargs).summary["engine"] == "general"  # type: ignore[arg-type]

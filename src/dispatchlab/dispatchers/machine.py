@@ -65,16 +65,20 @@ class Machine:
         """Forget jobs that stopped running (telling the estimator the run time of those
         that finished); fresh scratch state."""
         now = view.now
-        aborted = set(events.aborted)
-        for j in events.left_running:
-            e = self.end_of.pop(j, None)
-            if e is None:
-                continue  # not started through this machine
-            del self.ends[bisect_left(self.ends, (e, j))]
-            started = self._start_of.pop(j)
-            if j not in aborted:
-                self.estimator.observe(j, now - started)
-            self._finished(j)
+        left = events.left_running
+        if left:
+            aborted = set(events.aborted) if events.aborted else ()
+            ends, end_of, start_of = self.ends, self.end_of, self._start_of
+            observe = self.estimator.observe
+            for j in left:
+                e = end_of.pop(j, None)
+                if e is None:
+                    continue  # not started through this machine
+                del ends[bisect_left(ends, (e, j))]
+                started = start_of.pop(j)
+                if j not in aborted:
+                    observe(j, now - started)
+                self._finished(j)
         self.now = now
         self._ws = None
 

@@ -56,21 +56,25 @@ def start(sim: Simulator, d: Start) -> None:
     """Start a queued job on free resources of usable nodes, within the power cap."""
     view = sim.view
     job = d.job
-    if job not in view.queue:
+    queue = view.queue
+    if job not in queue:
         raise invalid(sim, f"job {sim.jid(job)} cannot start: it is {_where(sim, job)}")
     nodes, counts = d.nodes, d.counts
-    units = _units_of(sim, job, counts, d)
+    units = sim.units[job] if sim.fresh[job] else _units_of(sim, job, counts, d)
     rules = sim.rules
     if rules is not None and len(nodes):
         why = rules.violation(job, view.now, np.asarray(nodes))
         if why is not None:
             raise invalid(sim, f"job {sim.jid(job)} cannot start: {why}")
-    _check_power(sim, job, nodes, counts, 0.0)
+    if sim.meter is not None:
+        _check_power(sim, job, nodes, counts, 0.0)
     if kernels.check_and_take(view.free, nodes, counts, sim.req[job], units) != OK:
         raise explain(sim, job, nodes, counts, units)
     _take_total(sim, job, units, -1)
-    del view.queue[job]
-    take_budget(sim, job, nodes, counts)
+    del queue[job]
+    sim.held_units[job] = units
+    if sim.meter is not None:
+        take_budget(sim, job, nodes, counts)
     begin_segment(sim, job, nodes, counts, new_run=True)
 
 
@@ -147,6 +151,7 @@ def reconfigure(sim: Simulator, d: Reconfigure) -> None:
     bank_work(sim, job, run, RECONFIGURED)
     take_budget(sim, job, d.nodes, d.counts)
     pause = sim.work.reconfiguration_pause(job, n_old, n_new)
+    sim.held_units[job] = n_new
     begin_segment(sim, job, d.nodes, d.counts, new_run=False, pause=pause)
 
 

@@ -7,6 +7,7 @@ changes; none of them validates (the appliers do, before calling them).
 
 from __future__ import annotations
 
+from heapq import heappush
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,7 +32,8 @@ def begin_segment(sim: Simulator, job: int, nodes: IntArray, counts: IntArray,
     ``new_run``: it leaves the queue now (its wall-time clock starts); otherwise it is
     reconfigured and keeps its run's start. ``pause``: seconds before its work resumes.
     """
-    t = sim.view.now
+    view = sim.view
+    t = view.now
     if new_run:
         sim.run_start[job] = t
     run_start = sim.run_start[job]
@@ -40,18 +42,21 @@ def begin_segment(sim: Simulator, job: int, nodes: IntArray, counts: IntArray,
         killed = sim.fresh_killed[job]
         sim.work_from[job] = t
     else:
-        n = int(counts.sum())
+        n = sim.held_units[job]
         work_from = t + pause
         sim.work_from[job] = work_from
         natural = work_from + sim.work.duration(job, sim.left[job], n)
         kill_at = run_start + sim.work.walltime[job] if sim.walltime_kill else _NEVER
         killed = kill_at < natural
         end = kill_at if killed else natural
-    sim.view.running[job] = Running(run_start, nodes, counts,
-                                    run_start + sim.work.walltime[job])
-    sim.rec.open(job, t, nodes, counts, sim.job_power.get(job))
+    view.running[job] = Running(run_start, nodes, counts, run_start + sim.walltime[job])
+    sim.rec.open(job, t, nodes, counts,
+                 sim.job_power.get(job) if view.budget is not None else None)
     sim.end_killed[job] = killed
-    sim.end_seq[job] = sim.push(end, END, job)
+    seq = sim.seq
+    heappush(sim.heap, (end, END, seq, job))
+    sim.seq = seq + 1
+    sim.end_seq[job] = seq
 
 
 def take_budget(sim: Simulator, job: int, nodes: IntArray, counts: IntArray) -> None:
@@ -76,7 +81,7 @@ def release_job(sim: Simulator, job: int) -> Running:
     run = view.running.pop(job)
     req = sim.req[job]
     kernels.release(view.free, run.nodes, run.counts, req)
-    n = int(run.counts.sum())
+    n = sim.held_units[job]
     ft = view.free_total
     if n == sim.units[job]:
         for r, amount in view.demand_nz[job]:

@@ -45,6 +45,7 @@ from dispatchlab.platform.platform import Platform, units_fitting
 from dispatchlab.workload.workload import Workload
 
 IntArray = npt.NDArray[np.int64]
+_clock = time.perf_counter
 
 _IDLE_LIMIT = 400 * 86400  # idle machine, queued jobs, only timers: a stuck dispatcher
 ABORT_POLICIES = ("requeue", "fail")
@@ -150,28 +151,32 @@ class Simulator:
         if t is None:
             t = self._next_time()
         self.events = Events(t)
-        self.view.now = t
+        view = self.view
+        view.now = t
         heap, on = self.heap, self._on
         while heap and heap[0][0] == t:
             _, kind, seq, payload = heapq.heappop(heap)
             on[kind](self, payload, seq)
-        self._submit(t)
+        if self.nxt < self.n_jobs and self.submit[self.nxt] == t:
+            self._submit(t)
         self.decide()
 
     def decide(self) -> Sequence[Decision]:
         """The dispatcher's call at the current decision point (``self.events`` filled) and
         its decisions, validated and applied; returns them."""
         t = self.view.now
-        c0 = time.perf_counter()
+        rec = self.rec
+        c0 = _clock()
         decisions = self.dispatcher.decide(self.view, self.events)
-        self.rec.decision_cpu.append(time.perf_counter() - c0)
-        self.rec.decision_at.append(t)
-        apply = self._apply
-        for d in decisions:
-            applier = apply.get(type(d))
-            if applier is None:
-                raise appliers.invalid(self, f"unknown decision {d!r}")
-            applier(self, d)
+        rec.decision_cpu.append(_clock() - c0)
+        rec.decision_at.append(t)
+        if decisions:
+            apply = self._apply
+            for d in decisions:
+                applier = apply.get(type(d))
+                if applier is None:
+                    raise appliers.invalid(self, f"unknown decision {d!r}")
+                applier(self, d)
         self._after(decisions)
         return decisions
 
@@ -209,6 +214,7 @@ class Simulator:
         self.nxt = 0
         self.done = 0
         self.submit: list[int] = wl.submit.tolist()
+        self.n_jobs = n
         self.units: list[int] = wl.units.tolist()
         # rigid jobs on their first run end exactly min(runtime, walltime) after starting
         fresh_dur = np.minimum(wl.runtime, wl.walltime) if self.walltime_kill else wl.runtime
@@ -219,6 +225,8 @@ class Simulator:
         # malleable jobs may start on another unit count: their ends go through the work model
         self.fresh: list[bool] = ((wl.min_units == wl.units) & (wl.max_units == wl.units)
                                   ).tolist()
+        self.walltime: list[int] = self.work.walltime
+        self.held_units: list[int] = [0] * n  # units of each job's current segment
         self.run_start: list[int] = [-1] * n
         self.work_from: list[int] = [-1] * n
         self.end_seq: list[int] = [-1] * n  # heap sequence of each job's live end entry
@@ -315,7 +323,7 @@ class Simulator:
 
     def _busy(self) -> bool:
         """Jobs still to come, queued or running."""
-        return self.nxt < len(self.submit) or bool(self.view.queue) or bool(self.view.running)
+        return self.nxt < self.n_jobs or bool(self.view.queue) or bool(self.view.running)
 
     def _next_time(self) -> int:
         """The time of the next decision point (stale end entries are dropped)."""
@@ -370,8 +378,9 @@ class Simulator:
         rec = self.rec
         rec.samples.extend((view.now, len(view.queue), len(view.running), *view.free_total,
                             *view.alive_total))
-        if view.budget is not None:
-            rec.power_samples.extend((view.now, view.budget.used, view.budget.cap))
+        budget = view.budget
+        if budget is not None:
+            rec.power_samples.extend((view.now, budget.used, budget.cap))
         if self.progress is not None and self.done % max(len(self.submit) // 200, 1) == 0:
             self.progress(self.done, len(self.submit))
 

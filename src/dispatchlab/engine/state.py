@@ -70,17 +70,20 @@ class JobRequests:
     read one value per job on hot paths).
     """
 
-    __slots__ = ("_lists", "_wl", "known")
+    __slots__ = ("_full", "_grown", "_lists", "_wl", "known")
 
     def __init__(self, workload: Workload):
         self._wl = workload
         self.known = 0
         self._lists: dict[str, list[Any]] = {}
+        self._full: dict[str, list[Any]] = {}  # (engine) every row, to extend from
+        self._grown: list[tuple[list[Any], list[Any]]] = []  # (known list, full list)
 
     def _advance(self, known: int) -> None:
         """(engine) Jobs ``self.known … known − 1`` were submitted."""
-        for name, values in self._lists.items():
-            values.extend(getattr(self._wl, name)[self.known:known].tolist())
+        a = self.known
+        for values, full in self._grown:
+            values.extend(full[a:known])
         self.known = known
 
     def ints(self, name: str) -> list[Any]:
@@ -89,7 +92,9 @@ class JobRequests:
             raise AttributeError(f"'{name}' is not a request column dispatchers may read")
         values = self._lists.get(name)
         if values is None:
-            values = self._lists[name] = getattr(self._wl, name)[:self.known].tolist()
+            full = self._full[name] = getattr(self._wl, name).tolist()
+            values = self._lists[name] = full[:self.known]
+            self._grown.append((values, full))
         return values
 
     @property
@@ -263,6 +268,7 @@ class SystemView:
 
     __slots__ = (
         "_demand",
+        "_demand_nz_all",
         "_req",
         "alive",
         "alive_total",
@@ -297,6 +303,7 @@ class SystemView:
         self._demand: IntArray = req * workload.units[:, None]
         self._demand.setflags(write=False)
         self.demand_nz: list[tuple[tuple[int, int], ...]] = []
+        self._demand_nz_all: list[tuple[tuple[int, int], ...]] | None = None
         self.queue: dict[int, None] = {}
         self.running: dict[int, Running] = {}
         self.now = 0
@@ -324,7 +331,10 @@ class SystemView:
 
     def _advance(self, known: int) -> None:
         """(engine) Jobs up to ``known − 1`` were submitted: extend the per-job lists."""
-        self.demand_nz.extend(_nonzero_pairs(self._demand[self.jobs.known:known]))
+        every = self._demand_nz_all
+        if every is None:  # built once, handed out as jobs arrive
+            every = self._demand_nz_all = _nonzero_pairs(self._demand)
+        self.demand_nz.extend(every[self.jobs.known:known])
         self.jobs._advance(known)
 
     def power_of(self, job: int, nodes: IntArray, counts: IntArray,

@@ -23,20 +23,24 @@ def build(out_dir: str, name: str) -> None:
     from dispatchlab.engine.compiled import slot_profile_ops as ops
     from dispatchlab.engine.compiled.capacity_sweep import sweep
     from dispatchlab.engine.compiled.conservative_loop import conservative_loop
-    from dispatchlab.engine.compiled.kernel import register_slot_profile_ops
+    from dispatchlab.engine.compiled.kernel import (
+        register_slot_loop_helpers,
+        register_slot_profile_ops,
+    )
     from dispatchlab.engine.compiled.slot_loop import slot_loop
 
     i8 = nt.Array(nt.int64, 1, "C")
     i4 = nt.Array(nt.int32, 1, "C")
     f8 = nt.Array(nt.float64, 1, "C")
     returns = nt.Tuple((nt.int64, i8, i8, i8, i8, i4, i4, nt.Array(nt.int64, 2, "C"),
-                        nt.int64, nt.int64, nt.int64, f8))
+                        nt.int64, nt.int64, nt.int64, f8, nt.int64, f8, i8))
     sig = returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8, nt.boolean, nt.int64,
                   nt.boolean, nt.float64, nt.float64, nt.Array(nt.float64, 2, "C"), f8,
-                  nt.float64)
+                  nt.float64, i8, f8)
     cc = CC(name)
     cc.output_dir = out_dir
     cc.verbose = False
+    register_slot_loop_helpers()
     cc.export("slot_loop", sig)(slot_loop)
     register_slot_profile_ops()
     i = nt.int64

@@ -8,7 +8,10 @@ heterogeneous jobs); Numba available. Of the engine's features
 (:meth:`Simulator.features`) it supports only those in :data:`SUPPORTED` — a run using any
 other one (a scenario, a varying cap or another job power source, malleable jobs, …) runs
 in the general loop. A fixed power cap (``power-fixed-cap``: node model or power column)
-is taken by the strict and EASY loop, not by the conservative one.
+is taken by the strict and EASY loop, not by the conservative one, and so is a cap varying
+with a scenario's ``power_cap`` rows (its only kind, over-cap policy ``wait``); so is a
+scenario of nodes leaving and coming back (``node_down`` / ``node_up`` / ``alive_nodes``
+rows only, no power cap, the engine's default choice of nodes: :mod:`.scenario_loop`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy.typing as npt
 from dispatchlab.dispatchers.allocators import FirstFit
 from dispatchlab.dispatchers.policy import Policy
 from dispatchlab.dispatchers.selection import Conservative, Easy, Strict
+from dispatchlab.engine.budget import JobColumnPower
 from dispatchlab.engine.compiled.kernel import AVAILABLE
 from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power
 from dispatchlab.engine.constraints import engine_rules_apply
@@ -33,7 +37,48 @@ IntArray = npt.NDArray[np.int64]
 
 #: Engine features the compiled loop reproduces exactly (tests compare it with the general
 #: loop on each); anything else in :meth:`Simulator.features` sends a run to the general loop.
-SUPPORTED = frozenset({"no-walltime-kill", "oracle", "power-fixed-cap"})
+SUPPORTED = frozenset({"no-walltime-kill", "oracle", "power-fixed-cap", "scenario"})
+#: Scenario kinds the compiled loop takes (strict and EASY: :mod:`.scenario_loop`).
+SCENARIO_KINDS = frozenset({"node_down", "node_up", "alive_nodes"})
+
+
+@dataclass(frozen=True)
+class ScenarioRows:
+    """A node scenario as arrays: row ``k`` at ``time[k]`` of ``kind[k]`` (0 ``node_down``,
+    1 ``node_up``, 2 ``alive_nodes``) with ``value[k]`` or the nodes
+    ``nodes[offsets[k]:offsets[k + 1]]``."""
+
+    time: IntArray
+    kind: IntArray
+    value: IntArray
+    offsets: IntArray
+    nodes: IntArray
+
+
+def scenario_rows(sim: Simulator) -> ScenarioRows | str:
+    """The run's scenario as arrays, or why the compiled loop cannot take it."""
+    scen = sim.scenario
+    assert scen is not None
+    kinds = scen.kinds() - SCENARIO_KINDS
+    if kinds:
+        return f"scenario kind(s) {', '.join(sorted(kinds))} not supported"
+    if getattr(sim.dispatcher, "choose_nodes", None) is not None:
+        return "the dispatcher chooses the nodes that leave"
+    code = {"node_down": 0, "node_up": 1, "alive_nodes": 2}
+    n_nodes = sim.platform.n_nodes
+    times, kind, value, offsets, nodes = [], [], [], [0], []
+    for c in scen.changes:
+        if c.what == "alive_nodes":
+            if not 0 <= c.value <= n_nodes or c.value != int(c.value):
+                return f"alive_nodes {c.value} at {c.time} (the general loop reports it)"
+        else:
+            nodes.extend(sim.platform.node_set([c.target], "target").tolist())
+        times.append(c.time)
+        kind.append(code[c.what])
+        value.append(int(c.value) if c.what == "alive_nodes" else 0)
+        offsets.append(len(nodes))
+    return ScenarioRows(*(np.array(x, dtype=np.int64) for x in (times, kind, value, offsets,
+                                                                 nodes)))
 
 
 @dataclass(frozen=True)
@@ -48,6 +93,8 @@ class SlotRun:
     depth: int  # -1: no limit
     conservative: bool = False
     power: SlotPower | None = None  # a fixed power cap (strict and EASY only)
+    scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
+    cap_rows: tuple[IntArray, npt.NDArray[np.float64]] | None = None  # a varying cap
 
 
 def slot_run(sim: Simulator) -> SlotRun | str:
@@ -55,7 +102,8 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     wl, plat, disp = sim.workload, sim.platform, sim.dispatcher
     if not AVAILABLE:
         return "Numba is not available or disabled (DISPATCHLAB_NO_NUMBA)"
-    unsupported = sim.features() - SUPPORTED
+    varying = varying_cap(sim)
+    unsupported = sim.features() - SUPPORTED - ({"power"} if varying else set())
     if unsupported:
         return f"engine feature(s) {', '.join(sorted(unsupported))} not supported"
     if type(disp) is not Policy:
@@ -71,6 +119,16 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         return f"allocator '{disp.allocator.name}' is not first-fit"
     if type(disp.estimate) not in (WalltimeEstimate, OracleEstimate):
         return f"duration estimate '{disp.estimate.name}' is not walltime or real"
+    rows: ScenarioRows | None = None
+    if "scenario" in sim.features() and not varying:
+        if type(sel) is Conservative:
+            return "scenario: the compiled conservative loop takes no scenario"
+        if "power-fixed-cap" in sim.features():
+            return "scenario: the compiled scenario loop takes no power cap"
+        found = scenario_rows(sim)
+        if isinstance(found, str):
+            return found
+        rows = found
     if engine_rules_apply(wl, plat):
         return "operator rules (queues, reservations, heterogeneous jobs) apply"
     req = sim.req
@@ -88,9 +146,9 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         est = np.maximum(np.minimum(wl.runtime, wl.walltime), 1)
     slots = np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64)
     power: SlotPower | None = None
-    if "power-fixed-cap" in sim.features():
+    if "power-fixed-cap" in sim.features() or varying:
         if type(sel) is Conservative:
-            return "power-fixed-cap: the compiled conservative loop takes no power cap"
+            return "power: the compiled conservative loop takes no power cap"
         tabled = slot_power(sim, slots)
         if isinstance(tabled, str):
             return tabled
@@ -103,7 +161,27 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         depth=-1 if sel.depth is None else int(sel.depth),
         conservative=type(sel) is Conservative,
         power=power,
+        scenario=rows,
+        cap_rows=_cap_rows(sim) if varying else None,
     )
+
+
+def varying_cap(sim: Simulator) -> bool:
+    """A cap that varies with the scenario's ``power_cap`` rows (its only kind), drawn
+    through the node model or the job power column, and waited for (no job is stopped when
+    it falls): the strict and EASY slot loop takes it."""
+    scen = sim.scenario
+    return (scen is not None and scen.kinds() == {"power_cap"}
+            and (sim.power_model is None or type(sim.power_model) is JobColumnPower)
+            and sim.on_over_cap == "wait")
+
+
+def _cap_rows(sim: Simulator) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """The scenario's cap changes: times and values."""
+    assert sim.scenario is not None
+    changes = sim.scenario.changes
+    return (np.array([c.time for c in changes], dtype=np.int64),
+            np.array([c.value for c in changes], dtype=np.float64))
 
 
 def _ranks(disp: Policy, sim: Simulator) -> IntArray:

@@ -38,11 +38,39 @@ def slot_loop_kernel() -> Callable[..., Any]:
 
             from dispatchlab.engine.compiled.slot_loop import slot_loop
 
+            register_slot_loop_helpers()
             _loop, _kind = numba.njit(cache=True, nogil=True)(slot_loop), "jit"
             one = np.ones(1, np.int64)  # compile or load from Numba's cache now
             _loop(one, one, one, one, one, np.zeros(1, np.bool_), one, True, -1, False, 0.0,
-                  0.0, np.zeros((1, 2)), np.zeros(1), 0.0)
+                  0.0, np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0))
     return _loop
+
+
+_scenario: Callable[..., Any] | None = None
+
+
+def scenario_loop_kernel() -> Callable[..., Any]:
+    """The compiled loop of a machine whose nodes change (Numba's JIT, disk-cached),
+    loaded on first use."""
+    global _scenario
+    if _scenario is None:
+        if not AVAILABLE:
+            raise RuntimeError("the compiled engine needs Numba (DISPATCHLAB_NO_NUMBA is set "
+                               "or Numba is missing)")
+        import numba
+        from numba.extending import register_jitable
+
+        from dispatchlab.engine.compiled import scenario_loop as src
+
+        register_slot_loop_helpers()
+        register_jitable(src._grow)
+        register_jitable(src._grow2)
+        _scenario = numba.njit(cache=True, nogil=True)(src.scenario_loop)
+        one, none = np.ones(1, np.int64), np.zeros(0, np.int64)  # compile or load it now
+        _scenario(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True,
+                  -1, np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True,
+                  one - 1)
+    return _scenario
 
 
 _conservative: Callable[..., Any] | None = None
@@ -72,6 +100,23 @@ def conservative_loop_kernel() -> Callable[..., Any]:
                           one)
     assert _conservative is not None
     return _conservative
+
+
+_helpers_registered = False
+
+
+def register_slot_loop_helpers() -> None:
+    """Let Numba compile the slot loop's queue-index helpers into the loops (once)."""
+    global _helpers_registered
+    if _helpers_registered:
+        return
+    from numba.extending import register_jitable
+
+    from dispatchlab.engine.compiled import slot_loop as src
+
+    for fn in (src.idx_put, src.idx_next, src._jump):
+        register_jitable(fn)
+    _helpers_registered = True
 
 
 def kernel_kind() -> str:

@@ -12,15 +12,22 @@ import numpy.typing as npt
 from dispatchlab.arrays import with_zero
 from dispatchlab.engine.compiled.conservative_loop import FALLBACK
 from dispatchlab.engine.compiled.eligibility import SlotRun
-from dispatchlab.engine.compiled.kernel import conservative_loop_kernel, slot_loop_kernel
+from dispatchlab.engine.compiled.kernel import (
+    conservative_loop_kernel,
+    scenario_loop_kernel,
+    slot_loop_kernel,
+)
+from dispatchlab.engine.compiled.scenario_loop import FALLBACK as SCENARIO_FALLBACK
+from dispatchlab.engine.compiled.slot_loop import FALLBACK as SLOT_FALLBACK
 from dispatchlab.engine.compiled.slot_loop import STUCK
 from dispatchlab.engine.recorder import COMPLETED, KILLED, Recorder, Segments
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import DispatchlabError
 
 
-def run_slots(sim: Simulator, run: SlotRun) -> Recorder:
-    """Simulate ``sim`` (which :func:`slot_run` accepted) in the compiled loop.
+def run_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
+    """Simulate ``sim`` (which :func:`slot_run` accepted) in the compiled loop; ``None``
+    when the general loop must run it to report an idle machine waiting on cap rows.
 
     Per-decision dispatcher time cannot be measured inside the loop: each decision point
     is charged the loop's total time divided by the number of decision points.
@@ -37,23 +44,69 @@ def run_slots(sim: Simulator, run: SlotRun) -> Recorder:
                       np.ascontiguousarray(pw.job_w, np.float64), pw.unit_w)
     else:
         power_args = (False, 0.0, 0.0, np.zeros((1, 1)), np.zeros(1), 0.0)
+    c_time, c_value = run.cap_rows if run.cap_rows is not None else (
+        np.zeros(0, np.int64), np.zeros(0, np.float64))
     wall0 = time.perf_counter()
     (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
-     bad_job, watts) = kernel(
+     bad_job, watts, _scanned, caps, order) = kernel(
         _own(wl.submit), _own(_durations(sim)), _own(wl.units),
         _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy, run.depth,
-        *power_args)
+        *power_args, c_time, c_value)
     loop_seconds = time.perf_counter() - wall0
+    if status == SLOT_FALLBACK:
+        return None
     _check(sim, status, bad_job, run)
     if pw is not None:  # (time, W in use, cap) per decision point, as the engine samples
         samples = np.empty((n_points, 3))
         samples[:, 0] = points[:n_points, 0]
         samples[:, 1] = watts[:n_points]
-        samples[:, 2] = pw.cap
+        samples[:, 2] = caps[:n_points]
         rec.power_samples = array("d", samples.tobytes())
     stats: dict[str, Any] = {"backfilled": int(backfilled)} if run.easy else {}
     _record(sim, rec, (start, end, planned, offsets, nodes, counts, points, n_points),
-            wall0, loop_seconds, stats, run)
+            wall0, loop_seconds, stats, run, order)
+    return rec
+
+
+def run_scenario_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
+    """Simulate ``sim`` (strict or EASY under a node scenario that :func:`slot_run`
+    accepted) in the compiled scenario loop; ``None`` when the general loop must run it to
+    raise its error (a queue stuck for good)."""
+    wl = sim.workload
+    rows = run.scenario
+    assert rows is not None
+    rec, skip = _prepare(sim, run)
+    kernel = scenario_loop_kernel()
+    if sim.progress is not None:
+        sim.progress(0, wl.n_jobs)
+    wall0 = time.perf_counter()
+    (status, seg_job, t0, t1, out, lost, offsets, nodes, counts, _n_seg, planned, points,
+     alive, n_points, node_log, _n_log, failed, backfilled, bad_job) = kernel(
+        _own(wl.submit), _own(wl.runtime), _own(wl.walltime), sim.walltime_kill,
+        _own(wl.units), _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy,
+        run.depth, np.ascontiguousarray(sim.platform.capacity, np.int64), _own(sim.req[0]),
+        rows.time, rows.kind, rows.value, rows.offsets, rows.nodes,
+        sim.on_abort == "requeue", _own(wl.checkpoint))
+    loop_seconds = time.perf_counter() - wall0
+    if status == SCENARIO_FALLBACK:
+        return None
+    _check(sim, status, bad_job)
+    rec.segments = Segments(
+        job=seg_job, t0=t0, t1=t1, outcome=out.astype(np.int8), lost=lost, offsets=offsets,
+        nodes=nodes, counts=counts)
+    rec.planned = planned
+    rec.node_log = array("q", np.ascontiguousarray(node_log, np.int64).tobytes())
+    rec.failed = set(np.flatnonzero(failed).tolist())
+    rec.decision_at = array("q", points[:, 0].tobytes())
+    rec.decision_cpu = array("d", [loop_seconds / max(n_points, 1)]) * n_points
+    free_total = alive - points[:, 3:4] * sim.req[0][None, :]
+    rec.samples = array("q", np.ascontiguousarray(
+        np.hstack((points[:, :3], free_total, alive)), dtype=np.int64).tobytes())
+    sim.note_power_shed(rec)
+    stats: dict[str, Any] = {"backfilled": int(backfilled)} if run.easy else {}
+    rec.finish(time.perf_counter() - wall0, stats)
+    if sim.progress is not None:
+        sim.progress(wl.n_jobs, wl.n_jobs)
     return rec
 
 
@@ -117,12 +170,18 @@ def _check(sim: Simulator, status: int, bad_job: int, run: SlotRun | None = None
 
 
 def _record(sim: Simulator, rec: Recorder, out: tuple[Any, ...], wall0: float,
-            loop_seconds: float, stats: dict[str, Any], run: SlotRun | None = None) -> None:
-    """Store the loop's outcome in ``rec`` exactly as the general engine would."""
+            loop_seconds: float, stats: dict[str, Any], run: SlotRun | None = None,
+            order: npt.NDArray[np.int64] | None = None) -> None:
+    """Store the loop's outcome in ``rec`` exactly as the general engine would; segments in
+    the order the jobs started (``order``), else in job order."""
     start, end, planned, offsets, nodes, counts, points, n_points = out
     wl = sim.workload
-    started = np.flatnonzero(start >= 0)
+    started = np.flatnonzero(start >= 0) if order is None else order
     sizes = np.diff(offsets)[started]
+    if order is not None:  # each job's nodes and counts, in that order
+        before = np.cumsum(sizes) - sizes
+        flat = np.repeat(offsets[started] - before, sizes) + np.arange(int(sizes.sum()))
+        nodes, counts = nodes[flat], counts[flat]
     killed = (wl.runtime[started] > wl.walltime[started]) & sim.walltime_kill
     rec.segments = Segments(
         job=started.astype(np.int64), t0=start[started], t1=end[started],

@@ -26,28 +26,100 @@ from typing import Any
 
 import numpy as np
 
-#: Status codes returned by :func:`slot_loop`.
-DONE, STUCK, BROKEN = 0, 1, 2
+#: Status codes returned by :func:`slot_loop` (``FALLBACK``: an idle machine waited on cap
+#: rows beyond the engine's limit; the general loop runs, to report it).
+DONE, STUCK, BROKEN, FALLBACK = 0, 1, 2, 3
+#: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
+IDLE_LIMIT = 400 * 86400
 #: A shadow time meaning "no reservation can be made now" (the machine's ``NEVER``).
 NEVER = 1 << 62
 #: Tolerance of the power cap check (W), as :data:`dispatchlab.engine.budget.EPS`.
 EPS = 1e-6
 
 
+#: The queue index's value for a rank with no queued job.
+_ABSENT = 1 << 62
+
+
+def idx_put(tu: Any, te: Any, tp: Any, size: int, r: int, u: int, e: int, p: float) -> None:
+    """Queue index: the job of rank ``r`` (``u`` units, estimate ``e``, least power ``p``)
+    is queued (``u = _ABSENT``: it left); every ancestor's minima follow."""
+    v = r + size
+    tu[v] = u
+    te[v] = e
+    if tp.shape[0]:
+        tp[v] = p
+    v >>= 1
+    while v >= 1:
+        a, b = 2 * v, 2 * v + 1
+        tu[v] = tu[a] if tu[a] < tu[b] else tu[b]
+        te[v] = te[a] if te[a] < te[b] else te[b]
+        if tp.shape[0]:
+            tp[v] = tp[a] if tp[a] < tp[b] else tp[b]
+        v >>= 1
+
+
+def idx_next(tu: Any, te: Any, tp: Any, size: int, r: int, free: int, left: float,
+             extra: int, horizon: int) -> int:
+    """Queue index: the lowest rank ≥ ``r`` whose queued job may start in EASY's backfill —
+    at most ``free`` units, power within ``left`` (as the scan's lower bound), and ending
+    by ``horizon`` s from now or at most ``extra`` units — or ``-1``. Subtrees whose minima
+    rule every job out are skipped whole."""
+    if r >= size:
+        return -1
+    v = r + size
+    while True:
+        ok = tu[v] <= free and (te[v] <= horizon or tu[v] <= extra)
+        if ok and tp.shape[0]:
+            ok = not tp[v] - 1e-3 > left + EPS
+        if ok:
+            if v >= size:
+                return v - size
+            v = 2 * v  # the left child first; its right sibling next
+            continue
+        while v & 1:  # the next subtree to the right
+            v >>= 1
+        if v == 0:
+            return -1
+        v += 1
+
+
+def _jump(tu: Any, te: Any, tp: Any, size: int, q_rank: Any, qn: int, r: int, free: int,
+          left: float, extra: int, horizon: int) -> int:
+    """The queue position of the next job from rank ``r`` on that may start (``qn``: none)."""
+    found = idx_next(tu, te, tp, size, r, free, left, extra, horizon)
+    if found < 0:
+        return qn
+    a, b = 0, qn
+    while a < b:
+        m = (a + b) >> 1
+        if q_rank[m] < found:
+            a = m + 1
+        else:
+            b = m
+    return a
+
+
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
               slots: Any, easy: bool, depth: int, power: bool, cap_w: float, used_w: float,
-              node_w: Any, job_w: Any, unit_w: float) -> Any:
+              node_w: Any, job_w: Any, unit_w: float, c_time: Any, c_value: Any) -> Any:
     """Simulate; see the module docstring. ``depth < 0``: no backfill depth limit.
 
-    ``power``: a fixed power cap of ``cap_w`` W holds. ``node_w[n, k]`` is what node ``n``
-    draws with ``k`` of its slots in use, ``job_w[j]`` job ``j``'s own power (job-power
-    mode; 0 with the node model), ``used_w`` the machine's power with every node idle,
-    ``unit_w`` a lower bound of what one unit adds to a node (to skip hopeless jobs).
+    ``power``: a power cap of ``cap_w`` W holds, which becomes ``c_value[k]`` at
+    ``c_time[k]`` (a scenario's ``power_cap`` rows: decision points of their own, applied
+    after the segment ends of their time, as the engine applies them). ``node_w[n, k]`` is
+    what node ``n`` draws with ``k`` of its slots in use, ``job_w[j]`` job ``j``'s own
+    power (job-power mode; 0 with the node model), ``used_w`` the machine's power with
+    every node idle, ``unit_w`` a lower bound of what one unit adds to a node (to skip
+    hopeless jobs).
 
     Returns ``(status, start, end, planned, offsets, nodes, counts, points, n_points,
-    backfilled, bad_job, watts)``: job ``j`` ran on ``nodes[offsets[j]:offsets[j + 1]]``
-    with ``counts`` units each; ``points`` rows are ``(time, queued, running, busy slots)``
-    per decision point, ``watts`` the IT power after each (power runs only).
+    backfilled, bad_job, watts, scanned, caps, order)``: job ``j`` ran on
+    ``nodes[offsets[j]:offsets[j + 1]]`` with ``counts`` units each; ``points`` rows are
+    ``(time, queued, running, busy slots)`` per decision point, ``watts`` the IT power after
+    each and ``caps`` the cap then (power runs only), ``scanned`` how many queue entries
+    EASY's backfill scans examined (without a depth limit they jump over jobs that cannot
+    start: the queue index), ``order`` the jobs in the order they started.
     """
     n = submit.shape[0]
     n_nodes = slots.shape[0]
@@ -65,9 +137,14 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     flat_nodes = np.empty(cap, np.int32)
     flat_counts = np.empty(cap, np.int32)
     n_flat = 0
-    points = np.empty((2 * n + 1, 4), np.int64)  # each point consumes a submission or an end
+    n_c = c_time.shape[0]
+    crow = 0  # the next cap row
+    idle_since = -1
+    # each point consumes a submission, an end or a cap row
+    points = np.empty((2 * n + n_c + 1, 4), np.int64)
     n_points = 0
-    watts = np.empty(2 * n + 1 if power else 0, np.float64)
+    watts = np.empty(2 * n + n_c + 1 if power else 0, np.float64)
+    caps = np.empty(2 * n + n_c + 1 if power else 0, np.float64)
     cur_w = np.zeros(n_nodes, np.float64)  # what each node draws now (power runs)
     if power:
         for nd in range(n_nodes):
@@ -89,6 +166,16 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     q_rank = np.empty(n, np.int64)
     q_gone = np.zeros(n, np.bool_)
     qn = 0
+    # EASY without a depth limit: the queue indexed by rank (minima of units, estimate and
+    # least power per subtree), so a backfill scan jumps from one job that may start to the
+    # next instead of examining every queued job (near-linear on long, blocked queues)
+    indexed = easy and depth < 0
+    size = 1
+    while size < n:
+        size *= 2
+    t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
+    t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
+    t_p = np.full(2 * size if indexed and power else 0, np.inf, np.float64)
     h_time = np.empty(n, np.int64)
     h_seq = np.empty(n, np.int64)
     h_job = np.empty(n, np.int64)
@@ -107,13 +194,27 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     plan_time = -1
     extra = 0
     backfilled = 0
+    scanned = 0  # queue entries the backfill scans examined
+    order = np.empty(n, np.int64)  # jobs in the order they started
+    n_started = 0
     nxt = 0
     status = DONE
     bad_job = -1
-    while nxt < n or hn > 0:
-        t = submit[nxt] if nxt < n else h_time[0]
+    while nxt < n or hn > 0 or qn > 0:
+        t = submit[nxt] if nxt < n else (h_time[0] if hn > 0 else c_time[crow])
         if hn > 0 and h_time[0] < t:
             t = h_time[0]
+        if crow < n_c and c_time[crow] < t:
+            t = c_time[crow]
+        if nxt >= n:  # the engine's check of an idle machine waiting on timers only
+            if hn == 0:
+                if idle_since < 0:
+                    idle_since = t
+                elif t - idle_since > IDLE_LIMIT:
+                    status = FALLBACK
+                    break
+            else:
+                idle_since = -1
         # 1. completions at t: the engine frees the nodes
         n_fin = 0
         while hn > 0 and h_time[0] == t:
@@ -153,6 +254,10 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             end[job] = t
             fin[n_fin] = job
             n_fin += 1
+        # cap rows at t (after the ends, as the engine's event order has them)
+        while crow < n_c and c_time[crow] == t:
+            cap_w = c_value[crow]
+            crow += 1
         # 2. submissions at t join the queue in rank order
         while nxt < n and submit[nxt] == t:
             if not skip[nxt]:
@@ -174,6 +279,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 q_rank[k] = r
                 q_job[k] = nxt
                 qn += 1
+                if indexed:
+                    idx_put(t_u, t_e, t_p, size, r, units[nxt], est[nxt],
+                            job_w[nxt] + units[nxt] * unit_w if power else 0.0)
             nxt += 1
         # 3. the policy's decision: the machine forgets finished jobs ...
         for f in range(n_fin):
@@ -212,6 +320,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                         break
                     if power and least_w - 1e-3 > left + EPS:
                         break  # the power left cannot take any job any more
+                    scanned += 1
                     j = q_job[i]
                     u = units[j]
                     if t + est[j] <= shadow:
@@ -259,6 +368,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 if kind == 0:
                     if stop > 0:
                         i += 1
+                        if indexed and i < qn:
+                            i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free,
+                                      left, extra, shadow - t)
                         continue
                     if not easy or free <= 0:
                         break
@@ -292,6 +404,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                         planned[j] = shadow
                     stop = qn if depth < 0 else min(qn, i + depth)
                     i += 1
+                    if indexed and i < qn:
+                        i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left,
+                                  extra, shadow - t)
                     continue
                 if kind == 3:
                     extra -= u
@@ -318,9 +433,13 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 alloc_len[j] = n_flat - p
                 free -= u
                 start[j] = t
+                order[n_started] = j
+                n_started += 1
                 running += 1
                 q_gone[i] = True
                 n_gone += 1
+                if indexed:
+                    idx_put(t_u, t_e, t_p, size, q_rank[i], _ABSENT, _ABSENT, np.inf)
                 # the engine schedules the end (heap push, sift up)
                 et = t + dur[j]
                 k = hn
@@ -353,6 +472,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 i += 1
                 if stop > 0 and free <= 0:
                     break
+                if stop > 0 and indexed and i < qn:
+                    i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left, extra,
+                              shadow - t)
             if status != DONE:
                 break
             if n_gone:
@@ -372,8 +494,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         points[n_points, 3] = total - free
         if power:
             watts[n_points] = used
+            caps[n_points] = cap_w
         n_points += 1
-        if hn == 0 and nxt >= n and qn > 0:
+        if hn == 0 and nxt >= n and qn > 0 and crow >= n_c:
             status = STUCK
             bad_job = q_job[0]
             break
@@ -389,4 +512,4 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             nodes[o + a] = flat_nodes[p + a]
             counts[o + a] = flat_counts[p + a]
     return (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
-            bad_job, watts)
+            bad_job, watts, scanned, caps, order[:n_started].copy())

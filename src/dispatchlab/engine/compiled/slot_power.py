@@ -1,4 +1,4 @@
-"""The power inputs of the compiled slot loop under a fixed cap (node model or job column).
+"""The power inputs of the compiled slot loop under a cap (node model or job column).
 
 With one resource vector per unit, a node's power depends only on how many of its unit
 slots are in use, so the engine's meter is tabulated once: ``node_w[n, k]`` is exactly what
@@ -39,10 +39,9 @@ class SlotPower:
 
 
 def slot_power(sim: Simulator, slots: IntArray) -> SlotPower | str:
-    """The compiled loop's power inputs for ``sim`` (a fixed cap), or why it cannot take
-    them."""
+    """The compiled loop's power inputs for ``sim`` (its cap: the fixed one, or the
+    starting one of a varying cap), or why it cannot take them."""
     wl, plat = sim.workload, sim.platform
-    assert sim.power_cap is not None
     view = SystemView(wl, plat, sim.req)
     if not (view.node_state == ON).all():  # pragma: no cover - nodes start on
         return "power: some node does not start on"
@@ -64,7 +63,8 @@ def slot_power(sim: Simulator, slots: IntArray) -> SlotPower | str:
         assert isinstance(jobs, JobColumnPower)
         job_w = np.array([jobs.job_power(j, unit, unit) for j in range(wl.n_jobs)],
                          dtype=np.float64)
-    return SlotPower(cap=float(sim.power_cap), used=meter.nodes_total, node_w=node_w,
+    cap = float("inf") if sim.power_cap is None else float(sim.power_cap)  # as the engine
+    return SlotPower(cap=cap, used=meter.nodes_total, node_w=node_w,
                      job_w=job_w, unit_w=float(min(steps)) if steps else 0.0,
                      node_mode=meter.node_mode,
                      idle_counted=meter.table is not None and sim.count_idle)

@@ -1,0 +1,153 @@
+"""Digests of full-trace schedules, to prove an engine change leaves every schedule unchanged.
+
+Each case runs one simulation and hashes everything the run recorded: the segment log (jobs,
+times, outcomes, lost work, nodes, counts, power), planned starts, rejections, the node-state
+log, the decision points and the per-decision samples (queue, running, free and alive
+capacity, power). Two trees give the same digest for a case exactly when they produced the
+same run. Cases: FIFO, EASY and conservative on full HPC2N and KTH; scenario runs (20 % of
+the nodes leaving and coming back on a seeded random walk, a varying power cap); the
+overloaded binding-cap EASY run.
+
+Usage: ``python benchmarks/schedule_digests.py --out digests.json [--only SUBSTR ...]
+[--engine general]``; ``--compare digests.json`` checks against a stored file (exit 1 on any
+difference). Run it with ``PYTHONPATH=<other tree>/src`` to digest another tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SWF = (HERE.parent / ".." / "shared" / "traces" / "swf").resolve()
+HPC2N = SWF / "HPC2N-2002-2.2-cln.swf.gz"
+KTH = SWF / "KTH-SP2-1996-2.1-cln.swf.gz"
+
+#: 20 % of HPC2N's 240 nodes leave and come back: alive in [192, 240], hourly steps of 4.
+NODE_WALK = ("gen:random-walk:what=alive_nodes,mean=216,range=24,step=4,period=3600,"
+             "until=120000000,seed=7")
+#: KTH's 100 nodes: alive in [80, 100].
+KTH_WALK = ("gen:random-walk:what=alive_nodes,mean=90,range=10,step=2,period=3600,"
+            "until=40000000,seed=7")
+#: A power cap walking between 40,000 and 46,000 W every 6 hours (generic node model).
+CAP_WALK = ("gen:random-walk:what=power_cap,mean=43000,range=3000,step=500,period=21600,"
+            "until=120000000,seed=3")
+
+#: name → (trace, platform, dispatcher, generic node model, simulate() keywords)
+CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
+    "hpc2n-fifo": (HPC2N, "nodes=240,cores=1", "fifo", False, {}),
+    "hpc2n-easy": (HPC2N, "nodes=240,cores=1", "easy", False, {}),
+    "hpc2n-conservative": (HPC2N, "nodes=240,cores=1", "conservative", False, {}),
+    "kth-fifo": (KTH, "nodes=100,cores=1", "fifo", False, {}),
+    "kth-easy": (KTH, "nodes=100,cores=1", "easy", False, {}),
+    "kth-conservative": (KTH, "nodes=100,cores=1", "conservative", False, {}),
+    "hpc2n-fifo-nodewalk": (HPC2N, "nodes=240,cores=1", "fifo", False,
+                            {"scenario": NODE_WALK}),
+    "hpc2n-easy-nodewalk": (HPC2N, "nodes=240,cores=1", "easy", False,
+                            {"scenario": NODE_WALK}),
+    "kth-conservative-nodewalk": (KTH, "nodes=100,cores=1", "conservative", False,
+                                  {"scenario": KTH_WALK}),
+    "kth-easy-nodewalk-fail": (KTH, "nodes=100,cores=1", "easy", False,
+                               {"scenario": KTH_WALK, "on_abort": "fail"}),
+    "hpc2n-easy-capwalk": (HPC2N, "nodes=240,cores=1", "easy", True, {"scenario": CAP_WALK}),
+    "hpc2n-easy-cap44000": (HPC2N, "nodes=240,cores=1", "easy", True,
+                            {"power_cap": 44_000.0}),
+    "kth-conservative-power-cap": (KTH, "nodes=100,cores=1", "conservative-power", True,
+                                   {"power_cap": 17_000.0}),
+    "hpc2n-easy-cap42000": (HPC2N, "nodes=240,cores=1", "easy", True,
+                            {"power_cap": 42_000.0}),
+}
+
+
+def digest_recorder(rec: Any, canonical: bool = False) -> str:
+    """One hash of everything a run recorded (measured times excluded); ``canonical``:
+    segments taken by job and start rather than in the order they were logged (the
+    compiled fixed-machine loops before 2026-11-27 logged them in job order)."""
+    h = hashlib.sha256()
+    seg = rec.segments
+    order = np.lexsort((seg.t0, seg.job)) if canonical else np.arange(len(seg))
+    sizes = np.diff(seg.offsets)[order]
+    flat = np.concatenate([np.arange(seg.offsets[k], seg.offsets[k + 1]) for k in order]
+                          ) if len(order) else np.zeros(0, np.int64)
+    for a in (seg.job[order], seg.t0[order], seg.t1[order], seg.outcome[order],
+              seg.lost[order], np.concatenate(([0], np.cumsum(sizes))), seg.nodes[flat],
+              seg.counts[flat]):
+        h.update(np.ascontiguousarray(a).tobytes())
+    if seg.power is not None:
+        h.update(np.round(np.asarray(seg.power)[order], 6).tobytes())
+    h.update(np.asarray(rec.planned, np.int64).tobytes())
+    h.update(json.dumps(sorted((int(k), v) for k, v in rec.rejected.items())).encode())
+    h.update(bytes(rec.node_log))
+    h.update(bytes(rec.decision_at))
+    h.update(bytes(rec.samples))
+    h.update(np.round(np.frombuffer(bytes(rec.power_samples), np.float64), 6).tobytes())
+    h.update(json.dumps(sorted(int(j) for j in rec.failed)).encode())
+    return h.hexdigest()
+
+
+def run_case(name: str, engine: str, canonical: bool = False) -> dict[str, Any]:
+    """Simulate one case; its digest, engine, engine time and jobs."""
+    from dispatchlab.platform.power import GENERIC
+    from dispatchlab.platform.resolve import resolve_platform
+    from dispatchlab.simulation import simulate
+    from dispatchlab.workload import load_swf
+
+    trace, plat_spec, disp, generic, kw = CASES[name]
+    wl = load_swf(trace)
+    plat = resolve_platform(plat_spec)
+    if generic:
+        plat = plat.with_node_model(GENERIC)
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = simulate(wl, plat, disp, check=False, tables=False, engine=engine, **kw)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    rec = res.recorder
+    assert rec is not None
+    return {"digest": digest_recorder(rec, canonical), "engine": res.summary["engine"],
+            "sim_seconds": round(float(res.summary["sim_seconds"]), 3),
+            "call_seconds": round(wall, 3), "call_cpu_seconds": round(cpu, 3),
+            "jobs": int(wl.n_jobs),
+            "mean_wait": float(res.summary["mean_wait"])}
+
+
+def main() -> None:
+    """Digest the chosen cases; write or compare."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--compare", type=Path, default=None)
+    ap.add_argument("--only", nargs="*", default=None, help="cases whose name holds one of these")
+    ap.add_argument("--skip", nargs="*", default=(), help="cases whose name holds one of these")
+    ap.add_argument("--engine", default="general", help="auto | compiled | general")
+    ap.add_argument("--canonical", action="store_true",
+                    help="hash segments by job and start, not in logged order")
+    args = ap.parse_args()
+    names = [n for n in CASES if (args.only is None or any(s in n for s in args.only))
+             and not any(s in n for s in args.skip)]
+    ref = json.loads(args.compare.read_text()) if args.compare else {}
+    out: dict[str, Any] = {}
+    bad = 0
+    for name in names:
+        r = run_case(name, args.engine, args.canonical)
+        out[name] = r
+        verdict = ""
+        if name in ref:  # (a stored digest may be a printed prefix)
+            same = r["digest"].startswith(ref[name]["digest"])
+            bad += not same
+            verdict = "same" if same else "DIFFERENT"
+        print(f"{name:28s} {r['engine']:9s} sim {r['sim_seconds']:8.2f} s  cpu "
+              f"{r['call_cpu_seconds']:8.2f} s  "
+              f"{r['digest'][:16]} {verdict}  load {os.getloadavg()[0]:.2f}", flush=True)
+        if args.out:  # after every case: a long run interrupted keeps what it had
+            args.out.write_text(json.dumps(out, indent=1) + "\n")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
