@@ -195,3 +195,27 @@ def test_runtime_and_limit_follow_the_log(tmp_path_factory: pytest.TempPathFacto
     assert wl.logged_wait.tolist() == [wait for wait, _, _, _ in jobs]
     assert wl.meta["load_report"]["unlimited_walltime"] == sum(
         limit == "UNLIMITED" for _, _, limit, _ in jobs)
+
+
+def test_local_times_read_in_the_timezone_option(tmp_path: Path) -> None:
+    log = tmp_path / "jobcomp.log"  # 02:30 happens twice in Stockholm on 2026-10-25
+    log.write_text(LINE.format(id=1, state="COMPLETED", limit="5", start="00:00:10",
+                               end="00:01:10").replace("2026-01-01T", "2026-10-25T")
+                   .replace("SubmitTime=2026-10-25T00:00:00", "SubmitTime=2026-10-25T02:30:00")
+                   .replace("T00:00:10", "T02:30:10").replace("T00:01:10", "T02:31:10") + "\n")
+    utc = load_workload(log, format="jobcomp")
+    here = load_workload(log, format="jobcomp", timezone="Europe/Stockholm")
+    assert utc.origin_unix is not None and here.origin_unix is not None
+    assert utc.origin_unix - here.origin_unix == 2 * 3600  # the first, summer-time, 02:30
+    assert here.meta["load_report"]["ambiguous_local_times"] == 1
+    assert here.runtime.tolist() == [60] and here.logged_wait.tolist() == [10]
+
+
+def test_simulate_and_trace_info_errors_on_a_completion_log(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["simulate", "-w", str(LOG), "-p", "nodes=4,cores=4",
+                                 "-d", "easy"])
+    assert result.exit_code == 0, result.output
+    bad = _hostile(tmp_path, 5, "JobState=CANCELLED", "JobState=VANISHED")
+    result = runner.invoke(app, ["trace-info", str(bad)])
+    assert result.exit_code == 2
+    assert "jobcomp.log:5" in result.output and "JobState" in result.output
