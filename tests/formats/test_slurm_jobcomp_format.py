@@ -117,6 +117,7 @@ def _hostile(tmp_path: Path, line: int, old: str, new: str) -> Path:
     ("TimeLimit=4", "TimeLimit=1:99:00", r":2, field 'TimeLimit'.*'1:99:00'"),
     ("StartTime=2026-11-27T05:43:10", "StartTime=yesterday", r":2, field 'StartTime'"),
     ("ProcCnt=1 ", "ProcCnt=one ", r":2, field 'ProcCnt'.*'one'"),
+    ("JobId=5 ", "JobId=\u00b2 ", r":2, field 'JobId'"),
     ("ProcCnt=1 ", "", r":2, field 'ProcCnt'.*incomplete jobcomp/filetxt record"),
     ("EndTime=2026-11-27T05:43:12", "EndTime=2026-11-27T05:43:01",
      r":2, job 5, field 'EndTime'.*end before start"),

@@ -104,8 +104,10 @@ def _fields(text: str) -> dict[str, str]:
 
 def _counts(values: list[str]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
     """Whole numbers (NaN when empty) and a mask of unreadable values."""
-    out = np.array([float(v) if v.isdigit() else np.nan for v in values], np.float64)
-    bad = np.array([bool(v) and not v.isdigit() for v in values], bool)
+    ok = [v.isascii() and v.isdigit() for v in values]
+    out = np.array([float(v) if good else np.nan for v, good in zip(values, ok, strict=True)],
+                   np.float64)
+    bad = np.array([bool(v) and not good for v, good in zip(values, ok, strict=True)], bool)
     return out, bad
 
 
