@@ -48,7 +48,7 @@ def test_jobs_that_ran_become_core_units(tmp_path: Path) -> None:
     assert [wl.users[u] for u in wl.user] == ["ann", "bob"]
     assert wl.logged_wait.tolist() == [2, 45]
     rep = wl.meta["load_report"]
-    assert (rep["records"], rep["dropped_never_started"], rep["dropped_other_partition"],
+    assert (rep["records"], rep["dropped_cancelled_before_start"], rep["dropped_other_partition"],
             rep["estimate_from_runtime"], rep["jobs"]) == (4, 1, 1, 1, 2)
     recs = read_jobcomp(log)
     assert recs[1].node_list == "n[2-3]" and recs[1].time_limit == -1

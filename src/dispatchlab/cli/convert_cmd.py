@@ -16,13 +16,14 @@ from dispatchlab.errors import ConfigError
 @friendly_errors
 def convert_command(
     source: Annotated[str, typer.Argument(help="Input: SWF, sacct --parsable2 / --json export, "
-                                          "PBS/Torque accounting log, Batsim JSON, Eurora "
-                                          "batch, Parquet/CSV table, or gen:… spec.")],
+                                          "Slurm job completion log, PBS/Torque accounting "
+                                          "log, Batsim JSON, Eurora batch, Parquet/CSV "
+                                          "table, or gen:… spec.")],
     target: Annotated[Path, typer.Argument(help="Output file: .swf[.gz], .json (Batsim), "
                                            ".parquet or .csv.")],
     from_: Annotated[str | None, typer.Option(
         "--from", help="Input format (detected from name/content if omitted): swf, eurora, "
-        "sacct, sacct-json, pbs, batsim, parquet, csv, vcjobs.")] = None,
+        "sacct, sacct-json, jobcomp, pbs, batsim, parquet, csv, vcjobs.")] = None,
     to: Annotated[str | None, typer.Option(
         help="Output format (from the name if omitted): swf, batsim, parquet, csv.")] = None,
     timezone: Annotated[str | None, typer.Option(

@@ -31,7 +31,8 @@ console = Console()
 WorkloadOpt = Annotated[str, typer.Option("--workload", "-w",
                         help="Trace path (SWF, .swf.gz, Eurora batch, Parquet, CSV) or generator.")]
 FormatOpt = Annotated[str | None,
-                      typer.Option(help="swf|eurora|parquet|csv (detected if omitted).")]
+                      typer.Option(help="swf|eurora|sacct|sacct-json|jobcomp|pbs|batsim|"
+                                        "parquet|csv|vcjobs (detected if omitted).")]
 PlatformOpt = Annotated[str | None, typer.Option("--platform", "-p",
                         help="Inline spec (nodes=128,cores=16), preset (eurora) or file. "
                              "Default: from the SWF header.")]

@@ -17,13 +17,14 @@ from dispatchlab.cli.simulate_cmd import console
 @friendly_errors
 def trace_info_command(
     path: Annotated[str, typer.Argument(help="Trace file (SWF, .swf.gz, Eurora batch, sacct "
-                                         "export, PBS log, Batsim JSON, …).")],
+                                         "export, Slurm job completion log, PBS log, Batsim "
+                                         "JSON, …).")],
     platform: Annotated[str | None, typer.Option(
         "--platform", "-p", help="Compute the offered load against this platform.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     format: Annotated[str | None, typer.Option(
-        help="Input format (detected if omitted): swf, eurora, sacct, sacct-json, pbs, "
-        "batsim, …")] = None,
+        help="Input format (detected if omitted): swf, eurora, sacct, sacct-json, "
+        "jobcomp, pbs, batsim, …")] = None,
 ) -> None:
     """Jobs, time span, widest job, offered load and what each cleaning option would drop."""
     from dispatchlab.workload.trace_info import trace_info

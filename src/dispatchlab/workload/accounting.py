@@ -9,6 +9,7 @@ absolute Unix times, NaN where the log says nothing) and hand them to
   (``dropped_cancelled_before_start``), failed before it started
   (``dropped_failed_before_start``), or still pending/running when the log was written
   (``dropped_unfinished``);
+- records of other partitions, when the reader is asked for one (``dropped_other_partition``);
 - jobs that ran and then failed, hit their limit or were cancelled are kept (they held
   the machine) and counted (``kept_failed``, ``kept_timeout``, ``kept_cancelled_running``,
   ``kept_preempted``);
@@ -105,6 +106,7 @@ class AccountingReport:
     bad_lines_skipped: int = 0
     steps_skipped: int = 0
     other_records_skipped: int = 0
+    dropped_other_partition: int = 0
     dropped_cancelled_before_start: int = 0
     dropped_failed_before_start: int = 0
     dropped_unfinished: int = 0
@@ -198,15 +200,16 @@ def line_of(rec: JobRecords, i: int) -> int | None:
     return line if line > 0 else None
 
 
-def check_states(rec: JobRecords, source: str) -> None:
-    """An unknown state is an error naming its line (a log replay must know each one)."""
+def check_states(rec: JobRecords, source: str, field: str = "State") -> None:
+    """An unknown state is an error naming its line and ``field`` (a log replay must know
+    each one)."""
     codes, uniques = factorize(rec.state)
     unknown = _in(codes, uniques, frozenset(uniques.astype(str).tolist()) - KNOWN_STATES)
     if unknown.any():
         i = int(np.flatnonzero(unknown)[0])
         raise WorkloadError(f"unknown job state {rec.state[i]!r} (known: "
                             f"{', '.join(sorted(KNOWN_STATES))})", source=source,
-                            line=line_of(rec, i), job=int(rec.job_id[i]), field="State")
+                            line=line_of(rec, i), job=int(rec.job_id[i]), field=field)
 
 
 def check_unique_ids(rec: JobRecords, src: str, field: str, why: str,
@@ -231,7 +234,7 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     column for each of ``submit``, ``start``, ``end``, ``cpus``, ``nodes``, ``id`` (for
     errors), ``duplicates`` the likely cause of two kept records with one id."""
     src = report.source
-    check_states(rec, src)
+    check_states(rec, src, fields.get("state", "State"))
     codes, uniques = factorize(rec.state)
     n = len(codes)
 

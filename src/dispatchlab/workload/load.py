@@ -13,6 +13,8 @@ Formats are told apart by the file name, then by the content:
   cores release|running`` lines; options ``start``, ``window``, ``checkpoint``);
 - ``sacct``: Slurm ``sacct --parsable2`` exports (a ``|``-separated header naming JobID);
 - ``sacct-json``: ``sacct --json`` exports (``.json`` with ``job_id`` entries);
+- ``jobcomp``: Slurm's job completion log (``JobCompType=jobcomp/filetxt``: lines of
+  ``JobId=… JobState=…`` pairs);
 - ``pbs``: PBS Pro / OpenPBS / Torque accounting logs (``date;E;id;key=value`` lines);
 - ``batsim``: Batsim workloads (``.json`` with ``nb_res`` / ``profiles``).
 
@@ -43,12 +45,15 @@ from dispatchlab.workload.generators.variable_capacity import read_vc_jobs
 from dispatchlab.workload.swf import FIELDS, SwfOptions, load_swf
 from dispatchlab.workload.workload import Workload
 
-FORMATS = ("swf", "eurora", "parquet", "csv", "vcjobs", "sacct", "sacct-json", "pbs", "batsim")
+FORMATS = ("swf", "eurora", "parquet", "csv", "vcjobs", "sacct", "sacct-json", "jobcomp", "pbs",
+           "batsim")
 #: Formats read through AccountingOptions, with their loader (module, function).
 ACCOUNTING = {"sacct": ("slurm_sacct", "load_sacct"),
               "sacct-json": ("slurm_sacct_json", "load_sacct_json"),
+              "jobcomp": ("slurm_jobcomp", "load_jobcomp"),
               "pbs": ("pbs_accounting", "load_pbs")}
 _PBS_RECORD = re.compile(r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d;[A-Za-z];")
+_JOBCOMP_RECORD = re.compile(r"^JobId=\d+ .*\bJobState=")
 
 
 def detect_format(path: Path) -> str:
@@ -90,6 +95,8 @@ def _sniff(path: Path) -> str | None:
                     return _sniff_json(s + text.read(65536))
                 if _PBS_RECORD.match(s):
                     return "pbs"
+                if _JOBCOMP_RECORD.match(s):
+                    return "jobcomp"
                 if "|" in s and "jobid" in s.lower().split("|"):
                     return "sacct"
                 if s.startswith(";"):

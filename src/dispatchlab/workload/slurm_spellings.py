@@ -11,19 +11,21 @@ offset or ``Z``, and Unix seconds, are understood too), and ``Unknown`` / ``None
 the event has not happened.
 
 Public API: :func:`parse_duration`, :func:`parse_limit`, :func:`parse_limit_minutes`,
-:func:`parse_time`, and their column versions :func:`duration_column`,
-:func:`limit_column`, :func:`time_column`. Scalars raise :class:`SpellingError` (a
+:func:`parse_time`, their column versions :func:`duration_column`,
+:func:`limit_column`, :func:`time_column`, and :func:`machine_timezone` (the zone local
+times written on this machine are in). Scalars raise :class:`SpellingError` (a
 ``ValueError``) on anything else; columns return a mask of the unreadable rows so the
 reader can name the first one's line.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import numpy.typing as npt
@@ -121,6 +123,29 @@ def parse_time(text: str, timezone: str = "UTC") -> int | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=ZoneInfo(timezone))
     return int(moment.timestamp())
+
+
+def machine_timezone() -> str:
+    """This machine's IANA time zone (``TZ``, else the zone ``/etc/localtime`` links to,
+    else ``/etc/timezone``; ``UTC`` when none names a known zone): the zone in which
+    Slurm daemons running here write their local times."""
+    names = [os.environ.get("TZ", "").lstrip(":")]
+    link = os.path.realpath("/etc/localtime")
+    names.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+    try:
+        with open("/etc/timezone") as fh:
+            names.append(fh.read().strip())
+    except OSError:
+        pass
+    for name in names:
+        if not name:
+            continue
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            continue
+        return name
+    return "UTC"
 
 
 def _arrow(values: object) -> pa.ChunkedArray:

@@ -22,7 +22,7 @@ from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.generators.registry import is_generator_spec
-from dispatchlab.workload.load import detect_format, load_workload, reader_options
+from dispatchlab.workload.load import ACCOUNTING, detect_format, load_workload, reader_options
 from dispatchlab.workload.swf import FIELDS, SwfOptions, read_header, read_swf_table
 from dispatchlab.workload.workload import Workload
 
@@ -67,7 +67,7 @@ def trace_info(
         info["load_report"] = {k: v for k, v in report.items() if k != "header"}
         if fmt == "eurora":
             info["cleaning"] = eurora_cleaning(report)
-        elif fmt in ("sacct", "sacct-json", "pbs", "batsim"):
+        elif fmt in (*ACCOUNTING, "batsim"):
             info["cleaning"] = {k: v for k, v in report.items() if v and k not in (
                 "source", "format", "header", "records", "jobs")}
     return info
