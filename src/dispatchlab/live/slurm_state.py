@@ -98,15 +98,18 @@ def parse_sinfo(doc: Mapping[str, Any]) -> list[SlurmNode]:
         raise SlurmStateError("sinfo --json: no 'nodes' list")
     out = []
     seen: dict[tuple[Any, Any], frozenset[str]] = {}
-    for k, n in enumerate(nodes):
+    for k, n in enumerate(nodes):  # hot: thousands of nodes per poll
         try:
-            state, flags = n.get("state"), n.get("state_flags")
-            key = _state_key(state, flags)
+            get = n.get
+            state, flags, cpus = get("state"), get("state_flags"), get("cpus")
+            key = ((state, tuple(flags)) if type(state) is str and type(flags) is list
+                   else _state_key(state, flags))
             states = seen.get(key)
             if states is None:
                 states = seen[key] = node_states(state) | node_states(flags)
-            out.append(SlurmNode(str(n["name"]), number(n.get("cpus"), "cpus"), states,
-                                 tuple(n.get("partitions") or ())))
+            out.append(SlurmNode(str(n["name"]), cpus if type(cpus) is int
+                                 else number(cpus, "cpus"), states,
+                                 tuple(get("partitions") or ())))
         except KeyError as err:
             raise SlurmStateError(f"sinfo --json: node {k} has no field {err}") from None
     return out
