@@ -35,9 +35,9 @@ BoolArray = npt.NDArray[np.bool_]
 _INFINITE_LIMIT = 0xFFFFFFFE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Labels:
-    """A string column: ``labels[codes[k]]`` is row ``k``'s value."""
+    """A string column: ``labels[codes[k]]`` is row ``k``'s value (compared by identity)."""
 
     codes: IntArray
     labels: tuple[str, ...]
@@ -73,7 +73,7 @@ class Labels:
         return list(map(self.labels.__getitem__, codes.tolist()))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JobTable:
     """Every job of one ``squeue --json``: one entry per job in each column, in Slurm's
     order (times in Unix s; ``time_limit`` in s, -1 when unlimited). ``alloc_*``: one row
