@@ -489,6 +489,8 @@ def map_requests(workload: Workload, platform: Platform) -> IntArray:
 def _distinct_rows(req: IntArray) -> Sequence[tuple[IntArray, IntArray]]:
     if len(req) == 0:
         return []
+    if (req == req[0]).all():  # one request shape for every job (the usual case)
+        return [(req[0].copy(), np.arange(len(req)))]
     rows, inverse = np.unique(req, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     order = np.argsort(inverse, kind="stable")

@@ -70,11 +70,10 @@ def warm_start(sim: Simulator, now: int, placed: Sequence[Placed], down: Sequenc
             raise DispatchlabError(f"node {sim.platform.node_names[node]} is down but hosts "
                                    "a running job")
         take_node_out(sim, node, DOWN)
-    running = view.running
-    for j in range(n):
-        if j not in running and j not in sim.rejected:
-            view.queue[j] = None
-            sim.events.submitted.append(j)
+    out = view.running.keys() | sim.rejected
+    waiting = [j for j in range(n) if j not in out]
+    view.queue.update(dict.fromkeys(waiting))
+    sim.events.submitted.extend(waiting)
     # the dispatcher was reset on the empty machine: reset it again on the one it will
     # see, so state it keeps between calls (slot counts, profiles) starts from this one
     sim.dispatcher.reset(view, np.random.default_rng(sim.seed))

@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
+import numpy as np
+
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
@@ -143,8 +145,9 @@ class SlurmAdapter:
             return
         jid = twin.slurm_id(d.job)
         nodes = twin.node_names(d.nodes)
-        mine = any(j.job_id == jid and j.user_held and j.partition == self.partition
-                   for j in snap.jobs)
+        jobs = snap.jobs
+        mine = bool(((jobs.job_id == jid) & jobs.user_held
+                     & jobs.in_partition(self.partition)).any())
         if not mine:  # never happens with the twin's queue; a guard all the same
             cyc.refused[jid] = "not a held job of the partition"
             self.log("refused", job=jid, nodes=nodes, reason=cyc.refused[jid])
@@ -167,8 +170,10 @@ class SlurmAdapter:
         """Released jobs Slurm has not started in time get a user hold again (their start
         was refused: node drained, down or taken meanwhile)."""
         now = time.monotonic()
-        pending = {j.job_id: j for j in snap.jobs if j.pending and not j.user_held
-                   and j.partition == self.partition}
+        jobs = snap.jobs
+        mine = np.isin(jobs.job_id, np.fromiter(self.released, np.int64, len(self.released)))
+        pending = {j.job_id: j for j in jobs.select(mine & jobs.pending & ~jobs.user_held
+                                                    & jobs.in_partition(self.partition))}
         out = []
         for jid, when in list(self.released.items()):
             if jid not in pending:
@@ -188,9 +193,10 @@ class SlurmAdapter:
         if not self.hold_new:
             return []
         out = []
-        for j in snap.jobs:
-            if (j.pending and j.partition == self.partition and not j.user_held
-                    and not j.required_nodes and j.job_id not in self.released):
+        jobs = snap.jobs
+        for j in jobs.select(jobs.pending & jobs.in_partition(self.partition)
+                             & ~jobs.user_held & ~jobs.required_nodes.where(bool)):
+            if j.job_id not in self.released:
                 out.append(j.job_id)
                 if not self.dry_run:
                     self._hold(j.job_id)

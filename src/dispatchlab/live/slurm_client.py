@@ -27,11 +27,13 @@ class SlurmCommandError(DispatchlabError):
 @dataclass
 class SlurmClient:
     """Runs Slurm's client commands with ``env`` (e.g. ``SLURM_CONF``); ``timeout`` per
-    command in seconds. ``seconds`` accumulates the wall time spent in each command."""
+    command in seconds. ``seconds`` accumulates the wall time spent in each command;
+    ``last`` is the last state read (the next read reuses its unchanged allocations)."""
 
     env: Mapping[str, str] | None = None
     timeout: float = 30.0
     seconds: dict[str, float] = field(default_factory=dict)
+    last: Snapshot | None = field(default=None, repr=False)  # the last read (reused parts)
 
     def _run(self, args: Sequence[str]) -> str:
         t0 = time.perf_counter()
@@ -63,9 +65,13 @@ class SlurmClient:
     def read(self) -> Snapshot:
         """The state now: every job (all partitions) and every node."""
         now = int(time.time())
-        jobs = self._json(["squeue", "--json", "--all"])
-        nodes = self._json(["sinfo", "--json"])
-        return snapshot(now, jobs, nodes)
+        with no_gc():  # the documents are freed before the collector runs again
+            jobs = self._json(["squeue", "--json", "--all"])
+            nodes = self._json(["sinfo", "--json"])
+            snap = snapshot(now, jobs, nodes, self.last)
+            del jobs, nodes
+        self.last = snap
+        return snap
 
     def pin_and_release(self, job: int, nodes: Sequence[str]) -> None:
         """Pin a held job to ``nodes`` and release it."""

@@ -1,11 +1,10 @@
-"""Slurm's state as plain records, read from ``squeue --json`` and ``sinfo --json``.
+"""Slurm's state, read from ``squeue --json`` and ``sinfo --json``.
 
 Why these two commands: they are Slurm's own client interfaces, present wherever the
 client package is, need no extra daemon (``slurmrestd`` does) and give, in one call each,
 every job with its allocation per node and every node with its state; ``scontrol`` is
-used only to act. Field names are those of Slurm 22.05's ``data_parser`` (Debian 12);
-later versions wrap numbers as ``{"set": …, "number": …}`` and states as lists, which
-:func:`_number` and :func:`_states` accept too.
+used only to act. Nodes become :class:`SlurmNode` records (thousands); jobs (tens of
+thousands) become the columns of a :class:`~dispatchlab.live.job_table.JobTable`.
 """
 
 from __future__ import annotations
@@ -15,66 +14,18 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from functools import lru_cache
+from typing import Any
 
-from dispatchlab.errors import DispatchlabError
+import numpy as np
 
-#: Node states (base or flag) in which a node takes no new job.
-UNUSABLE = frozenset({"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING",
-                      "MAINTENANCE", "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN",
-                      "REBOOT_REQUESTED", "FUTURE", "UNKNOWN", "RESERVED", "INVALID_REG",
-                      "POWER_DOWN", "POWERING_UP", "REBOOT_ISSUED", "PLANNED"})
-#: The hold reasons of a job held by its user (``sbatch --hold``, ``scontrol uhold``).
-USER_HOLD = "JobHeldUser"
-
-
-class SlurmStateError(DispatchlabError):
-    """Slurm's JSON did not have the expected shape (names the command and field)."""
-
-
-class SlurmNode(NamedTuple):
-    """A node: its CPUs and whether it takes new jobs (``usable``)."""
-
-    name: str
-    cpus: int
-    states: frozenset[str]
-    partitions: tuple[str, ...]
-
-    @property
-    def usable(self) -> bool:
-        return not (self.states & UNUSABLE)
-
-
-class SlurmJob(NamedTuple):
-    """A job as the scheduler sees it (times in Unix seconds, ``time_limit`` in s, -1 when
-    unlimited; ``alloc``: CPUs per node of a running job)."""
-
-    job_id: int
-    state: str
-    partition: str
-    user: str
-    submit: int
-    time_limit: int
-    cpus: int
-    start: int
-    end: int
-    alloc: tuple[tuple[str, int], ...]
-    reason: str
-    priority: int
-    required_nodes: str
-
-    @property
-    def pending(self) -> bool:
-        return self.state == "PENDING"
-
-    @property
-    def running(self) -> bool:
-        return self.state in ("RUNNING", "COMPLETING", "SUSPENDED")
-
-    @property
-    def user_held(self) -> bool:
-        """Held by its user (the adapter's jobs: ``sbatch --hold`` or ``scontrol uhold``)."""
-        return self.pending and self.reason == USER_HOLD
+from dispatchlab.live.job_table import JobTable, parse_jobs
+from dispatchlab.live.slurm_records import UNUSABLE as UNUSABLE
+from dispatchlab.live.slurm_records import USER_HOLD as USER_HOLD
+from dispatchlab.live.slurm_records import SlurmJob as SlurmJob
+from dispatchlab.live.slurm_records import SlurmNode as SlurmNode
+from dispatchlab.live.slurm_records import SlurmStateError as SlurmStateError
+from dispatchlab.live.slurm_records import node_states, number
 
 
 @dataclass(frozen=True)
@@ -83,37 +34,17 @@ class Snapshot:
 
     now: int
     nodes: tuple[SlurmNode, ...]
-    jobs: tuple[SlurmJob, ...]
+    jobs: JobTable
 
     def fingerprint(self, partition: str) -> tuple[Any, ...]:
         """What a scheduling cycle depends on: node states and the partition's jobs
         (a change = an event: submission, start, end, node state change)."""
+        jobs = self.jobs
+        rows = np.flatnonzero(jobs.in_partition(partition) | jobs.running)
         return (tuple((n.name, n.states) for n in self.nodes),
-                tuple((j.job_id, j.state, j.reason, j.required_nodes) for j in self.jobs
-                      if j.partition == partition or j.running))
-
-
-def _number(value: Any, what: str) -> int:
-    """An integer field: plain (22.05) or ``{"set", "infinite", "number"}`` (23.02+)."""
-    if isinstance(value, Mapping):
-        if value.get("infinite"):
-            return -1
-        if not value.get("set", True):
-            return 0
-        value = value.get("number", 0)
-    if value is None:
-        return 0
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise SlurmStateError(f"field '{what}': not a number: {value!r}") from None
-
-
-def _states(value: Any) -> frozenset[str]:
-    """A state as one string (``"idle"``) or a list of flags (``["IDLE", "DRAIN"]``)."""
-    if isinstance(value, str):
-        return frozenset(v.upper() for v in value.replace("+", " ").split())
-    return frozenset(str(v).upper() for v in value or ())
+                tuple(zip(jobs.job_id[rows].tolist(), jobs.state.strings(rows),
+                          jobs.reason.strings(rows), jobs.required_nodes.strings(rows),
+                          strict=True)))
 
 
 _RANGE = re.compile(r"^([^\[\],]*)\[([^\]]+)\](.*)$")
@@ -154,74 +85,48 @@ def _split_top(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def _state_key(state: Any, flags: Any) -> tuple[Any, Any]:
+    """A hashable key of a node's state and flags (few distinct ones per machine)."""
+    return (state if isinstance(state, str) else tuple(state or ()),
+            flags if isinstance(flags, str) else tuple(flags or ()))
+
+
 def parse_sinfo(doc: Mapping[str, Any]) -> list[SlurmNode]:
     """The nodes of ``sinfo --json``."""
     nodes = doc.get("nodes")
     if not isinstance(nodes, list):
         raise SlurmStateError("sinfo --json: no 'nodes' list")
     out = []
-    for k, n in enumerate(nodes):
+    seen: dict[tuple[Any, Any], frozenset[str]] = {}
+    for k, n in enumerate(nodes):  # hot: thousands of nodes per poll
         try:
-            states = _states(n.get("state")) | _states(n.get("state_flags"))
-            out.append(SlurmNode(str(n["name"]), _number(n.get("cpus"), "cpus"), states,
-                                 tuple(n.get("partitions") or ())))
+            get = n.get
+            state, flags, cpus = get("state"), get("state_flags"), get("cpus")
+            key = ((state, tuple(flags)) if type(state) is str and type(flags) is list
+                   else _state_key(state, flags))
+            states = seen.get(key)
+            if states is None:
+                states = seen[key] = node_states(state) | node_states(flags)
+            out.append(SlurmNode(str(n["name"]), cpus if type(cpus) is int
+                                 else number(cpus, "cpus"), states,
+                                 tuple(get("partitions") or ())))
         except KeyError as err:
             raise SlurmStateError(f"sinfo --json: node {k} has no field {err}") from None
     return out
 
 
-def _alloc(res: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
-    """CPUs per node of a running job, from its ``job_resources.allocated_nodes``."""
-    out = []
-    for entry in res.get("allocated_nodes") or ():
-        name = entry.get("nodename")
-        if "sockets" in entry:  # 22.05: sockets → cores → state
-            cpus = sum(map(len, [s["cores"] for s in entry["sockets"].values()]))
-        else:  # 23.02+: a cpus count per node
-            cpus = _number(entry.get("cpus", 0), "allocated_nodes.cpus")
-        out.append((str(name), int(cpus)))
-    return tuple(out)
-
-
 def parse_squeue(doc: Mapping[str, Any]) -> list[SlurmJob]:
-    """The jobs of ``squeue --json``."""
-    jobs = doc.get("jobs")
-    if not isinstance(jobs, list):
-        raise SlurmStateError("squeue --json: no 'jobs' list")
-    out = []
-    make = SlurmJob
-    for j in jobs:  # hot: tens of thousands of jobs per poll on a large machine
-        try:
-            get = j.get
-            state = j["job_state"]
-            if type(state) is not str:
-                state = str(state[0]) if isinstance(state, list) else str(state)
-            jid, limit, cpus = j["job_id"], get("time_limit"), get("cpus")
-            sub, start, end, prio = (get("submit_time"), get("start_time"), get("end_time"),
-                                     get("priority"))
-            if not (type(jid) is type(limit) is type(cpus) is type(sub) is type(start)
-                    is type(end) is type(prio) is int):
-                jid, limit, cpus = (_number(jid, "job_id"), _number(limit, "time_limit"),
-                                    _number(cpus, "cpus"))
-                sub, start, end = (_number(sub, "submit_time"), _number(start, "start_time"),
-                                   _number(end, "end_time"))
-                prio = _number(prio, "priority")
-            res = get("job_resources")
-            out.append(make(
-                jid, state, get("partition") or "", get("user_name") or "", sub,
-                -1 if limit < 0 or limit >= 0xFFFFFFFE else limit * 60, cpus, start, end,
-                _alloc(res) if res else (), get("state_reason") or "", prio,
-                get("required_nodes") or ""))
-        except KeyError as err:
-            raise SlurmStateError(f"squeue --json: a job has no field {err}") from None
-    return out
+    """The jobs of ``squeue --json`` as records (for a few jobs; a poll uses
+    :func:`~dispatchlab.live.job_table.parse_jobs`)."""
+    return list(parse_jobs(doc))
 
 
 @contextmanager
 def no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: building tens of thousands of small objects
-    next to a large parsed JSON document otherwise triggers full collections that scan
-    the whole document again and again (most of the parsing time on 20,000 jobs)."""
+    """Pause the cyclic garbage collector: building objects next to a large parsed JSON
+    document otherwise triggers collections that scan the whole document again and
+    again. Free the document before the block ends: the first collection after it
+    otherwise scans every object made while paused, the document included."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -231,17 +136,28 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def snapshot(now: int, squeue: Mapping[str, Any], sinfo: Mapping[str, Any]) -> Snapshot:
-    """One poll's state from the two JSON documents."""
+def snapshot(now: int, squeue: Mapping[str, Any], sinfo: Mapping[str, Any],
+             previous: Snapshot | None = None) -> Snapshot:
+    """One poll's state from the two JSON documents (``previous``: the last poll's, whose
+    unchanged allocations are reused)."""
     with no_gc():
-        return Snapshot(now, tuple(parse_sinfo(sinfo)), tuple(parse_squeue(squeue)))
+        return Snapshot(now, tuple(parse_sinfo(sinfo)),
+                        parse_jobs(squeue, previous.jobs if previous is not None else None))
 
 
 def partition_nodes(nodes: Iterable[SlurmNode], partition: str) -> list[SlurmNode]:
     """The partition's nodes in Slurm's natural order (``n2`` before ``n10``)."""
     mine = [n for n in nodes if partition in n.partitions]
+    return [mine[k] for k in natural_order(tuple(n.name for n in mine))]
+
+
+@lru_cache(maxsize=8)
+def natural_order(names: tuple[str, ...]) -> list[int]:
+    """Positions of ``names`` in natural order (digits compared as numbers); remembered,
+    as a machine's node names rarely change between polls."""
     split = _DIGITS.split
-    return sorted(mine, key=lambda n: [int(t) if t.isdigit() else t for t in split(n.name)])
+    keys = [[int(t) if t.isdigit() else t for t in split(name)] for name in names]
+    return sorted(range(len(names)), key=keys.__getitem__)
 
 
 _DIGITS = re.compile(r"(\d+)")

@@ -10,12 +10,16 @@ their user wait in the queue (the adapter's jobs). Down or drained nodes are out
 a draining one (jobs still on it) takes no new job: a blocker row (negative id) holds its
 free CPUs. Other pending jobs (Slurm's own) are left out and listed in
 ``skipped``.
+
+Built from the snapshot's job columns with array operations: no Python object per job
+but the running jobs' placements (and a loop over the few released or skipped jobs).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -25,9 +29,10 @@ from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.warm_start import Placed, warm_start
 from dispatchlab.errors import DispatchlabError
+from dispatchlab.live.job_table import IntArray, JobTable
 from dispatchlab.live.slurm_state import (
     USER_HOLD,
-    SlurmJob,
+    SlurmNode,
     Snapshot,
     expand_hostlist,
     partition_nodes,
@@ -89,88 +94,130 @@ def build_twin(snap: Snapshot, partition: str, *, every_pending: bool = False) -
     platform = Platform(resources=(CORES,), capacity=cap,
                         node_names=tuple(n.name for n in nodes), name=f"slurm:{partition}")
     free = cap[:, 0].copy()
-    placed_rows: list[tuple[SlurmJob, int, list[tuple[int, int]]]] = []
-    released: list[SlurmJob] = []
-    skipped: dict[int, str] = {}
-    now = snap.now
-    jobs = snap.jobs  # hot: comprehensions over every job Slurm reported
-    pending = [j for j in jobs if j.state == "PENDING" and j.partition == partition]
-    waiting_jobs = [j for j in pending
-                    if j.reason == USER_HOLD or (every_pending and not j.required_nodes)]
-    if len(waiting_jobs) < len(pending):
-        chosen = {j.job_id for j in waiting_jobs}
-        for j in pending:
-            if j.job_id in chosen:
-                continue
-            if j.required_nodes:
-                released.append(j)  # released by the adapter: placed below
-            else:
-                skipped[j.job_id] = f"pending, not held ({j.reason}): Slurm's own scheduler's"
-    for j in [j for j in jobs if j.alloc and j.running]:
-        here = [(pos[name], c) for name, c in j.alloc if name in pos and c > 0]
-        if here:
-            for k, c in here:
+    jobs, now = snap.jobs, snap.now
+    pending = jobs.pending & jobs.in_partition(partition)
+    pinned = jobs.required_nodes.where(bool)
+    held = jobs.reason.where(lambda r: r == USER_HOLD)
+    chosen = held | ~pinned if every_pending else held
+    skipped = {int(jobs.job_id[r]): (f"pending, not held ({jobs.reason[r]}): Slurm's own "
+                                     "scheduler's")
+               for r in np.flatnonzero(pending & ~chosen & ~pinned).tolist()}
+    running = _running(jobs, pos, free)
+    released = _released(jobs, np.flatnonzero(pending & ~chosen & pinned), pos, free,
+                         skipped)
+    blockers = _blockers(nodes, pos, free)
+    return _assemble(platform, partition, now, jobs, running, released, blockers,
+                     np.flatnonzero(pending & chosen), skipped)
+
+
+@dataclass
+class _Placements:
+    """Placed rows of one kind: table rows (or node indices for blockers), CPUs each, and
+    their (node, CPUs) entries as flat arrays with each row's entry count."""
+
+    rows: IntArray
+    units: IntArray
+    nodes: IntArray
+    counts: IntArray
+    sizes: IntArray
+
+
+def _ints(values: Sequence[int]) -> IntArray:
+    return np.array(values, dtype=np.int64).reshape(-1)
+
+
+def _running(jobs: JobTable, pos: dict[str, int], free: IntArray) -> _Placements:
+    """Running jobs (any partition) on the partition's nodes, where Slurm says; takes
+    their CPUs from ``free``."""
+    a_job, a_cpus = jobs.alloc_job, jobs.alloc_cpus
+    a_pos = np.fromiter(map(pos.get, jobs.alloc_node, repeat(-1)), dtype=np.int64,
+                        count=len(a_job))
+    keep = np.flatnonzero(jobs.running[a_job] & (a_pos >= 0) & (a_cpus > 0))
+    keep = keep[np.lexsort((a_cpus[keep], a_pos[keep], a_job[keep]))]  # by job, then node
+    rows, nodes, counts = a_job[keep], a_pos[keep], a_cpus[keep]
+    np.subtract.at(free, nodes, counts)
+    if not len(rows):
+        return _Placements(rows, counts, nodes, counts, rows)
+    first = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    return _Placements(rows[first], np.add.reduceat(counts, first), nodes, counts,
+                       np.diff(np.r_[first, len(rows)]))
+
+
+def _released(jobs: JobTable, rows: IntArray, pos: dict[str, int], free: IntArray,
+              skipped: dict[int, str]) -> _Placements:
+    """Jobs the adapter released that Slurm has not started yet: on their pinned nodes,
+    filled in order (those the nodes cannot hold now go to ``skipped``)."""
+    out_rows: list[int] = []
+    units: list[int] = []
+    pairs: list[tuple[int, int]] = []
+    sizes: list[int] = []
+    for r in rows.tolist():
+        need = jobs.required_nodes[r]
+        left, here = int(jobs.cpus[r]), []
+        for name in expand_hostlist(need):
+            k = pos.get(name)
+            if k is not None and left > 0 and free[k] > 0:
+                c = int(min(left, free[k]))
+                here.append((k, c))
                 free[k] -= c
-            placed_rows.append((j, sum(c for _, c in here), sorted(here)))
-    # released jobs Slurm has not started yet: on their pinned nodes, filled in order
-    for j in released:
-        left, here = j.cpus, []
-        for name in expand_hostlist(j.required_nodes):
-            if name in pos and left > 0 and free[pos[name]] > 0:
-                c = int(min(left, free[pos[name]]))
-                here.append((pos[name], c))
-                free[pos[name]] -= c
                 left -= c
         if left:
-            skipped[j.job_id] = (f"released to {j.required_nodes} but they lack "
-                                 f"{left} free CPU(s)")
+            skipped[int(jobs.job_id[r])] = (f"released to {need} but they lack {left} "
+                                            "free CPU(s)")
             for k, c in here:
                 free[k] += c
         else:
-            placed_rows.append((j._replace(start=now), j.cpus, sorted(here)))
-    # a draining node (jobs on it, no new job) is held whole by a blocker row: its free
-    # CPUs are taken until long after now (a negative id: not a Slurm job)
-    down, closed = [], []
+            out_rows.append(r)
+            units.append(int(jobs.cpus[r]))
+            pairs += sorted(here)
+            sizes.append(len(here))
+    return _Placements(_ints(out_rows), _ints(units), _ints([k for k, _ in pairs]),
+                       _ints([c for _, c in pairs]), _ints(sizes))
+
+
+def _blockers(nodes: Sequence[SlurmNode], pos: dict[str, int], free: IntArray
+              ) -> tuple[list[int], list[int], _Placements]:
+    """Down nodes (no job on them), draining ones (jobs still on them, no new job: a
+    blocker row holds their free CPUs until long after now), and the blockers."""
+    down, closed, held = [], [], []
     for n in nodes:
-        k = pos[n.name]
         if n.usable:
             continue
+        k = pos[n.name]
         if free[k] == n.cpus:
             down.append(k)
             continue
         closed.append(k)
         if free[k] > 0:
-            block = SlurmJob(-(k + 1), "RUNNING", partition, "-", now, UNLIMITED_S,
-                             int(free[k]), now, now + UNLIMITED_S,
-                             ((n.name, int(free[k])),), "draining", 0, "")
-            placed_rows.append((block, int(free[k]), [(k, int(free[k]))]))
-    return _assemble(platform, partition, now, placed_rows, waiting_jobs, down, closed,
-                     skipped)
+            held.append(k)
+    at = _ints(held)
+    return down, closed, _Placements(at, free[at], at, free[at], np.ones(len(at), np.int64))
 
 
-def _assemble(platform: Platform, partition: str, now: int,
-              placed_rows: list[tuple[SlurmJob, int, list[tuple[int, int]]]],
-              waiting_jobs: list[SlurmJob], down: list[int], closed: list[int],
+def _assemble(platform: Platform, partition: str, now: int, jobs: JobTable,
+              running: _Placements, released: _Placements,
+              blockers: tuple[list[int], list[int], _Placements], waiting_rows: IntArray,
               skipped: dict[int, str]) -> Twin:
-    """The workload (rows sorted by submit time, then id) and the engine indices."""
-    jobs = [r[0] for r in placed_rows] + waiting_jobs
-    n, n_placed = len(jobs), len(placed_rows)
-    cols = list(zip(*jobs, strict=True)) if n else [()] * len(SlurmJob._fields)
-    f = SlurmJob._fields.index
-    job_id = np.array(cols[f("job_id")], dtype=np.int64)
-    submit = np.array(cols[f("submit")], dtype=np.int64)
-    limit = np.array(cols[f("time_limit")], dtype=np.int64)
-    units = np.array(cols[f("cpus")], dtype=np.int64)
-    units[:n_placed] = [r[1] for r in placed_rows]
-    started = np.array(cols[f("start")][:n_placed], dtype=np.int64)
+    """The workload (placed rows first: running, released, blockers; then the waiting
+    ones; sorted by submit time, then id) and the engine indices."""
+    down, closed, block = blockers
+    taken = np.concatenate([running.rows, released.rows])
+    nb = len(block.rows)
+    job_id = np.concatenate([jobs.job_id[taken], -(block.rows + 1), jobs.job_id[waiting_rows]])
+    submit = np.concatenate([jobs.submit[taken], np.full(nb, now), jobs.submit[waiting_rows]])
+    limit = np.concatenate([jobs.time_limit[taken], np.full(nb, UNLIMITED_S),
+                            jobs.time_limit[waiting_rows]])
+    units = np.concatenate([running.units, released.units, block.units,
+                            jobs.cpus[waiting_rows]])
+    n, n_placed = len(job_id), len(taken) + nb
+    started = np.concatenate([jobs.start[running.rows],
+                              np.full(len(released.rows) + nb, now, np.int64)])
     started = np.where((started > 0) & (started < now), started, now)
     origin = int(min(now, submit.min())) if n else now
     submit = np.minimum(submit, now) - origin
     walltime = np.where(limit > 0, limit, UNLIMITED_S)
     walltime[:n_placed] = np.maximum(walltime[:n_placed], now - started + 1)
-    names = [u or "-" for u in cols[f("user")]]
-    codes = {u: k for k, u in enumerate(dict.fromkeys(names))}
-    user = np.array([codes[u] for u in names], dtype=np.int64)
+    users, user = _users(jobs, taken, nb, waiting_rows)
     order = np.lexsort((job_id, submit))
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(n)
@@ -179,16 +226,36 @@ def _assemble(platform: Platform, partition: str, now: int,
         units=units[order], req={CORES: np.ones(n, np.int64)}, job_id=job_id[order],
         queues=[Queue(partition)], origin_unix=origin, source=f"slurm:{partition}@{now}",
         validate=False)
-    wl = replace(wl, users=tuple(codes), user=user[order])
+    wl = replace(wl, users=users, user=user[order])
     index = dict(zip(job_id.tolist(), rank.tolist(), strict=True))
     # every placement's nodes and counts as views of two flat arrays (one allocation each)
-    flat = [pair for _, _, alloc in placed_rows for pair in alloc]
-    flat_nodes = np.array([k for k, _ in flat], dtype=np.int64)
-    flat_counts = np.array([c for _, c in flat], dtype=np.int64)
-    bounds = np.cumsum([0] + [len(alloc) for _, _, alloc in placed_rows]).tolist()
+    flat_nodes = np.concatenate([running.nodes, released.nodes, block.nodes])
+    flat_counts = np.concatenate([running.counts, released.counts, block.counts])
+    sizes = np.concatenate([running.sizes, released.sizes, block.sizes])
+    bounds = np.r_[0, np.cumsum(sizes)].tolist()
     placed = [Placed(r, t - origin, flat_nodes[a:b], flat_counts[a:b])
               for r, t, a, b in zip(rank[:n_placed].tolist(), started.tolist(), bounds[:-1],
                                     bounds[1:], strict=True)]
-    waiting = sorted(rank[n_placed:].tolist())
+    waiting = np.sort(rank[n_placed:]).tolist()
     return Twin(wl, platform, origin, now - origin, placed, down, closed, waiting, index,
                 skipped)
+
+
+def _users(jobs: JobTable, taken: IntArray, blockers: int, waiting_rows: IntArray
+           ) -> tuple[tuple[str, ...], IntArray]:
+    """User names (a missing one is "-", as the blockers') in order of first appearance
+    along the rows, and each row's code."""
+    names = [u or "-" for u in jobs.user.labels] + ["-"]
+    canon = {u: k for k, u in enumerate(dict.fromkeys(names))}
+    to_canon = np.array([canon[u] for u in names], dtype=np.int64)
+    seq = np.concatenate([to_canon[jobs.user.codes[taken]],
+                          np.full(blockers, to_canon[-1], np.int64),
+                          to_canon[jobs.user.codes[waiting_rows]]])
+    if not len(seq):
+        return (), seq
+    seen, first = np.unique(seq, return_index=True)
+    appear = seen[np.argsort(first)]
+    recode = np.zeros(len(canon), dtype=np.int64)
+    recode[appear] = np.arange(len(appear))
+    labels = list(canon)
+    return tuple(labels[c] for c in appear.tolist()), recode[seq]
