@@ -136,7 +136,9 @@ def analyse() -> None:
     for method in ("dec-feedback", "dec"):
         for (plat, name), part in both.groupby(["platform", "set"]):
             for band, lo, hi in BANDS:
-                s = part[(part.cap_share > lo) & (part.cap_share <= hi)]
+                s = part[(part.cap_share > lo) & (part.cap_share <= hi)].dropna(
+                    subset=[f"{d}_{mode}" for d in ("prb-power", method)
+                            for mode in ("online", "known")])
                 if not len(s):
                     continue
                 row: dict[str, object] = {"method": method, "platform": plat, "set": name,
@@ -152,11 +154,13 @@ def analyse() -> None:
                 rows.append(row)
     lines += [_md(pd.DataFrame(rows)), ""]
     fb = []
+    paired = both.dropna(subset=[f"{d}_{mode}" for d in ("dec", "dec-feedback")
+                                 for mode in ("online", "known")])
     for mode in ("online", "known"):
-        a, b = both[f"dec_{mode}"], both[f"dec-feedback_{mode}"]
+        a, b = paired[f"dec_{mode}"], paired[f"dec-feedback_{mode}"]
         v = _verdict(a, b)
-        inst = _per_instance(both.assign(a=a, b=b), "a", "b")
-        fb.append({"mode": mode, "pairs": len(both), "pairs b/e/w": _count(v),
+        inst = _per_instance(paired.assign(a=a, b=b), "a", "b")
+        fb.append({"mode": mode, "pairs": len(paired), "pairs b/e/w": _count(v),
                    "instances": len(inst), "instances b/e/w": _count(inst),
                    "mean WQT dec": round(float(a.mean()), 4),
                    "mean WQT dec-feedback": round(float(b.mean()), 4)})
