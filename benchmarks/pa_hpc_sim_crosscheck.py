@@ -1,43 +1,39 @@
 """Cross-check against PA-HPC-SIM (Borghesi's power-aware simulator, the paper authors' own).
 
-Builds ``online_dispatcher`` from ``../shared/peers/pa-hpc-sim`` with g++, runs its list
-scheduler (``opt_type`` 0) and its EASY (1) on Eurora historical batches (``nodes_#64``,
-``system_queues``, the power predictions) with no cap, 3000 W, 2000 W and the
-``power_caps_100`` profile, runs dispatchlab in a compatibility setting, and prints per
-case the mean wait of both, how many jobs start at the same second, and the largest gap.
+Builds ``online_dispatcher`` from ``../shared/peers/pa-hpc-sim`` with g++ (into a temporary
+folder), runs its list scheduler (``opt_type`` 0) and its EASY (1) on every Eurora historical
+batch of the chosen sizes (default 100 and 200 jobs: 58 batches) with no cap, 3000 W, 2000 W
+and the ``power_caps_100`` profile, runs dispatchlab's ``pa-list`` and ``pa-easy`` presets on
+the same inputs, exactly as the command line does::
 
-Compatibility setting, from PA-HPC-SIM's code (``OnlineDispatcher.hpp``, ``Predictor.hpp``):
-job power is the prediction found by the peer's exact-string lookup (none, on these
-batches: see :func:`compat_power`) rounded up, split into a whole number of W per node (at least
-1, at most 400 W a node) and multiplied back; jobs without a prediction get its fallback
-formula ``40 W × nodes + 62 W × GPUs + 115 W × MICs``; no idle power; the profile's caps
-apply from the batch's first arrival (before its first line, the command-line cap).
+    dispatchlab simulate -w BATCH -p eurora-64 -d pa-list --power-cap 3000 \\
+        --job-power pa-hpc-sim --no-idle-power --eurora-units chunks
 
-The peer runs with ``dynamic_control`` −1: with 0 (the earlier setting of this harness) its
-RAPL-like power sharing runs at every periodic power measurement and lowers the *current*
-power of running jobs to per-node shares of the cap (``enforce_dyn_power_cap``, mode 0:
-power lowered, duration unchanged); its list scheduler counts running jobs at that lowered
-power and new jobs at their prediction, so more jobs fit under the cap than their predicted
-power allows. With −1 only the dispatcher's own cap check applies, which is what
-dispatchlab models.
+(the profile: ``--scenario .../power_caps_100`` instead of ``--power-cap``), and prints per
+case the mean wait of both, how many jobs start at the same second, the largest gap, and
+the energy.
 
-The list scheduler is compared with :class:`pa_hpc_sim_compat.PaListScheduler` (its
-dispatching triggers, job order with ``std::sort``'s tie order, node order, integer power
-check; ``--plain`` compares ``order=sjf,select=nonstrict`` instead) and EASY with
-``easy`` (its ``BackFillingScheduler`` is not matched one for one).
+The peer runs with ``dynamic_control`` −1 (its RAPL-like power sharing off: with 0 it lowers
+running jobs' current power to per-node shares of the cap at each periodic measurement, so
+more jobs fit than their predicted power allows; dispatchlab models the dispatcher's own cap
+check only). Energy: the peer's "Total Energy" (kJ, rounded down) sums the energy of the
+jobs whose end it processed, and its event loop stops at the last start, so jobs still
+running then are left out (with a cap profile it stops at the later of the last start and
+the profile's last change); the comparable figure here sums watts × run time over the jobs
+that ended by then (``energy kJ ended``), beside the whole run's (``all``).
 
-Usage: ``python benchmarks/pa_hpc_sim_crosscheck.py [--batches 3] [--sizes 100 200]
-[--dynamic-control 0] [--plain]``.
+Usage: ``python benchmarks/pa_hpc_sim_crosscheck.py [--batches N] [--sizes 100 200]
+[--units requested] [--out FILE.md]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,8 +49,9 @@ PROFILE = EURORA / "variable_power_caps" / "power_caps_100"
 NO_CAP = 5_000_000  # PA-HPC-SIM's own default: no cap in practice
 CASES = [("none", NO_VAR, NO_CAP), ("3000", NO_VAR, 3000), ("2000", NO_VAR, 2000),
          ("power_caps_100", PROFILE, NO_CAP)]
-SCHEDULERS = [(0, "list", "order=sjf,select=nonstrict"), (1, "easy", "easy")]
+SCHEDULERS = [(0, "pa-list"), (1, "pa-easy")]
 _ROW = re.compile(r"^(\d+)\tST: (\d+).*\tWait Time: ([-\d.e+]+)")
+_ENERGY = re.compile(r"- Total Energy: (\d+)")
 
 
 def build(out: Path) -> Path:
@@ -70,8 +67,8 @@ def build(out: Path) -> Path:
 
 
 def check_cxx_sort(out: Path) -> None:
-    """:func:`cxx_sort.cxx_sort` must order ties exactly as this machine's ``std::sort``."""
-    from cxx_sort import cxx_sort
+    """:func:`cxx_sort` must order ties exactly as this machine's ``std::sort``."""
+    from dispatchlab.dispatchers.pa_hpc_sim.cxx_sort import cxx_sort
 
     src, exe = out / "sort_check.cpp", out / "sort_check"
     src.write_text(
@@ -93,16 +90,15 @@ def check_cxx_sort(out: Path) -> None:
         raise SystemExit("cxx_sort does not reproduce this machine's std::sort")
 
 
-def peer_waits(exe: Path, batch: Path, opt: int, caps: Path, cap: int,
-               dynamic: int = -1) -> dict[int, int]:
+def run_peer(exe: Path, batch: Path, opt: int, caps: Path, cap: int
+             ) -> tuple[dict[int, int], int]:
     """Job id → wait (s) from the peer's FINAL SCHEDULE (its unix start times are read in
     the machine's time zone, so waits are compared: same submits, same waits ⇔ same
-    starts)."""
+    starts), and its printed Total Energy (kJ)."""
     ids = [int(line.split(";", 1)[0].split(".", 1)[0])
            for line in batch.read_text().splitlines() if line.strip()]
     run = subprocess.run([str(exe), str(NODES), str(QUEUES), str(batch), str(PRED), str(opt),
-                          str(caps), "0", str(dynamic), str(cap)], capture_output=True,
-                         text=True,
+                          str(caps), "0", "-1", str(cap)], capture_output=True, text=True,
                          check=True)
     out: dict[int, int] = {}
     section = run.stdout.split("FINAL SCHEDULE", 1)[-1]
@@ -110,90 +106,108 @@ def peer_waits(exe: Path, batch: Path, opt: int, caps: Path, cap: int,
         m = _ROW.match(line)
         if m:
             out[ids[int(m.group(1))]] = round(float(m.group(3)))
+    energy = _ENERGY.search(section)
+    return out, int(energy.group(1)) if energy else -1
+
+
+def run_ours(batch: Path, preset: str, cap_name: str, units: str) -> Any:
+    """dispatchlab with the options of the command line in the module docstring."""
+    from dispatchlab import simulate
+    from dispatchlab.energy.job_power import job_power_source
+    from dispatchlab.platform.resolve import resolve_platform
+    from dispatchlab.workload.eurora import EuroraOptions
+    from dispatchlab.workload.load import load_workload
+
+    wl = load_workload(batch, eurora=EuroraOptions(units=units))  # type: ignore[arg-type]
+    plat = resolve_platform("eurora-64")
+    kw: dict[str, Any] = {"power_model": job_power_source("pa-hpc-sim", wl, plat),
+                          "count_idle": False}
+    if cap_name == "power_caps_100":
+        kw["scenario"] = [str(PROFILE)]
+    elif cap_name != "none":
+        kw["power_cap"] = float(cap_name)
+    return wl, simulate(wl, plat, preset, **kw)
+
+
+def energy_kj(res: Any, wl: Any, cap_name: str) -> tuple[int, int]:
+    """Watts × run time (kJ, rounded down) over the jobs ended when the peer's loop stops
+    (the last start, or the profile's last cap change if later), and over all jobs."""
+    from dispatchlab.energy.pa_hpc_sim_power import peer_job_watts
+
+    watts = peer_job_watts(wl)
+    jobs = res.jobs
+    run = (jobs["end"] - jobs["start"]).to_numpy()
+    stop = int(jobs["start"].max())
+    if cap_name == "power_caps_100":
+        last_change = max(int(line.split(";")[0]) for line in
+                          PROFILE.read_text().splitlines() if ";" in line)
+        stop = max(stop, last_change)
+    ended = (jobs["end"] <= stop).to_numpy()
+    joules = watts * run
+    return int(joules[ended].sum()) // 1000, int(joules.sum()) // 1000
+
+
+def summarize(rows: list[str]) -> list[str]:
+    """Per scheduler: cases with every start identical, identical starts, energy equal."""
+    out = ["| scheduler | cases | cases with identical starts | identical starts | "
+           "comparable energy equal (±1 kJ) |", "|---|---|---|---|---|"]
+    for _, preset in SCHEDULERS:
+        cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows
+                 if f"| {preset} |" in r]
+        if not cells:
+            continue
+        jobs = [int(c[3].split("/")[0]) for c in cells]
+        same = [int(c[6]) for c in cells]
+        whole = sum(s == j for s, j in zip(same, jobs, strict=True))
+        energy = sum(abs(int(c[8]) - int(c[9])) <= 1 for c in cells)
+        out.append(f"| {preset} | {len(cells)} | {whole} ({100 * whole / len(cells):.1f} %) | "
+                   f"{sum(same)} of {sum(jobs)} ({100 * sum(same) / sum(jobs):.2f} %) | "
+                   f"{energy} of {len(cells)} |")
     return out
 
 
-def compat_power(wl: object, batch: Path) -> np.ndarray:
-    """PA-HPC-SIM's job power: rounded prediction (or its fallback), whole W per node.
-
-    Its ``Predictor`` looks a job up by the exact id string of the job file (``498605``)
-    among the prediction file's ids (``498605.node129``): on the historical batches none
-    matches, so every job gets the fallback formula — the peer ignores the predictions."""
-    raw = [line.split(";", 1)[0] for line in batch.read_text().splitlines() if line.strip()]
-    table = {}
-    for line in PRED.read_text().splitlines():
-        if ";" in line:
-            key, value = line.split(";", 1)
-            table[key] = float(value)
-    res = list(wl.resources)  # type: ignore[attr-defined]
-    req = wl.req  # type: ignore[attr-defined]
-    units = wl.units  # type: ignore[attr-defined]
-    out = []
-    for j in range(len(raw)):
-        n = int(units[j])
-        gpus = n * int(req[j, res.index("gpu")]) if "gpu" in res else 0
-        mics = n * int(req[j, res.index("mic")]) if "mic" in res else 0
-        p = table.get(raw[j])
-        p = 40.0 * n + 62.0 * gpus + 115.0 * mics if p is None else p
-        p = max(math.ceil(p), 1)
-        per = min(max(math.ceil(p / n), 1), 400)
-        out.append(float(per * n))
-    return np.array(out)
-
-
 def main() -> None:
-    from dispatchlab import simulate
-    from dispatchlab.energy.job_power import JobPower
-    from dispatchlab.platform.resolve import resolve_platform
-    from dispatchlab.workload.load import load_workload
-    from pa_hpc_sim_compat import PaListScheduler
-
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--batches", type=int, default=3)
+    ap.add_argument("--batches", type=int, default=None, help="first N batches of each size "
+                    "(default: all)")
     ap.add_argument("--sizes", nargs="+", default=["100", "200"])
+    ap.add_argument("--units", default="chunks", choices=["chunks", "requested"],
+                    help="Eurora job units (chunks: the peer's reading)")
     ap.add_argument("--build-dir", type=Path, default=None)
-    ap.add_argument("--dynamic-control", type=int, default=-1,
-                    help="the peer's dynamic_control argument (-1: none; 0: its RAPL-like "
-                         "power sharing)")
-    ap.add_argument("--plain", action="store_true",
-                    help="compare the list scheduler with order=sjf,select=nonstrict")
+    ap.add_argument("--out", type=Path, default=None, help="also write the table here")
     args = ap.parse_args()
     build_dir = args.build_dir or Path(tempfile.mkdtemp(prefix="pa-hpc-sim-"))
     build_dir.mkdir(parents=True, exist_ok=True)
     exe = build(build_dir)
     check_cxx_sort(build_dir)
-    plat = resolve_platform("eurora-64")
-    print("| batch | scheduler | cap | jobs | PA mean wait s | dispatchlab mean wait s | "
-          "same start | max start gap s |")
-    print("|---|---|---|---|---|---|---|---|")
+    lines = ["| batch | scheduler | cap | jobs | PA mean wait s | dispatchlab mean wait s | "
+             "same start | max start gap s | PA energy kJ | energy kJ ended | all |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for line in lines:
+        print(line)
     for size in args.sizes:
         folder = EURORA / "job_instances" / "historical_traces" / size
         for batch in sorted(folder.iterdir())[:args.batches]:
-            wl = load_workload(batch)
-            watts = compat_power(wl, batch)
-            assert len(watts) == wl.n_jobs
-            for opt, label, disp in SCHEDULERS:
+            for opt, preset in SCHEDULERS:
                 for cap_name, caps, cap in CASES:
-                    peer = peer_waits(exe, batch, opt, caps, cap, args.dynamic_control)
-                    src = JobPower(wl, watts, source="pa-hpc-sim compat")
-                    dispatcher: object = disp
-                    if label == "list" and not args.plain:
-                        dispatcher = PaListScheduler(watts)
-                    kw: dict[str, object] = {"power_model": src, "count_idle": False}
-                    if cap != NO_CAP:
-                        kw["power_cap"] = float(cap)
-                    if caps == PROFILE:
-                        kw["scenario"] = PROFILE
-                    res = simulate(wl, plat, dispatcher, **kw)  # type: ignore[arg-type]
+                    peer, peer_kj = run_peer(exe, batch, opt, caps, cap)
+                    wl, res = run_ours(batch, preset, cap_name, args.units)
                     ours = dict(zip(wl.job_id.tolist(), res.jobs["wait"].tolist(),
                                     strict=True))
                     ids = [j for j in ours if j in peer]
                     gaps = np.array([abs(ours[j] - peer[j]) for j in ids])
-                    pa_wait = np.mean([peer[j] for j in ids])
-                    print(f"| {batch.name} | {label} | {cap_name} | {len(ids)}/{wl.n_jobs} | "
-                          f"{pa_wait:.0f} | {res.summary['mean_wait']:.0f} | "
-                          f"{int((gaps == 0).sum())} | {int(gaps.max()) if len(gaps) else 0} |",
-                          flush=True)
+                    ended, total = energy_kj(res, wl, cap_name)
+                    row = (f"| {batch.name} | {preset} | {cap_name} | {len(ids)}/{wl.n_jobs} "
+                           f"| {np.mean([peer[j] for j in ids]):.0f} | "
+                           f"{res.summary['mean_wait']:.0f} | {int((gaps == 0).sum())} | "
+                           f"{int(gaps.max()) if len(gaps) else 0} | {peer_kj} | {ended} | "
+                           f"{total} |")
+                    lines.append(row)
+                    print(row, flush=True)
+    summary = summarize(lines[2:])
+    print("\n".join(["", *summary]))
+    if args.out is not None:
+        args.out.write_text("\n".join([*summary, "", *lines]) + "\n")
 
 
 if __name__ == "__main__":

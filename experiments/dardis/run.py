@@ -3,7 +3,9 @@
 deterministic ones — Throughput (First + Min start draw nothing at random) and the three
 profile-aware rule-based baselines — once; under a day/night desired profile.
 
-Usage: ``python experiments/dardis/run.py [--seeds 1 2 3] [--setups ...] [--slot 300]``;
+Usage: ``python experiments/dardis/run.py [--seeds 1 2 3] [--setups ...] [--slot 300]
+[--params retries=6] [--out DIR]``; ``--params`` changes the DARDIS setups' protocol
+parameters (``dardis=<setup>,<params>`` specs: ``retries=6``, ``last_resort=nodes``);
 one JSON per run in ``results/`` (summary, dispatcher statistics, per-decision overhead,
 hourly used cores for the figure). ``report.py`` builds the tables and the figure.
 """
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from dispatchlab import __version__
 from dispatchlab.dispatchers.dardis.presets import PRESETS
+from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.simulation import simulate
 from workload import CORES, NODES, curie_workload
 
@@ -47,8 +50,12 @@ def hourly(t: np.ndarray, used: np.ndarray, end: int) -> list[float]:
             / 3600).tolist()
 
 
-def run_one(wl, name: str, seed: int, slot: int, out: Path) -> dict:  # type: ignore[no-untyped-def]
-    disp = PRESETS[name][0]()
+def run_one(wl, name: str, seed: int, slot: int, out: Path,  # type: ignore[no-untyped-def]
+            params: str | None = None) -> dict:
+    if params and name in DARDIS:
+        disp = get_dispatcher(f"dardis={name},{params}")
+    else:
+        disp = PRESETS[name][0]()
     if hasattr(disp, "slot"):
         disp.slot = slot
     t0, c0 = time.perf_counter(), time.process_time()
@@ -60,7 +67,8 @@ def run_one(wl, name: str, seed: int, slot: int, out: Path) -> dict:  # type: ig
     row = {
         "setup": name, "seed": seed, "wall_s": wall, "cpu_s": cpu,
         "load_avg_1min": os.getloadavg()[0], "version": __version__,
-        "profile": PROFILE, "slot_s": slot if hasattr(disp, "slot") else None,
+        "profile": PROFILE, "params": params if name in DARDIS else None,
+        "slot_s": slot if hasattr(disp, "slot") else None,
         "jobs": s["jobs"], "makespan_s": s["makespan"], "mean_wait_s": s["mean_wait"],
         "total_wait_s": s["mean_wait"] * s["jobs_run"], "utilization": s["utilization"],
         "profile_metrics": s["profile"]["cores"],
@@ -85,6 +93,8 @@ def main() -> None:
     ap.add_argument("--setups", nargs="+", default=[*DARDIS, *BASELINES])
     ap.add_argument("--slot", type=int, default=300)
     ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--params", default=None,
+                    help="DARDIS protocol changes, e.g. retries=6 or last_resort=nodes")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     wl, win, aqt = curie_workload()
@@ -95,7 +105,7 @@ def main() -> None:
     print(meta, flush=True)
     for name in args.setups:
         for seed in (args.seeds if name in RANDOMIZED else args.seeds[:1]):
-            run_one(wl, name, seed, args.slot, args.out)
+            run_one(wl, name, seed, args.slot, args.out, args.params)
 
 
 if __name__ == "__main__":

@@ -3,12 +3,7 @@ g++'s std::sort does (reference outputs produced by g++ 12.2 on this machine).""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-from cxx_sort import cxx_sort
+from dispatchlab.dispatchers.pa_hpc_sim.cxx_sort import cxx_sort
 
 
 def test_all_equal_keys_give_std_sorts_permutation() -> None:

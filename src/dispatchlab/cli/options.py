@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dispatchlab.workload.eurora import EuroraOptions
 from dispatchlab.workload.swf import SwfOptions
 
 
@@ -22,6 +23,7 @@ class LoadOptions:
     drop_zero_runtime: bool = False
     keep_invalid: bool = False
     skip_bad_lines: bool = False
+    eurora_units: str = "requested"
 
     def reader_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`dispatchlab.workload.load.load_workload`."""
@@ -38,6 +40,8 @@ class LoadOptions:
                 limit=self.limit,
                 skip_bad_lines=self.skip_bad_lines,
             )
+        if self.eurora_units != "requested" and self.format in (None, "eurora"):
+            kwargs["eurora"] = EuroraOptions(units=self.eurora_units)  # type: ignore[arg-type]
         # every reader slices (SWF after cleaning, through its options): pass the slice
         # whatever the format, so a detected CSV/Parquet/Eurora file is sliced too
         kwargs["skip"] = self.skip

@@ -88,6 +88,9 @@ def simulate_command(
     drop_zero_runtime: ZeroOpt = False,
     keep_invalid: KeepOpt = False,
     skip_bad_lines: BadOpt = False,
+    eurora_units: Annotated[str, typer.Option(
+        help="Eurora batches: job units from the requested nodes, or the number of chunks "
+        "listed (chunks: PA-HPC-SIM's reading).")] = "requested",
     reject_infeasible: Annotated[bool, typer.Option(
         "--reject-infeasible", help="Record jobs the machine can never host as rejected "
         "instead of failing.")] = False,
@@ -104,13 +107,14 @@ def simulate_command(
         "--walltime-kill/--no-walltime-kill",
         help="Kill jobs at their requested time, or let each run its actual run time.")]
     = True,
-    power_cap: Annotated[float | None, typer.Option(
-        help="Machine-wide power cap in W (idle nodes count; a varying cap: --scenario with "
-        "a time,what,value file or an Eurora seconds;watts profile).")] = None,
+    power_cap: Annotated[str | None, typer.Option(
+        help="Machine-wide power cap in W (idle nodes count), or a varying cap: an Eurora "
+        "seconds;watts profile FILE (the same as --scenario FILE; --scenario also takes a "
+        "time,what,value file).")] = None,
     job_power: Annotated[str | None, typer.Option(
         help="Where job power comes from: node (the platform's node power model; default "
-        "when it has one) | column (the workload's power column) | a job_id;watts "
-        "prediction FILE.")] = None,
+        "when it has one) | column (the workload's power column) | pa-hpc-sim "
+        "(PA-HPC-SIM's formula) | a job_id;watts prediction FILE.")] = None,
     job_power_fallback: Annotated[str, typer.Option(
         help="Jobs without a power figure: node (the node model on their nodes) | error | "
         "W.")] = "node",
@@ -153,6 +157,7 @@ def simulate_command(
     """Simulate one dispatcher on one workload and print the summary."""
     opts = load_options(format, skip, limit, swf_procs, swf_missing_estimate, swf_units,
                         swf_cores_per_node, drop_zero_runtime, keep_invalid, skip_bad_lines)
+    opts.eurora_units = eurora_units
     if engine is not None:
         err_console.print("warning: simulate --engine is deprecated; use --loop",
                           highlight=False)
@@ -176,6 +181,7 @@ def simulate_command(
         plat = resolve_platform(platform)
         check_resources(plat, wl)
     disp = get_dispatcher(dispatcher)
+    cap_w, scenario = parse_power_cap(power_cap, scenario)
     on_inf = "reject" if reject_infeasible else "error"
     source = job_power_source(job_power, wl, plat, parse_fallback(job_power_fallback))
     scen: Any = scenario or None
@@ -185,7 +191,7 @@ def simulate_command(
 
         scen = resolve_scenario(scen).shifted(shift)  # type: ignore[union-attr]
     dynamic: dict[str, Any] = {"scenario": scen, "walltime_kill": walltime_kill,
-                               "power_cap": power_cap, "on_abort": on_abort,
+                               "power_cap": cap_w, "on_abort": on_abort,
                                "power_model": source, "count_idle": idle_power,
                                "on_over_cap": on_over_cap, "cooling": cooling,
                                "temperature": temperature, "prices": prices,
@@ -259,6 +265,21 @@ def parse_metrics_window(text: str | None, window: int | None) -> tuple[int, int
     if not 0 <= start < end:
         raise ConfigError(f"needs 0 ≤ START < T, got '{text}'", field="--metrics-window")
     return start, end
+
+
+def parse_power_cap(text: str | None, scenario: list[str] | None
+                    ) -> tuple[float | None, list[str] | None]:
+    """``--power-cap``: a number of W, or a cap profile file (added to the scenario)."""
+    if text is None:
+        return None, scenario
+    try:
+        return float(text), scenario
+    except ValueError:
+        pass
+    if not text.startswith("trace:") and not Path(text).is_file():
+        raise ConfigError(f"--power-cap takes a number of W or a cap profile file; "
+                          f"'{text}' is neither", field="--power-cap")
+    return None, [*(scenario or []), text]
 
 
 #: Resources dispatchlab knows by name (a platform may also hold any the workload requests).

@@ -46,3 +46,9 @@ from dispatchlab.dispatchers.offline_plan.presets import (  # noqa: E402
 register_offline_presets()
 register_spec_parser(parse_offline_spec)
 register_canonicalizer(offline_canonical_spec)
+
+from dispatchlab.dispatchers.pa_hpc_sim.presets import (  # noqa: E402
+    register_presets as register_pa_presets,
+)
+
+register_pa_presets()

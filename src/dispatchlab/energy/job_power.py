@@ -10,7 +10,8 @@
   engine settings).
 
 :func:`job_power_source` turns the CLI's ``--job-power`` value into one: ``node`` (the
-platform model, ``None``), ``column``, or a prediction file path.
+platform model, ``None``), ``column``, ``pa-hpc-sim`` (PA-HPC-SIM's formula,
+:mod:`dispatchlab.energy.pa_hpc_sim_power`), or a prediction file path.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def from_predictions(path: str | Path, workload: Workload, platform: Platform | 
 def job_power_source(spec: str | None, workload: Workload, platform: Platform,
                      fallback: str | float = "node") -> JobPower | None:
     """``None``/``node`` → the platform's node model (``None``); ``column`` → the power
-    column; anything else → a prediction file."""
+    column; ``pa-hpc-sim`` → PA-HPC-SIM's formula; anything else → a prediction file."""
     if spec is None or spec == "node":
         if platform.power_table is None and spec == "node":
             raise ConfigError(f"platform '{platform.name}' has no node power model (give one "
@@ -130,11 +131,17 @@ def job_power_source(spec: str | None, workload: Workload, platform: Platform,
         return None
     if spec == "column":
         return from_column(workload, platform, fallback)
+    if spec == "pa-hpc-sim":
+        from dispatchlab.energy.pa_hpc_sim_power import peer_job_watts
+
+        return JobPower(workload, peer_job_watts(workload), source="pa-hpc-sim formula",
+                        platform=platform)
     if not spec.startswith("trace:") and not Path(spec).exists():
-        close = difflib.get_close_matches(spec, ["node", "column"], n=1, cutoff=0.6)
+        close = difflib.get_close_matches(spec, ["node", "column", "pa-hpc-sim"], n=1,
+                                          cutoff=0.6)
         hint = f"did you mean '{close[0]}'? " if close else ""
-        raise ConfigError(f"'{spec}': no such file ({hint}give node, column or a job_id;watts "
-                          "prediction file)", field="job_power")
+        raise ConfigError(f"'{spec}': no such file ({hint}give node, column, pa-hpc-sim or a "
+                          "job_id;watts prediction file)", field="job_power")
     return from_predictions(spec, workload, platform, fallback)
 
 

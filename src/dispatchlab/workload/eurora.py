@@ -66,6 +66,7 @@ EURORA_RESOURCES = (CORES, "mem", "gpu", "mic")
 Overrun = Literal["keep", "clip", "extend"]
 Duplicates = Literal["drop", "error"]
 CoresFrom = Literal["chunks", "requested"]
+UnitsFrom = Literal["requested", "chunks"]
 
 _RESERVATION = re.compile(r"^R\d*$")
 _N_PRE = 5
@@ -87,6 +88,10 @@ class EuroraOptions:
       (rounded up). They agree on every historical job; the synthetic batches' multi-node
       jobs give chunks of *units* cores next to 16 × units requested (counted as
       ``cores_mismatch``).
+    - ``units``: job units from the ``requested`` nodes (default) or the number of
+      ``chunks`` listed between the markers (PA-HPC-SIM's reading: its ``JobReader`` counts
+      the chunks, so ``8;8;0;0;204800#8;8;0;0;204800#`` next to 1 requested node is a 2-unit
+      job there). They differ on one line of the historical 100/200-job batches.
     - ``skip_bad_lines``: count and skip malformed lines instead of failing.
     """
 
@@ -97,6 +102,7 @@ class EuroraOptions:
     timezone: str = EURORA_TIMEZONE
     power_predictions: str | None = None
     skip_bad_lines: bool = False
+    units: UnitsFrom = "requested"
 
     def __post_init__(self) -> None:
         if self.overrun not in ("keep", "clip", "extend"):
@@ -106,6 +112,10 @@ class EuroraOptions:
         if self.cores not in ("chunks", "requested"):
             raise WorkloadError(
                 f"cores must be chunks or requested, not {self.cores!r}", field="cores"
+            )
+        if self.units not in ("requested", "chunks"):
+            raise WorkloadError(
+                f"units must be requested or chunks, not {self.units!r}", field="units"
             )
         if self.duplicates not in ("drop", "error"):
             raise WorkloadError(
@@ -159,8 +169,8 @@ class EuroraReport:
             "clipped/extended)",
             "runtime_clipped": "run time clipped to the wall-time",
             "walltime_extended": "wall-time extended to the run time",
-            "chunk_count_mismatch": "chunk count differs from requested nodes (requested "
-            "nodes used)",
+            "chunk_count_mismatch": "chunk count differs from requested nodes (the option "
+            "'units' says which is used)",
             "cores_mismatch": "requested cores differ from units × chunk cores",
             "heterogeneous_chunks": "jobs with unequal chunks (largest per resource used)",
             "reservation_queue": "jobs of reservation queues ('R…') put in 'reservation'",
@@ -184,6 +194,7 @@ class _Job:
     start: int
     end: int
     units: int
+    chunks: int
     req: tuple[int, int, int, int]
     walltime: int
     app_type: str
@@ -283,7 +294,8 @@ def load_eurora(path: str | Path, options: EuroraOptions | None = None) -> Workl
         submit=arrival - origin,
         walltime=walltime,
         runtime=runtime,
-        units=np.fromiter((j.units for j in jobs), np.int64, n),
+        units=np.fromiter((j.chunks if opts.units == "chunks" else j.units for j in jobs),
+                          np.int64, n),
         req={r: req[:, k] for k, r in enumerate(EURORA_RESOURCES)},
         queue=names,
         queues=[Queue(q, ewt) for q, ewt in table.items()],
@@ -406,6 +418,7 @@ def _parse_line(line: str, tz: ZoneInfo, src: str, lineno: int, cores_from: Core
         start=start,
         end=end,
         units=units,
+        chunks=len(chunks),
         req=per_unit,
         walltime=walltime,
         app_type=post[9].strip() if len(post) > 9 else "-",

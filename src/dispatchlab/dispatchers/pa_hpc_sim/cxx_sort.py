@@ -6,7 +6,7 @@ by wall-time with ties: the order they come out in decides which nodes a job get
 of two equal-wall-time jobs goes first. :func:`cxx_sort` reproduces GCC's algorithm
 (``__introsort_loop`` with the 16-element threshold, median-of-three pivot moved to the
 first position, unguarded partition, final insertion sort); ``pa_hpc_sim_crosscheck.py``
-checks it against ``std::sort`` compiled with g++ before using it.
+(benchmarks) checks it against ``std::sort`` compiled with g++ before using it.
 """
 
 from __future__ import annotations
