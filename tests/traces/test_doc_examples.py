@@ -47,6 +47,11 @@ SLOW = {
     "dardis-throughput": "DARDIS's message rounds: about 3 s per 500 jobs",
 }
 
+#: command text fragment → why the example is only parsed, never run by a test
+PARSE_ONLY = {
+    "live slurm": "drives a running Slurm until stopped (tests/live runs it on a local cluster)",
+}
+
 
 @dataclass(frozen=True)
 class Example:
@@ -79,6 +84,8 @@ def doc_examples() -> list[Example]:
                     i += 1
                     text = text[:-1] + " " + lines[i].strip()
                 words = [w.strip("[]") for w in shlex.split(text, comments=True)]
+                if words and words[-1] == "&":  # started in the background
+                    words.pop()
                 out.append(Example(f"{doc.name}:{start + 1}", text,
                                    tuple(w for w in words[1:] if w)))
             i += 1
@@ -101,6 +108,10 @@ def test_the_docs_have_examples_and_no_sibling_paths() -> None:
 
 def slow_reason(ex: Example) -> str | None:
     return next((why for part, why in SLOW.items() if part in ex.text), None)
+
+
+def parse_only(ex: Example) -> bool:
+    return any(part in ex.text for part in PARSE_ONLY)
 
 
 def has_placeholder(ex: Example) -> bool:
@@ -158,7 +169,7 @@ def run(ex: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("ex", EXAMPLES, ids=[e.where for e in EXAMPLES])
 def test_doc_example(ex: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     check_parses(ex)
-    if has_placeholder(ex) or slow_reason(ex):
+    if has_placeholder(ex) or slow_reason(ex) or parse_only(ex):
         return  # parsed above; a placeholder cannot run, a slow one runs under -m slow
     if ex.argv[:2] in (("traces", "fetch"), ("traces", "path")):  # tests never download
         for name in (w for w in ex.argv[2:] if not w.startswith("-")):
@@ -167,7 +178,8 @@ def test_doc_example(ex: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     run(ex, tmp_path, monkeypatch)
 
 
-SLOW_EXAMPLES = [e for e in EXAMPLES if slow_reason(e) and not has_placeholder(e)]
+SLOW_EXAMPLES = [e for e in EXAMPLES
+                 if slow_reason(e) and not has_placeholder(e) and not parse_only(e)]
 
 
 @pytest.mark.slow
