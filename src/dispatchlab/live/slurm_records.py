@@ -7,10 +7,10 @@ numbers as ``{"set": …, "number": …}`` and states as lists, which :func:`num
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from dispatchlab.errors import DispatchlabError
+from dispatchlab.workload.slurm_numbers import slurm_number
 
 #: Node states (base or flag) in which a node takes no new job.
 UNUSABLE = frozenset({"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING",
@@ -72,16 +72,15 @@ class SlurmJob(NamedTuple):
         return self.pending and self.reason == USER_HOLD
 
 
-def number(value: Any, what: str) -> int:
-    """An integer field: plain (22.05) or ``{"set", "infinite", "number"}`` (23.02+)."""
-    if isinstance(value, Mapping):
-        if value.get("infinite"):
-            return -1
-        if not value.get("set", True):
-            return 0
-        value = value.get("number", 0)
+def number(value: Any, what: str, unset: int = 0) -> int:
+    """An integer field: plain (22.05) or ``{"set", "infinite", "number"}`` (23.02+);
+    -1 when Slurm marks it unlimited (``infinite``, ``INFINITE``), ``unset`` when not set
+    (null, ``set: false``, ``NO_VAL``)."""
+    value = slurm_number(value)
     if value is None:
-        return 0
+        return unset
+    if value == float("inf"):
+        return -1
     try:
         return int(value)
     except (TypeError, ValueError):
