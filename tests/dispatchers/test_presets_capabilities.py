@@ -77,16 +77,16 @@ def test_presets_built_only_when_the_record_depends_on_settings() -> None:
     assert not preset_capabilities(small).multi_unit_jobs
 
 
-def test_listing_cp_and_dec_presets_does_not_import_ortools() -> None:
+def test_listing_every_presets_capabilities_imports_no_solver_nor_pandas() -> None:
+    """What keeps ``dispatchlab dispatchers`` quick (0.34 s, as before the column)."""
     code = ("from dispatchlab.dispatchers.registry import presets\n"
             "from dispatchlab.dispatchers.preset_capabilities import preset_capabilities\n"
             "import sys\n"
-            "caps = [preset_capabilities(e) for e in presets().values()"
-            " if e.family in ('cp', 'dec', 'rule-based', 'offline-plan')]\n"
-            "print(len(caps), 'ortools' in sys.modules)")
+            "caps = [preset_capabilities(e) for e in presets().values()]\n"
+            "print(len(caps), sorted({'ortools', 'pandas', 'scipy'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert int(out[0]) > 40 and out[1] == "False"
+                         check=True).stdout.strip()
+    assert out == f"{len(presets())} []"
 
 
 def test_dispatchers_cmd_shows_capabilities() -> None:
