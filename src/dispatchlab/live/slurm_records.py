@@ -19,6 +19,7 @@ UNUSABLE = frozenset({"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING",
                       "POWER_DOWN", "POWERING_UP", "REBOOT_ISSUED", "PLANNED"})
 #: The hold reasons of a job held by its user (``sbatch --hold``, ``scontrol uhold``).
 USER_HOLD = "JobHeldUser"
+_INF = float("inf")
 #: Job states of a job holding CPUs on its nodes.
 RUNNING_STATES = ("RUNNING", "COMPLETING", "SUSPENDED")
 
@@ -77,9 +78,11 @@ def number(value: Any, what: str, unset: int = 0) -> int:
     -1 when Slurm marks it unlimited (``infinite``, ``INFINITE``), ``unset`` when not set
     (null, ``set: false``, ``NO_VAL``)."""
     value = slurm_number(value)
+    if type(value) is int:
+        return value
     if value is None:
         return unset
-    if value == float("inf"):
+    if value == _INF:
         return -1
     try:
         return int(value)

@@ -23,6 +23,7 @@ NO_VAL64 = 0xFFFFFFFFFFFFFFFE
 
 _INFINITE = frozenset({INFINITE, INFINITE64})
 _NO_VAL = frozenset({NO_VAL, NO_VAL64})
+_INF = float("inf")
 
 
 def slurm_number(value: Any) -> Any:
@@ -33,15 +34,17 @@ def slurm_number(value: Any) -> Any:
     Plain numbers (Slurm 21–22) are compared with the markers; an object's ``infinite``
     and ``set`` flags decide first, and its ``number`` is compared with the markers too.
     """
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # hot in the live adapter
         if value.get("infinite"):
-            return float("inf")
+            return _INF
         if not value.get("set", True):
             return None
         value = value.get("number")
+    if type(value) is int and value < NO_VAL:  # the usual case, quickly
+        return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if value in _INFINITE:
-            return float("inf")
+            return _INF
         if value in _NO_VAL:
             return None
     return value
