@@ -45,6 +45,62 @@ def test_sacct_json_older_plain_numbers(tmp_path: Path) -> None:
     assert (wl.runtime.tolist(), wl.walltime.tolist(), wl.units.tolist()) == ([60], [120], [3])
 
 
+def _plain_job(job_id: int, limit: object, **time: object) -> dict[str, object]:
+    """A job in the Slurm 21–22 shape (plain numbers) with time limit ``limit``."""
+    return {"job_id": job_id, "partition": "p", "user": "u", "name": "n",
+            "state": "COMPLETED",
+            "time": {"submission": 100, "start": 110, "end": 170, "elapsed": 60,
+                     "limit": limit, **time},
+            "required": {"CPUs": 2}, "allocation_nodes": 1,
+            "array": {"job_id": 0, "task_id": 4294967294},
+            "het": {"job_id": 0, "job_offset": 4294967294}, "steps": []}
+
+
+@pytest.mark.parametrize("fmt", ["sacct", "sacct-json"])
+def test_slurm_markers_in_limits_read_as_sacct_spells_them(tmp_path: Path, fmt: str) -> None:
+    """INFINITE (0xFFFFFFFF) as a plain number or inside an object is sacct's ``UNLIMITED``;
+    NO_VAL (0xFFFFFFFE) is a missing limit: the same workload and report from both readers."""
+    sacct_limits = ["UNLIMITED", "UNLIMITED", "", "", "00:03:00"]
+    json_limits: list[object] = [
+        4294967295, {"set": True, "infinite": False, "number": 4294967295},
+        4294967294, {"set": True, "infinite": False, "number": 4294967294}, 3]
+    if fmt == "sacct":
+        head = "JobID|Submit|Start|End|Elapsed|Timelimit|AllocCPUS|NNodes|State|Partition"
+        lines = [head] + [f"{k + 1}|1970-01-01T00:01:40|1970-01-01T00:01:50|"
+                          f"1970-01-01T00:02:50|00:01:00|{lim}|2|1|COMPLETED|p"
+                          for k, lim in enumerate(sacct_limits)]
+        path = tmp_path / "log.txt"
+        path.write_text("\n".join(lines) + "\n")
+    else:
+        path = tmp_path / "log.json"
+        path.write_text(json.dumps(
+            {"jobs": [_plain_job(k + 1, lim) for k, lim in enumerate(json_limits)]}))
+    wl = load_workload(path, format=fmt)
+    rep = wl.meta["load_report"]
+    # unlimited and missing limits both become the run time; only UNLIMITED is counted so
+    assert wl.walltime.tolist() == [60, 60, 60, 60, 180]
+    assert rep["unlimited_walltime"] == 2 and rep["estimate_from_runtime"] == 4
+
+
+def test_sacct_json_markers_elsewhere_and_hostile_values(tmp_path: Path) -> None:
+    """NO_VAL in a start time is "not happened"; the 64-bit markers are understood; a
+    limit just below the markers is a real limit; a marker spelled as a string is an error."""
+    jobs = [{**_plain_job(1, 10, start=4294967294), "state": "CANCELLED"},  # never started
+            _plain_job(2, 18446744073709551615),  # INFINITE64
+            _plain_job(3, 4294967293)]  # a huge but real limit
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps({"jobs": jobs}))
+    wl = load_sacct_json(path)
+    assert wl.job_id.tolist() == [2, 3]
+    assert wl.walltime.tolist() == [60, 4294967293 * 60]
+    rep = wl.meta["load_report"]
+    assert rep["unlimited_walltime"] == 1 and rep["dropped_cancelled_before_start"] == 1
+    path.write_text(json.dumps({"jobs": [_plain_job(4, "4294967295")]}))
+    with pytest.raises(WorkloadError) as err:
+        load_sacct_json(path)
+    assert err.value.field == "jobs[0].time.limit" and err.value.job == 4
+
+
 def test_sacct_json_errors_name_job_and_field(tmp_path: Path) -> None:
     doc = json.loads((DATA / "sacct.json").read_text())
     doc["jobs"][2]["time"]["start"] = "soon"

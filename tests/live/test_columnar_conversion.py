@@ -161,3 +161,22 @@ def test_malformed_jobs_are_named(job: dict[str, Any], message: str) -> None:
     good = {"job_id": 9, "job_state": "RUNNING"}
     with pytest.raises(SlurmStateError, match=re.escape(message)):
         snapshot(NOW, {"jobs": [good, job]}, {"nodes": []})
+
+
+@pytest.mark.parametrize("limits", [
+    [5, 0xFFFFFFFF, 0xFFFFFFFE],  # Slurm 22.05: plain numbers only (the C-speed path)
+    [{"set": True, "infinite": False, "number": 5}, {"set": False, "infinite": True,
+     "number": 0}, {"set": False, "infinite": False, "number": 0}],  # 23.02+
+    [5, {"set": True, "infinite": False, "number": 0xFFFFFFFF}, None],  # mixed and hostile
+    [5, 0xFFFFFFFFFFFFFFFF, {"set": True, "infinite": False, "number": 0xFFFFFFFE}],
+])
+def test_unlimited_and_unset_time_limits_are_unlimited(limits: list[Any]) -> None:
+    """Slurm's INFINITE and NO_VAL (plain, 64-bit, inside an object, or as flags) give -1:
+    a pending job without a limit of its own gets the partition's, unknown here."""
+    jobs = [{"job_id": k + 1, "job_state": "PENDING", "partition": "main",
+             "user_name": "ann", "submit_time": NOW - 10, "time_limit": limit, "cpus": 1,
+             "start_time": 0, "end_time": 0, "job_resources": None,
+             "state_reason": "Priority", "priority": 1, "required_nodes": ""}
+            for k, limit in enumerate(limits)]
+    state = snapshot(NOW, {"jobs": jobs}, {"nodes": []})
+    assert state.jobs.time_limit.tolist() == [300, -1, -1]

@@ -1,16 +1,20 @@
-"""``dispatchlab dispatchers``: every registered preset with its family and what it is."""
+"""``dispatchlab dispatchers``: every registered preset with its family, what it is and
+what it supports (its :class:`~dispatchlab.dispatchers.capabilities.Capabilities`)."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import textwrap
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
+
+if TYPE_CHECKING:
+    from dispatchlab.dispatchers.capabilities import Capabilities
 
 
 @app.command("dispatchers")
@@ -20,7 +24,11 @@ def dispatchers_command(
         help="Only this family (rule-based, cp, malleable).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON list.")] = False,
 ) -> None:
-    """List every dispatcher preset with its family and a one-line description."""
+    """List every dispatcher preset with its family, a one-line description and what it
+    supports (flags: d nodes leaving, c fixed power cap, v varying power cap, m multi-unit
+    jobs; u follows a desired utilization, s switches power states, r reshapes malleable
+    jobs, p reads pricing; - where not)."""
+    from dispatchlab.dispatchers.preset_capabilities import preset_capabilities
     from dispatchlab.dispatchers.registry import presets
     from dispatchlab.errors import ConfigError
 
@@ -31,11 +39,14 @@ def dispatchers_command(
             raise ConfigError(f"--family: unknown family '{family}' (known: "
                               f"{', '.join(families)})", field="family")
         entries = [e for e in entries if e.family == family]
+    caps = {e.name: preset_capabilities(e) for e in entries}
     if as_json:
         typer.echo(json.dumps([{"name": e.name, "family": e.family,
-                                "description": e.description} for e in entries]))
+                                "description": e.description,
+                                "capabilities": caps[e.name].describe()} for e in entries]))
         return
     width = max(len(e.name) for e in entries)
+    flag_width = len(FLAGS) + 1
     columns = max(60, shutil.get_terminal_size((80, 24)).columns)
     for fam in families:
         rows = [e for e in entries if e.family == fam]
@@ -43,8 +54,23 @@ def dispatchers_command(
             continue
         typer.echo(f"{fam or 'other'} ({len(rows)})")
         for e in rows:
-            lines = textwrap.wrap(e.description, max(20, columns - width - 5)) or [""]
-            typer.echo(f"  {e.name:<{width}}  {lines[0]}")
+            lines = textwrap.wrap(e.description,
+                                  max(20, columns - width - flag_width - 5)) or [""]
+            typer.echo(f"  {e.name:<{width}}  {flags(caps[e.name]):<{flag_width}}{lines[0]}")
             for more in lines[1:]:
-                typer.echo(f"  {'':<{width}}  {more}")
-    typer.echo("\nAny preset can be changed with a key=value spec: see docs/dispatchers.md.")
+                typer.echo(f"  {'':<{width}}  {'':<{flag_width}}{more}")
+    typer.echo("\nSupports: d nodes leaving, c fixed power cap, v varying power cap, m multi-unit "
+               "jobs;\nu follows a desired utilization, s switches power states, r reshapes "
+               "malleable jobs,\np reads pricing (docs/composition.md). Any preset can be "
+               "changed with a key=value\nspec: see docs/dispatchers.md.")
+
+
+#: The compact column: one letter per capability field, in this order.
+FLAGS = {"nodes_leaving": "d", "fixed_power_cap": "c", "varying_power_cap": "v",
+         "multi_unit_jobs": "m", "follows_desired_utilization": "u",
+         "switches_power_states": "s", "reshapes_malleable_jobs": "r", "reads_pricing": "p"}
+
+
+def flags(caps: Capabilities) -> str:
+    """``dcvm-s--``: each field's letter when true, ``-`` when false."""
+    return "".join(letter if getattr(caps, field) else "-" for field, letter in FLAGS.items())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from dispatchlab.dispatchers.policy import Policy
 from dispatchlab.dispatchers.presets import PRESETS, build_preset, canonical_spec, parse_spec
 from dispatchlab.dispatchers.registry import (
     register,
@@ -12,7 +13,8 @@ from dispatchlab.dispatchers.registry import (
 )
 
 for _name, (_spec, _description) in PRESETS.items():
-    register(_name, partial(build_preset, _name), _description, family="rule-based")
+    register(_name, partial(build_preset, _name), _description, family="rule-based",
+             kind=Policy)
 register_spec_parser(parse_spec)
 register_canonicalizer(canonical_spec)
 register_canonicalizer(lambda f: f["cp"].strip() if set(f) == {"cp"} else None)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.errors import ConfigError
 
 Factory = Callable[[], Dispatcher]
@@ -17,21 +19,36 @@ SpecParser = Callable[[dict[str, str]], Dispatcher | None]
 
 @dataclass(frozen=True)
 class Entry:
-    """A registered preset: its factory, one line saying what it is, and its family."""
+    """A registered preset: its factory, one line saying what it is, its family, and the
+    class the factory builds (``kind``, ``"module:Class"``; "" when not known) or, when that
+    class is slow to import, its class-level record (``capabilities``), from which
+    :mod:`~dispatchlab.dispatchers.preset_capabilities` reads the family's declaration
+    without building the dispatcher."""
 
     name: str
     factory: Factory
     description: str
     family: str = ""
+    kind: str = ""
+    capabilities: Capabilities | None = None
 
 
 _PRESETS: dict[str, Entry] = {}
 _SPEC_PARSERS: list[SpecParser] = []
 
 
-def register(name: str, factory: Factory, description: str, family: str = "") -> None:
-    """Register preset ``name`` of ``family`` (re-registering replaces it)."""
-    _PRESETS[name] = Entry(name, factory, description, family)
+def register(name: str, factory: Factory, description: str, family: str = "",
+             kind: type | str = "", capabilities: Capabilities | None = None) -> None:
+    """Register preset ``name`` of ``family`` (re-registering replaces it). ``kind``: the
+    dispatcher class the factory builds, or ``"module:Class"`` when importing it now would
+    be slow; taken from the factory when it is (a ``partial`` of) a class.
+    ``capabilities``: the class's own record, when even naming the class is too slow."""
+    if not kind:
+        func = factory.func if isinstance(factory, partial) else factory
+        kind = func if isinstance(func, type) else ""
+    if isinstance(kind, type):
+        kind = f"{kind.__module__}:{kind.__qualname__}"
+    _PRESETS[name] = Entry(name, factory, description, family, kind, capabilities)
 
 
 def register_spec_parser(parser: SpecParser) -> None:

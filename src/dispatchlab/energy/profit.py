@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from dispatchlab.energy.accounting import J_PER_KWH
 from dispatchlab.energy.cooling import PueTable
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
+
+if TYPE_CHECKING:  # pandas is imported on use: listing the hybrid presets must not
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,8 @@ def cooling_series(times: np.ndarray, watts: np.ndarray, setup: CoolingSetup, t0
     temp = tv[np.maximum(j, 0)]
     pue = setup.table.pue_many(it, temp)
     cool = it * (pue - 1.0)
+    import pandas as pd
+
     return pd.DataFrame({"time": edges, "it_power_w": it, "cooling_w": cool,
                          "temperature_c": temp, "pue": pue})
 

@@ -28,11 +28,10 @@ from dispatchlab.live.slurm_records import (
     SlurmStateError,
     number,
 )
+from dispatchlab.workload.slurm_numbers import NO_VAL
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-#: A time limit at or above this (minutes) is Slurm's "unlimited".
-_INFINITE_LIMIT = 0xFFFFFFFE
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,15 +162,16 @@ def _text(value: Any) -> str:
     return value or ""
 
 
-def _ints(values: list[Any], what: str) -> IntArray:
-    """A number column: plain integers at C speed, anything else through :func:`number`."""
+def _ints(values: list[Any], what: str, unset: int = 0) -> IntArray:
+    """A number column: plain integers at C speed, anything else through :func:`number`
+    (``unset`` for values Slurm marks not set)."""
     try:
         out = np.array(values, dtype=np.int64)
         if out.ndim == 1:
             return out
     except (TypeError, ValueError, OverflowError):
         pass
-    return np.array([number(v, what) for v in values], dtype=np.int64)
+    return np.array([number(v, what, unset) for v in values], dtype=np.int64)
 
 
 #: A running job's identity for reusing its allocation: (id, start time, CPUs).
@@ -238,8 +238,9 @@ def parse_jobs(doc: Mapping[str, Any], previous: JobTable | None = None) -> JobT
         raise SlurmStateError("squeue --json: a job is not a JSON object") from None
     ids, cpus = _ints(job_id, "job_id"), _ints(fields["cpus"], "cpus")
     start = _ints(fields["start_time"], "start_time")
-    limit = _ints(fields["time_limit"], "time_limit")
-    limit = np.where((limit < 0) | (limit >= _INFINITE_LIMIT), -1, limit * 60)
+    # Slurm's unlimited (INFINITE) and not set (NO_VAL: the partition's) are both -1
+    limit = _ints(fields["time_limit"], "time_limit", unset=-1)
+    limit = np.where((limit < 0) | (limit >= NO_VAL), -1, limit * 60)
     known = previous.allocations if previous is not None else {}
     keys: Sequence[_Key] = (list(zip(ids.tolist(), start.tolist(), cpus.tolist(),
                                      strict=True)) if known else ())

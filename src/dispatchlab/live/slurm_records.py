@@ -7,10 +7,10 @@ numbers as ``{"set": …, "number": …}`` and states as lists, which :func:`num
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from dispatchlab.errors import DispatchlabError
+from dispatchlab.workload.slurm_numbers import slurm_number
 
 #: Node states (base or flag) in which a node takes no new job.
 UNUSABLE = frozenset({"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING",
@@ -19,6 +19,7 @@ UNUSABLE = frozenset({"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING",
                       "POWER_DOWN", "POWERING_UP", "REBOOT_ISSUED", "PLANNED"})
 #: The hold reasons of a job held by its user (``sbatch --hold``, ``scontrol uhold``).
 USER_HOLD = "JobHeldUser"
+_INF = float("inf")
 #: Job states of a job holding CPUs on its nodes.
 RUNNING_STATES = ("RUNNING", "COMPLETING", "SUSPENDED")
 
@@ -72,16 +73,17 @@ class SlurmJob(NamedTuple):
         return self.pending and self.reason == USER_HOLD
 
 
-def number(value: Any, what: str) -> int:
-    """An integer field: plain (22.05) or ``{"set", "infinite", "number"}`` (23.02+)."""
-    if isinstance(value, Mapping):
-        if value.get("infinite"):
-            return -1
-        if not value.get("set", True):
-            return 0
-        value = value.get("number", 0)
+def number(value: Any, what: str, unset: int = 0) -> int:
+    """An integer field: plain (22.05) or ``{"set", "infinite", "number"}`` (23.02+);
+    -1 when Slurm marks it unlimited (``infinite``, ``INFINITE``), ``unset`` when not set
+    (null, ``set: false``, ``NO_VAL``)."""
+    value = slurm_number(value)
+    if type(value) is int:
+        return value
     if value is None:
-        return 0
+        return unset
+    if value == _INF:
+        return -1
     try:
         return int(value)
     except (TypeError, ValueError):

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from dispatchlab.errors import ConfigError
+
+if TYPE_CHECKING:  # pandas is imported on use: listing the hybrid presets must not
+    import pandas as pd
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -93,6 +95,8 @@ class Plan:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per job: job_id, row, start, end, duration, units, nodes, counts."""
+        import pandas as pd
+
         return pd.DataFrame({
             "job_id": self.job_ids,
             "row": self.rows,
@@ -111,6 +115,8 @@ class Plan:
         """Fraction of the machine's cores busy per ``step_s`` bin (time-weighted mean
         over the bin), from ``start`` (default: first planned start, floored to the step)
         to ``end`` (default: makespan). Columns: time (bin start), utilization."""
+        import pandas as pd
+
         if step_s <= 0:
             raise ConfigError(f"step must be > 0 s, got {step_s}", field="step_s")
         if not len(self):
@@ -165,6 +171,8 @@ def load_plan(path: str) -> Plan:
     """A plan written by :meth:`Plan.save`; a malformed file is a :class:`ConfigError`
     naming the file and the missing or bad column."""
     import json
+
+    import pandas as pd
 
     try:
         if path.endswith(".parquet"):

@@ -1,11 +1,13 @@
 """Reader for Slurm ``sacct --json`` exports (``{"jobs": [...]}``).
 
-Both shapes of Slurm's data parser are read: plain numbers (``"limit": 60``, Slurm 21–22)
-and ``{"set": true, "infinite": false, "number": 60}`` objects (23.02 and later), state
+Both shapes of Slurm's data parser are read: plain numbers (``"limit": 60``, Slurm 21–22,
+where 4294967295 is ``INFINITE`` and 4294967294 ``NO_VAL``, "not set") and
+``{"set": true, "infinite": false, "number": 60}`` objects (23.02 and later), state
 as a string or ``{"current": ["COMPLETED"], "reason": …}``. Per job:
 
 - ``job_id``; ``time.submission`` / ``time.start`` / ``time.end`` (Unix seconds, 0 = not
-  happened); ``time.elapsed`` → run time; ``time.limit`` (minutes; infinite → none);
+  happened); ``time.elapsed`` → run time; ``time.limit`` (minutes; infinite → unlimited,
+  as sacct's ``UNLIMITED``; not set → missing);
 - CPUs: the ``cpu`` entry of ``tres.allocated`` (else ``required.CPUs``); nodes:
   ``allocation_nodes`` (else the ``node`` entry of ``tres.allocated``);
 - ``partition`` → queue, ``user`` → user, ``name`` → application;
@@ -34,6 +36,7 @@ from dispatchlab.workload.accounting import (
     normalise_states,
 )
 from dispatchlab.workload.delimited import read_bytes
+from dispatchlab.workload.slurm_numbers import slurm_number
 from dispatchlab.workload.workload import UNKNOWN, Workload
 
 
@@ -44,19 +47,15 @@ class _Bad(Exception):
 
 
 def _value(node: Any, path: str) -> float | None:
-    """A number, or the number of a ``{set, infinite, number}`` object; None when unset;
-    ``inf`` when infinite."""
-    if node is None:
+    """A number (plain or a ``{set, infinite, number}`` object); None when unset (null,
+    ``set: false`` or Slurm's ``NO_VAL``); ``inf`` when infinite (``infinite: true`` or
+    Slurm's ``INFINITE``)."""
+    value = slurm_number(node)
+    if value is None:
         return None
-    if isinstance(node, dict):
-        if node.get("infinite"):
-            return float("inf")
-        if not node.get("set", True):
-            return None
-        node = node.get("number")
-    if isinstance(node, bool) or not isinstance(node, (int, float)):
-        raise _Bad(path, f"expected a number, got {node!r}")
-    return float(node)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Bad(path, f"expected a number, got {value!r}")
+    return float(value)
 
 
 def _get(job: dict[str, Any], path: str) -> Any:

@@ -12,7 +12,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.errors import ConfigError
+
+#: What the CP and DEC families support (the classes' records, here so that listing the
+#: presets reads them without importing OR-Tools).
+CP_CAPABILITIES = Capabilities(family="cp")
+DEC_CAPABILITIES = Capabilities(family="dec")
 
 #: Feedback iterations of ``dec-feedback`` when none is given. The paper (Borghesi et al.
 #: 2015 §5) chose its *n* "empirically" and does not state it.

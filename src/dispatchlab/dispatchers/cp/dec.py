@@ -33,8 +33,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from dispatchlab.dispatchers.allocators import MarginalPowerFirst
-from dispatchlab.dispatchers.capabilities import Capabilities
-from dispatchlab.dispatchers.cp.config import CPConfig, dec_name
+from dispatchlab.dispatchers.cp.config import DEC_CAPABILITIES, CPConfig, dec_name
 from dispatchlab.dispatchers.cp.dec_mapper import Conflict, Mapped, map_schedule
 from dispatchlab.dispatchers.cp.dec_power import LinearPower, add_power, cap_steps
 from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
@@ -120,7 +119,7 @@ class DecLog(DecisionLog):
 class DecDispatcher(CPDispatcher):
     """DEC (``feedback=0``) or DEC-feedback (see the module docstring)."""
 
-    capabilities = Capabilities(family="dec")
+    capabilities = DEC_CAPABILITIES
 
     def __init__(self, config: DecConfig | None = None, name: str | None = None):
         cfg = config or DecConfig()

@@ -21,8 +21,7 @@ import numpy.typing as npt
 from dispatchlab.dispatchers.allocators import BestFit
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.budget_guard import within_budget
-from dispatchlab.dispatchers.capabilities import Capabilities
-from dispatchlab.dispatchers.cp.config import CPConfig
+from dispatchlab.dispatchers.cp.config import CP_CAPABILITIES, CPConfig
 from dispatchlab.dispatchers.cp.instance import (
     Instance,
     build_instance,
@@ -58,7 +57,7 @@ def make_estimator(spec: str | DurationEstimator) -> DurationEstimator:
 class CPDispatcher(BaseDispatcher):
     """PCP or HCP, version 0–3, with a duration estimator (see :class:`CPConfig`)."""
 
-    capabilities = Capabilities(family="cp")
+    capabilities = CP_CAPABILITIES
 
     def __init__(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from dispatchlab.dispatchers.cp.config import CP_CAPABILITIES, DEC_CAPABILITIES
 from dispatchlab.dispatchers.registry import register, register_spec_parser
 
 if TYPE_CHECKING:
@@ -64,21 +65,21 @@ def register_all() -> None:
                 base,
                 partial(_make, kind, version, "walltime", False),
                 f"{what}; wall-time durations",
-                family="cp",
+                family="cp", capabilities=CP_CAPABILITIES,
             )
             for est in ("real", "heuristic"):
                 register(
                     f"{base}-{est}",
                     partial(_make, kind, version, est, False),
                     f"{what}; {est} durations",
-                    family="cp",
+                    family="cp", capabilities=CP_CAPABILITIES,
                 )
             register(
                 f"{base}-paper",
                 partial(_make, kind, version, "walltime", True),
                 f"{what}; paper search control (δ=1 s wall clock, δmax=16 s; "
                 "not reproducible)",
-                family="cp",
+                family="cp", capabilities=CP_CAPABILITIES,
             )
 
 
@@ -108,16 +109,18 @@ def register_dec() -> None:
     fb = ("DEC_feedBack: DEC plus up to {n} re-solves, each adding the mapper's conflict "
           "sets (unit cumulatives, capacity |set| - 1) and a strictly better objective")
     paper = "; the paper's budget (5 s wall clock doubling to 60 s; not reproducible)"
-    register("dec", partial(dec_preset, 0, False), what, family="dec")
-    register("dec-paper", partial(dec_preset, 0, True), what + paper, family="dec")
+    register("dec", partial(dec_preset, 0, False), what, family="dec",
+             capabilities=DEC_CAPABILITIES)
+    register("dec-paper", partial(dec_preset, 0, True), what + paper, family="dec",
+             capabilities=DEC_CAPABILITIES)
     register("dec-feedback", partial(dec_preset, DEFAULT_FEEDBACK, False),
-             fb.format(n=DEFAULT_FEEDBACK), family="dec")
+             fb.format(n=DEFAULT_FEEDBACK), family="dec", capabilities=DEC_CAPABILITIES)
     register("dec-feedback-paper", partial(dec_preset, DEFAULT_FEEDBACK, True),
-             fb.format(n=DEFAULT_FEEDBACK) + paper, family="dec")
+             fb.format(n=DEFAULT_FEEDBACK) + paper, family="dec", capabilities=DEC_CAPABILITIES)
     for n in FEEDBACK_PRESETS:
         if n != DEFAULT_FEEDBACK:
             register(f"dec-feedback-{n}", partial(dec_preset, n, False), fb.format(n=n),
-                     family="dec")
+                     family="dec", capabilities=DEC_CAPABILITIES)
 
 
 def register_dec_spec() -> None:

@@ -64,7 +64,8 @@ def register_presets() -> None:
 
     for name, (factory, description) in PRESETS.items():
         register(name, factory, description, family="dardis")
-    for name, (factory, description) in HYBRID.items():
-        register(name, factory, description, family="dardis")
+    for name, (factory, description) in HYBRID.items():  # the class imports pandas: named
+        register(name, factory, description, family="dardis",
+                 kind="dispatchlab.hybrid.pipeline:HybridDardis")
     register_spec_parser(parse_dardis_spec)
     register_canonicalizer(canonical_dardis_spec)

@@ -103,11 +103,9 @@ class OfflinePlanner(BaseDispatcher):
 
     oracle = True
 
-    @property
-    def reads_pricing(self) -> bool:
-        """Plans with a PUE table, prices and the ambient temperature (of the run's
-        scenario when no ``temperature=`` is given): simulated once per pricing scenario."""
-        return True
+    #: Plans with a PUE table, prices and the ambient temperature (of the run's scenario
+    #: when no ``temperature=`` is given): simulated once per pricing scenario.
+    reads_pricing = True
 
     def __init__(self, search: str = "delay", chunk: int = 86400, duration: str = "runtime",
                  step: int = 60, cooling: str = "air", temperature: str | None = None,

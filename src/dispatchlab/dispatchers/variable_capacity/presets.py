@@ -12,18 +12,18 @@ def register_presets() -> None:
     register("ff-aware", lambda: FirstFitVC(aware=True),
              "variable capacity: first-fit by machine index, riskiest (highest) machines "
              "leave first (Robert et al.)",
-             family="variable-capacity")
+             family="variable-capacity", kind=FirstFitVC)
     register("ff-unaware", lambda: FirstFitVC(aware=False),
              "variable capacity: first-fit by machine index, random machines leave",
-             family="variable-capacity")
+             family="variable-capacity", kind=FirstFitVC)
     register("target-stretch", lambda: TargetVC("stretch"),
              "variable capacity: long jobs on safe machines, per-machine conservative "
              "backfilling, neighbourhood search when the target stretch is missed",
-             family="variable-capacity")
+             family="variable-capacity", kind=TargetVC)
     register("target-asap", lambda: TargetVC("asap"),
              "variable capacity: target machine or nearest neighbour that starts the job "
              "now, else target within the target stretch, else earliest start",
-             family="variable-capacity")
+             family="variable-capacity", kind=TargetVC)
     register("packed-target-asap", lambda: TargetVC("packed"),
              "variable capacity: TargetASAP with targets at the first machine of packs of 5",
-             family="variable-capacity")
+             family="variable-capacity", kind=TargetVC)
