@@ -1,5 +1,6 @@
 """Family sections of the interactive report: shown only with their data, numbers from the
-runs (profit per pricing scenario, daily over-use of a desired profile)."""
+runs (profit per pricing scenario, the malleable cost, daily over-use of a desired
+profile)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,39 @@ def test_profit_is_broken_down_per_pricing_scenario(priced: Path) -> None:
     assert [b["name"] for b in bars] == ["fifo", "easy"]
     assert all(b["x"] == SCENARIOS for b in bars)
     assert len(set(re.findall(r"<h3>(.*?) per pricing", html))) == 2
+
+
+MALLEABLE = ["mejri-fifo", "mejri-fifo-rcfg-poff"]
+
+
+def test_malleable_cost_is_each_dispatchers_stored_summary(tmp_path: Path) -> None:
+    """Two malleable presets on 30 Mejri jobs: the table and the bar chart show each run's
+    stored cost, mean stretch and normalised power."""
+    spec = parse_experiment({
+        "name": "mall", "platforms": ["mejri-10"], "dispatchers": MALLEABLE,
+        "workloads": [{"path": "gen:mejri:jobs=30,seed=1", "walltime_kill": False}]})
+    store = RunStore(tmp_path)
+    for run in plan(spec):
+        store.save(run, execute_run(run.config), engine="inline")
+    records = list(RunStore(tmp_path).records())
+    cmp = build_comparison(records, title="m", order=MALLEABLE)
+    sections = {sec.id: (sec, figs) for sec, figs in family_sections(cmp, [], {})}
+    sec, figs = sections["malleable"]
+    html = "".join(p for p in sec.parts if isinstance(p, str))
+    stored = {r.labels["dispatcher"]: r.summary["malleable"] for r in records}
+    assert set(stored) == set(MALLEABLE)
+    for d in MALLEABLE:
+        for key in ("cost", "mean_stretch", "norm_power"):
+            value = float(stored[d][key])
+            assert f'data-v="{value}">{value:,.3f}</td>' in html, (d, key)
+    cost = next(f for f in figs if f.name == "web-malleable-cost")
+    (bars,) = cost.data
+    assert bars["x"] == MALLEABLE
+    assert np.allclose(bars["y"], [stored[d]["cost"] for d in MALLEABLE], rtol=1e-3)
+    assert np.allclose(bars["customdata"], [[stored[d]["mean_stretch"],
+                                             stored[d]["norm_power"]] for d in MALLEABLE],
+                       rtol=1e-3)
+    assert stored["mejri-fifo"]["cost"] != stored["mejri-fifo-rcfg-poff"]["cost"]
 
 
 def test_daily_overuse_integrates_use_above_the_profile() -> None:

@@ -38,8 +38,8 @@ def _flat_summary(summary: dict[str, Any]) -> dict[str, Any]:
                         "mean_pue_sub": at.get("mean_pue")})
         elif k == "energy" and isinstance(v, dict):
             out.update(_energy_columns(v))
-        elif k == "power" and isinstance(v, dict):
-            out.update({f"power_{s}": x for s, x in v.items() if isinstance(x, (int, float))})
+        elif k in ("power", "malleable") and isinstance(v, dict):
+            out.update({f"{k}_{s}": x for s, x in v.items() if isinstance(x, (int, float))})
         elif isinstance(v, (int, float, str, bool)) or v is None:
             out[k] = v
     return out
