@@ -32,6 +32,7 @@ SUBSET = {
     "variable-capacity": ("ff-aware", "target-asap"),
     "malleable": ("mejri-fifo-poff", "mejri-swarm2"),
     "offline-plan": ("offline-heuristic",),
+    "pa-hpc-sim": ("pa-easy",),
 }
 
 

@@ -70,6 +70,7 @@ HOMES: dict[str, Home] = {
     "rule-based": Home(_kth_path(), _powered(100, 1, "kth-sp2-power"), limit=200),
     "cp": Home("gen:eurora-like:jobs=30,seed=1", "eurora"),
     "dec": Home("gen:eurora-like:jobs=30,seed=1", "eurora"),
+    "pa-hpc-sim": Home("gen:eurora-like:jobs=30,seed=1", "eurora"),
     "dardis": Home(_kth_path(), _powered(100, 1, "kth-sp2-power"), limit=200),
     "offline-plan": Home("gen:eurora-like:jobs=40,seed=1", "eurora",
                          base_scenario="gen:temperature:season=summer,days=40"),

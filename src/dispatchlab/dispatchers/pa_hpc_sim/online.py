@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.pa_hpc_sim.cxx_sort import cxx_sort
 from dispatchlab.engine.budget import fits_cap
 from dispatchlab.engine.decisions import Decision, Start
@@ -114,6 +115,8 @@ class PaOnline(BaseDispatcher):
     """The peer's online dispatcher around one of its schedulers (:meth:`schedule`)."""
 
     name = "pa-online"
+    #: the peer ranks every node of the machine once: nodes that leave are not modelled
+    capabilities = Capabilities(family="pa-hpc-sim", nodes_leaving=False)
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Empty collections; the node order of the peer's resource ranker."""
