@@ -56,6 +56,15 @@ def missing_reason(ref: str) -> str:
     return f"{MISSING} {name}: not present locally (`dispatchlab traces fetch {name}`)"
 
 
+def needs_trace(ref: str) -> pytest.MarkDecorator:
+    """Skip a test or module (``pytestmark``) when the trace ``ref`` has no local copy."""
+    return pytest.mark.skipif(not trace_available(ref), reason=missing_reason(ref))
+
+
+#: ``gen:curie-thesis`` reads the Curie log: tests that generate it need that trace
+needs_curie = needs_trace("CEA-Curie")
+
+
 def shared_trace(name: str) -> Path:
     """Path of a real trace by file or catalogue name; skipped when it is absent."""
     return trace_path(name)

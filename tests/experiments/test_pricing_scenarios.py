@@ -20,9 +20,12 @@ from dispatchlab.experiments.campaign import simulation_groups
 from dispatchlab.experiments.config import PlannedRun
 from dispatchlab.experiments.worker import execute_run
 from dispatchlab.stats.metrics import TIMING_KEYS
+from tests.conftest import needs_curie
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+pytestmark = needs_curie
 
 WORKLOAD = "gen:curie-thesis:level=low,seed=0"
 SUMMER = "gen:temperature:season=summer,days=3,seed={seed}"

@@ -16,6 +16,7 @@ from dispatchlab.report import build_comparison
 from dispatchlab.report.figures import RunView
 from dispatchlab.report.web.families import family_sections
 from dispatchlab.report.web.families.profile import daily_overuse
+from tests.conftest import needs_curie
 
 SCENARIOS = ["summer-air", "winter-hybrid"]
 
@@ -39,6 +40,7 @@ def priced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@needs_curie
 def test_profit_is_broken_down_per_pricing_scenario(priced: Path) -> None:
     cmp = build_comparison(list(RunStore(priced).records()), title="p", order=["fifo", "easy"])
     sections = {sec.id: (sec, figs) for sec, figs in family_sections(cmp, [], {})}

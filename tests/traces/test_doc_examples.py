@@ -126,7 +126,15 @@ def has_placeholder(ex: Example) -> bool:
 
 
 def needed_traces(ex: Example) -> list[str]:
-    return [m.group(1) for w in ex.argv for m in re.finditer(r"trace:([\w./#-]+)", w)]
+    """The traces named in the command, and those its experiment files' workloads read."""
+    out = [m.group(1) for w in ex.argv for m in re.finditer(r"trace:([\w./#-]+)", w)]
+    for w in ex.argv:
+        if w.endswith(".toml") and (REPO / w).is_file():
+            text = (REPO / w).read_text(encoding="utf-8")
+            out += re.findall(r"trace:([\w./#-]+)", text)
+            if "gen:curie-thesis" in text:
+                out.append("CEA-Curie")
+    return out
 
 
 def prepared(ex: Example) -> list[str]:
