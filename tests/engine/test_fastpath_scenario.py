@@ -78,3 +78,19 @@ def test_varying_cap(kth: Workload, dispatcher: str) -> None:
     assert res.summary["power"]["over_cap_seconds"] > 0  # it falls under running jobs
     day_night = f"gen:day-night:day={low},night={low + 1200},days=60"
     assert_same(kth, plat, dispatcher, scenario=day_night, count_idle=False)
+
+
+def test_a_stall_under_a_varying_cap_names_the_cap_in_force(kth: Workload) -> None:
+    """Both loops name the last cap (not the compiled loop's starting value, infinity)."""
+    from dispatchlab.errors import DispatchlabError
+    from dispatchlab.simulation import simulate
+
+    plat = resolve_platform("nodes=100,cores=1").with_node_model(GENERIC)
+    scen = Scenario([Change(0, "power_cap", 100 * GENERIC.idle + 20.0)])
+    messages = []
+    for engine in ("compiled", "general"):
+        with pytest.raises(DispatchlabError) as err:
+            simulate(kth, plat, "easy", scenario=scen, engine=engine)
+        messages.append(str(err.value))
+    caps = [m.split("the power cap of ")[1].split(" W")[0] for m in messages]
+    assert caps[0] == caps[1] == f"{100 * GENERIC.idle + 20.0:.6g}", messages

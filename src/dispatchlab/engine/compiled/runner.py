@@ -155,7 +155,10 @@ def _check(sim: Simulator, status: int, bad_job: int, run: SlotRun | None = None
         hint = ""
         pw = run.power if run is not None else None
         if pw is not None:  # the machine is idle then: it draws its idle power
-            hint = (f"; the power cap of {pw.cap:.6g} W leaves {pw.cap - pw.used:.6g} W over "
+            cap = pw.cap  # a varying cap: stuck means every change has passed, the last holds
+            if run is not None and run.cap_rows is not None and len(run.cap_rows[1]):
+                cap = float(run.cap_rows[1][-1])
+            hint = (f"; the power cap of {cap:.6g} W leaves {cap - pw.used:.6g} W over "
                     f"what the machine draws now ({pw.used:.6g} W"
                     + (", idle nodes included), maybe too little for these jobs: raise the "
                        "cap, switch idle nodes off, or do not count idle power"
