@@ -10,6 +10,7 @@ from functools import partial
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.errors import ConfigError
+from dispatchlab.keyvalue import split_key_values
 
 Factory = Callable[[], Dispatcher]
 #: Turns ``key=value`` fields into a dispatcher, or returns ``None`` when the keys belong
@@ -89,16 +90,7 @@ def unknown_preset_message(spec: str) -> str:
 
 def spec_fields(spec: str) -> dict[str, str]:
     """``key=value,...`` as a dict; a repeated or empty key is an error."""
-    fields: dict[str, str] = {}
-    for part in spec.split(","):
-        key, sep, value = part.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ConfigError(f"expected key=value, got '{part}'", field="dispatcher")
-        if key in fields:
-            raise ConfigError(f"key '{key}' given twice in '{spec}'", field="dispatcher")
-        fields[key] = value.strip()
-    return fields
+    return split_key_values(spec, field="dispatcher", skip_empty=False)
 
 
 def _parse_spec_fields(spec: str) -> Dispatcher:

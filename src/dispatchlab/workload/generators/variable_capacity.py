@@ -31,12 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from dispatchlab.errors import WorkloadError
-from dispatchlab.workload.generators.registry import (
-    canonical_spec,
-    parse_float,
-    parse_int,
-    register_generator,
-)
+from dispatchlab.keyvalue import parse_float, parse_int
+from dispatchlab.workload.generators.registry import canonical_spec, register_generator
 from dispatchlab.workload.workload import Workload
 
 KINDS = ("uniform", "log", "log4", "three")
