@@ -76,6 +76,15 @@ def parse_bool(text: str) -> bool:
         raise ValueError("expected true or false (yes/no, 1/0, on/off)") from None
 
 
+def parses(parser: Callable[[str], object], text: str) -> bool:
+    """Whether ``parser(text)`` succeeds (``parses(float, "1e3")``, ``parses(int, "x")``)."""
+    try:
+        parser(text)
+    except ValueError:
+        return False
+    return True
+
+
 def convert(key: str, text: str, parser: Callable[[str], T], *, context: str = "",
             error: ErrorType = ConfigError) -> T:
     """``parser(text)``; its ValueError/TypeError becomes an ``error`` naming ``key``."""

@@ -8,7 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dispatchlab.errors import ConfigError, WorkloadError
-from dispatchlab.keyvalue import convert, parse_bool, parse_float, parse_int, split_key_values
+from dispatchlab.keyvalue import (
+    convert,
+    parse_bool,
+    parse_float,
+    parse_int,
+    parses,
+    split_key_values,
+)
 
 KEYS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
 VALUES = st.text(alphabet="abcxyz0123456789.-/+", max_size=8)
@@ -78,3 +85,10 @@ def test_convert_names_key_and_value() -> None:
     assert convert("ok", "maybe?", str) == "maybe?"
     with pytest.raises(ConfigError, match="true or false"):
         convert("flag", "perhaps", parse_bool)
+
+
+@pytest.mark.parametrize(("parser", "text", "ok"), [
+    (float, "1e3", True), (float, "-0.5", True), (float, "x", False), (float, "", False),
+    (int, "12", True), (int, "1.5", False), (int, "q1", False)])
+def test_parses(parser: type, text: str, ok: bool) -> None:
+    assert parses(parser, text) is ok

@@ -32,6 +32,7 @@ import numpy as np
 
 from dispatchlab.engine.scenario import Change, Scenario
 from dispatchlab.errors import ConfigError
+from dispatchlab.keyvalue import parses
 
 WALK_MODELS = ("slides", "authors")
 
@@ -112,16 +113,8 @@ def is_capacity_file(path: str | Path) -> bool:
             if not text or text.startswith("#"):
                 continue
             head = text.replace(" ", "").lower()
-            return head.startswith("time,alive") or _is_number(text)  # authors': the mean
+            return head.startswith("time,alive") or parses(float, text)  # authors': the mean
     return False
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def load_capacity(path: str | Path) -> Scenario:
