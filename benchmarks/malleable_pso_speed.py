@@ -22,9 +22,9 @@ from dispatchlab import simulate
 from dispatchlab.dispatchers.malleable.cost import malleable_platform, run_metrics
 from dispatchlab.dispatchers.malleable.greedy import MalleableGreedy
 from dispatchlab.dispatchers.malleable.kernel import KernelJobs, run_kernel
-from dispatchlab.dispatchers.malleable.pso import Swarm, SwarmSpec
 from dispatchlab.dispatchers.malleable.setups import setup_configs
 from dispatchlab.experiments.engines import DaskEngine, LocalEngine
+from dispatchlab.tuning.pso import Swarm, SwarmSpec
 from dispatchlab.workload.generators.mejri import JobSetParams, job_set
 
 OUT = Path(__file__).with_name("results")

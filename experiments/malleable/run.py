@@ -47,9 +47,9 @@ from dispatchlab.dispatchers.malleable.config import (
 from dispatchlab.dispatchers.malleable.cost import malleable_platform, run_metrics
 from dispatchlab.dispatchers.malleable.greedy import MalleableGreedy
 from dispatchlab.dispatchers.malleable.kernel import KernelJobs, run_kernel
-from dispatchlab.dispatchers.malleable.pso import Swarm, SwarmSpec
 from dispatchlab.dispatchers.malleable.setups import SETUPS, TABLE4, setup_configs
 from dispatchlab.experiments.engines import LocalEngine
+from dispatchlab.tuning.pso import Swarm, SwarmSpec
 from dispatchlab.workload.generators.mejri import (
     RESILIENCE,
     SCALE_UP,

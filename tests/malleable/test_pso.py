@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dispatchlab.dispatchers.malleable.pso import (
+from dispatchlab.dispatchers.malleable.bounds import bounds_for
+from dispatchlab.tuning.pso import (
     Swarm,
     SwarmSpec,
-    bounds_for,
+
     pso_step,
     reflect,
 )

@@ -1,43 +1,23 @@
-"""The dispatcher protocol every family implements (rule-based, CP, DARDIS, …).
-
-At each decision point the engine calls :meth:`Dispatcher.decide` once with what happened
-since the previous call and a read-only :class:`SystemView`; the dispatcher returns typed
-decisions (see :mod:`dispatchlab.engine.decisions`). Constructors only store parameters;
-:meth:`Dispatcher.reset` prepares per-run state.
-"""
+"""The base every family builds on (rule-based, CP, DARDIS, …): parameter storage,
+``describe()``, no-op reset; the protocol itself is the engine's
+(:class:`~dispatchlab.engine.protocol.Dispatcher`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
+from dispatchlab.engine.protocol import Dispatcher
 from dispatchlab.engine.state import SystemView
 
+if TYPE_CHECKING:
+    from dispatchlab.engine.recorder import Recorder
 
-@runtime_checkable
-class Dispatcher(Protocol):
-    """What the engine needs from a dispatcher."""
-
-    name: str
-
-    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
-        """Prepare for a new run on ``view``'s platform and workload."""
-
-    def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
-        """Decisions for time ``view.now``."""
-        ...
-
-    def describe(self) -> dict[str, Any]:
-        """The configuration, JSON-ready (recorded with the results)."""
-        ...
-
-    def run_stats(self) -> dict[str, Any]:
-        """Per-run statistics of the dispatcher itself (added to the summary)."""
-        ...
+__all__ = ["BaseDispatcher", "Dispatcher", "reads_pricing"]
 
 
 class BaseDispatcher:
@@ -74,6 +54,10 @@ class BaseDispatcher:
 
     def run_stats(self) -> dict[str, Any]:
         """No statistics by default."""
+        return {}
+
+    def run_summary(self, recorder: Recorder) -> dict[str, Any]:
+        """Entries the family adds to the run's summary (its own metrics); none here."""
         return {}
 
 

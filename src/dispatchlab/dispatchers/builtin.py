@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from functools import partial
 
-from dispatchlab.dispatchers.policy import Policy
-from dispatchlab.dispatchers.presets import PRESETS, build_preset, canonical_spec, parse_spec
 from dispatchlab.dispatchers.registry import (
     register,
     register_canonicalizer,
     register_spec_parser,
+)
+from dispatchlab.dispatchers.rule_based.policy import Policy
+from dispatchlab.dispatchers.rule_based.presets import (
+    PRESETS,
+    build_preset,
+    canonical_spec,
+    parse_spec,
 )
 
 for _name, (_spec, _description) in PRESETS.items():

@@ -67,7 +67,7 @@ def get_dispatcher(spec: str) -> Dispatcher:
     idle-node power-off around it (``<spec>+poweroff[:SECONDS]``)."""
     _load_builtin()
     spec = spec.strip()
-    from dispatchlab.dispatchers.power_off import IdlePowerOff, parse_power_off
+    from dispatchlab.dispatchers.rule_based.power_off import IdlePowerOff, parse_power_off
 
     wrapped = parse_power_off(spec)
     if wrapped is not None:
@@ -144,5 +144,5 @@ def _load_builtin() -> None:
     import dispatchlab.dispatchers.builtin  # noqa: F401
 
     # importing the submodule dispatchers/presets.py rebinds the package's name `presets`
-    # to that module; the documented `dispatchlab.dispatchers.presets()` is this function
+    # to that module; the documented `dispatchlab.dispatchers.rule_based.presets()` is this function
     package.presets = presets

@@ -22,8 +22,8 @@ from dispatchlab.engine.execution import (
 )
 from dispatchlab.engine.recorder import COMPLETED, KILLED
 from dispatchlab.engine.scenario import Change
-from dispatchlab.engine.state import BOOTING, DOWN, OFF, SHUTTING_DOWN
 from dispatchlab.errors import DispatchlabError, InvalidDecision
+from dispatchlab.platform.node_states import BOOTING, DOWN, OFF, SHUTTING_DOWN
 
 if TYPE_CHECKING:
     from dispatchlab.engine.simulator import Simulator

@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.engine import appliers, handlers
 from dispatchlab.engine.budget import OVER_CAP_POLICIES, JobColumnPower, PowerModel
 from dispatchlab.engine.constraints import Constraints, build_constraints
@@ -36,6 +35,7 @@ from dispatchlab.engine.decisions import (
 from dispatchlab.engine.events import END, NODE, RULE, SCENARIO, WAKE, Events
 from dispatchlab.engine.kernels import warm_up
 from dispatchlab.engine.power_meter import MachinePower
+from dispatchlab.engine.protocol import Dispatcher
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.scenario import Scenario
 from dispatchlab.engine.state import Budget, Oracle, SystemView

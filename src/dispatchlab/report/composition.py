@@ -169,7 +169,7 @@ def _cap_watts(plat: Platform) -> float:
         return 1e6
     import numpy as np
 
-    from dispatchlab.engine.state import ON
+    from dispatchlab.platform.node_states import ON
 
     nodes = np.arange(plat.n_nodes)
     idle = float(table["idle"].sum())

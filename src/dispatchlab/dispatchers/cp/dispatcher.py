@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from dispatchlab.dispatchers.allocators import BestFit
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.budget_guard import within_budget
+from dispatchlab.dispatchers.cp.budget_guard import within_budget
 from dispatchlab.dispatchers.cp.config import CP_CAPABILITIES, CPConfig
 from dispatchlab.dispatchers.cp.instance import (
     Instance,

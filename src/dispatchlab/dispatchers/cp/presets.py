@@ -16,8 +16,8 @@ from dispatchlab.dispatchers.registry import register, register_spec_parser
 
 if TYPE_CHECKING:
     from dispatchlab.dispatchers.cp.config import CPConfig
-    from dispatchlab.dispatchers.cp.dec import DecDispatcher
     from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
+    from dispatchlab.dispatchers.dec.dispatcher import DecDispatcher
 
 _WHAT = {
     0: "original model",
@@ -91,7 +91,7 @@ def dec_preset(feedback: int, paper: bool) -> DecDispatcher:
     """DEC (``feedback=0``) or DEC-feedback; ``paper``: the paper's search budget (5 s of
     wall clock doubling to 60 s while no solution is found; not reproducible)."""
     from dispatchlab.dispatchers.cp.config import SearchConfig, dec_name
-    from dispatchlab.dispatchers.cp.dec import DecConfig, DecDispatcher, dec_cp_config
+    from dispatchlab.dispatchers.dec.dispatcher import DecConfig, DecDispatcher, dec_cp_config
 
     search = (SearchConfig(deterministic=False, delta=5.0, delta_max=60.0, workers=1,
                            wall_limit=60.0) if paper else SearchConfig())

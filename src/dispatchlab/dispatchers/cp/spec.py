@@ -17,8 +17,8 @@ from dispatchlab.dispatchers.spec_values import convert_field
 from dispatchlab.errors import ConfigError
 
 if TYPE_CHECKING:
-    from dispatchlab.dispatchers.cp.dec import DecDispatcher
     from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
+    from dispatchlab.dispatchers.dec.dispatcher import DecDispatcher
 
 _PRESET = re.compile(r"^(hcp|pcp)([0-3]?)(?:-(real|heuristic|walltime|paper))?$")
 _DEC = re.compile(r"^dec(-feedback(?:-(\d+))?)?(-paper)?$")
@@ -59,8 +59,8 @@ def parse_dec_spec(spec: dict[str, str]) -> DecDispatcher | None:
     if "dec" not in spec:
         return None
     from dispatchlab.dispatchers.cp.config import DEC_FEEDBACK, CPConfig, SearchConfig, dec_name
-    from dispatchlab.dispatchers.cp.dec import DecConfig, DecDispatcher
     from dispatchlab.dispatchers.cp.presets import dec_preset
+    from dispatchlab.dispatchers.dec.dispatcher import DecConfig, DecDispatcher
 
     match = _DEC.match(spec["dec"].strip())
     if match is None:

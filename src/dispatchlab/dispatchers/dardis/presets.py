@@ -43,7 +43,7 @@ PRESETS: dict[str, tuple[Callable[[], Dispatcher], str]] = {
 
 
 def _hybrid(off_fraction: float, name: str, **params: Any) -> Dispatcher:
-    from dispatchlab.hybrid.pipeline import HybridDardis
+    from dispatchlab.dispatchers.hybrid.pipeline import HybridDardis
 
     return HybridDardis(off_fraction, name=name, **params)
 
@@ -66,6 +66,6 @@ def register_presets() -> None:
         register(name, factory, description, family="dardis")
     for name, (factory, description) in HYBRID.items():  # the class imports pandas: named
         register(name, factory, description, family="dardis",
-                 kind="dispatchlab.hybrid.pipeline:HybridDardis")
+                 kind="dispatchlab.dispatchers.hybrid.pipeline:HybridDardis")
     register_spec_parser(parse_dardis_spec)
     register_canonicalizer(canonical_dardis_spec)

@@ -43,7 +43,8 @@ from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.dardis.dispatcher import Dardis
 from dispatchlab.engine.decisions import Decision, PowerOff, PowerOn, Start, WakeAt
 from dispatchlab.engine.events import Events
-from dispatchlab.engine.state import BOOTING, OFF, ON, SHUTTING_DOWN, SystemView
+from dispatchlab.engine.state import SystemView
+from dispatchlab.platform.node_states import BOOTING, OFF, ON, SHUTTING_DOWN
 from dispatchlab.platform.platform import units_fitting
 
 IntArray = npt.NDArray[np.int64]

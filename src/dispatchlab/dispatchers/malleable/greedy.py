@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,8 +45,12 @@ from dispatchlab.engine.decisions import (
     WakeAt,
 )
 from dispatchlab.engine.events import Events
-from dispatchlab.engine.state import OFF, ON, SystemView
+from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.platform.node_states import OFF, ON
+
+if TYPE_CHECKING:
+    from dispatchlab.engine.recorder import Recorder
 
 
 class MalleableGreedy(BaseDispatcher):
@@ -236,3 +240,9 @@ class MalleableGreedy(BaseDispatcher):
     def run_stats(self) -> dict[str, Any]:
         """Reconfigurations and server power-offs of the run."""
         return {"reconfigurations": self.reconfigs, "power_offs": self.poweroffs}
+
+    def run_summary(self, recorder: Recorder) -> dict[str, Any]:
+        """The paper's ``malleable`` entry: cost, mean stretch, normalised power."""
+        from dispatchlab.dispatchers.malleable.cost import run_metrics
+
+        return {"malleable": run_metrics(recorder)}

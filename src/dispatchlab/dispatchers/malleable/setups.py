@@ -47,7 +47,7 @@ def decided(condition: int, params: Mapping[str, float], semantics: Semantics = 
 
 def random_params(condition: int, rng: np.random.Generator) -> dict[str, float]:
     """Parameters drawn from the PSO's initial ranges (:mod:`.pso`)."""
-    from dispatchlab.dispatchers.malleable.pso import bounds_for
+    from dispatchlab.dispatchers.malleable.bounds import bounds_for
 
     b = bounds_for(condition, "paper")
     values = rng.uniform(b.init_lo, b.init_hi)

@@ -7,15 +7,18 @@ plus one slot, so nodes wanted on at ``D`` can boot in time):
    later, plus the jobs waiting now, released at ``D``;
 2. **offline plan** of the forecast from ``D`` on the machine, the running jobs' nodes
    busy until their requested ends: the planner's job-based heuristic (thesis Alg. 5,
-   :mod:`dispatchlab.planning.heuristic`) in arrival order (``planner="alg5"``), the
+   :mod:`dispatchlab.dispatchers.offline_plan.planner.heuristic`) in arrival order
+   (``planner="alg5"``), the
    profit-driven Multi-Search (``"multi"``: Alg. 5 in the 22 orderings of thesis §6.7.1,
    best profit of the day) or Delay-Search (``"delay"``: Alg. 7 from the Multi-Search's
-   plan) with a deterministic per-day ``budget`` (:class:`~dispatchlab.planning.searches.
+   plan) with a deterministic per-day ``budget``
+   (:class:`~dispatchlab.dispatchers.offline_plan.planner.searches.
    Limits` runs), or with ``planner="fifo"`` a rule-based FIFO simulation of the forecast
    (an ablation; ``planner`` in the daily report says which ran). The profit model of the
    searches (PUE table, prices, temperature over the day) is resolved as the
    ``offline-*`` dispatchers resolve it
-   (:func:`~dispatchlab.planning.profit_inputs.resolve_profit_inputs`), and prices each
+   (:func:`~dispatchlab.dispatchers.offline_plan.planner.profit_inputs.resolve_profit_inputs`), and
+   prices each
    job's ``power`` figure;
 3. **profile extraction** (Alg. 8, :mod:`.profile_extraction`) from the previous
    plan's utilization of its day (the observed one for the first run) and the new
@@ -42,24 +45,28 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.dardis.shutdown import DardisShutdown
-from dispatchlab.engine.decisions import Decision, Start, WakeAt
-from dispatchlab.engine.events import Events
-from dispatchlab.engine.state import SystemView
-from dispatchlab.errors import ConfigError
-from dispatchlab.hybrid.forecast import DAY, Forecast, forecast_next_day
-from dispatchlab.hybrid.profile_extraction import (
+from dispatchlab.dispatchers.hybrid.forecast import DAY, Forecast, forecast_next_day
+from dispatchlab.dispatchers.hybrid.profile_extraction import (
     HOURS,
     OFFSET_PERC,
     THRESHOLD,
     extract_profile,
     hourly,
 )
-from dispatchlab.planning.profit_inputs import SEASONS, ProfitInputs, resolve_profit_inputs
+from dispatchlab.dispatchers.offline_plan.planner.profit_inputs import (
+    SEASONS,
+    ProfitInputs,
+    resolve_profit_inputs,
+)
+from dispatchlab.engine.decisions import Decision, Start, WakeAt
+from dispatchlab.engine.events import Events
+from dispatchlab.engine.state import SystemView
+from dispatchlab.errors import ConfigError
 
 if TYPE_CHECKING:
-    from dispatchlab.planning.heuristic import Schedule
-    from dispatchlab.planning.instance import PlanInstance
-    from dispatchlab.planning.objective import ProfitModel
+    from dispatchlab.dispatchers.offline_plan.planner.heuristic import Schedule
+    from dispatchlab.dispatchers.offline_plan.planner.instance import PlanInstance
+    from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel
 
 IntArray = npt.NDArray[np.int64]
 #: Who plans the forecast day: the job-based heuristic in arrival order, the
@@ -254,9 +261,9 @@ class HybridDardis(DardisShutdown):
         req = np.concatenate([fc.req, view.req[waiting]]).astype(np.int64)
         if self.planner == "fifo":
             return self._rule_based_utilization(view, submit, duration, units, req, day)
-        from dispatchlab.planning.heuristic import heuristic
-        from dispatchlab.planning.instance import PlanInstance
-        from dispatchlab.planning.objective import evaluate
+        from dispatchlab.dispatchers.offline_plan.planner.heuristic import heuristic
+        from dispatchlab.dispatchers.offline_plan.planner.instance import PlanInstance
+        from dispatchlab.dispatchers.offline_plan.planner.objective import evaluate
 
         pm = self._profit_model(view, day)
         power = np.concatenate([fc.power, np.asarray(view.jobs.power, np.float64)[waiting]])
@@ -309,7 +316,7 @@ class HybridDardis(DardisShutdown):
         """The day's plan by Multi- or Delay-Search within the per-day budget; the
         schedule and the report's fields (the arrival-order plan's profit beside the
         best: Multi-Search's first ordering is Alg. 5's ``est:inc``)."""
-        from dispatchlab.planning.searches import Limits, run_search
+        from dispatchlab.dispatchers.offline_plan.planner.searches import Limits, run_search
 
         assert pm is not None  # resolved at reset for the search planners
         limits = Limits(runs=self.budget, seed=self.seed)
@@ -334,17 +341,18 @@ class HybridDardis(DardisShutdown):
                                 units: IntArray, req: IntArray, day: int
                                 ) -> tuple[FloatArray, dict[str, Any]]:
         """FIFO simulation of the forecast on the empty machine (``planner="fifo"``)."""
-        from dispatchlab.simulation import simulate
+        from dispatchlab.dispatchers.rule_based.presets import PolicySpec
+        from dispatchlab.engine.compiled.select import run_engine
+        from dispatchlab.engine.simulator import Simulator
         from dispatchlab.workload.workload import Workload
 
         plat = view.platform
         wl = Workload.from_columns(
             submit=submit, walltime=np.maximum(duration, 1), runtime=np.maximum(duration, 1),
             units=units, req={r: req[:, k] for k, r in enumerate(plat.resources)})
-        res = simulate(wl, plat, "fifo", seed=0)
-        jt = res.jobs
+        rec, _ = run_engine(Simulator(wl, plat, PolicySpec().build("fifo"), seed=0))
         cores = (req[:, self._cores_k] * units).astype(np.float64)
-        t = np.concatenate([jt["start"].to_numpy(), jt["end"].to_numpy()])
+        t = np.concatenate([rec.start_time, rec.end_time])
         d = np.concatenate([cores, -cores])
         order = np.argsort(t, kind="stable")
         level = np.cumsum(d[order]) / self._total_cores

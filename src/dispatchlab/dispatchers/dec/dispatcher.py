@@ -34,8 +34,6 @@ from ortools.sat.python import cp_model
 
 from dispatchlab.dispatchers.allocators import MarginalPowerFirst
 from dispatchlab.dispatchers.cp.config import DEC_CAPABILITIES, CPConfig, dec_name
-from dispatchlab.dispatchers.cp.dec_mapper import Conflict, Mapped, map_schedule
-from dispatchlab.dispatchers.cp.dec_power import LinearPower, add_power, cap_steps
 from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
 from dispatchlab.dispatchers.cp.instance import (
     Instance,
@@ -54,6 +52,8 @@ from dispatchlab.dispatchers.cp.model import (
     wait_coefficients,
 )
 from dispatchlab.dispatchers.cp.stats import DecisionLog
+from dispatchlab.dispatchers.dec.mapper import Conflict, Mapped, map_schedule
+from dispatchlab.dispatchers.dec.power import LinearPower, add_power, cap_steps
 from dispatchlab.dispatchers.workspace import Workspace
 from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events

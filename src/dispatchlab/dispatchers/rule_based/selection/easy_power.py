@@ -1,6 +1,6 @@
 """EASY backfilling with the reservation made in power as well as in nodes (``easy-power``).
 
-As :mod:`~dispatchlab.dispatchers.selection.easy`, under a machine-wide power cap: the
+As :mod:`~dispatchlab.dispatchers.rule_based.selection.easy`, under a machine-wide power cap: the
 head's shadow time is the earliest expected end, from the node-based shadow time on, at
 which its nodes are free *and* its power fits — the machine's power then is rebuilt from
 the free capacity the expected ends leave (idle power included, through the engine's power
@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.machine import NEVER, Machine, NodeMachine, SlotMachine
-from dispatchlab.dispatchers.selection.easy import Easy
+from dispatchlab.dispatchers.rule_based.selection.easy import Easy
 from dispatchlab.engine.budget import EPS
 from dispatchlab.engine.cap_schedule import announced_caps
 from dispatchlab.engine.events import Events

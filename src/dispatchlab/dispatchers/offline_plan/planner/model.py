@@ -3,7 +3,7 @@
 - **Time**: slots of ``inst.step`` seconds; job ``i`` starts at slot ``s_i ∈ [release_i,
   H]`` and holds its nodes ``ceil(d_i/step)`` slots; its *profit* counts its real duration
   ``d_i`` (seconds), so the model's objective is the evaluator's
-  (:func:`dispatchlab.planning.objective.evaluate`).
+  (:func:`dispatchlab.dispatchers.offline_plan.planner.objective.evaluate`).
 - **Allocation** (count encoding, ``/work/shared/notes/cpsat.md``; CP-SAT has no
   ``alternative``): a job whose allocation is *fixed* (Relaxation-Search's multi-unit jobs)
   is one interval with fixed demands on its nodes; a *free* job has integer units
@@ -37,9 +37,9 @@ import numpy as np
 import numpy.typing as npt
 from ortools.sat.python import cp_model
 
-from dispatchlab.planning.heuristic import Schedule, busy_slots
-from dispatchlab.planning.instance import PlanInstance
-from dispatchlab.planning.objective import ProfitModel, Segment
+from dispatchlab.dispatchers.offline_plan.planner.heuristic import Schedule, busy_slots
+from dispatchlab.dispatchers.offline_plan.planner.instance import PlanInstance
+from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel, Segment
 
 IntArray = npt.NDArray[np.int64]
 _INT_LIMIT = 4 * 10**18

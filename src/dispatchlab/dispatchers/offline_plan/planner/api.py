@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.dispatchers.offline_plan.planner.instance import from_workload
+from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel
+from dispatchlab.dispatchers.offline_plan.planner.plan import Plan
+from dispatchlab.dispatchers.offline_plan.planner.searches import Limits, run_search
 from dispatchlab.energy.cooling import PueTable
 from dispatchlab.energy.profit import DEFAULT_PRICES, Prices
-from dispatchlab.planning.instance import from_workload
-from dispatchlab.planning.objective import ProfitModel
-from dispatchlab.planning.plan import Plan
-from dispatchlab.planning.searches import Limits, run_search
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from dispatchlab.dispatchers.allocators import get_allocator
-from dispatchlab.dispatchers.orderings import get_ordering
-from dispatchlab.dispatchers.policy import Policy
-from dispatchlab.dispatchers.selection import get_selection
+from dispatchlab.dispatchers.rule_based.orderings import get_ordering
+from dispatchlab.dispatchers.rule_based.policy import Policy
+from dispatchlab.dispatchers.rule_based.selection import get_selection
 from dispatchlab.errors import ConfigError
 from dispatchlab.estimates.registry import get_estimator
 

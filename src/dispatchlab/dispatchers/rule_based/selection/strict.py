@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dispatchlab.dispatchers.machine import Machine
-from dispatchlab.dispatchers.selection.base import Selection, check_depth, start_in_order
+from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, start_in_order
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView

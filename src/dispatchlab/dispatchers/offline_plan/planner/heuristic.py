@@ -20,8 +20,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.ndimage import minimum_filter1d
 
-from dispatchlab.planning.instance import PlanInstance
-from dispatchlab.planning.plan import Alloc, Plan
+from dispatchlab.dispatchers.offline_plan.planner.instance import PlanInstance
+from dispatchlab.dispatchers.offline_plan.planner.plan import Alloc, Plan
 
 IntArray = npt.NDArray[np.int64]
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dispatchlab.dispatchers.selection.base import Selection
-from dispatchlab.dispatchers.selection.conservative import Conservative
-from dispatchlab.dispatchers.selection.conservative_power import ConservativePower
-from dispatchlab.dispatchers.selection.easy import Easy
-from dispatchlab.dispatchers.selection.easy_power import EasyPower
-from dispatchlab.dispatchers.selection.strict import NonStrict, Strict
-from dispatchlab.dispatchers.selection.top_jobs import TopJobs
+from dispatchlab.dispatchers.rule_based.selection.base import Selection
+from dispatchlab.dispatchers.rule_based.selection.conservative import Conservative
+from dispatchlab.dispatchers.rule_based.selection.conservative_power import ConservativePower
+from dispatchlab.dispatchers.rule_based.selection.easy import Easy
+from dispatchlab.dispatchers.rule_based.selection.easy_power import EasyPower
+from dispatchlab.dispatchers.rule_based.selection.strict import NonStrict, Strict
+from dispatchlab.dispatchers.rule_based.selection.top_jobs import TopJobs
 from dispatchlab.errors import ConfigError
 
 SELECTIONS: dict[str, type[Selection]] = {

@@ -11,7 +11,7 @@ pipeline with a search planner), so that the same settings mean the same profit 
   commas; ``K1,K2`` is accepted too);
 - ``temperature``: ``None`` — the run's scenario ``temperature`` rows (announced to
   dispatchers); ``summer`` | ``winter`` — the seeded season profile of
-  :mod:`dispatchlab.energy.temperature` over ``days`` days (one seed's profiles share their
+  :mod:`dispatchlab.engine.temperature` over ``days`` days (one seed's profiles share their
   first days, so a longer profile extends a shorter one); anything else — a scenario
   argument (file or ``gen:temperature:...``) with ``temperature`` rows.
 
@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel
 from dispatchlab.energy.cooling import PueTable
 from dispatchlab.energy.profit import Prices
 from dispatchlab.errors import ConfigError, DispatchlabError
-from dispatchlab.planning.objective import ProfitModel
 
 #: ``temperature`` values naming a seeded season profile.
 SEASONS = ("summer", "winter")
@@ -78,7 +78,7 @@ def resolve_profit_inputs(who: str, *, cooling: str, prices: str, temperature: s
 
 def _temperature(who: str, temperature: str | None, scenario: object, days: int, seed: int
                  ) -> tuple[tuple[int, ...], tuple[float, ...]]:
-    from dispatchlab.energy.temperature import season_profile, temperature_steps
+    from dispatchlab.engine.temperature import season_profile, temperature_steps
 
     if temperature is None:
         times, values = temperature_steps(scenario)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dispatchlab.dispatchers.machine import NEVER, Machine
-from dispatchlab.dispatchers.selection.base import Selection, check_depth, start_in_order
+from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, start_in_order
 from dispatchlab.engine.decisions import Decision, Plan
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView

@@ -30,11 +30,11 @@ from itertools import pairwise
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.dispatchers.offline_plan.planner.plan import Plan
 from dispatchlab.energy.accounting import J_PER_KWH
 from dispatchlab.energy.cooling import PueTable
 from dispatchlab.energy.profit import DEFAULT_PRICES, CoolingSetup, Prices, cooling_series
 from dispatchlab.errors import ConfigError
-from dispatchlab.planning.plan import Plan
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -1,7 +1,7 @@
 """The rule-based dispatcher: a queue ordering × a selection scheme × an allocator.
 
-The parts come from :mod:`~dispatchlab.dispatchers.orderings`,
-:mod:`~dispatchlab.dispatchers.selection` and :mod:`~dispatchlab.dispatchers.allocators`;
+The parts come from :mod:`~dispatchlab.dispatchers.rule_based.orderings`,
+:mod:`~dispatchlab.dispatchers.rule_based.selection` and :mod:`~dispatchlab.dispatchers.allocators`;
 a duration estimator (:mod:`dispatchlab.estimates`) tells planning schemes how long jobs
 are expected to run (the requested time by default).
 """
@@ -18,8 +18,8 @@ from dispatchlab.dispatchers.allocators import Allocator, get_allocator
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.machine import Machine, NodeMachine, make_machine
-from dispatchlab.dispatchers.orderings import JobQueue, Ordering, get_ordering
-from dispatchlab.dispatchers.selection import Selection, get_selection
+from dispatchlab.dispatchers.rule_based.orderings import JobQueue, Ordering, get_ordering
+from dispatchlab.dispatchers.rule_based.selection import Selection, get_selection
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView

@@ -13,7 +13,7 @@ depth ``None`` (every waiting job a top job) is conservative backfilling whose
 reservations are recomputed from scratch each cycle, as PBS does.
 
 The other reading of "backfilling limited to the first N jobs" — only the first N queued
-jobs are looked at — is :class:`~dispatchlab.dispatchers.selection.easy.Easy` with
+jobs are looked at — is :class:`~dispatchlab.dispatchers.rule_based.selection.easy.Easy` with
 ``depth=N`` (presets ``pbs-fifo-window`` / ``pbs-walltime-window``).
 
 Each cycle builds a resource-time profile holding the running jobs until their expected
@@ -32,7 +32,7 @@ import numpy as np
 
 from dispatchlab.dispatchers.machine import Machine
 from dispatchlab.dispatchers.profile import Profile
-from dispatchlab.dispatchers.selection.base import Selection, check_depth, start_in_order
+from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, start_in_order
 from dispatchlab.engine.decisions import Decision, Plan
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView

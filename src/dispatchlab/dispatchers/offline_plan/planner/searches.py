@@ -16,7 +16,8 @@ Relaxation-Search and Delay-Search, with limits and statistics.
   pinned to the best plan; here they keep their *nodes* as well as their starts (the
   thesis pins starts only and lets the solver re-choose nodes), so an iteration re-places
   one job on a copy of the best plan's grid and re-prices the segments it touches
-  (:class:`~dispatchlab.planning.objective.IncrementalProfit`): milliseconds instead of a
+  (:class:`~dispatchlab.dispatchers.offline_plan.planner.objective.IncrementalProfit`):
+  milliseconds instead of a
   whole heuristic run.
 
 **Limits and reproducibility**: every search takes :class:`Limits`. ``runs`` (heuristic
@@ -38,12 +39,16 @@ import numpy.typing as npt
 
 from dispatchlab.dispatchers.cp.config import SearchConfig
 from dispatchlab.dispatchers.cp.search import search as cp_search
+from dispatchlab.dispatchers.offline_plan.planner.heuristic import FreeGrid, Schedule, heuristic
+from dispatchlab.dispatchers.offline_plan.planner.instance import PlanInstance
+from dispatchlab.dispatchers.offline_plan.planner.model import build_model
+from dispatchlab.dispatchers.offline_plan.planner.objective import (
+    IncrementalProfit,
+    ProfitModel,
+    evaluate,
+)
+from dispatchlab.dispatchers.offline_plan.planner.plan import Alloc, Plan
 from dispatchlab.errors import ConfigError
-from dispatchlab.planning.heuristic import FreeGrid, Schedule, heuristic
-from dispatchlab.planning.instance import PlanInstance
-from dispatchlab.planning.model import build_model
-from dispatchlab.planning.objective import IncrementalProfit, ProfitModel, evaluate
-from dispatchlab.planning.plan import Alloc, Plan
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -17,7 +17,8 @@ from dispatchlab.engine.compiled.slot_profile_ops import NEVER
 
 
 class Book(Protocol):
-    """What :class:`~dispatchlab.dispatchers.selection.conservative.Conservative` keeps."""
+    """What :class:`~dispatchlab.dispatchers.rule_based.selection.conservative.Conservative`
+    keeps."""
 
     def __contains__(self, job: int) -> bool: ...
 

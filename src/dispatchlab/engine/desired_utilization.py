@@ -32,19 +32,8 @@ def desired_steps(scenario: Scenario | None, resource: str) -> tuple[IntArray, F
     return times, values
 
 
-def has_profile(scenario: Scenario | None, resources: Sequence[str]) -> bool:
-    """Whether the scenario sets a desired profile for any of ``resources``."""
-    return any(len(desired_steps(scenario, r)[0]) for r in resources)
-
-
-def shares_at(scenario: Scenario | None, resources: Sequence[str], times: IntArray
-              ) -> FloatArray:
-    """The desired share of every resource at each of ``times``: array resources × times
-    (1 where nothing is desired)."""
-    out = np.ones((len(resources), len(times)))
-    for k, name in enumerate(resources):
-        t, v = desired_steps(scenario, name)
-        if len(t):
-            idx = np.searchsorted(t, times, side="right") - 1
-            out[k] = np.where(idx >= 0, v[np.maximum(idx, 0)], 1.0)
-    return out
+def desired_profiles(scenario: Scenario | None, resources: Sequence[str]
+                     ) -> dict[str, tuple[IntArray, FloatArray]]:
+    """Each of ``resources`` that has a desired profile: its change times and shares."""
+    steps = {r: desired_steps(scenario, r) for r in resources}
+    return {r: s for r, s in steps.items() if len(s[0])}

@@ -1,6 +1,7 @@
 """A plan: for each job of a chunk (e.g. a day), its planned start and node allocation.
 
-The offline planner (:mod:`dispatchlab.planning.heuristic`, :mod:`.model`, :mod:`.searches`)
+The offline planner (:mod:`dispatchlab.dispatchers.offline_plan.planner.heuristic`, :mod:`.model`,
+:mod:`.searches`)
 produces a :class:`Plan`; the ``offline-plan`` dispatcher replays it in the engine and the
 hybrid pipeline's profile extraction reads its utilization (:meth:`Plan.utilization`).
 

@@ -23,8 +23,8 @@ import numpy as np
 
 from dispatchlab.dispatchers.machine import Machine
 from dispatchlab.dispatchers.profile import Profile
-from dispatchlab.dispatchers.selection.base import Selection, check_depth
-from dispatchlab.dispatchers.selection.reservations import NEVER, Book, Reservations
+from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth
+from dispatchlab.dispatchers.rule_based.selection.reservations import NEVER, Book, Reservations
 from dispatchlab.dispatchers.slot_profile import SlotProfile, SlotReservations
 from dispatchlab.engine.decisions import Decision, Plan, WakeAt
 from dispatchlab.engine.events import Events

@@ -29,60 +29,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.dispatchers.malleable.bounds import Rule, bounds_for
 from dispatchlab.dispatchers.malleable.config import (
     PAPER,
     SEMANTICS,
     GreedyConfig,
     Semantics,
-    param_names,
 )
 from dispatchlab.errors import ConfigError
 from dispatchlab.workload.generators.mejri import JobSetParams, job_set
 
 FloatArray = npt.NDArray[np.float64]
-Rule = Literal["paper", "code"]
 
 CHI = 0.1
 PHI_MAX = 2.0
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """Reflection box and initial ranges of each parameter."""
-
-    names: tuple[str, ...]
-    lo: FloatArray
-    hi: FloatArray
-    init_lo: FloatArray
-    init_hi: FloatArray
-
-
-#: (reflection lo, hi, initial lo, hi) per parameter. Paper: weights, scales and the
-#: probability in [0, 1], the bias in [−0.5, 0.5], durations from the 362 s that make a
-#: power-off pay (the paper gives no upper bound: the code's 100,000 s is used), drawn
-#: initially in [362, 4000] s both. Code (``Particle._check_bounds``, ``SchedulerConfig
-#: .random``): durations reflected at 260 s and 100,000 s, initial ranges as drawn there.
-_PAPER_BOX = {"w_n": (0, 1, 0, 1), "w_alpha": (0, 1, 0, 1), "s_reconfig": (0, 1, 0, 1),
-              "w_d": (0, 1, 0, 1), "bias": (-0.5, 0.5, -0.5, 0.5), "w_off": (0, 1, 0, 1),
-              "s_off": (0, 1, 0, 1), "t1": (362, 100000, 362, 4000),
-              "t2": (362, 100000, 362, 4000), "p_t1": (0, 1, 0, 1)}
-_CODE_BOX = {**_PAPER_BOX, "w_n": (0, 1, 0.01, 1), "w_alpha": (0, 1, 0.001, 1),
-             "s_reconfig": (0, 1, 0.001, 1), "w_off": (0, 1, 0.01, 1),
-             "s_off": (0, 1, 0.001, 1), "t1": (260, 100000, 370, 1200),
-             "t2": (260, 100000, 370, 4000), "p_t1": (0, 1, 0.0001, 1)}
-
-
-def bounds_for(condition: int, style: Rule = "paper") -> Bounds:
-    """The box of the 8 or 9 parameters of ``condition``."""
-    box = _PAPER_BOX if style == "paper" else _CODE_BOX
-    names = param_names(condition)
-    rows = np.array([box[n] for n in names], dtype=np.float64)
-    return Bounds(names, rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3])
 
 
 def reflect(x: FloatArray, lo: FloatArray, hi: FloatArray) -> FloatArray:
@@ -321,12 +286,3 @@ class Swarm:
         return SwarmState(doc["epoch"], arr(doc["x"]), arr(doc["v"]), arr(doc["pbest"]),
                           arr(doc["pbest_cost"], dtype=np.float64), arr(doc["gbest"]),
                           float(doc["gbest_cost"]), doc["rng_state"], doc["history"])
-
-
-def trained_params(spec: SwarmSpec, state_file: str | Path) -> dict[str, float]:
-    """The best parameters of a finished training stored in ``state_file``."""
-    swarm = Swarm(spec, state_file)
-    if swarm.state.epoch < spec.epochs:
-        raise ConfigError(f"{state_file}: training stopped at epoch {swarm.state.epoch} of "
-                          f"{spec.epochs}", field="state_file")
-    return swarm.best()

@@ -33,8 +33,9 @@ from dispatchlab.dispatchers.capabilities import Capabilities, capabilities_of
 from dispatchlab.engine.budget import EPS
 from dispatchlab.engine.decisions import Decision, PowerOff, PowerOn, Start, WakeAt
 from dispatchlab.engine.events import Events
-from dispatchlab.engine.state import BOOTING, OFF, ON, SHUTTING_DOWN, SystemView
+from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.platform.node_states import BOOTING, OFF, ON, SHUTTING_DOWN
 from dispatchlab.platform.platform import units_fitting
 
 #: Default idle time before a node is switched off (s): 900 s, the FIFO-Poff setup of

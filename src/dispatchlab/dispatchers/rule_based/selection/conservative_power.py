@@ -1,8 +1,9 @@
 """Conservative backfilling with every reservation made in power as well as in nodes
 (``conservative-power``).
 
-As :mod:`~dispatchlab.dispatchers.selection.conservative`, under a machine-wide power cap:
-the profile is a :class:`~dispatchlab.dispatchers.power_profile.PowerProfile`, so each
+As :mod:`~dispatchlab.dispatchers.rule_based.selection.conservative`, under a machine-wide power
+cap:
+the profile is a :class:`~dispatchlab.dispatchers.rule_based.power_profile.PowerProfile`, so each
 queued job's reservation is the earliest time at which its nodes are free for its whole
 expected run *and* the IT power then (idle nodes included, through the engine's power
 meter), with every running job and earlier reservation held, leaves room for it on the
@@ -18,9 +19,9 @@ is plain conservative backfilling.
 from __future__ import annotations
 
 from dispatchlab.dispatchers.machine import Machine, NodeMachine, alive_capacity
-from dispatchlab.dispatchers.power_profile import PowerProfile
 from dispatchlab.dispatchers.profile import LiveRequests, Profile
-from dispatchlab.dispatchers.selection.conservative import Conservative
+from dispatchlab.dispatchers.rule_based.power_profile import PowerProfile
+from dispatchlab.dispatchers.rule_based.selection.conservative import Conservative
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.state import SystemView
 
