@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from dispatchlab.dispatchers.base import BaseDispatcher, Dispatcher
-from dispatchlab.dispatchers.capabilities import check_composition
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.energy.accounting import run_energy
 from dispatchlab.engine.budget import PowerModel
+from dispatchlab.engine.capabilities import check_composition
 from dispatchlab.engine.compiled.select import run_engine
 from dispatchlab.engine.desired_utilization import desired_profiles
 from dispatchlab.engine.scenario_gen import ScenarioArg, resolve_scenario

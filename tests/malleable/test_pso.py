@@ -11,7 +11,6 @@ from dispatchlab.dispatchers.malleable.bounds import bounds_for
 from dispatchlab.tuning.pso import (
     Swarm,
     SwarmSpec,
-
     pso_step,
     reflect,
 )

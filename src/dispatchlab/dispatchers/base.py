@@ -17,7 +17,7 @@ from dispatchlab.engine.state import SystemView
 if TYPE_CHECKING:
     from dispatchlab.engine.recorder import Recorder
 
-__all__ = ["BaseDispatcher", "Dispatcher", "reads_pricing"]
+__all__ = ["BaseDispatcher", "Dispatcher"]
 
 
 class BaseDispatcher:
@@ -32,9 +32,10 @@ class BaseDispatcher:
     @property
     def reads_pricing(self) -> bool:
         """Whether the decisions may depend on the ambient temperature, the cooling model
-        or the energy and core-hour prices (see :func:`reads_pricing`). False here: the
-        dispatcher is simulated once and its schedule priced in every pricing scenario of
-        an experiment. A family that plans with a cooling model or a temperature series
+        or the energy and core-hour prices (a field of
+        :class:`~dispatchlab.engine.capabilities.Capabilities`). False here: the dispatcher
+        is simulated once and its schedule priced in every pricing scenario of an
+        experiment. A family that plans with a cooling model or a temperature series
         returns True (for the settings that make it do so) and is simulated once per
         scenario."""
         return False
@@ -59,13 +60,6 @@ class BaseDispatcher:
     def run_summary(self, recorder: Recorder) -> dict[str, Any]:
         """Entries the family adds to the run's summary (its own metrics); none here."""
         return {}
-
-
-def reads_pricing(dispatcher: object) -> bool:
-    """True when ``dispatcher`` declares that its decisions may depend on the pricing
-    inputs (its ``reads_pricing`` is True); a dispatcher that declares nothing does not read
-    them (none of them reaches the engine unless put in the run's scenario)."""
-    return bool(getattr(dispatcher, "reads_pricing", False))
 
 
 def _jsonable(value: Any) -> Any:

@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.dardis.dispatcher import Dardis
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, PowerOff, PowerOn, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView

@@ -33,7 +33,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from dispatchlab.dispatchers.allocators import MarginalPowerFirst
-from dispatchlab.dispatchers.cp.config import DEC_CAPABILITIES, CPConfig, dec_name
+from dispatchlab.dispatchers.cp.config import CPConfig
 from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
 from dispatchlab.dispatchers.cp.instance import (
     Instance,
@@ -54,6 +54,7 @@ from dispatchlab.dispatchers.cp.model import (
 from dispatchlab.dispatchers.cp.stats import DecisionLog
 from dispatchlab.dispatchers.dec.mapper import Conflict, Mapped, map_schedule
 from dispatchlab.dispatchers.dec.power import LinearPower, add_power, cap_steps
+from dispatchlab.dispatchers.dec.presets import DEC_CAPABILITIES, dec_name
 from dispatchlab.dispatchers.workspace import Workspace
 from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.malleable.config import GreedyConfig
 from dispatchlab.dispatchers.malleable.rules import (
     paper_reconfiguration_time,
@@ -36,6 +35,7 @@ from dispatchlab.dispatchers.malleable.rules import (
     wants_power_off,
     wants_reconfiguration,
 )
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import (
     Decision,
     PowerOff,

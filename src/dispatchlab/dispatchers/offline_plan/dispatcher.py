@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.offline_plan.replay import Planned, PlanReplay
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, WakeAt
 from dispatchlab.engine.decisions import Plan as PlanDecision
 from dispatchlab.engine.events import Events

@@ -16,10 +16,10 @@ import numpy as np
 
 from dispatchlab.dispatchers.allocators import Allocator, get_allocator
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.machine import Machine, NodeMachine, make_machine
 from dispatchlab.dispatchers.rule_based.orderings import JobQueue, Ordering, get_ordering
 from dispatchlab.dispatchers.rule_based.selection import Selection, get_selection
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView

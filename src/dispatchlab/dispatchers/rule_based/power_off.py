@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.base import Dispatcher, reads_pricing
-from dispatchlab.dispatchers.capabilities import Capabilities, capabilities_of
+from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.engine.budget import EPS
+from dispatchlab.engine.capabilities import Capabilities, capabilities_of
 from dispatchlab.engine.decisions import Decision, PowerOff, PowerOn, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
@@ -67,7 +67,7 @@ class IdlePowerOff:
     @property
     def reads_pricing(self) -> bool:
         """As the inner dispatcher."""
-        return reads_pricing(self.inner)
+        return capabilities_of(self.inner).reads_pricing
 
     def choose_nodes(self, view: SystemView, candidates: np.ndarray, count: int,
                      leaving: bool) -> list[int]:

@@ -12,8 +12,10 @@ Keys: ``order`` (default fifo), ``select`` (strict), ``alloc`` (first-fit), ``de
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 from dispatchlab.dispatchers.allocators import get_allocator
+from dispatchlab.dispatchers.family import Entry, preset
 from dispatchlab.dispatchers.rule_based.orderings import get_ordering
 from dispatchlab.dispatchers.rule_based.policy import Policy
 from dispatchlab.dispatchers.rule_based.selection import get_selection
@@ -105,6 +107,12 @@ def build_preset(name: str) -> Policy:
     return PRESETS[name][0].build(name)
 
 
+def entries() -> list[Entry]:
+    """Every preset above."""
+    return [preset(name, partial(build_preset, name), description, kind=Policy)
+            for name, (_, description) in PRESETS.items()]
+
+
 def parse_spec(fields: dict[str, str]) -> Policy | None:
     """A dispatcher from ``key=value`` fields, or ``None`` when they are not ours."""
     if not set(fields) <= set(_KEYS):
@@ -124,8 +132,8 @@ def canonical_spec(fields: dict[str, str]) -> str | None:
     if not set(fields) <= set(_KEYS):
         return None
     spec = policy_spec(fields)
-    for name, (preset, _) in PRESETS.items():
-        if preset == spec:
+    for name, (parts, _) in PRESETS.items():
+        if parts == spec:
             return name
     out = f"order={spec.order},select={spec.select},alloc={spec.alloc}"
     if spec.depth is not None:

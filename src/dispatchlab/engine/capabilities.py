@@ -17,7 +17,7 @@ engine still validates each of its decisions.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from dispatchlab.errors import ConfigError
@@ -29,7 +29,10 @@ NODE_KINDS = frozenset({"node_down", "node_up", "alive_nodes"})
 @dataclass(frozen=True)
 class Capabilities:
     """One family's declaration (see the module doc). The first four fields are
-    requirements a run may have; the last four describe behaviour and never refuse."""
+    requirements a run may have; the others describe behaviour and never refuse:
+    ``oracle`` (the decisions read the jobs' actual run times: a what-if bound, flagged in
+    the results) and ``chooses_leaving_nodes`` (the dispatcher picks which nodes leave or
+    join through its ``choose_nodes`` hook) are read by the engine."""
 
     family: str = "custom"
     nodes_leaving: bool = True
@@ -40,6 +43,8 @@ class Capabilities:
     switches_power_states: bool = False
     reshapes_malleable_jobs: bool = False
     reads_pricing: bool = False
+    oracle: bool = False
+    chooses_leaving_nodes: bool = False
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready form (``dispatchlab dispatchers --json``)."""
@@ -51,16 +56,25 @@ UNDECLARED = Capabilities()
 
 
 def capabilities_of(dispatcher: object) -> Capabilities:
-    """The dispatcher's declaration (its ``capabilities`` attribute), with ``reads_pricing``
-    taken from the dispatcher itself (it may depend on its settings)."""
-    from dataclasses import replace
-
-    from dispatchlab.dispatchers.base import reads_pricing
-
+    """The dispatcher's declaration (its ``capabilities`` attribute), with the fields that
+    may depend on its settings read from the dispatcher itself (:data:`INSTANCE_FIELDS`)."""
     caps = getattr(dispatcher, "capabilities", None)
     if not isinstance(caps, Capabilities):
         caps = UNDECLARED
-    return replace(caps, reads_pricing=reads_pricing(dispatcher))
+    return replace(caps, **instance_fields(dispatcher))
+
+
+#: The fields a dispatcher answers itself (``reads_pricing`` and ``oracle`` attributes or
+#: properties, a ``choose_nodes`` method), whatever its record says.
+INSTANCE_FIELDS = ("reads_pricing", "oracle", "chooses_leaving_nodes")
+
+
+def instance_fields(dispatcher: object) -> dict[str, bool]:
+    """The :data:`INSTANCE_FIELDS` of ``dispatcher`` (a class gives its class-level answers
+    when they are plain values)."""
+    return {"reads_pricing": bool(getattr(dispatcher, "reads_pricing", False)),
+            "oracle": bool(getattr(dispatcher, "oracle", False)),
+            "chooses_leaving_nodes": callable(getattr(dispatcher, "choose_nodes", None))}
 
 
 def required(scenario_kinds: set[str] | frozenset[str] = frozenset(),
