@@ -14,7 +14,7 @@ the best position ever evaluated (Alg. 2); ``rule="code"``: the best of the curr
 
 :class:`Swarm` keeps its whole state (positions, bests, random generator, history) in one
 JSON file written after every epoch: a run resumed from it continues exactly as an
-uninterrupted one. Evaluations run on any engine of :mod:`dispatchlab.experiments.engines`
+uninterrupted one. Evaluations run on any engine of :mod:`dispatchlab.experiments.backends`
 (local process pool or Dask), one task per particle per epoch; results do not depend on
 the engine or the order tasks finish.
 """
@@ -95,9 +95,9 @@ def set_cost(cfg: GreedyConfig, params: JobSetParams, seed: int, index: int,
     """Cost of ``cfg`` on job set ``index`` of family ``seed`` (random draws seeded by
     ``index``: the same for every configuration)."""
     if evaluator == "kernel":
-        from dispatchlab.dispatchers.malleable.kernel import run_kernel
+        from dispatchlab.dispatchers.malleable.job_set_sim import run_job_set
 
-        return run_kernel(_kernel_jobs(params, seed, index), cfg, seed=index).cost
+        return run_job_set(_job_set_jobs(params, seed, index), cfg, seed=index).cost
     if evaluator == "engine":
         from dispatchlab.dispatchers.malleable.cost import malleable_platform, run_metrics
         from dispatchlab.dispatchers.malleable.greedy import MalleableGreedy
@@ -119,10 +119,10 @@ def _workload(params: JobSetParams, seed: int, index: int) -> Any:
 
 
 @lru_cache(maxsize=128)
-def _kernel_jobs(params: JobSetParams, seed: int, index: int) -> Any:
-    from dispatchlab.dispatchers.malleable.kernel import KernelJobs
+def _job_set_jobs(params: JobSetParams, seed: int, index: int) -> Any:
+    from dispatchlab.dispatchers.malleable.job_set_sim import JobSetJobs
 
-    return KernelJobs.from_workload(_workload(params, seed, index), params.servers)
+    return JobSetJobs.from_workload(_workload(params, seed, index), params.servers)
 
 
 # ---- the swarm -----------------------------------------------------------------------------
@@ -208,7 +208,7 @@ class Swarm:
     def run(self, engine: Any = None, *, until: int | None = None,
             progress: Callable[[int, float], None] | None = None) -> SwarmState:
         """Train to ``epochs`` (or to ``until``), saving the state after each epoch.
-        ``engine``: an entered engine of :mod:`dispatchlab.experiments.engines`; ``None``
+        ``engine``: an entered engine of :mod:`dispatchlab.experiments.backends`; ``None``
         evaluates in this process."""
         stop = min(self.spec.epochs, until if until is not None else self.spec.epochs)
         while self.state.epoch < stop:

@@ -16,7 +16,7 @@ Each decision point (every event, or every ``poll`` seconds) it
 The dispatcher estimates a job's remaining mass from its request (``walltime`` on
 ``units`` units, as the paper's scheduler knows the mass) with the engine's work model; it
 never reads actual run times. Node choice: the lowest-indexed idle servers (servers are
-identical). :mod:`~dispatchlab.dispatchers.malleable.kernel` reproduces its runs exactly.
+identical). :mod:`~dispatchlab.dispatchers.malleable.job_set_sim` reproduces its runs exactly.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class MalleableGreedy(BaseDispatcher):
         self.config = config or GreedyConfig()
         if config is not None and config.semantics.clock != "engine":
             raise ConfigError("the engine runs the 'engine' clock; the float clock runs in "
-                              "the kernel (dispatchers.malleable.kernel)", field="semantics")
+                              "the kernel (dispatchers.malleable.job_set_sim)", field="semantics")
         if name:
             self.name = name
 

@@ -1,6 +1,6 @@
 """Where runs execute: a local process pool, or Dask distributed (local or a cluster).
 
-Every engine maps one picklable function over plain configurations and yields
+Every backend maps one picklable function over plain configurations and yields
 ``(item, result-or-exception)`` as runs finish, in completion order. The caller stores each
 result as it arrives, so a killed campaign loses only the runs in flight.
 """
@@ -21,19 +21,19 @@ from dispatchlab.errors import ConfigError, DispatchlabError
 T = TypeVar("T")
 R = TypeVar("R")
 
-ENGINES = ("local", "dask-local", "dask")
+BACKENDS = ("local", "dask-local", "dask")
 
 
 class WorkerLost(DispatchlabError):
     """A run kept killing the worker process that ran it."""
 
 
-class Engine(Protocol):
-    """What a campaign needs from an execution engine."""
+class Backend(Protocol):
+    """What a campaign needs from an execution backend."""
 
     name: str
 
-    def __enter__(self) -> Engine: ...
+    def __enter__(self) -> Backend: ...
 
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
@@ -82,7 +82,7 @@ def watch_parent(parent: int) -> None:
     threading.Thread(target=poll, name="watch-parent", daemon=True).start()
 
 
-class LocalEngine:
+class LocalBackend:
     """A pool of worker processes on this machine.
 
     Workers are *spawned* (fresh interpreters): never forked from this process, which may
@@ -107,7 +107,7 @@ class LocalEngine:
         self._pool: ProcessPoolExecutor | None = None
         self._pool_size = 0
 
-    def __enter__(self) -> LocalEngine:
+    def __enter__(self) -> LocalBackend:
         return self
 
     def __exit__(
@@ -196,7 +196,7 @@ class LocalEngine:
             self.resubmitted += 1
 
 
-class DaskEngine:
+class DaskBackend:
     """Dask distributed: an existing scheduler (``address``) or a LocalCluster started here.
 
     Tasks are keyed by the run's hash, so the scheduler never runs one twice at once; if a
@@ -217,7 +217,7 @@ class DaskEngine:
         self._cluster: Any = None
         self._client: Any = None
 
-    def __enter__(self) -> DaskEngine:
+    def __enter__(self) -> DaskBackend:
         from distributed import Client, LocalCluster
 
         if self.address is None:
@@ -260,7 +260,7 @@ class DaskEngine:
         from distributed import as_completed
 
         if self._client is None:
-            raise RuntimeError("use DaskEngine inside a with block")
+            raise RuntimeError("use DaskBackend inside a with block")
         futures = {}
         for it in items:
             fut = self._client.submit(fn, it, key=f"dispatchlab-run-{key(it)}", pure=False)
@@ -279,14 +279,14 @@ class DaskEngine:
                 f.cancel()
 
 
-def make_engine(
+def make_backend(
     name: str = "local", *, scheduler: str | None = None, workers: int | None = None
-) -> LocalEngine | DaskEngine:
-    """The engine called ``name`` (``local``, ``dask-local`` or ``dask`` + ``scheduler``)."""
+) -> LocalBackend | DaskBackend:
+    """The backend called ``name`` (``local``, ``dask-local`` or ``dask`` + ``scheduler``)."""
     if name == "local":
         if scheduler:
             raise ConfigError("--scheduler needs --backend dask", field="scheduler")
-        return LocalEngine(workers)
+        return LocalBackend(workers)
     if name == "dask-local":
         if scheduler:
             raise ConfigError(
@@ -294,9 +294,9 @@ def make_engine(
                 "--backend dask",
                 field="scheduler",
             )
-        return DaskEngine(None, workers)
+        return DaskBackend(None, workers)
     if name == "dask":
         if not scheduler:
             raise ConfigError("--backend dask needs --scheduler tcp://host:8786", field="scheduler")
-        return DaskEngine(scheduler, workers)
-    raise ConfigError(f"unknown engine '{name}' (known: {', '.join(ENGINES)})", field="engine")
+        return DaskBackend(scheduler, workers)
+    raise ConfigError(f"unknown backend '{name}' (known: {', '.join(BACKENDS)})", field="backend")

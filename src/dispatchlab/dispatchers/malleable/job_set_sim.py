@@ -45,7 +45,7 @@ _END, _BACK = 0, 1
 
 
 @dataclass(frozen=True)
-class KernelJobs:
+class JobSetJobs:
     """Per-job inputs of the kernel (Python lists: read per event).
 
     ``left0``: the work to do — reference seconds on ``units`` (engine clock) or the mass
@@ -64,7 +64,7 @@ class KernelJobs:
     code_random_state: object = None
 
     @classmethod
-    def from_workload(cls, wl: Workload, servers: int) -> KernelJobs:
+    def from_workload(cls, wl: Workload, servers: int) -> JobSetJobs:
         """An engine workload (whole seconds)."""
         from dispatchlab.dispatchers.malleable.cost import job_masses
 
@@ -74,7 +74,7 @@ class KernelJobs:
                    wl.min_units.tolist(), wl.max_units.tolist(), servers)
 
     @classmethod
-    def from_jobset(cls, js: JobSet) -> KernelJobs:
+    def from_jobset(cls, js: JobSet) -> JobSetJobs:
         """A generated set in continuous time."""
         mass = js.mass.tolist()
         return cls(js.submit.tolist(), mass, [1] * len(js), mass, js.alpha.tolist(),
@@ -83,7 +83,7 @@ class KernelJobs:
 
 
 @dataclass(frozen=True)
-class KernelResult:
+class JobSetResult:
     """The paper's metrics of one run."""
 
     mean_stretch: float
@@ -103,8 +103,8 @@ class KernelResult:
                 "poweroffs": float(self.poweroffs)}
 
 
-def run_kernel(jobs: KernelJobs, cfg: GreedyConfig, *, seed: int = 0,
-               code_random: random.Random | None = None) -> KernelResult:
+def run_job_set(jobs: JobSetJobs, cfg: GreedyConfig, *, seed: int = 0,
+               code_random: random.Random | None = None) -> JobSetResult:
     """Simulate ``jobs`` on ``jobs.servers`` servers under ``cfg``.
 
     Random draws (power-off durations): ``np.random.default_rng(seed)`` as the engine gives
@@ -342,14 +342,14 @@ def run_kernel(jobs: KernelJobs, cfg: GreedyConfig, *, seed: int = 0,
                 dark += hi_t - lo_t
     energy += power.idle * (n_srv * span - busy_area - dark)
     norm = energy / (max(span, 1.0) if engine_clock else span) / (n_srv * power.idle)
-    return KernelResult(mean_stretch, norm, mean_stretch * norm, reconfigs, len(cycles),
+    return JobSetResult(mean_stretch, norm, mean_stretch * norm, reconfigs, len(cycles),
                         energy, t0, t1, final_end)
 
 
-def _code_result(jobs: KernelJobs, power: ServerPower, cycles: list[tuple[float, float]],
+def _code_result(jobs: JobSetJobs, power: ServerPower, cycles: list[tuple[float, float]],
                  pieces_energy: float, pieces_area: float, first_piece: float, last: float,
                  stop: float, final_end: list[float], mean_stretch: float, reconfigs: int
-                 ) -> KernelResult:
+                 ) -> JobSetResult:
     """``Scheduler.stats`` after ``Scheduler.stop``: the power-offs still on at the last
     decision ``last`` end at ``stop``; each costs ``Consumption.reboot`` of its length; the
     energy runs from the first piece's start to the last piece's end."""
@@ -370,5 +370,5 @@ def _code_result(jobs: KernelJobs, power: ServerPower, cycles: list[tuple[float,
     span = latest - first
     energy += power.idle * (span * jobs.servers - area)
     norm = energy / (power.idle * span * jobs.servers)
-    return KernelResult(mean_stretch, norm, mean_stretch * norm, reconfigs, len(cycles),
+    return JobSetResult(mean_stretch, norm, mean_stretch * norm, reconfigs, len(cycles),
                         energy, first, latest, final_end)
