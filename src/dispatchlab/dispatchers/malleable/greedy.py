@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.malleable.config import GreedyConfig
-from dispatchlab.dispatchers.malleable.rules import (
+from dispatchlab.dispatchers.malleable.algorithm1 import (
     paper_reconfiguration_time,
     power_off_duration,
     wants_power_off,
     wants_reconfiguration,
 )
+from dispatchlab.dispatchers.malleable.config import GreedyConfig
 from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import (
     Decision,

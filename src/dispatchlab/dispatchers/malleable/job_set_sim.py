@@ -1,6 +1,6 @@
 """A dedicated simulation of the greedy scheduler on one job set, for parameter searches.
 
-It runs Algorithm 1 (:mod:`~dispatchlab.dispatchers.malleable.rules`) on counts of servers —
+It runs Algorithm 1 (:mod:`~dispatchlab.dispatchers.malleable.algorithm1`) on counts of servers —
 servers are identical, so which ones a job gets never matters — with one event heap, in
 either clock of :class:`~dispatchlab.dispatchers.malleable.config.Semantics`:
 
@@ -30,14 +30,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dispatchlab.dispatchers.malleable.config import GreedyConfig, ServerPower
-from dispatchlab.dispatchers.malleable.rules import (
+from dispatchlab.dispatchers.malleable.algorithm1 import (
     code_reconfiguration_time,
     paper_reconfiguration_time,
     power_off_duration,
     wants_power_off,
     wants_reconfiguration,
 )
+from dispatchlab.dispatchers.malleable.config import GreedyConfig, ServerPower
 from dispatchlab.workload.generators.mejri import JobSet
 from dispatchlab.workload.workload import Workload
 

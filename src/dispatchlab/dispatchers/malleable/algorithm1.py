@@ -1,5 +1,5 @@
 """The decisions of Algorithm 1 as plain functions, shared by the engine dispatcher and the
-dedicated simulation kernel (so both decide identically)."""
+dedicated job-set simulation (so both decide identically)."""
 
 from __future__ import annotations
 
