@@ -53,8 +53,8 @@ from dispatchlab.dispatchers.cp.model import (
 )
 from dispatchlab.dispatchers.cp.stats import DecisionLog
 from dispatchlab.dispatchers.dec.mapper import Conflict, Mapped, map_schedule
+from dispatchlab.dispatchers.dec.names import DEC_CAPABILITIES, dec_name
 from dispatchlab.dispatchers.dec.power import LinearPower, add_power, cap_steps
-from dispatchlab.dispatchers.dec.presets import DEC_CAPABILITIES, dec_name
 from dispatchlab.dispatchers.workspace import Workspace
 from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events

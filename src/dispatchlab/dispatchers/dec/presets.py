@@ -6,19 +6,11 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from dispatchlab.dispatchers.dec.names import DEC_CAPABILITIES, DEC_FEEDBACK, dec_name
 from dispatchlab.dispatchers.family import Entry, preset
-from dispatchlab.engine.capabilities import Capabilities
 
 if TYPE_CHECKING:
     from dispatchlab.dispatchers.dec.dispatcher import DecDispatcher
-
-#: What DEC supports (the class's record, here so that listing the presets reads it
-#: without importing OR-Tools).
-DEC_CAPABILITIES = Capabilities(family="dec")
-
-#: Feedback iterations of ``dec-feedback`` when none is given. The paper (Borghesi et al.
-#: 2015 §5) chose its *n* "empirically" and does not state it.
-DEC_FEEDBACK = 5
 
 #: ``dec-feedback-N`` presets registered besides ``dec-feedback`` (the default N).
 FEEDBACK_PRESETS = (1, 2, 3, 10)
@@ -54,11 +46,3 @@ def entries() -> list[Entry]:
     out += [preset(f"dec-feedback-{n}", partial(dec_preset, n, False), fb.format(n=n),
                    capabilities=caps) for n in FEEDBACK_PRESETS if n != DEC_FEEDBACK]
     return out
-
-
-def dec_name(feedback: int, paper: bool) -> str:
-    """Preset name of DEC with ``feedback`` iterations: ``dec``, ``dec-feedback`` (the
-    default iterations), ``dec-feedback-N``; ``-paper`` for the paper's budget."""
-    base = ("dec" if feedback == 0 else "dec-feedback" if feedback == DEC_FEEDBACK
-            else f"dec-feedback-{feedback}")
-    return base + ("-paper" if paper else "")

@@ -24,7 +24,8 @@ def parse_dec_spec(spec: dict[str, str]) -> DecDispatcher | None:
         return None
     from dispatchlab.dispatchers.cp.config import CPConfig, SearchConfig
     from dispatchlab.dispatchers.dec.dispatcher import DecConfig, DecDispatcher
-    from dispatchlab.dispatchers.dec.presets import DEC_FEEDBACK, dec_name, dec_preset
+    from dispatchlab.dispatchers.dec.names import DEC_FEEDBACK, dec_name
+    from dispatchlab.dispatchers.dec.presets import dec_preset
 
     match = _DEC.match(spec["dec"].strip())
     if match is None:
