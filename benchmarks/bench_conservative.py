@@ -44,8 +44,8 @@ TARGET = 30_000
 
 CHILD = r"""
 import json, sys, time
-from dispatchlab.dispatchers.policy import Policy
-from dispatchlab.dispatchers.selection import Conservative
+from dispatchlab.dispatchers.rule_based.policy import Policy
+from dispatchlab.dispatchers.rule_based.selection import Conservative
 from dispatchlab.engine.compiled.kernel import slot_profile_ops
 from dispatchlab.simulation import simulate
 from dispatchlab.workload import SwfOptions, load_swf

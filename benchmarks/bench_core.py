@@ -29,7 +29,7 @@ CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 from dispatchlab.workload import load_swf
-from dispatchlab.platform.from_workload import platform_for
+from dispatchlab.workload.platform_for import platform_for
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate
 path, plat, disp = sys.argv[1], sys.argv[2], sys.argv[3]

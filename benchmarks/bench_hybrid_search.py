@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from dispatchlab import __version__
+from dispatchlab.dispatchers.hybrid.pipeline import HybridDardis
 from dispatchlab.energy.profit import cooling_setup, run_profit
-from dispatchlab.hybrid.pipeline import HybridDardis
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate
 

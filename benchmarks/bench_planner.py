@@ -20,18 +20,18 @@ import time
 
 import numpy as np
 
-from dispatchlab.energy.cooling import pue_table
-from dispatchlab.energy.profit import THESIS_PRICES
-from dispatchlab.energy.temperature import season_profile
-from dispatchlab.planning.instance import from_workload
-from dispatchlab.planning.objective import ProfitModel
-from dispatchlab.planning.searches import (
+from dispatchlab.dispatchers.offline_plan.planner.instance import from_workload
+from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel
+from dispatchlab.dispatchers.offline_plan.planner.searches import (
     Limits,
     delay_search,
     multi_search,
     relaxation_search,
     run_heuristic,
 )
+from dispatchlab.energy.cooling import pue_table
+from dispatchlab.energy.profit import THESIS_PRICES
+from dispatchlab.engine.temperature import season_profile
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload.load import load_workload
 

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dispatchlab.experiments import LocalEngine, RunStore, load_experiment, plan, run_campaign
+from dispatchlab.experiments import LocalBackend, RunStore, load_experiment, plan, run_campaign
 from dispatchlab.experiments.config import PlannedRun
 from dispatchlab.experiments.spec import ExperimentSpec
 
@@ -55,7 +55,7 @@ def run(runs: list[PlannedRun], workers: int) -> tuple[float, dict[str, Any]]:
     """Wall time of the campaign into a fresh store, and each run's profit figures."""
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        with LocalEngine(workers) as eng:
+        with LocalBackend(workers) as eng:
             outcome = run_campaign(runs, RunStore(tmp), eng)
         wall = time.perf_counter() - t0
         assert outcome.ok and outcome.stored == len(runs), outcome.failures

@@ -21,10 +21,10 @@ from pathlib import Path
 from dispatchlab import simulate
 from dispatchlab.dispatchers.malleable.cost import malleable_platform, run_metrics
 from dispatchlab.dispatchers.malleable.greedy import MalleableGreedy
-from dispatchlab.dispatchers.malleable.kernel import KernelJobs, run_kernel
-from dispatchlab.dispatchers.malleable.pso import Swarm, SwarmSpec
+from dispatchlab.dispatchers.malleable.job_set_sim import JobSetJobs, run_job_set
 from dispatchlab.dispatchers.malleable.setups import setup_configs
-from dispatchlab.experiments.engines import DaskEngine, LocalEngine
+from dispatchlab.experiments.backends import DaskBackend, LocalBackend
+from dispatchlab.tuning.pso import Swarm, SwarmSpec
 from dispatchlab.workload.generators.mejri import JobSetParams, job_set
 
 OUT = Path(__file__).with_name("results")
@@ -51,7 +51,7 @@ def per_run(sample: int) -> dict[str, float]:
                        tables=False, check=False)
         cost = run_metrics(res.recorder, cfg.semantics.power)["cost"]  # type: ignore[arg-type]
         t1, c1 = time.perf_counter(), time.process_time()
-        k = run_kernel(KernelJobs.from_workload(wl, 10), cfg, seed=i)
+        k = run_job_set(JobSetJobs.from_workload(wl, 10), cfg, seed=i)
         t2, c2 = time.perf_counter(), time.process_time()
         assert abs(k.cost / cost - 1) < 1e-12
         eng.append(t1 - t0)
@@ -79,8 +79,8 @@ def main() -> None:
     runs = per_run(args.sample)
     spec = SwarmSpec(condition=args.condition, epochs=args.epochs, seed=42)
     sims = spec.particles * spec.epochs * spec.sets
-    t_local, local = train(spec, LocalEngine(args.workers))
-    t_dask, dask = train(spec, DaskEngine(None, args.workers))
+    t_local, local = train(spec, LocalBackend(args.workers))
+    t_dask, dask = train(spec, DaskBackend(None, args.workers))
     cpu = local.cpu_seconds
     same = local.state.history == dask.state.history and \
         local.state.gbest.tolist() == dask.state.gbest.tolist()

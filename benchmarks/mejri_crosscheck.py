@@ -41,7 +41,7 @@ from dispatchlab.dispatchers.malleable.config import (
 )
 from dispatchlab.dispatchers.malleable.cost import malleable_platform, run_metrics
 from dispatchlab.dispatchers.malleable.greedy import MalleableGreedy
-from dispatchlab.dispatchers.malleable.kernel import KernelJobs, run_kernel
+from dispatchlab.dispatchers.malleable.job_set_sim import JobSetJobs, run_job_set
 from dispatchlab.engine.scenario import Change, Scenario
 from dispatchlab.report.format import markdown_table
 from dispatchlab.workload.generators.mejri import RESILIENCE, JobSet, JobSetParams, job_set
@@ -92,7 +92,7 @@ def kernel_code(js: JobSet, cfg: GreedyConfig) -> dict[str, float]:
     """Our kernel, code semantics, continuing the set's random stream as the code does."""
     rnd = random.Random()
     rnd.setstate(js.code_random_state)
-    return run_kernel(KernelJobs.from_jobset(js), cfg, code_random=rnd).metrics()
+    return run_job_set(JobSetJobs.from_jobset(js), cfg, code_random=rnd).metrics()
 
 
 def engine_rules(js: JobSet, cfg: GreedyConfig) -> dict[str, float]:
@@ -209,9 +209,9 @@ def part_semantics(peer: dict[str, Any], sets: list[JobSet]) -> str:
             cfg = config_of(setup, block["config"], s)
             costs = []
             for i, js in enumerate(sets):
-                jobs = KernelJobs.from_workload(js.to_workload(), js.servers) \
-                    if s.clock == "engine" else KernelJobs.from_jobset(js)
-                costs.append(run_kernel(jobs, cfg, seed=i).cost)
+                jobs = JobSetJobs.from_workload(js.to_workload(), js.servers) \
+                    if s.clock == "engine" else JobSetJobs.from_jobset(js)
+                costs.append(run_job_set(jobs, cfg, seed=i).cost)
             cells.append(f"{np.mean(costs):.3f}")
         lines.append(f"| {setup} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

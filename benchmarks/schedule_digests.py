@@ -61,7 +61,7 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
     "hpc2n-easy-cap44000": (HPC2N, "nodes=240,cores=1", "easy", True,
                             {"power_cap": 44_000.0}),
     "kth-conservative-power-cap": (KTH, "nodes=100,cores=1", "conservative-power", True,
-                                   {"power_cap": 17_000.0}),
+                                   {"power_cap": 17_000.0, "on_infeasible": "reject"}),
     "hpc2n-easy-cap42000": (HPC2N, "nodes=240,cores=1", "easy", True,
                             {"power_cap": 42_000.0}),
 }

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +39,7 @@ TRACES = (HERE.parents[1] / ".." / "shared" / "traces" / "eurora" / "job_instanc
           / "historical_traces").resolve()
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(path: Path) -> Workload:
     """A batch, loaded once per process (counts per queue reuse it)."""
     return load_workload(path)

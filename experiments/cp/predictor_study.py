@@ -36,14 +36,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from distinct_jobs import complete_batches, hostable  # same folder
 
 from dispatchlab.estimates.accuracy import prediction_accuracy
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload import Workload
 from dispatchlab.workload.eurora import list_eurora_batches
 from dispatchlab.workload.load import load_workload
-
-from distinct_jobs import complete_batches, hostable  # same folder
 
 HERE = Path(__file__).resolve().parent
 TRACES = (HERE.parents[1] / ".." / "shared" / "traces" / "eurora" / "job_instances"

@@ -19,7 +19,7 @@ from dispatchlab.experiments import (
     Progress,
     RunStore,
     load_experiment,
-    make_engine,
+    make_backend,
     plan,
     run_campaign,
 )
@@ -46,7 +46,7 @@ def main(argv: list[str]) -> None:
             print(f"[{p.finished}/{p.total}] {p.last.labels.workload} "
                   f"{p.last.labels.dispatcher}", flush=True)
 
-    with make_engine("local", workers=workers) as engine:
+    with make_backend("local", workers=workers) as engine:
         outcome = run_campaign(runs, store, engine, on_progress=progress)
     for key, why in outcome.failures.items():
         print(f"FAILED {key}: {why}")

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dispatchlab.dispatchers.hybrid.decision_tree import Schedule, daily_features, fit_tree
+from dispatchlab.dispatchers.offline_plan.planner.heuristic import heuristic
+from dispatchlab.dispatchers.offline_plan.planner.instance import from_workload
 from dispatchlab.energy.cooling import pue_table
 from dispatchlab.energy.profit import THESIS_PRICES
-from dispatchlab.energy.temperature import season_profile
-from dispatchlab.hybrid.decision_tree import Schedule, daily_features, fit_tree
-from dispatchlab.planning.heuristic import heuristic
-from dispatchlab.planning.instance import from_workload
+from dispatchlab.engine.temperature import season_profile
 from dispatchlab.platform.presets import thesis_300
 from dispatchlab.workload.load import load_workload
 

@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 
 from dispatchlab.dispatchers.malleable.config import SEMANTICS, GreedyConfig, param_names
-from dispatchlab.dispatchers.malleable.pso import Swarm, SwarmSpec, set_cost
 from dispatchlab.dispatchers.malleable.setups import SETUPS
 from dispatchlab.report.format import markdown_table
 from dispatchlab.stats.ranking import Ranking, compare_on_metric
+from dispatchlab.tuning.pso import Swarm, SwarmSpec, set_cost
 
 #: Published values (Mejri et al. 2020): mean reconfigurations and power-offs per set
 #: (Tables 5, 11, 14), Friedman χ² (§6.3–6.7), weak rankings (Tables 6, 7, 9, 12, 15).

@@ -46,10 +46,10 @@ from dispatchlab.dispatchers.malleable.config import (
 )
 from dispatchlab.dispatchers.malleable.cost import malleable_platform, run_metrics
 from dispatchlab.dispatchers.malleable.greedy import MalleableGreedy
-from dispatchlab.dispatchers.malleable.kernel import KernelJobs, run_kernel
-from dispatchlab.dispatchers.malleable.pso import Swarm, SwarmSpec
+from dispatchlab.dispatchers.malleable.job_set_sim import JobSetJobs, run_job_set
 from dispatchlab.dispatchers.malleable.setups import SETUPS, TABLE4, setup_configs
-from dispatchlab.experiments.engines import LocalEngine
+from dispatchlab.experiments.backends import LocalBackend
+from dispatchlab.tuning.pso import Swarm, SwarmSpec
 from dispatchlab.workload.generators.mejri import (
     RESILIENCE,
     SCALE_UP,
@@ -78,7 +78,7 @@ def state_file(condition: int, suffix: str = "") -> Path:
 
 
 def train(workers: int, suffix: str) -> None:
-    with LocalEngine(workers) as engine:
+    with LocalBackend(workers) as engine:
         for c in (1, 2, 3):
             swarm = Swarm(swarm_spec(c, suffix), state_file(c, suffix))
             t0 = time.perf_counter()
@@ -104,7 +104,7 @@ def _engine_row(js: JobSet, cfg: GreedyConfig, seed: int) -> dict[str, float]:
                    MalleableGreedy(cfg), seed=seed, walltime_kill=False, tables=False)
     assert res.recorder is not None
     m = run_metrics(res.recorder, cfg.semantics.power)
-    k = run_kernel(KernelJobs.from_workload(wl, js.servers), cfg, seed=seed)
+    k = run_job_set(JobSetJobs.from_workload(wl, js.servers), cfg, seed=seed)
     if abs(k.cost / m["cost"] - 1) > 1e-9 or k.poweroffs != m["poweroffs"]:
         raise SystemExit(f"kernel and general loop disagree on {js.label}")
     return m
@@ -113,7 +113,7 @@ def _engine_row(js: JobSet, cfg: GreedyConfig, seed: int) -> dict[str, float]:
 def _code_row(js: JobSet, cfg: GreedyConfig) -> dict[str, float]:
     rnd = random.Random()
     rnd.setstate(js.code_random_state)
-    return run_kernel(KernelJobs.from_jobset(js), cfg, code_random=rnd).metrics()
+    return run_job_set(JobSetJobs.from_jobset(js), cfg, code_random=rnd).metrics()
 
 
 def evaluate(variant: str) -> pd.DataFrame:

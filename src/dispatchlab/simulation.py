@@ -6,12 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dispatchlab.dispatchers.base import Dispatcher
-from dispatchlab.dispatchers.capabilities import capabilities_of, check_composition
+from dispatchlab.dispatchers.base import BaseDispatcher, Dispatcher
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.energy.accounting import run_energy
 from dispatchlab.engine.budget import PowerModel
+from dispatchlab.engine.capabilities import check_composition
 from dispatchlab.engine.compiled.select import run_engine
+from dispatchlab.engine.desired_utilization import desired_profiles
 from dispatchlab.engine.scenario_gen import ScenarioArg, resolve_scenario
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import ConfigError
@@ -114,11 +115,7 @@ def simulate(
         "engine_settings": sim.engine_info(),
     }
     rec, ran_on = run_engine(sim, engine)
-    if scen is not None and "desired_utilization" in scen.kinds():
-        from dispatchlab.dispatchers.dardis.desired import desired_steps
-
-        rec.desired = {r: desired_steps(scen, r) for r in plat.resources
-                       if len(desired_steps(scen, r)[0])}
+    rec.desired = desired_profiles(scen, plat.resources)
     if check:
         audit(rec)
         audit_rules(rec)
@@ -144,10 +141,8 @@ def simulate(
         from dispatchlab.metrics.variable_capacity import vc_metrics
 
         res.summary.update(vc_metrics(rec, metrics_window[1], metrics_window[0]))
-    if capabilities_of(disp).family == "malleable":
-        from dispatchlab.dispatchers.malleable.cost import run_metrics
-
-        res.summary["malleable"] = run_metrics(rec)
+    if isinstance(disp, BaseDispatcher):
+        res.summary.update(disp.run_summary(rec))
     res.summary["engine"] = ran_on
     if tables:
         res.jobs  # noqa: B018 - built now, as documented

@@ -205,7 +205,7 @@ def test_toml_table_names_are_printed(tmp_path: Path) -> None:
 def test_header_platform_keeps_maxprocs(tmp_path: Path) -> None:
     """MaxProcs not a multiple of MaxNodes (Curie: 93,312 on 5,544) must not round every
     node up (94,248 cores); --swf-cores-per-node contradicting the header is an error."""
-    from dispatchlab.platform.from_workload import header_machine
+    from dispatchlab.workload.platform_for import header_machine
 
     plat = header_machine(5544, 93312)
     assert int(plat.total[0]) == 93312 and plat.capacity.shape[0] == 5544

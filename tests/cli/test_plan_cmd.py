@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from dispatchlab.cli.main import app
-from dispatchlab.planning.plan import load_plan
+from dispatchlab.dispatchers.offline_plan.planner.plan import load_plan
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.workload import Workload
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from dispatchlab.dispatchers.capabilities import capabilities_of, required
-from dispatchlab.dispatchers.registry import get_dispatcher, presets
+from dispatchlab.dispatchers.registry import families, get_dispatcher, presets
+from dispatchlab.engine.capabilities import capabilities_of, required
 from dispatchlab.report.composition import (
     HOMES,
     SCENARIOS,
@@ -69,12 +69,22 @@ def test_subset_cell(family: str, preset: str, kind: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", SCENARIOS)
+@pytest.mark.parametrize("kind", [k for k in SCENARIOS if k != "none"])
 @pytest.mark.parametrize(("family", "preset"),
                          [(e.family, e.name) for e in presets().values()
                           if e.name not in SUBSET.get(e.family, ())])
 def test_full_matrix_cell(family: str, preset: str, kind: str) -> None:
     _check(family, preset, kind)
+
+
+@pytest.mark.parametrize(("family", "preset"),
+                         [(f.name, e.name) for f in families() for e in f.entries()
+                          if e.name not in SUBSET.get(f.name, ())])
+def test_every_preset_of_the_catalogue_runs_audited_on_its_home(family: str, preset: str
+                                                                ) -> None:
+    """Every preset of every family in the catalogue, on its family's small real (or
+    generated) workload, with the audit on."""
+    _check(family, preset, "none")
 
 
 def test_every_preset_declares_its_family() -> None:

@@ -15,7 +15,7 @@ PACKAGES = {
     "dispatchlab.workload": "load_workload",
     "dispatchlab.stats": "friedman",
     "dispatchlab.experiments": "RunStore",
-    "dispatchlab.planning": "plan_jobs",
+    "dispatchlab.dispatchers.offline_plan.planner": "plan_jobs",
     "dispatchlab.dispatchers.cp": "CPConfig",
 }
 

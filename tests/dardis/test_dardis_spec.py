@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from dispatchlab.dispatchers.dardis import Dardis
+from dispatchlab.dispatchers.hybrid.pipeline import HybridDardis
 from dispatchlab.dispatchers.registry import canonical_spec, get_dispatcher
 from dispatchlab.errors import ConfigError
-from dispatchlab.hybrid.pipeline import HybridDardis
 
 
 def test_a_spec_changes_the_preset_parameters() -> None:

@@ -15,7 +15,7 @@ from dispatchlab.dispatchers.dardis.presets import PRESETS
 from dispatchlab.dispatchers.dardis.shutdown import DardisShutdown, parked_counts
 from dispatchlab.engine.decisions import WakeAt
 from dispatchlab.engine.scenario import Change, Scenario
-from dispatchlab.engine.state import BOOTING, OFF, ON, SHUTTING_DOWN
+from dispatchlab.platform.node_states import BOOTING, OFF, ON, SHUTTING_DOWN
 from dispatchlab.platform.power import NodePowerSpec
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate

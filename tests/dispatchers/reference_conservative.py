@@ -18,7 +18,7 @@ import numpy as np
 
 from dispatchlab.dispatchers.machine import Machine, SlotMachine
 from dispatchlab.dispatchers.profile import Profile
-from dispatchlab.dispatchers.selection.base import Selection, check_depth
+from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth
 from dispatchlab.engine.decisions import Decision, Plan, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView

@@ -6,8 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import Workload, simulate
-from dispatchlab.dispatchers.policy import Policy
-from dispatchlab.dispatchers.selection import Conservative
+from dispatchlab.dispatchers.rule_based.policy import Policy
+from dispatchlab.dispatchers.rule_based.selection import Conservative
 from tests.conftest import jobs
 from tests.dispatchers.helpers import Recorded, Recording
 from tests.dispatchers.strategies import instances

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers.machine import Machine, SlotMachine
-from dispatchlab.dispatchers.policy import Policy
-from dispatchlab.dispatchers.selection import Conservative
+from dispatchlab.dispatchers.rule_based.policy import Policy
+from dispatchlab.dispatchers.rule_based.selection import Conservative
 from dispatchlab.dispatchers.slot_profile import SlotProfile, SlotReservations
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events

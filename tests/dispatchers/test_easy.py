@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers import machine as machine_mod
-from dispatchlab.dispatchers import policy as policy_mod
-from dispatchlab.dispatchers.orderings import get_ordering
-from dispatchlab.dispatchers.policy import Policy
-from dispatchlab.dispatchers.selection import Easy
+from dispatchlab.dispatchers.rule_based import policy as policy_mod
+from dispatchlab.dispatchers.rule_based.orderings import get_ordering
+from dispatchlab.dispatchers.rule_based.policy import Policy
+from dispatchlab.dispatchers.rule_based.selection import Easy
 from dispatchlab.engine.simulator import map_requests
 from dispatchlab.engine.state import SystemView
 from dispatchlab.metrics.results import Results

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload
-from dispatchlab.dispatchers.orderings import JobQueue, get_ordering
+from dispatchlab.dispatchers.rule_based.orderings import JobQueue, get_ordering
 from dispatchlab.engine.simulator import map_requests
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError

@@ -9,7 +9,7 @@ import pytest
 
 from dispatchlab import simulate
 from dispatchlab.dispatchers import get_dispatcher, presets
-from dispatchlab.dispatchers.policy import Policy
+from dispatchlab.dispatchers.rule_based.policy import Policy
 from dispatchlab.errors import ConfigError
 from dispatchlab.estimates import WalltimeEstimate, get_estimator, register_estimator
 from dispatchlab.workload import Workload

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from dispatchlab.cli.dispatchers_cmd import FLAGS, flags
 from dispatchlab.cli.main import app
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities, capabilities_of
 from dispatchlab.dispatchers.preset_capabilities import class_capabilities, preset_capabilities
 from dispatchlab.dispatchers.registry import Entry, presets
+from dispatchlab.engine.capabilities import Capabilities, capabilities_of
 
 runner = CliRunner()
 
@@ -102,6 +102,6 @@ def test_dispatchers_cmd_shows_capabilities() -> None:
     assert table.exit_code == 0, table.output
     line = next(x for x in table.stdout.splitlines()
                 if x.split()[:1] == ["mejri-fifo-rcfg-poff"])
-    assert line.split()[1] == "d--m-sr-"
-    assert flags(Capabilities()) == "dcvm----"
+    assert line.split()[1] == "d--m-sr---"
+    assert flags(Capabilities()) == "dcvm------"
     assert set(FLAGS) == set(Capabilities().describe()) - {"family"}

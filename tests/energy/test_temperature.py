@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from dispatchlab import Platform, Workload, simulate
-from dispatchlab.energy.temperature import season_profile
 from dispatchlab.engine.scenario_gen import resolve_scenario
+from dispatchlab.engine.temperature import season_profile
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.power import NodePowerSpec
 

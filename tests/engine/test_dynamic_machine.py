@@ -26,9 +26,10 @@ from dispatchlab.engine.events import Events
 from dispatchlab.engine.recorder import ABORTED, COMPLETED, RECONFIGURED
 from dispatchlab.engine.scenario import Change, Scenario
 from dispatchlab.engine.simulator import Simulator
-from dispatchlab.engine.state import BOOTING, OFF, ON, SystemView
+from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError, InvalidDecision
 from dispatchlab.metrics.audit import AuditError, audit
+from dispatchlab.platform.node_states import BOOTING, OFF, ON
 
 ARR = np.array
 

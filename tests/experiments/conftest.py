@@ -12,7 +12,7 @@ import pytest
 
 from dispatchlab.cli.demo_cmd import demo_trace
 from dispatchlab.experiments import (
-    LocalEngine,
+    LocalBackend,
     PlannedRun,
     RunStore,
     parse_experiment,
@@ -59,7 +59,7 @@ def runs(grid: dict[str, Any]) -> list[PlannedRun]:
 def reference(tmp_path_factory: pytest.TempPathFactory, runs: list[PlannedRun]) -> Path:
     """The grid run uninterrupted by the default engine, a local pool of two processes."""
     out = tmp_path_factory.mktemp("pool")
-    with LocalEngine(2) as eng:
+    with LocalBackend(2) as eng:
         outcome = run_campaign(runs, RunStore(out), eng)
     assert outcome.ok and outcome.stored == len(runs)
     return out

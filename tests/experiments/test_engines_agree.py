@@ -25,8 +25,8 @@ from typer.testing import CliRunner
 
 from dispatchlab.cli.main import app
 from dispatchlab.experiments import (
-    DaskEngine,
-    LocalEngine,
+    DaskBackend,
+    LocalBackend,
     PlannedRun,
     Progress,
     RunStore,
@@ -133,7 +133,7 @@ def test_dask_local_cluster_gives_the_pool_results(
     reference: Path,
     same_results: Callable[[Path, Path], int],
 ) -> None:
-    with DaskEngine(None, workers=2) as eng:
+    with DaskBackend(None, workers=2) as eng:
         outcome = run_campaign(runs, RunStore(tmp_path), eng)
     assert outcome.ok and outcome.stored == len(runs)
     assert same_results(reference, tmp_path) == len(runs)
@@ -189,11 +189,11 @@ def test_dask_worker_killed_mid_run_loses_and_duplicates_nothing(
     # finish everything first on a loaded machine, leaving no busy worker to kill
     runs = plan(parse_experiment({**grid, "seeds": 4 * grid["seeds"]}))
     reference = tmp_path / "reference"
-    with LocalEngine(2) as pool:
+    with LocalBackend(2) as pool:
         assert run_campaign(runs, RunStore(reference), pool).ok
     tmp_path = tmp_path / "dask"
     killed: list[int] = []
-    with DaskEngine(dask_cluster) as eng:
+    with DaskBackend(dask_cluster) as eng:
         client = eng.client
         done = threading.Event()
 
@@ -240,7 +240,7 @@ def test_pool_worker_killed_mid_run_loses_and_duplicates_nothing(
         os.kill(pid, signal.SIGKILL)
         killed.append(pid)
 
-    eng = LocalEngine(2)
+    eng = LocalBackend(2)
     with eng:
         outcome = run_campaign(runs, RunStore(tmp_path), eng, on_progress=kill_a_worker)
     assert killed

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dispatchlab.experiments import LocalEngine
-from dispatchlab.experiments.engines import WorkerLost
+from dispatchlab.experiments import LocalBackend
+from dispatchlab.experiments.backends import WorkerLost
 
 POISON = {7}
 
@@ -25,7 +25,7 @@ def crash_or_square(x: int) -> int:
 
 def test_only_the_crashing_run_fails() -> None:
     items = list(range(12))
-    eng = LocalEngine(2, max_attempts=2)
+    eng = LocalBackend(2, max_attempts=2)
     with eng:
         out = dict(eng.map_unordered(crash_or_square, items, key=str))
     assert set(out) == set(items)
@@ -47,7 +47,7 @@ def crash_once(item: tuple[str, int]) -> int:
 def test_a_worker_death_that_does_not_repeat_costs_nothing(tmp_path: Path) -> None:
     marker = str(tmp_path / "died")
     items = [(marker, x) for x in range(8)]
-    eng = LocalEngine(2)
+    eng = LocalBackend(2)
     with eng:
         out = dict(eng.map_unordered(crash_once, items, key=lambda it: str(it[1])))
     assert {x: v for (_, x), v in out.items()} == {x: x * x for x in range(8)}

@@ -13,8 +13,8 @@ import pytest
 
 CHILD = """
 import glob, multiprocessing, os, sys, threading, time
-from dispatchlab.experiments.engines import LocalEngine
-eng = LocalEngine(2)
+from dispatchlab.experiments.backends import LocalBackend
+eng = LocalBackend(2)
 it = eng.map_unordered(time.sleep, [60, 60], key=str)
 threading.Thread(target=lambda: list(it), daemon=True).start()
 while len(multiprocessing.active_children()) < 2:

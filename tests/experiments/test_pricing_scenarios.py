@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 import pandas as pd
 import pytest
 
-from dispatchlab.dispatchers.base import BaseDispatcher, reads_pricing
+from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.registry import get_dispatcher
+from dispatchlab.engine.capabilities import capabilities_of
 from dispatchlab.errors import ConfigError
 from dispatchlab.experiments import RunStore, parse_experiment, plan, run_campaign, runs_table
 from dispatchlab.experiments.campaign import simulation_groups
@@ -163,13 +164,15 @@ def test_plan_one_run_per_scenario_hashed_like_single_entries() -> None:
 
 def test_reads_pricing_is_a_declared_property() -> None:
     assert BaseDispatcher().reads_pricing is False
-    assert not reads_pricing(get_dispatcher("easy"))
-    assert not reads_pricing(get_dispatcher("hybrid-dardis70"))  # Alg. 5 planner
-    assert reads_pricing(get_dispatcher(
-        "dardis=hybrid-dardis70,planner=multi,cooling=air,temperature=summer,prices=cheap"))
-    assert reads_pricing(get_dispatcher("offline-heuristic"))
-    assert reads_pricing(get_dispatcher("offline=delay,temperature=summer,runs=5"))
-    assert not reads_pricing(object())  # declares nothing: reads nothing of the pricing
+    assert not capabilities_of(get_dispatcher("easy")).reads_pricing
+    assert not capabilities_of(get_dispatcher("hybrid-dardis70")).reads_pricing  # Alg. 5 planner
+    assert capabilities_of(get_dispatcher(
+        "dardis=hybrid-dardis70,planner=multi,cooling=air,temperature=summer,prices=cheap")
+    ).reads_pricing
+    assert capabilities_of(get_dispatcher("offline-heuristic")).reads_pricing
+    assert capabilities_of(get_dispatcher("offline=delay,temperature=summer,runs=5")).reads_pricing
+    # declares nothing: reads nothing of the pricing
+    assert not capabilities_of(object()).reads_pricing
 
 
 # --- running: shared simulation = separate runs -------------------------------------------

@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dispatchlab.dispatchers.registry import get_dispatcher
-from dispatchlab.platform.from_workload import platform_for
+from dispatchlab.metrics.batsim_schedule import COLUMNS, interval_set, write_batsim_jobs
 from dispatchlab.platform.platform import Platform
 from dispatchlab.simulation import simulate
-from dispatchlab.workload.batsim_schedule import COLUMNS, interval_set, write_batsim_jobs
 from dispatchlab.workload.load import load_workload
+from dispatchlab.workload.platform_for import platform_for
 from dispatchlab.workload.swf import SwfOptions
 
 #: evalys 4.0.7 calls DataFrame.rename(inplace=True), deprecated by pandas: not ours to fix

@@ -6,16 +6,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dispatchlab.energy.cooling import PueTable
-from dispatchlab.energy.profit import Prices
-from dispatchlab.errors import ConfigError
-from dispatchlab.hybrid.decision_tree import (
+from dispatchlab.dispatchers.hybrid.decision_tree import (
     MAXIMIZE,
     OPTIMIZE,
     Schedule,
     daily_features,
     fit_tree,
 )
+from dispatchlab.energy.cooling import PueTable
+from dispatchlab.energy.profit import Prices
+from dispatchlab.errors import ConfigError
 
 # PUE 1.1 up to 1000 W, then up to 1.5 at 2000 W: slope change at 1000 W
 TABLE = PueTable(name="t", temperatures=(10.0,), it_power=(0.0, 1000.0, 2000.0),

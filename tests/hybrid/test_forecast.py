@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dispatchlab.dispatchers.hybrid.forecast import forecast_next_day
 from dispatchlab.errors import ConfigError
-from dispatchlab.hybrid.forecast import forecast_next_day
 
 
 def test_last_day_shifted_with_observed_durations() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dispatchlab.dispatchers.hybrid.pipeline import HybridDardis
 from dispatchlab.dispatchers.registry import get_dispatcher
-from dispatchlab.hybrid.pipeline import HybridDardis
 from dispatchlab.platform.power import NodePowerSpec
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dispatchlab.dispatchers.hybrid.pipeline import HybridDardis
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.errors import ConfigError
-from dispatchlab.hybrid.pipeline import HybridDardis
 from dispatchlab.platform.power import NodePowerSpec
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dispatchlab.errors import ConfigError
-from dispatchlab.hybrid.profile_extraction import (
+from dispatchlab.dispatchers.hybrid.profile_extraction import (
     extract_profile,
     hourly,
     profile_changes,
     profile_scenario,
 )
+from dispatchlab.errors import ConfigError
 
 
 def test_a_busy_previous_day_asks_for_the_whole_machine() -> None:

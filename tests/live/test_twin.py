@@ -7,11 +7,11 @@ import pytest
 
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.decisions import Start
-from dispatchlab.engine.state import DOWN
 from dispatchlab.live.adapter import live_dispatcher
 from dispatchlab.live.slurm_state import expand_hostlist, snapshot
 from dispatchlab.live.synthetic_state import synthetic_docs
 from dispatchlab.live.twin import build_twin
+from dispatchlab.platform.node_states import DOWN
 
 NOW = 1_800_000_000
 

@@ -8,14 +8,14 @@ import random
 import numpy as np
 import pytest
 
-from dispatchlab.dispatchers.malleable.config import CODE, GreedyConfig
-from dispatchlab.dispatchers.malleable.rules import (
+from dispatchlab.dispatchers.malleable.algorithm1 import (
     code_reconfiguration_time,
     paper_reconfiguration_time,
     power_off_duration,
     wants_power_off,
     wants_reconfiguration,
 )
+from dispatchlab.dispatchers.malleable.config import CODE, GreedyConfig
 from dispatchlab.errors import ConfigError, WorkloadError
 from dispatchlab.workload.generators import generate
 from dispatchlab.workload.generators.mejri import (

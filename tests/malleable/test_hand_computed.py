@@ -14,7 +14,7 @@ from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.malleable.config import CODE, PAPER, GreedyConfig
 from dispatchlab.dispatchers.malleable.cost import malleable_platform, run_metrics
 from dispatchlab.dispatchers.malleable.greedy import MalleableGreedy
-from dispatchlab.dispatchers.malleable.kernel import KernelJobs, run_kernel
+from dispatchlab.dispatchers.malleable.job_set_sim import JobSetJobs, run_job_set
 from dispatchlab.engine.decisions import Decision, Reconfigure, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.recorder import COMPLETED, RECONFIGURED
@@ -95,7 +95,7 @@ def test_energy_of_servers_that_boot_compute_idle_and_shut_down() -> None:
     assert m["norm_power"] == pytest.approx(norm, rel=1e-12)
     assert m["cost"] == pytest.approx(stretch * norm, rel=1e-12)
     assert (m["reconfigs"], m["poweroffs"]) == (0, 3)
-    k = run_kernel(KernelJobs.from_workload(wl, 2), cfg)
+    k = run_job_set(JobSetJobs.from_workload(wl, 2), cfg)
     assert k.cost == pytest.approx(m["cost"], rel=1e-12) and k.poweroffs == 3
 
 
@@ -118,7 +118,7 @@ def test_code_semantics_ten_second_steps_and_its_reconfiguration_time() -> None:
     energy = 191 * area + 95 * (span * 4 - area)  # the code's rounded constants
     norm = energy / (95 * span * 4)
     cfg = GreedyConfig(reconfigure=True, semantics=CODE)
-    k = run_kernel(KernelJobs.from_jobset(_two_jobs()), cfg, code_random=random.Random(0))
+    k = run_job_set(JobSetJobs.from_jobset(_two_jobs()), cfg, code_random=random.Random(0))
     assert k.ends == pytest.approx([210.0, b_end], rel=1e-15)
     assert k.reconfigs == 1
     assert k.cost == pytest.approx(stretch * norm, rel=1e-12)
@@ -130,7 +130,7 @@ def test_paper_semantics_in_continuous_time_uses_eq3() -> None:
     from dataclasses import replace
 
     sem = replace(PAPER, clock="float")
-    k = run_kernel(KernelJobs.from_jobset(_two_jobs()),
+    k = run_job_set(JobSetJobs.from_jobset(_two_jobs()),
                    GreedyConfig(reconfigure=True, semantics=sem))
     rest = 600 - (205 - 12) * 2 ** 0.5
     assert k.ends == pytest.approx([205.0, 205 + 2.5 + rest / 2], rel=1e-15)

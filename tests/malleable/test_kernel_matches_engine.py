@@ -11,7 +11,7 @@ from dispatchlab import simulate
 from dispatchlab.dispatchers.malleable.config import CODE_RULES, PAPER, Semantics
 from dispatchlab.dispatchers.malleable.cost import malleable_platform, run_metrics
 from dispatchlab.dispatchers.malleable.greedy import MalleableGreedy
-from dispatchlab.dispatchers.malleable.kernel import KernelJobs, run_kernel
+from dispatchlab.dispatchers.malleable.job_set_sim import JobSetJobs, run_job_set
 from dispatchlab.dispatchers.malleable.setups import setup_configs
 from dispatchlab.engine.scenario import Change, Scenario
 from dispatchlab.workload.generators.mejri import RESILIENCE, JobSetParams, job_set
@@ -29,7 +29,7 @@ def test_kernel_equals_general_loop(semantics: Semantics, setup: str) -> None:
         res = simulate(wl, plat, MalleableGreedy(cfg), seed=index, walltime_kill=False,
                        scenario=scen, tables=False)
         m = run_metrics(res.recorder, semantics.power)  # type: ignore[arg-type]
-        k = run_kernel(KernelJobs.from_workload(wl, 10), cfg, seed=index)
+        k = run_job_set(JobSetJobs.from_workload(wl, 10), cfg, seed=index)
         assert res.recorder.end_time.tolist() == [int(e) for e in k.ends]  # type: ignore[union-attr]
         assert (k.reconfigs, k.poweroffs) == (m["reconfigs"], m["poweroffs"])
         assert k.cost == pytest.approx(m["cost"], rel=1e-12)
@@ -43,7 +43,7 @@ def test_scale_up_set_matches_too() -> None:
     res = simulate(wl, malleable_platform(40), MalleableGreedy(cfg), walltime_kill=False,
                    tables=False)
     m = run_metrics(res.recorder)  # type: ignore[arg-type]
-    k = run_kernel(KernelJobs.from_workload(wl, 40), cfg)
+    k = run_job_set(JobSetJobs.from_workload(wl, 40), cfg)
     assert k.cost == pytest.approx(m["cost"], rel=1e-12)
     assert (k.reconfigs, k.poweroffs) == (m["reconfigs"], m["poweroffs"])
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dispatchlab.dispatchers.malleable.pso import (
+from dispatchlab.dispatchers.malleable.bounds import bounds_for
+from dispatchlab.tuning.pso import (
     Swarm,
     SwarmSpec,
-    bounds_for,
     pso_step,
     reflect,
 )
@@ -83,12 +83,12 @@ def test_code_rule_follows_the_epoch_best() -> None:
 
 @pytest.mark.slow
 def test_local_pool_and_dask_give_the_same_training() -> None:
-    from dispatchlab.experiments.engines import DaskEngine, LocalEngine
+    from dispatchlab.experiments.backends import DaskBackend, LocalBackend
 
     alone = Swarm(_spec(epochs=3)).run()
-    with LocalEngine(2) as engine:
+    with LocalBackend(2) as engine:
         pooled = Swarm(_spec(epochs=3)).run(engine)
-    with DaskEngine(None, 2) as engine:
+    with DaskBackend(None, 2) as engine:
         dask = Swarm(_spec(epochs=3)).run(engine)
     assert pooled.history == alone.history == dask.history
     assert pooled.gbest.tolist() == alone.gbest.tolist() == dask.gbest.tolist()

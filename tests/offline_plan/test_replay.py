@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dispatchlab.dispatchers.offline_plan.planner.heuristic import heuristic
+from dispatchlab.dispatchers.offline_plan.planner.instance import from_workload
+from dispatchlab.dispatchers.offline_plan.planner.plan import Plan
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.errors import ConfigError
-from dispatchlab.planning.heuristic import heuristic
-from dispatchlab.planning.instance import from_workload
-from dispatchlab.planning.plan import Plan
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.workload import Workload

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dispatchlab.planning.instance import PlanInstance
+from dispatchlab.dispatchers.offline_plan.planner.instance import PlanInstance
 
 
 def instance(jobs: list[tuple[int, int, int, int]], nodes: int = 2, cores: int = 4,

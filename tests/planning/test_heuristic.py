@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dispatchlab.planning.heuristic import FreeGrid, heuristic
+from dispatchlab.dispatchers.offline_plan.planner.heuristic import FreeGrid, heuristic
 from tests.planning.helpers import check_feasible, instance
 
 #: 2 nodes × 4 cores; (submit, duration, units, cores per unit)
@@ -93,7 +93,7 @@ def test_random_instances_feasible_and_earliest(jobs, rnd) -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 9), min_size=1, max_size=40), st.integers(1, 40))
 def test_window_min_matches_brute_force(values, size) -> None:
-    from dispatchlab.planning.heuristic import _window_min
+    from dispatchlab.dispatchers.offline_plan.planner.heuristic import _window_min
 
     a = np.array([values, values[::-1]], dtype=np.int64)
     if size > a.shape[1]:

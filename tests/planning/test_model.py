@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from ortools.sat.python import cp_model
 
+from dispatchlab.dispatchers.offline_plan.planner.heuristic import heuristic
+from dispatchlab.dispatchers.offline_plan.planner.model import build_model, solver_for
+from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel, evaluate
 from dispatchlab.energy.cooling import PueTable, pue_table
 from dispatchlab.energy.profit import Prices
-from dispatchlab.planning.heuristic import heuristic
-from dispatchlab.planning.model import build_model, solver_for
-from dispatchlab.planning.objective import ProfitModel, evaluate
 from tests.planning.helpers import check_feasible, instance
 
 TABLE = PueTable("t", (10.0, 15.0), (0.0, 1000.0, 2000.0),

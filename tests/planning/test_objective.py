@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel, evaluate
+from dispatchlab.dispatchers.offline_plan.planner.plan import Plan
 from dispatchlab.energy.cooling import PueTable
 from dispatchlab.energy.profit import Prices
-from dispatchlab.planning.objective import ProfitModel, evaluate
-from dispatchlab.planning.plan import Plan
 
 #: cooling power C = P·(PUE − 1): row 10 °C: 0, 100, 400 W at 0, 1000, 2000 W (slopes 0.1,
 #: 0.3); row 15 °C: 0, 300, 800 W (slopes 0.3, 0.5)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dispatchlab.dispatchers.offline_plan.planner.plan import Plan, concat_plans, load_plan
 from dispatchlab.errors import ConfigError
-from dispatchlab.planning.plan import Plan, concat_plans, load_plan
 
 
 def _plan() -> Plan:
@@ -51,8 +51,8 @@ def test_bad_plan_file(tmp_path) -> None:
 
 
 def test_plan_jobs_one_call() -> None:
+    from dispatchlab.dispatchers.offline_plan.planner import plan_jobs
     from dispatchlab.energy.cooling import pue_table
-    from dispatchlab.planning import plan_jobs
     from dispatchlab.platform.resolve import resolve_platform
     from dispatchlab.workload.workload import Workload
 

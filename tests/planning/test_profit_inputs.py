@@ -6,12 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from dispatchlab.dispatchers.offline_plan.planner.profit_inputs import (
+    ProfitInputs,
+    resolve_profit_inputs,
+)
 from dispatchlab.energy.cooling import pue_table
 from dispatchlab.energy.profit import Prices
-from dispatchlab.energy.temperature import season_profile
 from dispatchlab.engine.scenario_gen import resolve_scenario
+from dispatchlab.engine.temperature import season_profile
 from dispatchlab.errors import ConfigError
-from dispatchlab.planning.profit_inputs import ProfitInputs, resolve_profit_inputs
 
 
 def resolve(**kw: object) -> ProfitInputs:

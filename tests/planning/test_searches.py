@@ -6,13 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dispatchlab.energy.cooling import PueTable
-from dispatchlab.energy.profit import Prices
-from dispatchlab.errors import ConfigError
-from dispatchlab.planning.heuristic import heuristic
-from dispatchlab.planning.objective import IncrementalProfit, ProfitModel, evaluate
-from dispatchlab.planning.plan import Plan
-from dispatchlab.planning.searches import (
+from dispatchlab.dispatchers.offline_plan.planner.heuristic import heuristic
+from dispatchlab.dispatchers.offline_plan.planner.objective import (
+    IncrementalProfit,
+    ProfitModel,
+    evaluate,
+)
+from dispatchlab.dispatchers.offline_plan.planner.plan import Plan
+from dispatchlab.dispatchers.offline_plan.planner.searches import (
     ORDERINGS,
     Limits,
     delay_search,
@@ -21,6 +22,9 @@ from dispatchlab.planning.searches import (
     relaxation_search,
     run_search,
 )
+from dispatchlab.energy.cooling import PueTable
+from dispatchlab.energy.profit import Prices
+from dispatchlab.errors import ConfigError
 from tests.planning.helpers import check_feasible, instance
 
 #: flat PUE per row: 1.1 at 10 °C, 1.5 at 15 °C

@@ -55,7 +55,7 @@ def test_conservative_power_without_a_cap_is_conservative() -> None:
 
 
 def _policy() -> object:
-    from dispatchlab.dispatchers.presets import build_preset
+    from dispatchlab.dispatchers.rule_based.presets import build_preset
     return build_preset("conservative-power")
 
 
@@ -79,8 +79,8 @@ def capped(draw: st.DrawFn) -> tuple[Workload, Platform, float]:
 @given(case=capped(), alloc=st.sampled_from(["first-fit", "best-fit", "energy-model"]))
 def test_no_job_starts_after_its_first_reservation_and_power_stays_under_the_cap(
         case: tuple[Workload, Platform, float], alloc: str) -> None:
-    from dispatchlab.dispatchers.policy import Policy
-    from dispatchlab.dispatchers.selection import ConservativePower
+    from dispatchlab.dispatchers.rule_based.policy import Policy
+    from dispatchlab.dispatchers.rule_based.selection import ConservativePower
 
     wl, plat, cap = case
     disp = Recorded(Policy("fifo", ConservativePower(), alloc))

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
-from dispatchlab.dispatchers.cp.dec_power import LinearPower
+from dispatchlab.dispatchers.dec.power import LinearPower
 from dispatchlab.dispatchers.registry import get_dispatcher, presets
 from dispatchlab.energy.job_power import from_predictions
 from dispatchlab.engine.scenario import Change, Scenario

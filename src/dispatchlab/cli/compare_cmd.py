@@ -37,10 +37,10 @@ from dispatchlab.cli.simulate_cmd import (
     load_options,
 )
 from dispatchlab.errors import ConfigError, DispatchlabError
+from dispatchlab.experiments.backends import make_backend
 from dispatchlab.experiments.campaign import CampaignOutcome, Progress, run_campaign
 from dispatchlab.experiments.collect import write_tables
 from dispatchlab.experiments.config import PlannedRun
-from dispatchlab.experiments.engines import make_engine
 from dispatchlab.experiments.grid import plan
 from dispatchlab.experiments.spec import parse_experiment
 from dispatchlab.experiments.store import RunStore
@@ -78,7 +78,7 @@ OldEngineOpt = Annotated[
 ]
 
 
-#: Where runs can execute (experiments/engines.py).
+#: Where runs can execute (experiments/backends.py).
 BACKENDS = ("local", "dask-local", "dask")
 
 
@@ -227,7 +227,7 @@ def execute(
     Ctrl-C stops with exit code 130 and says how to resume.
     """
     store = RunStore(out)
-    eng = make_engine(engine, scheduler=scheduler, workers=workers)
+    eng = make_backend(engine, scheduler=scheduler, workers=workers)
     bar, update = progress_bar(not quiet and console.is_terminal)
     try:
         with eng:

@@ -1,5 +1,5 @@
 """``dispatchlab dispatchers``: every registered preset with its family, what it is and
-what it supports (its :class:`~dispatchlab.dispatchers.capabilities.Capabilities`)."""
+what it supports (its :class:`~dispatchlab.engine.capabilities.Capabilities`)."""
 
 from __future__ import annotations
 
@@ -14,20 +14,21 @@ from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
 
 if TYPE_CHECKING:
-    from dispatchlab.dispatchers.capabilities import Capabilities
+    from dispatchlab.engine.capabilities import Capabilities
 
 
 @app.command("dispatchers")
 @friendly_errors
 def dispatchers_command(
     family: Annotated[str | None, typer.Option(
-        help="Only this family (rule-based, cp, malleable).")] = None,
+        help="Only this family (`dispatchlab dispatchers` lists them).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON list.")] = False,
 ) -> None:
     """List every dispatcher preset with its family, a one-line description and what it
     supports (flags: d nodes leaving, c fixed power cap, v varying power cap, m multi-unit
     jobs; u follows a desired utilization, s switches power states, r reshapes malleable
-    jobs, p reads pricing; - where not)."""
+    jobs, p reads pricing, o reads actual run times (oracle), n chooses which nodes leave;
+    - where not)."""
     from dispatchlab.dispatchers.preset_capabilities import preset_capabilities
     from dispatchlab.dispatchers.registry import presets
     from dispatchlab.errors import ConfigError
@@ -61,14 +62,16 @@ def dispatchers_command(
                 typer.echo(f"  {'':<{width}}  {'':<{flag_width}}{more}")
     typer.echo("\nSupports: d nodes leaving, c fixed power cap, v varying power cap, m multi-unit "
                "jobs;\nu follows a desired utilization, s switches power states, r reshapes "
-               "malleable jobs,\np reads pricing (docs/composition.md). Any preset can be "
+               "malleable jobs,\np reads pricing, o reads actual run times (oracle), n chooses "
+               "which nodes leave\n(docs/composition.md). Any preset can be "
                "changed with a key=value\nspec: see docs/dispatchers.md.")
 
 
 #: The compact column: one letter per capability field, in this order.
 FLAGS = {"nodes_leaving": "d", "fixed_power_cap": "c", "varying_power_cap": "v",
          "multi_unit_jobs": "m", "follows_desired_utilization": "u",
-         "switches_power_states": "s", "reshapes_malleable_jobs": "r", "reads_pricing": "p"}
+         "switches_power_states": "s", "reshapes_malleable_jobs": "r", "reads_pricing": "p",
+         "oracle": "o", "chooses_leaving_nodes": "n"}
 
 
 def flags(caps: Capabilities) -> str:

@@ -70,13 +70,13 @@ def plan_command(
     limit: LimitOpt = None,
 ) -> None:
     """Plan the workload's jobs for profit (thesis ch. 6) and print the plan's figures."""
+    from dispatchlab.dispatchers.offline_plan.planner.instance import from_workload
+    from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel
+    from dispatchlab.dispatchers.offline_plan.planner.searches import SEARCHES, Limits, run_search
     from dispatchlab.energy.profit import cooling_setup
-    from dispatchlab.planning.instance import from_workload
-    from dispatchlab.planning.objective import ProfitModel
-    from dispatchlab.planning.searches import SEARCHES, Limits, run_search
-    from dispatchlab.platform.from_workload import platform_for
     from dispatchlab.platform.resolve import resolve_platform
     from dispatchlab.workload.load import load_workload
+    from dispatchlab.workload.platform_for import platform_for
 
     if search not in SEARCHES:
         raise ConfigError(f"unknown search '{search}' (known: {', '.join(SEARCHES)})",

@@ -20,10 +20,10 @@ from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.energy.job_power import job_power_source, parse_fallback
 from dispatchlab.errors import ConfigError, WorkloadError
 from dispatchlab.metrics.results import Results
-from dispatchlab.platform.from_workload import platform_for
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
+from dispatchlab.workload.platform_for import platform_for
 from dispatchlab.workload.workload import Workload
 
 console = Console()
@@ -343,7 +343,7 @@ def write_schedules(res: Results, folder: Path, formats: list[str]) -> None:
     """The schedule in each asked-for layout, next to the results."""
     for fmt in dict.fromkeys(formats):
         if fmt == "batsim":
-            from dispatchlab.workload.batsim_schedule import write_batsim_jobs
+            from dispatchlab.metrics.batsim_schedule import write_batsim_jobs
 
             write_batsim_jobs(res, folder / SCHEDULE_FILES[fmt])
         else:

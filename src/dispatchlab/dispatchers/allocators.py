@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.dispatchers.first_fit import first_fit
+from dispatchlab.engine.first_fit import first_fit
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.platform import units_fitting

@@ -1,43 +1,23 @@
-"""The dispatcher protocol every family implements (rule-based, CP, DARDIS, …).
-
-At each decision point the engine calls :meth:`Dispatcher.decide` once with what happened
-since the previous call and a read-only :class:`SystemView`; the dispatcher returns typed
-decisions (see :mod:`dispatchlab.engine.decisions`). Constructors only store parameters;
-:meth:`Dispatcher.reset` prepares per-run state.
-"""
+"""The base every family builds on (rule-based, CP, DARDIS, …): parameter storage,
+``describe()``, no-op reset; the protocol itself is the engine's
+(:class:`~dispatchlab.engine.protocol.Dispatcher`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
+from dispatchlab.engine.protocol import Dispatcher
 from dispatchlab.engine.state import SystemView
 
+if TYPE_CHECKING:
+    from dispatchlab.engine.recorder import Recorder
 
-@runtime_checkable
-class Dispatcher(Protocol):
-    """What the engine needs from a dispatcher."""
-
-    name: str
-
-    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
-        """Prepare for a new run on ``view``'s platform and workload."""
-
-    def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
-        """Decisions for time ``view.now``."""
-        ...
-
-    def describe(self) -> dict[str, Any]:
-        """The configuration, JSON-ready (recorded with the results)."""
-        ...
-
-    def run_stats(self) -> dict[str, Any]:
-        """Per-run statistics of the dispatcher itself (added to the summary)."""
-        ...
+__all__ = ["BaseDispatcher", "Dispatcher"]
 
 
 class BaseDispatcher:
@@ -52,9 +32,10 @@ class BaseDispatcher:
     @property
     def reads_pricing(self) -> bool:
         """Whether the decisions may depend on the ambient temperature, the cooling model
-        or the energy and core-hour prices (see :func:`reads_pricing`). False here: the
-        dispatcher is simulated once and its schedule priced in every pricing scenario of
-        an experiment. A family that plans with a cooling model or a temperature series
+        or the energy and core-hour prices (a field of
+        :class:`~dispatchlab.engine.capabilities.Capabilities`). False here: the dispatcher
+        is simulated once and its schedule priced in every pricing scenario of an
+        experiment. A family that plans with a cooling model or a temperature series
         returns True (for the settings that make it do so) and is simulated once per
         scenario."""
         return False
@@ -76,12 +57,9 @@ class BaseDispatcher:
         """No statistics by default."""
         return {}
 
-
-def reads_pricing(dispatcher: object) -> bool:
-    """True when ``dispatcher`` declares that its decisions may depend on the pricing
-    inputs (its ``reads_pricing`` is True); a dispatcher that declares nothing does not read
-    them (none of them reaches the engine unless put in the run's scenario)."""
-    return bool(getattr(dispatcher, "reads_pricing", False))
+    def run_summary(self, recorder: Recorder) -> dict[str, Any]:
+        """Entries the family adds to the run's summary (its own metrics); none here."""
+        return {}
 
 
 def _jsonable(value: Any) -> Any:

@@ -3,39 +3,45 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import partial
 
-from dispatchlab.dispatchers.base import Dispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
+from dispatchlab.dispatchers.family import (
+    Canonicalizer,
+    Entry,
+    Factory,
+    Family,
+    SpecParser,
+    preset,
+)
+from dispatchlab.engine.capabilities import Capabilities
+from dispatchlab.engine.protocol import Dispatcher
 from dispatchlab.errors import ConfigError
 from dispatchlab.keyvalue import split_key_values
 
-Factory = Callable[[], Dispatcher]
-#: Turns ``key=value`` fields into a dispatcher, or returns ``None`` when the keys belong
-#: to another family (the next parser is tried).
-SpecParser = Callable[[dict[str, str]], Dispatcher | None]
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A registered preset: its factory, one line saying what it is, its family, and the
-    class the factory builds (``kind``, ``"module:Class"``; "" when not known) or, when that
-    class is slow to import, its class-level record (``capabilities``), from which
-    :mod:`~dispatchlab.dispatchers.preset_capabilities` reads the family's declaration
-    without building the dispatcher."""
-
-    name: str
-    factory: Factory
-    description: str
-    family: str = ""
-    kind: str = ""
-    capabilities: Capabilities | None = None
-
+__all__ = ["Entry", "canonical_spec", "families", "get_dispatcher", "presets", "register",
+           "register_canonicalizer", "register_spec_parser", "spec_fields"]
 
 _PRESETS: dict[str, Entry] = {}
 _SPEC_PARSERS: list[SpecParser] = []
+_CANONICALIZERS: list[Canonicalizer] = []
+_FAMILIES: list[Family] = []
+
+
+def _load_catalogue() -> None:
+    """Read the built-in families once (:mod:`.catalogue`): presets, parsers, spellings."""
+    if _FAMILIES:
+        return
+    from dispatchlab.dispatchers.catalogue import FAMILIES
+
+    _FAMILIES.extend(FAMILIES)
+    _PRESETS.update({e.name: e for fam in FAMILIES for e in fam.entries()})
+    _SPEC_PARSERS.extend(f.parse_spec for f in FAMILIES if f.parse_spec is not None)
+    _CANONICALIZERS.extend(f.canonical_spec for f in FAMILIES if f.canonical_spec is not None)
+
+
+def families() -> list[Family]:
+    """The built-in families, in the order their spec parsers are tried."""
+    _load_catalogue()
+    return list(_FAMILIES)
 
 
 def register(name: str, factory: Factory, description: str, family: str = "",
@@ -44,31 +50,29 @@ def register(name: str, factory: Factory, description: str, family: str = "",
     dispatcher class the factory builds, or ``"module:Class"`` when importing it now would
     be slow; taken from the factory when it is (a ``partial`` of) a class.
     ``capabilities``: the class's own record, when even naming the class is too slow."""
-    if not kind:
-        func = factory.func if isinstance(factory, partial) else factory
-        kind = func if isinstance(func, type) else ""
-    if isinstance(kind, type):
-        kind = f"{kind.__module__}:{kind.__qualname__}"
-    _PRESETS[name] = Entry(name, factory, description, family, kind, capabilities)
+    _load_catalogue()
+    _PRESETS[name] = preset(name, factory, description, family=family, kind=kind,
+                            capabilities=capabilities)
 
 
 def register_spec_parser(parser: SpecParser) -> None:
-    """Add a parser for ``key=value,...`` dispatcher specs (tried in order)."""
+    """Add a parser for ``key=value,...`` dispatcher specs (tried after the built-in ones)."""
+    _load_catalogue()
     _SPEC_PARSERS.append(parser)
 
 
 def presets() -> dict[str, Entry]:
     """All registered presets, by name."""
-    _load_builtin()
+    _load_catalogue()
     return dict(sorted(_PRESETS.items()))
 
 
 def get_dispatcher(spec: str) -> Dispatcher:
     """A new dispatcher from a preset name or a ``key=value,...`` spec, optionally with
     idle-node power-off around it (``<spec>+poweroff[:SECONDS]``)."""
-    _load_builtin()
+    _load_catalogue()
     spec = spec.strip()
-    from dispatchlab.dispatchers.power_off import IdlePowerOff, parse_power_off
+    from dispatchlab.dispatchers.rule_based.power_off import IdlePowerOff, parse_power_off
 
     wrapped = parse_power_off(spec)
     if wrapped is not None:
@@ -104,13 +108,9 @@ def _parse_spec_fields(spec: str) -> Dispatcher:
     )
 
 
-#: Turns ``key=value`` fields into the family's one spelling, or ``None`` (not ours).
-Canonicalizer = Callable[[dict[str, str]], str | None]
-_CANONICALIZERS: list[Canonicalizer] = []
-
-
 def register_canonicalizer(func: Canonicalizer) -> None:
     """Add a family's canonical spelling (tried in order, like the spec parsers)."""
+    _load_catalogue()
     _CANONICALIZERS.append(func)
 
 
@@ -118,7 +118,7 @@ def canonical_spec(spec: str) -> str:
     """One spelling for equivalent specs (``easy`` = ``order=fifo,select=easy`` =
     ``select=easy,order=fifo,alloc=first-fit``; ``cp=hcp3`` = ``hcp3``), used in run
     hashes; specs no family canonicalizes are returned stripped."""
-    _load_builtin()
+    _load_catalogue()
     text = spec.strip()
     if "=" not in text:
         return text
@@ -128,13 +128,3 @@ def canonical_spec(spec: str) -> str:
         if out is not None:
             return out
     return text
-
-
-def _load_builtin() -> None:
-    """Import the modules that register the built-in presets."""
-    import dispatchlab.dispatchers as package
-    import dispatchlab.dispatchers.builtin  # noqa: F401
-
-    # importing the submodule dispatchers/presets.py rebinds the package's name `presets`
-    # to that module; the documented `dispatchlab.dispatchers.presets()` is this function
-    package.presets = presets

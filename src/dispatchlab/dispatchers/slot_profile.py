@@ -124,7 +124,7 @@ class SlotReservations:
     the reserved jobs by (start, job) with each job's position in it. The operations are
     :mod:`~dispatchlab.engine.compiled.slot_profile_ops`, so a compression is one call
     whatever the queue length. Answers exactly as
-    :class:`~dispatchlab.dispatchers.selection.reservations.Reservations` would.
+    :class:`~dispatchlab.dispatchers.rule_based.selection.reservations.Reservations` would.
     """
 
     __slots__ = ("_out", "end", "heap", "hn", "pos", "profile", "start")
@@ -152,7 +152,7 @@ class SlotReservations:
 
     def compress(self, order: list[int], now: int) -> tuple[list[int], list[int]]:
         """All of :meth:`Reservations.compress
-        <dispatchlab.dispatchers.selection.reservations.Reservations.compress>` in one
+        <dispatchlab.dispatchers.rule_based.selection.reservations.Reservations.compress>` in one
         compiled call (more when the profile's arrays must grow on the way)."""
         prof = self.profile
         prof.sync()

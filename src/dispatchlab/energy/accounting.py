@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.engine.recorder import Recorder
-from dispatchlab.engine.state import BOOTING, DOWN, OFF, ON, SHUTTING_DOWN, STATE_NAMES
+from dispatchlab.platform.node_states import BOOTING, DOWN, OFF, ON, SHUTTING_DOWN, STATE_NAMES
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -231,7 +231,7 @@ def check_inputs(setup: CoolingSetup, workload: Workload, platform: Platform) ->
 
 def _machine_max_w(platform: Platform) -> float:
     """Every node on and fully used, under the node power model."""
-    from dispatchlab.engine.state import ON
+    from dispatchlab.platform.node_states import ON
 
     assert platform.power_table is not None
     n = platform.capacity.shape[0]
@@ -278,8 +278,8 @@ def make_cooling_setup(cooling: str | PueTable, temperature: object = None,
     ``time,what,value`` file with ``temperature`` rows) or, when None, the ``temperature``
     rows of the run's ``scenario``; ``prices`` ``cheap`` | ``expensive`` | ``K1,K2``."""
     from dispatchlab.energy.cooling import pue_table
-    from dispatchlab.energy.temperature import temperature_steps
     from dispatchlab.engine.scenario_gen import resolve_scenario
+    from dispatchlab.engine.temperature import temperature_steps
 
     scale = False
     if isinstance(cooling, str):

@@ -38,8 +38,8 @@ from dispatchlab.engine.execution import (
 )
 from dispatchlab.engine.kernels import OK
 from dispatchlab.engine.recorder import CANCELLED, PREEMPTED, RECONFIGURED
-from dispatchlab.engine.state import BOOTING, OFF, ON, SHUTTING_DOWN, STATE_NAMES
 from dispatchlab.errors import InvalidDecision
+from dispatchlab.platform.node_states import BOOTING, OFF, ON, SHUTTING_DOWN, STATE_NAMES
 
 if TYPE_CHECKING:
     from dispatchlab.engine.simulator import Simulator

@@ -274,7 +274,7 @@ class Constraints:
 
     def _group_fits_empty(self, lead: int, comps: list[int]) -> bool:
         """First-fit of all components on the empty nodes the job may use."""
-        from dispatchlab.dispatchers.first_fit import first_fit
+        from dispatchlab.engine.first_fit import first_fit
 
         r = self.job_res[lead]
         mask = self.reservations[r].mask if r >= 0 else self.q_mask[self.queue[lead]]

@@ -16,7 +16,8 @@ import numpy.typing as npt
 from dispatchlab.engine import kernels
 from dispatchlab.engine.events import END
 from dispatchlab.engine.recorder import ABORTED, PREEMPTED, RECONFIGURED
-from dispatchlab.engine.state import DOWN, ON, Running
+from dispatchlab.engine.state import Running
+from dispatchlab.platform.node_states import DOWN, ON
 
 if TYPE_CHECKING:
     from dispatchlab.engine.simulator import Simulator

@@ -22,8 +22,8 @@ from dispatchlab.engine.execution import (
 )
 from dispatchlab.engine.recorder import COMPLETED, KILLED
 from dispatchlab.engine.scenario import Change
-from dispatchlab.engine.state import BOOTING, DOWN, OFF, SHUTTING_DOWN
 from dispatchlab.errors import DispatchlabError, InvalidDecision
+from dispatchlab.platform.node_states import BOOTING, DOWN, OFF, SHUTTING_DOWN
 
 if TYPE_CHECKING:
     from dispatchlab.engine.simulator import Simulator
@@ -126,11 +126,11 @@ def choose_nodes(sim: Simulator, candidates: np.ndarray, count: int, leaving: bo
     """Which ``count`` of ``candidates`` leave (or join): the dispatcher's choice when it
     has a ``choose_nodes(view, candidates, count, leaving)`` method, else the highest
     indices leave first and the lowest join first (risk order: index = risk rank)."""
-    hook = getattr(sim.dispatcher, "choose_nodes", None)
-    if hook is None:
+    if not sim.caps.chooses_leaving_nodes:
         picked = candidates[-count:] if leaving else candidates[:count]
         return [int(x) for x in picked]
-    chosen = [int(x) for x in hook(sim.view, candidates, count, leaving)]
+    chosen = [int(x) for x in sim.dispatcher.choose_nodes(  # type: ignore[attr-defined]
+        sim.view, candidates, count, leaving)]
     allowed = set(candidates.tolist())
     if len(chosen) != count or len(set(chosen)) != count or not set(chosen) <= allowed:
         raise InvalidDecision(

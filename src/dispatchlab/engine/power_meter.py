@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.engine.state import ON
+from dispatchlab.platform.node_states import ON
 from dispatchlab.platform.power import NodePowerTable
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ names a scenario file. Generators:
 - ``temperature`` — ``season`` (``summer`` / ``winter``), ``days`` (default 30), ``step``
   (s, default 900), ``seed``, ``sd`` (°C of day-to-day noise, default 1.5) [, ``tmin``,
   ``tmax``, ``min_hour``, ``max_hour``]: ambient temperature day profiles
-  (:func:`dispatchlab.energy.temperature.season_profile`), as ``temperature`` rows.
+  (:func:`dispatchlab.engine.temperature.season_profile`), as ``temperature`` rows.
 
 A path names a scenario file, or a capacity file (``time,alive`` CSV or the authors'
 variation format, :func:`dispatchlab.engine.capacity.load_capacity`).
@@ -190,7 +190,7 @@ def capacity_walk_gen(p: dict[str, str], spec: str) -> Scenario:
 
 def temperature_gen(p: dict[str, str], spec: str) -> Scenario:
     """Summer / winter ambient temperature day profiles (seeded)."""
-    from dispatchlab.energy.temperature import season_profile
+    from dispatchlab.engine.temperature import season_profile
 
     season = p.pop("season", "summer")
     opt = {k: _num(p, k, spec) for k in ("tmin", "tmax", "min_hour", "max_hour") if k in p}

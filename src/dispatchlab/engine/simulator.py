@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.engine import appliers, handlers
 from dispatchlab.engine.budget import OVER_CAP_POLICIES, JobColumnPower, PowerModel
+from dispatchlab.engine.capabilities import capabilities_of
 from dispatchlab.engine.constraints import Constraints, build_constraints
 from dispatchlab.engine.decisions import (
     Decision,
@@ -36,6 +36,7 @@ from dispatchlab.engine.decisions import (
 from dispatchlab.engine.events import END, NODE, RULE, SCENARIO, WAKE, Events
 from dispatchlab.engine.kernels import warm_up
 from dispatchlab.engine.power_meter import MachinePower
+from dispatchlab.engine.protocol import Dispatcher
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.scenario import Scenario
 from dispatchlab.engine.state import Budget, Oracle, SystemView
@@ -94,6 +95,7 @@ class Simulator:
         self.workload = workload
         self.platform = platform
         self.dispatcher = dispatcher
+        self.caps = capabilities_of(dispatcher)  # what the engine reads of it (oracle, …)
         self.seed = seed
         self.on_infeasible = on_infeasible
         self.progress = progress
@@ -125,7 +127,7 @@ class Simulator:
             out.add("malleable")
         if not self.walltime_kill:
             out.add("no-walltime-kill")
-        if getattr(self.dispatcher, "oracle", False):
+        if self.caps.oracle:
             out.add("oracle")
         return out
 
@@ -260,7 +262,7 @@ class Simulator:
             view.scenario = self.scenario.announced()
             for k, c in enumerate(self.scenario.changes):
                 self.push(c.time, SCENARIO, k)
-        if getattr(disp, "oracle", False):
+        if self.caps.oracle:
             view.oracle = Oracle(wl)
         rec.engine_info = self.engine_info()
         self.idle_since = -1
@@ -271,7 +273,7 @@ class Simulator:
     def engine_info(self) -> dict[str, Any]:
         """The engine settings of this run (recorded with the results)."""
         info: dict[str, Any] = {"walltime_kill": self.walltime_kill, "on_abort": self.on_abort,
-                                "oracle": bool(getattr(self.dispatcher, "oracle", False))}
+                                "oracle": self.caps.oracle}
         if self.scenario is not None:
             info["scenario"] = self.scenario.describe()
         if self._has_budget():

@@ -27,9 +27,6 @@ if TYPE_CHECKING:
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
-#: Node states (``view.node_state``); only ``ON`` nodes are usable.
-ON, OFF, BOOTING, SHUTTING_DOWN, DOWN = 0, 1, 2, 3, 4
-STATE_NAMES = ("on", "off", "booting", "shutting_down", "down")
 
 
 @dataclass(slots=True)

@@ -24,8 +24,8 @@ from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.execution import take_node_out
 from dispatchlab.engine.simulator import Simulator
-from dispatchlab.engine.state import DOWN
 from dispatchlab.errors import DispatchlabError
+from dispatchlab.platform.node_states import DOWN
 
 IntArray = npt.NDArray[np.int64]
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from dispatchlab.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from dispatchlab.experiments.backends import DaskBackend, LocalBackend, make_backend
     from dispatchlab.experiments.campaign import CampaignOutcome, Progress, run_campaign
     from dispatchlab.experiments.collect import (
         breakdown_table,
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
         write_tables,
     )
     from dispatchlab.experiments.config import PlannedRun, RunConfig, RunLabels, WorkloadRef
-    from dispatchlab.experiments.engines import DaskEngine, LocalEngine, make_engine
     from dispatchlab.experiments.grid import plan
     from dispatchlab.experiments.spec import ExperimentSpec, load_experiment, parse_experiment
     from dispatchlab.experiments.store import RunRecord, RunStore
@@ -35,9 +35,9 @@ _WHERE = {
     "RunConfig": "config",
     "RunLabels": "config",
     "WorkloadRef": "config",
-    "DaskEngine": "engines",
-    "LocalEngine": "engines",
-    "make_engine": "engines",
+    "DaskBackend": "backends",
+    "LocalBackend": "backends",
+    "make_backend": "backends",
     "plan": "grid",
     "ExperimentSpec": "spec",
     "load_experiment": "spec",
@@ -50,9 +50,9 @@ _WHERE = {
 
 __all__ = [
     "CampaignOutcome",
-    "DaskEngine",
+    "DaskBackend",
     "ExperimentSpec",
-    "LocalEngine",
+    "LocalBackend",
     "PlannedRun",
     "Progress",
     "RunConfig",
@@ -64,7 +64,7 @@ __all__ = [
     "breakdown_table",
     "execute_run",
     "load_experiment",
-    "make_engine",
+    "make_backend",
     "parse_experiment",
     "plan",
     "run_campaign",

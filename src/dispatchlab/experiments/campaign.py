@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from dispatchlab.experiments.backends import Backend
 from dispatchlab.experiments.config import PlannedRun, RunConfig
-from dispatchlab.experiments.engines import Engine
 from dispatchlab.experiments.store import RunStore
 from dispatchlab.experiments.worker import GroupOutput, describe_error, execute_group
 
@@ -48,7 +48,7 @@ class CampaignOutcome:
 def run_campaign(
     runs: Sequence[PlannedRun],
     store: RunStore,
-    engine: Engine,
+    engine: Backend,
     *,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> CampaignOutcome:

@@ -451,8 +451,8 @@ def _check_composition(ref: WorkloadRef, d_spec: str, max_units: int, where: str
                        source: str | None) -> None:
     """Refuse now a dispatcher whose family does not support the workload's scenario or
     jobs (as ``simulate`` would before the first event)."""
-    from dispatchlab.dispatchers.capabilities import check_composition
     from dispatchlab.dispatchers.registry import get_dispatcher
+    from dispatchlab.engine.capabilities import check_composition
     from dispatchlab.engine.scenario_gen import resolve_scenario
 
     scen = None if ref.scenario is None else resolve_scenario(_subst(ref.scenario, {"seed": 0}))
@@ -515,8 +515,8 @@ DispatcherItem = tuple[str, str, str, dict[str, Any], bool]
 def _dispatchers(
     spec: ExperimentSpec, params: Mapping[str, list[Any]], source: str | None
 ) -> Iterator[DispatcherItem]:
-    from dispatchlab.dispatchers.base import reads_pricing
     from dispatchlab.dispatchers.registry import get_dispatcher
+    from dispatchlab.engine.capabilities import capabilities_of
 
     for field, _, s, label, combo in _expanded(spec.dispatchers, "dispatchers", params):
         try:
@@ -525,4 +525,4 @@ def _dispatchers(
             raise ConfigError(
                 str(exc).removeprefix("field 'dispatcher': "), field=field, source=source
             ) from None
-        yield field, label, s, combo, not reads_pricing(disp)
+        yield field, label, s, combo, not capabilities_of(disp).reads_pricing

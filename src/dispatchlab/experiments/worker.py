@@ -172,7 +172,7 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
 
 
 def _platform(cfg: RunConfig, wl: Workload) -> Any:
-    from dispatchlab.platform.from_workload import platform_for
+    from dispatchlab.workload.platform_for import platform_for
 
     return platform_for(wl)[0] if cfg.platform == "auto" else cfg.platform
 

@@ -34,7 +34,6 @@ from dispatchlab.engine.recorder import (
     RECONFIGURED,
     Recorder,
 )
-from dispatchlab.engine.state import ON, STATE_NAMES
 from dispatchlab.engine.work import WorkModel
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.metrics.audit_sweep import (
@@ -45,6 +44,7 @@ from dispatchlab.metrics.audit_sweep import (
     sweep_kernel,
 )
 from dispatchlab.metrics.power_audit import check_power_cap
+from dispatchlab.platform.node_states import ON, STATE_NAMES
 
 IntArray = npt.NDArray[np.int64]
 

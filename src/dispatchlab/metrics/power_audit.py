@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from dispatchlab.energy.accounting import NodePowerModel, node_energy
 from dispatchlab.engine.recorder import Recorder
-from dispatchlab.engine.state import BOOTING, ON, SHUTTING_DOWN
+from dispatchlab.platform.node_states import BOOTING, ON, SHUTTING_DOWN
 from dispatchlab.platform.power import NodePowerTable
 
 IntArray = npt.NDArray[np.int64]

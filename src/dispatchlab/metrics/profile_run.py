@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.dardis.desired import desired_steps
+from dispatchlab.engine.desired_utilization import desired_steps
 from dispatchlab.engine.scenario import Scenario
 from dispatchlab.metrics.job_metrics import job_arrays
 from dispatchlab.metrics.profile_metrics import profile_summary

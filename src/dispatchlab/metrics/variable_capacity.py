@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.engine.recorder import ABORTED, COMPLETED, PREEMPTED, RECONFIGURED, Recorder
-from dispatchlab.engine.state import ON
+from dispatchlab.platform.node_states import ON
 
 IntArray = npt.NDArray[np.int64]
 

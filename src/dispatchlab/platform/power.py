@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.errors import ConfigError
+from dispatchlab.platform.node_states import BOOTING, DOWN, OFF, ON, SHUTTING_DOWN
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -158,9 +159,7 @@ class NodePowerTable:
 
     def state_table(self) -> FloatArray:
         """nodes × 5 array: W per node in states ON (idle), OFF, BOOTING, SHUTTING_DOWN, DOWN
-        (the column order of :mod:`dispatchlab.engine.state`)."""
-        from dispatchlab.engine.state import BOOTING, DOWN, OFF, ON, SHUTTING_DOWN
-
+        (the column order of :mod:`dispatchlab.platform.node_states`)."""
         out = np.zeros((self.n_nodes, max(ON, OFF, BOOTING, SHUTTING_DOWN, DOWN) + 1))
         for k, name in ((ON, "idle"), (OFF, "off"), (BOOTING, "booting"),
                         (SHUTTING_DOWN, "shutting_down"), (DOWN, "down")):
@@ -183,8 +182,6 @@ class NodePowerTable:
 
     def power(self, nodes: IntArray, state: IntArray, usage: IntArray) -> FloatArray:
         """W drawn by ``nodes[k]`` in ``state[k]`` with ``usage[k]`` in use."""
-        from dispatchlab.engine.state import ON
-
         base = self.state_table()[nodes, state]
         return np.asarray(np.where(state == ON, base + self.active(nodes, usage), base),
                           dtype=np.float64)

@@ -12,17 +12,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from dispatchlab.dispatchers.capabilities import Capabilities
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.errors import ConfigError
 
-#: What the CP and DEC families support (the classes' records, here so that listing the
-#: presets reads them without importing OR-Tools).
+#: What the CP family supports (the class's record, here so that listing the presets
+#: reads it without importing OR-Tools).
 CP_CAPABILITIES = Capabilities(family="cp")
-DEC_CAPABILITIES = Capabilities(family="dec")
-
-#: Feedback iterations of ``dec-feedback`` when none is given. The paper (Borghesi et al.
-#: 2015 §5) chose its *n* "empirically" and does not state it.
-DEC_FEEDBACK = 5
 
 OBJECTIVES = ("wait", "tardiness", "slowdown", "makespan", "late")
 PRIORITIES = ("wait", "slowdown")
@@ -210,11 +205,3 @@ class CPConfig:
             skip_trivial=self.trivial_skip,
         )
         return doc
-
-
-def dec_name(feedback: int, paper: bool) -> str:
-    """Preset name of DEC with ``feedback`` iterations: ``dec``, ``dec-feedback`` (the
-    default iterations), ``dec-feedback-N``; ``-paper`` for the paper's budget."""
-    base = ("dec" if feedback == 0 else "dec-feedback" if feedback == DEC_FEEDBACK
-            else f"dec-feedback-{feedback}")
-    return base + ("-paper" if paper else "")

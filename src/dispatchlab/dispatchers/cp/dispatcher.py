@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from dispatchlab.dispatchers.allocators import BestFit
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.budget_guard import within_budget
+from dispatchlab.dispatchers.cp.budget_guard import within_budget
 from dispatchlab.dispatchers.cp.config import CP_CAPABILITIES, CPConfig
 from dispatchlab.dispatchers.cp.instance import (
     Instance,
@@ -31,7 +31,7 @@ from dispatchlab.dispatchers.cp.instance import (
     list_schedule,
 )
 from dispatchlab.dispatchers.cp.model import Built, add_hint, build_model, true_objective
-from dispatchlab.dispatchers.cp.rules import apply_rules, next_wake, rule_decisions
+from dispatchlab.dispatchers.cp.operator_rules import apply_rules, next_wake, rule_decisions
 from dispatchlab.dispatchers.cp.search import INFEASIBLE, Outcome, search
 from dispatchlab.dispatchers.cp.stats import DecisionLog
 from dispatchlab.engine.decisions import Decision, Start, WakeAt
@@ -145,7 +145,7 @@ class CPDispatcher(BaseDispatcher):
             row.update(path="fallback", fallback=True, error=f"{type(exc).__name__}: {exc}")
             plan = None
         out: list[Decision]
-        if view.rules is not None:  # operator rules: cp/rules.py checks every start
+        if view.rules is not None:  # operator rules: cp/operator_rules.py checks every start
             out = list(rule_decisions(view, plan, self._mapper, row))
         else:
             out = self._last_resort(view) if plan is None else self._starts(view, plan, row)

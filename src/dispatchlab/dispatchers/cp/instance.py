@@ -54,7 +54,7 @@ class Instance:
     max_ewt: int
     greedy: dict[int, int] = field(default_factory=dict)  # job → greedy start
     placement: dict[int, tuple[IntArray, IntArray]] = field(default_factory=dict)
-    rules: Any = None  # RuleData (cp/rules.py) when operator rules apply
+    rules: Any = None  # RuleData (cp/operator_rules.py) when operator rules apply
     # capacity taken over [start, end) on top of the running jobs (pooled 1 × resources;
     # DEC's time-varying power cap as padding); ``free`` already holds those active at 0
     pads: list[tuple[int, int, IntArray]] = field(default_factory=list)

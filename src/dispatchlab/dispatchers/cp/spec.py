@@ -17,11 +17,9 @@ from dispatchlab.dispatchers.spec_values import convert_field
 from dispatchlab.errors import ConfigError
 
 if TYPE_CHECKING:
-    from dispatchlab.dispatchers.cp.dec import DecDispatcher
     from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
 
 _PRESET = re.compile(r"^(hcp|pcp)([0-3]?)(?:-(real|heuristic|walltime|paper))?$")
-_DEC = re.compile(r"^dec(-feedback(?:-(\d+))?)?(-paper)?$")
 def parse_cp_spec(spec: dict[str, str]) -> CPDispatcher | None:
     """A CP dispatcher from ``cp=<preset>`` plus field changes; None without a ``cp`` key."""
     if "cp" not in spec:
@@ -52,36 +50,6 @@ def parse_cp_spec(spec: dict[str, str]) -> CPDispatcher | None:
     return CPDispatcher(cfg.with_(**changes))
 
 
-def parse_dec_spec(spec: dict[str, str]) -> DecDispatcher | None:
-    """DEC from ``dec=<preset>`` (``dec``, ``dec-feedback[-N]``, ``-paper``) plus changes:
-    ``feedback`` (iterations) and any CP field, e.g. ``dec=dec-feedback,feedback=8,
-    delta_max=0.64``; None without a ``dec`` key."""
-    if "dec" not in spec:
-        return None
-    from dispatchlab.dispatchers.cp.config import DEC_FEEDBACK, CPConfig, SearchConfig, dec_name
-    from dispatchlab.dispatchers.cp.dec import DecConfig, DecDispatcher
-    from dispatchlab.dispatchers.cp.presets import dec_preset
-
-    match = _DEC.match(spec["dec"].strip())
-    if match is None:
-        raise ConfigError(f"dec: '{spec['dec']}' is not a DEC preset (dec, dec-feedback, "
-                          "dec-feedback-N, with -paper)", field="dec")
-    fb, n, paper = match.groups()
-    feedback = 0 if fb is None else int(n) if n else DEC_FEEDBACK
-    base = dec_preset(feedback, paper is not None)
-    types = {f.name: f.type for f in fields(CPConfig) if f.name not in ("search", "kind")}
-    types |= {f.name: f.type for f in fields(SearchConfig)}
-    changes: dict[str, Any] = {}
-    for key, raw in spec.items():
-        if key == "dec":
-            continue
-        if key == "feedback":
-            feedback = convert_field(key, raw, "int")
-            continue
-        name = "estimator" if key == "estimate" else key
-        if name not in types:
-            known = ", ".join(sorted({*types, "feedback"}))
-            raise ConfigError(f"unknown DEC parameter '{key}' (known: {known})", field=key)
-        changes[name] = convert_field(key, raw, types[name])
-    cfg = DecConfig(feedback=feedback, cp=base.config.with_(**changes))
-    return DecDispatcher(cfg, name=dec_name(feedback, paper is not None))
+def canonical_cp_spec(fields: dict[str, str]) -> str | None:
+    """``cp=<preset>`` alone is the preset's name; other CP specs keep their spelling."""
+    return fields["cp"].strip() if set(fields) == {"cp"} else None

@@ -48,13 +48,13 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
-from dispatchlab.dispatchers.dardis.desired import desired_steps
 from dispatchlab.dispatchers.dardis.fitting import common_starts, fitting_index
 from dispatchlab.dispatchers.dardis.generators import get_generator, responses
 from dispatchlab.dispatchers.dardis.grid import UsageGrid
 from dispatchlab.dispatchers.dardis.task_manager import Choice, get_policy
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
+from dispatchlab.engine.desired_utilization import desired_steps
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import DispatchlabError

@@ -11,7 +11,7 @@ from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.dardis.dispatcher import Dardis
 from dispatchlab.dispatchers.dardis.rule_based import ProfileRuleBased
 from dispatchlab.dispatchers.dardis.shutdown import DardisShutdown
-from dispatchlab.dispatchers.registry import register
+from dispatchlab.dispatchers.family import Entry, preset
 
 #: Preset name → (factory, description).
 PRESETS: dict[str, tuple[Callable[[], Dispatcher], str]] = {
@@ -43,7 +43,7 @@ PRESETS: dict[str, tuple[Callable[[], Dispatcher], str]] = {
 
 
 def _hybrid(off_fraction: float, name: str, **params: Any) -> Dispatcher:
-    from dispatchlab.hybrid.pipeline import HybridDardis
+    from dispatchlab.dispatchers.hybrid.pipeline import HybridDardis
 
     return HybridDardis(off_fraction, name=name, **params)
 
@@ -57,15 +57,10 @@ HYBRID: dict[str, tuple[Callable[[], Dispatcher], str]] = {
     for pct, frac in ((100, 0.0), (70, 0.3), (50, 0.5))}
 
 
-def register_presets() -> None:
-    """Register every preset above, and ``dardis=<preset>,key=value`` specs."""
-    from dispatchlab.dispatchers.dardis.spec import canonical_dardis_spec, parse_dardis_spec
-    from dispatchlab.dispatchers.registry import register_canonicalizer, register_spec_parser
-
-    for name, (factory, description) in PRESETS.items():
-        register(name, factory, description, family="dardis")
-    for name, (factory, description) in HYBRID.items():  # the class imports pandas: named
-        register(name, factory, description, family="dardis",
-                 kind="dispatchlab.hybrid.pipeline:HybridDardis")
-    register_spec_parser(parse_dardis_spec)
-    register_canonicalizer(canonical_dardis_spec)
+def entries() -> list[Entry]:
+    """Every preset above (the hybrid class imports pandas: named, not imported)."""
+    return ([preset(name, factory, description) for name, (factory, description)
+             in PRESETS.items()]
+            + [preset(name, factory, description,
+                      kind="dispatchlab.dispatchers.hybrid.pipeline:HybridDardis")
+               for name, (factory, description) in HYBRID.items()])

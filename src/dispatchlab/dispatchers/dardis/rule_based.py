@@ -27,10 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
-from dispatchlab.dispatchers.dardis.desired import desired_steps
 from dispatchlab.dispatchers.dardis.task_manager import pack
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, Start
+from dispatchlab.engine.desired_utilization import desired_steps
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 

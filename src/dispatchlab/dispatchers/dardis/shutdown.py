@@ -39,11 +39,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.dardis.dispatcher import Dardis
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, PowerOff, PowerOn, Start, WakeAt
 from dispatchlab.engine.events import Events
-from dispatchlab.engine.state import BOOTING, OFF, ON, SHUTTING_DOWN, SystemView
+from dispatchlab.engine.state import SystemView
+from dispatchlab.platform.node_states import BOOTING, OFF, ON, SHUTTING_DOWN
 from dispatchlab.platform.platform import units_fitting
 
 IntArray = npt.NDArray[np.int64]

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from dispatchlab.dispatchers.malleable.config import TABLE1, ServerPower
 from dispatchlab.energy.accounting import node_energy
 from dispatchlab.engine.recorder import RECONFIGURED, Recorder
-from dispatchlab.engine.state import OFF, SHUTTING_DOWN
+from dispatchlab.platform.node_states import OFF, SHUTTING_DOWN
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
 

@@ -16,26 +16,26 @@ Each decision point (every event, or every ``poll`` seconds) it
 The dispatcher estimates a job's remaining mass from its request (``walltime`` on
 ``units`` units, as the paper's scheduler knows the mass) with the engine's work model; it
 never reads actual run times. Node choice: the lowest-indexed idle servers (servers are
-identical). :mod:`~dispatchlab.dispatchers.malleable.kernel` reproduces its runs exactly.
+identical). :mod:`~dispatchlab.dispatchers.malleable.job_set_sim` reproduces its runs exactly.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
-from dispatchlab.dispatchers.malleable.config import GreedyConfig
-from dispatchlab.dispatchers.malleable.rules import (
+from dispatchlab.dispatchers.malleable.algorithm1 import (
     paper_reconfiguration_time,
     power_off_duration,
     wants_power_off,
     wants_reconfiguration,
 )
+from dispatchlab.dispatchers.malleable.config import GreedyConfig
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import (
     Decision,
     PowerOff,
@@ -45,8 +45,12 @@ from dispatchlab.engine.decisions import (
     WakeAt,
 )
 from dispatchlab.engine.events import Events
-from dispatchlab.engine.state import OFF, ON, SystemView
+from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.platform.node_states import OFF, ON
+
+if TYPE_CHECKING:
+    from dispatchlab.engine.recorder import Recorder
 
 
 class MalleableGreedy(BaseDispatcher):
@@ -67,7 +71,7 @@ class MalleableGreedy(BaseDispatcher):
         self.config = config or GreedyConfig()
         if config is not None and config.semantics.clock != "engine":
             raise ConfigError("the engine runs the 'engine' clock; the float clock runs in "
-                              "the kernel (dispatchers.malleable.kernel)", field="semantics")
+                              "the kernel (dispatchers.malleable.job_set_sim)", field="semantics")
         if name:
             self.name = name
 
@@ -236,3 +240,9 @@ class MalleableGreedy(BaseDispatcher):
     def run_stats(self) -> dict[str, Any]:
         """Reconfigurations and server power-offs of the run."""
         return {"reconfigurations": self.reconfigs, "power_offs": self.poweroffs}
+
+    def run_summary(self, recorder: Recorder) -> dict[str, Any]:
+        """The paper's ``malleable`` entry: cost, mean stretch, normalised power."""
+        from dispatchlab.dispatchers.malleable.cost import run_metrics
+
+        return {"malleable": run_metrics(recorder)}

@@ -13,6 +13,7 @@ from functools import partial
 
 import numpy as np
 
+from dispatchlab.dispatchers.family import Entry, preset
 from dispatchlab.dispatchers.malleable.config import (
     PAPER,
     GreedyConfig,
@@ -47,7 +48,7 @@ def decided(condition: int, params: Mapping[str, float], semantics: Semantics = 
 
 def random_params(condition: int, rng: np.random.Generator) -> dict[str, float]:
     """Parameters drawn from the PSO's initial ranges (:mod:`.pso`)."""
-    from dispatchlab.dispatchers.malleable.pso import bounds_for
+    from dispatchlab.dispatchers.malleable.bounds import bounds_for
 
     b = bounds_for(condition, "paper")
     values = rng.uniform(b.init_lo, b.init_hi)
@@ -75,13 +76,14 @@ def setup_configs(semantics: Semantics = PAPER, *, data_max: float = 500.0,
     return out
 
 
-def register_presets() -> None:
+def entries() -> list[Entry]:
     """Dispatcher presets ``mejri-fifo`` … ``mejri-swarm3`` (paper semantics, Table 4)."""
     from dispatchlab.dispatchers.malleable.greedy import MalleableGreedy
-    from dispatchlab.dispatchers.registry import register
 
+    out = []
     for name, cfg in setup_configs().items():
         key = "mejri-" + name.lower().replace("rand-param", "rand")
-        register(key, partial(MalleableGreedy, cfg, key),
-                 f"Mejri et al. greedy scheduler, setup {name} (malleable jobs, power-offs)",
-                 family="malleable")
+        out.append(preset(key, partial(MalleableGreedy, cfg, key),
+                          f"Mejri et al. greedy scheduler, setup {name} (malleable jobs, "
+                          "power-offs)"))
+    return out

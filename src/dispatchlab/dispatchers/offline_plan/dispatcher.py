@@ -13,7 +13,7 @@ offline with the profit-driven planner and replay it (thesis ch. 6).
 The profit model needs a PUE table (``cooling``: air | hybrid | CSV, ``:scaled`` to fit
 the machine), prices (``cheap`` | ``expensive`` | ``K1:K2``) and the ambient temperature:
 the run's announced scenario ``temperature`` rows, else ``temperature=summer|winter`` (the
-seeded season profile of :mod:`dispatchlab.energy.temperature`) or a scenario file. No
+seeded season profile of :mod:`dispatchlab.engine.temperature`) or a scenario file. No
 temperature at all is an error at the start of the run.
 """
 
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.offline_plan.replay import Planned, PlanReplay
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, WakeAt
 from dispatchlab.engine.decisions import Plan as PlanDecision
 from dispatchlab.engine.events import Events
@@ -35,7 +35,7 @@ from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 
 if TYPE_CHECKING:
-    from dispatchlab.planning.plan import Plan
+    from dispatchlab.dispatchers.offline_plan.planner.plan import Plan
 
 
 class PlanFileDispatcher(BaseDispatcher):
@@ -52,7 +52,7 @@ class PlanFileDispatcher(BaseDispatcher):
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Load the plan and map its job ids to the run's rows."""
         super().reset(view, rng)
-        from dispatchlab.planning.plan import load_plan
+        from dispatchlab.dispatchers.offline_plan.planner.plan import load_plan
 
         plan = load_plan(self.path)
         self._replay = PlanReplay(self.compress)
@@ -113,8 +113,8 @@ class OfflinePlanner(BaseDispatcher):
                  cp_det_time: float = 2.0, delay: int = 60, compress: bool = False,
                  watts_per_core: float | None = None, seed: int = 0,
                  name: str | None = None):
-        from dispatchlab.planning.instance import DURATIONS
-        from dispatchlab.planning.searches import SEARCHES
+        from dispatchlab.dispatchers.offline_plan.planner.instance import DURATIONS
+        from dispatchlab.dispatchers.offline_plan.planner.searches import SEARCHES
 
         if duration not in DURATIONS:
             raise ConfigError(f"duration must be one of {', '.join(DURATIONS)}, got "
@@ -124,7 +124,7 @@ class OfflinePlanner(BaseDispatcher):
                               field="offline")
         if chunk <= 0 or step <= 0 or delay <= 0:
             raise ConfigError("chunk, step and delay must be > 0", field="offline")
-        from dispatchlab.planning.searches import Limits
+        from dispatchlab.dispatchers.offline_plan.planner.searches import Limits
 
         Limits(runs=runs, time_s=time_s, cp_det_time=cp_det_time)  # validates them
         self.search = search
@@ -151,7 +151,7 @@ class OfflinePlanner(BaseDispatcher):
         if view.oracle is None:
             raise ConfigError("the offline planner needs the oracle (the engine fills it "
                               "for dispatchers declaring oracle = True)", field="dispatcher")
-        from dispatchlab.planning.profit_inputs import resolve_profit_inputs
+        from dispatchlab.dispatchers.offline_plan.planner.profit_inputs import resolve_profit_inputs
 
         wl = view.oracle.workload
         # a season profile long enough for plans reaching past the last submission
@@ -185,8 +185,8 @@ class OfflinePlanner(BaseDispatcher):
         return out
 
     def _plan_chunk(self, view: SystemView, k: int) -> None:
-        from dispatchlab.planning.instance import from_workload
-        from dispatchlab.planning.searches import Limits, run_search
+        from dispatchlab.dispatchers.offline_plan.planner.instance import from_workload
+        from dispatchlab.dispatchers.offline_plan.planner.searches import Limits, run_search
 
         t0 = time.perf_counter()
         self._planned_chunks.add(k)

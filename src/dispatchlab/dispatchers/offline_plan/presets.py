@@ -15,8 +15,8 @@ from functools import partial
 from typing import Any
 
 from dispatchlab.dispatchers.base import Dispatcher
+from dispatchlab.dispatchers.family import Entry, preset
 from dispatchlab.dispatchers.offline_plan.dispatcher import OfflinePlanner, PlanFileDispatcher
-from dispatchlab.dispatchers.registry import register
 from dispatchlab.dispatchers.spec_values import convert_field, sorted_spelling
 from dispatchlab.errors import ConfigError
 
@@ -43,12 +43,11 @@ _INTS = {"chunk", "step", "runs", "delay", "seed"}
 _FLOATS = {"time_s", "cp_det_time", "watts_per_core"}
 
 
-def register_presets() -> None:
-    """Register the presets above."""
-    for name, (search, description) in PRESETS.items():
-        register(name, partial(OfflinePlanner, search, name=name,
-                               **PRESET_OPTIONS.get(name, {})), description,
-                 family="offline-plan")
+def entries() -> list[Entry]:
+    """The presets above."""
+    return [preset(name, partial(OfflinePlanner, search, name=name,
+                                 **PRESET_OPTIONS.get(name, {})), description)
+            for name, (search, description) in PRESETS.items()]
 
 
 def parse_spec(fields: dict[str, str]) -> Dispatcher | None:

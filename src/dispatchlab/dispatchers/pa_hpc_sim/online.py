@@ -38,9 +38,9 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.pa_hpc_sim.cxx_sort import cxx_sort
 from dispatchlab.engine.budget import fits_cap
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView

@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.variable_capacity.common import (
     check_job,
     cores_column,
     highest_leave,
 )
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView

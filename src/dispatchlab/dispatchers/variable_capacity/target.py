@@ -39,7 +39,6 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.variable_capacity.books import ASAP, PACKED, STRETCH, Books
 from dispatchlab.dispatchers.variable_capacity.common import (
     AreaShare,
@@ -48,6 +47,7 @@ from dispatchlab.dispatchers.variable_capacity.common import (
     cores_column,
     highest_leave,
 )
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView

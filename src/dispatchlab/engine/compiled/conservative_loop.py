@@ -1,8 +1,8 @@
 """The whole event loop of a conservative-backfilling run on interchangeable unit slots.
 
 Mirrors, step for step, :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>`
-driving a :class:`~dispatchlab.dispatchers.policy.Policy` with a static ordering,
-:class:`~dispatchlab.dispatchers.selection.conservative.Conservative` selection without a
+driving a :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a static ordering,
+:class:`~dispatchlab.dispatchers.rule_based.selection.conservative.Conservative` selection without a
 depth limit, first-fit allocation and a
 :class:`~dispatchlab.dispatchers.machine.SlotMachine`: same decision points (wake-ups
 included), same reservations and moves, same starts on the same nodes. The profile and the

@@ -1,6 +1,6 @@
 """Which runs the compiled engine can take: the parts it reproduces exactly, nothing else.
 
-A :class:`~dispatchlab.dispatchers.policy.Policy` with a static ordering, strict or EASY
+A :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a static ordering, strict or EASY
 selection (any depth) or conservative backfilling (no depth limit), first-fit, the
 requested-time or real-duration estimate; every job's unit asking the same resource vector
 (the policy's ``SlotMachine`` case); no operator rules (queues with windows, reservations,
@@ -22,8 +22,8 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.allocators import FirstFit
-from dispatchlab.dispatchers.policy import Policy
-from dispatchlab.dispatchers.selection import Conservative, Easy, Strict
+from dispatchlab.dispatchers.rule_based.policy import Policy
+from dispatchlab.dispatchers.rule_based.selection import Conservative, Easy, Strict
 from dispatchlab.engine.budget import JobColumnPower
 from dispatchlab.engine.compiled.kernel import AVAILABLE
 from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power

@@ -1,7 +1,8 @@
 """The slot loop for a machine whose nodes leave and come back: one function, compiled.
 
 Mirrors :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>` driving a
-:class:`~dispatchlab.dispatchers.policy.Policy` (static ordering, strict or EASY selection,
+:class:`~dispatchlab.dispatchers.rule_based.policy.Policy` (static ordering, strict or EASY
+selection,
 first-fit, a :class:`~dispatchlab.dispatchers.machine.SlotMachine`) under a scenario of
 ``node_down`` / ``node_up`` / ``alive_nodes`` rows, as :mod:`.slot_loop` does for a fixed
 machine: same decision points (submissions, live segment ends, scenario rows), same starts

@@ -1,7 +1,8 @@
 """The whole event loop of a rule-based run on interchangeable unit slots, in one function.
 
 Mirrors, step for step, :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>`
-driving a :class:`~dispatchlab.dispatchers.policy.Policy` with a static ordering, strict or
+driving a :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a static ordering, strict
+or
 EASY selection, first-fit allocation and a
 :class:`~dispatchlab.dispatchers.machine.SlotMachine`: same decision points, same starts,
 same nodes, same EASY reservations. Compiled by :mod:`dispatchlab.engine.compiled.kernel`.

@@ -19,7 +19,8 @@ import numpy.typing as npt
 from dispatchlab.engine.budget import JobColumnPower
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.simulator import Simulator
-from dispatchlab.engine.state import ON, SystemView
+from dispatchlab.engine.state import SystemView
+from dispatchlab.platform.node_states import ON
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -1,0 +1,1 @@
+"""DEC: the power-capping CP dispatcher with decomposition and feedback (Borghesi et al.)."""

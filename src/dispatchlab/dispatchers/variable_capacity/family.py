@@ -1,0 +1,7 @@
+"""The variable-capacity family's catalogue record."""
+
+from dispatchlab.dispatchers.family import Family
+from dispatchlab.dispatchers.variable_capacity.presets import entries
+
+FAMILY = Family("variable-capacity", "machines that come and go with the power supply "
+                "(Robert et al.)", entries)

@@ -1,0 +1,1 @@
+"""Training and studies that run whole simulations: they sit above ``simulate()``."""

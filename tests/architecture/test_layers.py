@@ -1,0 +1,168 @@
+"""The layer rule (docs/architecture.md): a module imports only from its own layer or the
+layers below it, and files that import each other in a circle share one folder.
+
+Imports are read from the source (every ``import``, including those inside functions and
+under ``TYPE_CHECKING``), so a lazy import counts as much as a top-level one.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PACKAGE = SRC / "dispatchlab"
+
+#: Bottom to top: the top-level modules and packages of each layer.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"errors", "arrays", "provenance", "keyvalue", "lazy"}),
+    frozenset({"traces", "stats"}),
+    frozenset({"platform"}),
+    frozenset({"workload"}),
+    frozenset({"engine"}),
+    frozenset({"energy", "estimates"}),
+    frozenset({"metrics"}),
+    frozenset({"dispatchers"}),
+    frozenset({"simulation"}),
+    frozenset({"tuning", "live", "experiments", "__init__"}),
+    frozenset({"report"}),
+    frozenset({"cli"}),
+)
+
+#: Imports that run up a layer on purpose, each with its reason (at most 3).
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {
+    ("dispatchlab.platform.presets", "dispatchlab.dispatchers.malleable.cost"):
+        "the mejri-N platform preset is the malleable family's machine (Table 1's boot and "
+        "shutdown delays live with the family's server power model); imported on use",
+}
+
+
+def module_name(path: Path) -> str:
+    """``dispatchlab.engine.state`` for ``src/dispatchlab/engine/state.py``."""
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """The ``dispatchlab`` modules ``path`` imports (relative imports resolved)."""
+    name = module_name(path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            out.add(target)
+    return {t for t in out if t == "dispatchlab" or t.startswith("dispatchlab.")}
+
+
+def layer_of(module: str) -> int:
+    """The layer index of ``module`` (its top-level part under ``dispatchlab``)."""
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    for k, members in enumerate(LAYERS):
+        if top in members:
+            return k
+    raise AssertionError(f"{module}: '{top}' has no layer: add it to LAYERS (and to "
+                         "docs/architecture.md)")
+
+
+def graph() -> dict[str, set[str]]:
+    """Module → imported modules that are files of the package."""
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    out: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets = set()
+        for t in imports_of(path):
+            while t and t not in files:  # ``from pkg.mod import name`` names the module
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                targets.add(t)
+        out[name] = targets
+    return out
+
+
+def test_no_import_runs_up_a_layer() -> None:
+    upward = sorted((a, b) for a, targets in graph().items() for b in targets
+                    if layer_of(b) > layer_of(a) and (a, b) not in ALLOWED_UPWARD)
+    assert upward == [], "imports running up the layers:\n" + "\n".join(
+        f"  {a} -> {b}" for a, b in upward)
+    assert len(ALLOWED_UPWARD) <= 3
+
+
+def test_allowed_exceptions_still_exist() -> None:
+    """An exception that no longer occurs is removed from the list."""
+    g = graph()
+    assert all(b in g.get(a, set()) for a, b in ALLOWED_UPWARD)
+
+
+def _cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = 0
+    for root in g:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(g[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(g[w]))))
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(sorted(comp))
+    return out
+
+
+def _folder(module: str) -> str:
+    path = PACKAGE.parent / module.replace(".", "/")
+    return module if path.is_dir() else module.rpartition(".")[0]
+
+
+def test_import_circles_stay_inside_one_folder() -> None:
+    spanning = [c for c in _cycles(graph()) if len({_folder(m) for m in c}) > 1]
+    assert spanning == [], f"import circles across folders: {spanning}"
+
+
+def test_the_checker_sees_what_it_must() -> None:
+    """The rule's own parts on a known case: a circle is found, layers are ordered."""
+    g: dict[str, set[str]] = defaultdict(set, {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()})
+    assert _cycles(dict(g)) == [["a", "b", "c"]]
+    assert layer_of("dispatchlab.cli.app") > layer_of("dispatchlab.engine.simulator") \
+        > layer_of("dispatchlab.platform.platform") > layer_of("dispatchlab.errors")
+    assert "dispatchlab.engine.state" in imports_of(PACKAGE / "engine" / "simulator.py")
