@@ -69,12 +69,3 @@ def start_in_order(order: list[int], machine: Machine, out: list[Decision]) -> i
         out.append(machine.start(order[i]))
         i += 1
     return i
-
-
-def first_waiting(order: list[int], machine: Machine, out: list[Decision]) -> int | None:
-    """:func:`start_in_order`, then the index of the first job left waiting; None when no
-    job waits or nothing is free any more (no backfilling to do)."""
-    if not order or not machine.any_free():
-        return None
-    i = start_in_order(order, machine, out)
-    return None if i == len(order) or not machine.any_free() else i

@@ -18,11 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dispatchlab.dispatchers.machine import NEVER, Machine
-from dispatchlab.dispatchers.rule_based.selection.base import (
-    Selection,
-    check_depth,
-    first_waiting,
-)
+from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, start_in_order
 from dispatchlab.engine.decisions import Decision, Plan
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
@@ -57,10 +53,12 @@ class Easy(Selection):
     ) -> list[Decision]:
         """Start the startable prefix, reserve for the head, backfill behind it."""
         out: list[Decision] = []
-        i = first_waiting(order, machine, out)
-        if i is None:
-            return out
         n = len(order)
+        if not n or not machine.any_free():
+            return out
+        i = start_in_order(order, machine, out)
+        if i == n or not machine.any_free():
+            return out
         head = order[i]
         now = view.now
         shadow = self._reserve_head(view, events, machine, head, i)
