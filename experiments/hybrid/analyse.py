@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from dispatchlab.experiments.collect import read_results
+
 #: The thesis's six rule-based setups (§6.3); "RB" is the best of them per scenario.
 RULE_BASED = ("strict-EST", "strict-WT", "strict-Profit", "nonstrict-EST", "nonstrict-WT",
               "nonstrict-Profit")
@@ -28,8 +30,7 @@ THESIS_71 = {"low": (29.50, 17.84, 7.37, 15.00), "medium": (10.46, 18.23, 13.19,
 
 def load(out: Path) -> pd.DataFrame:
     """The campaign's tidy rows (one per run × pricing scenario)."""
-    path = out / "results.parquet"
-    df = pd.read_parquet(path) if path.exists() else pd.read_csv(out / "results.csv")
+    df = read_results(out)
     df["workload"] = df["workload"].str.replace(r"\[.*\]$", "", regex=True)
     bad = df[~df["audited"].astype(bool)]
     if len(bad):

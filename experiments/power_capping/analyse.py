@@ -35,8 +35,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from dispatchlab.experiments.collect import runs_table
-from dispatchlab.experiments.store import RunStore
+from dispatchlab.experiments.collect import stores_table
 from dispatchlab.report.format import markdown_table
 
 HERE = Path(__file__).resolve().parent
@@ -58,13 +57,7 @@ COLS = ["platform", "set", "size", "instance", "cap_w", "cap_share", "dispatcher
 
 def load() -> pd.DataFrame:
     """Every finished run of every store, with the instance fields parsed from its name."""
-    parts = []
-    for root in sorted((OUT / "store").glob("*")):
-        if (root / "runs").is_dir():
-            t = runs_table(RunStore(root).records())
-            if len(t):
-                parts.append(t)
-    runs = pd.concat(parts, ignore_index=True)
+    runs = stores_table(OUT / "store")
     fields = runs["workload"].str.extract(NAME)
     runs = pd.concat([runs, fields], axis=1)
     runs["size"] = runs["size"].astype(int)

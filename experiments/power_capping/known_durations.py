@@ -99,12 +99,9 @@ def analyse() -> None:
     sys.path.insert(0, str(HERE))
     from analyse import NAME
 
-    from dispatchlab.experiments.collect import runs_table
-    from dispatchlab.experiments.store import RunStore
+    from dispatchlab.experiments.collect import stores_table
 
-    parts = [runs_table(RunStore(root).records()) for root in sorted(STORE.glob("*"))
-             if (root / "runs").is_dir()]
-    known = pd.concat(parts, ignore_index=True)
+    known = stores_table(STORE)
     known = pd.concat([known, known["workload"].str.extract(NAME)], axis=1)
     known["size"] = known["size"].astype(int)
     known["instance"] = known["instance"].astype(int)

@@ -21,7 +21,6 @@ scenario (cooling × season × workload level × price), and writes to the first
 from __future__ import annotations
 
 import argparse
-import json
 import tomllib
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from dispatchlab.energy.cooling import pue_table
+from dispatchlab.experiments.store import RunStore
 
 HERE = Path(__file__).resolve().parent
 #: Thesis Table 6.2: (cooling, season, level, price) -> (Delay-S. PUE, best RB PUE, slope).
@@ -68,9 +68,8 @@ def slope_change_pue(cooling: pd.DataFrame, table: str, t1: int) -> float:
 def load_runs(results: Path) -> pd.DataFrame:
     """One row per stored run."""
     rows = []
-    for f in sorted((results / "runs").glob("*/run.json")):
-        doc = json.loads(f.read_text())
-        s, lab = doc["summary"], doc["labels"]
+    for rec in RunStore(results).records():
+        s, lab = rec.summary, rec.labels
         p = s.get("profit")
         if p is None:
             continue
@@ -83,9 +82,9 @@ def load_runs(results: Path) -> pd.DataFrame:
                "core_hours_run": p["core_hours"], "cooling_kwh_run": p["cooling_kwh"],
                "makespan_d": s["makespan"] / 86400, "mean_wait_h": s["mean_wait"] / 3600,
                "utilization": s["utilization"], "t_last_submission": at["window_s"][1],
-               "sim_seconds": s.get("sim_seconds"), "run": f.parent.name,
-               "folder": str(f.parent)}
-        cool = f.parent / "cooling.parquet"
+               "sim_seconds": s.get("sim_seconds"), "run": rec.path.name,
+               "folder": str(rec.path)}
+        cool = rec.path / "cooling.parquet"
         row["slope_change"] = row["daily_pue_trend"] = np.nan
         if cool.is_file():
             series = pd.read_parquet(cool)

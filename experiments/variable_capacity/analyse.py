@@ -26,8 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from dispatchlab.experiments.collect import runs_table
-from dispatchlab.experiments.store import RunStore
+from dispatchlab.experiments.collect import stores_table
 from dispatchlab.stats.ranking import analyze_sets
 
 HERE = Path(__file__).resolve().parent
@@ -39,13 +38,7 @@ COLS = ["experiment", "workload", "seed", "dispatcher", *METRICS, "aborted_count
 
 def load() -> pd.DataFrame:
     """Every finished run of every store."""
-    parts = []
-    for root in sorted((HERE / "store").glob("*")):
-        if (root / "runs").is_dir():
-            t = runs_table(RunStore(root).records())
-            if len(t):
-                parts.append(t)
-    runs = pd.concat(parts, ignore_index=True)
+    runs = stores_table(HERE / "store")
     if "param_period" not in runs:
         runs["param_period"] = np.nan
     runs["period"] = runs["param_period"].fillna(1200).astype(int)

@@ -21,15 +21,12 @@ sys.path.insert(0, str(HERE))
 
 from analyse import COLS, STRATEGIES, fmt, trace_section  # noqa: E402
 
-from dispatchlab.experiments.collect import runs_table  # noqa: E402
-from dispatchlab.experiments.store import RunStore  # noqa: E402
+from dispatchlab.experiments.collect import stores_table  # noqa: E402
 
 
 def main() -> None:
     """Write the tables."""
-    parts = [runs_table(RunStore(root).records())
-             for root in sorted((HERE / "store_long").glob("*")) if (root / "runs").is_dir()]
-    runs = pd.concat(parts, ignore_index=True)
+    runs = stores_table(HERE / "store_long")
     runs["period"] = runs["param_period"].astype(int)
     runs[[*COLS, "period"]].to_csv(HERE / "results" / "period_long_runs.csv", index=False)
     lines = ["# Period sweep at 3 h and 9 h, 30 capacity samples", "",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform as _platform
 import sys
 from importlib import metadata
+from typing import Any
 
 
 def versions() -> dict[str, str]:
@@ -16,3 +17,13 @@ def versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return out
+
+
+def json_default(value: Any) -> Any:
+    """``json.dump``'s ``default`` for result files: NumPy scalars and arrays as plain
+    numbers and lists, anything else as its text."""
+    if hasattr(value, "item"):
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)

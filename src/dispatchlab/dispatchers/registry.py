@@ -15,6 +15,7 @@ from dispatchlab.dispatchers.family import (
 from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.protocol import Dispatcher
 from dispatchlab.errors import ConfigError
+from dispatchlab.keyvalue import split_key_values
 
 __all__ = ["Entry", "canonical_spec", "families", "get_dispatcher", "presets", "register",
            "register_canonicalizer", "register_spec_parser", "spec_fields"]
@@ -93,16 +94,7 @@ def unknown_preset_message(spec: str) -> str:
 
 def spec_fields(spec: str) -> dict[str, str]:
     """``key=value,...`` as a dict; a repeated or empty key is an error."""
-    fields: dict[str, str] = {}
-    for part in spec.split(","):
-        key, sep, value = part.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ConfigError(f"expected key=value, got '{part}'", field="dispatcher")
-        if key in fields:
-            raise ConfigError(f"key '{key}' given twice in '{spec}'", field="dispatcher")
-        fields[key] = value.strip()
-    return fields
+    return split_key_values(spec, field="dispatcher", skip_empty=False)
 
 
 def _parse_spec_fields(spec: str) -> Dispatcher:

@@ -7,9 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from dispatchlab.errors import ConfigError
+from dispatchlab.keyvalue import BOOL_WORDS
 
-_BOOL = {"true": True, "1": True, "yes": True, "on": True,
-         "false": False, "0": False, "no": False, "off": False}
 _NONE = ("none", "auto", "")
 
 
@@ -22,10 +21,10 @@ def convert_field(key: str, raw: str, kind: Any) -> Any:
     if "None" in text and low in _NONE:
         return None
     if text.startswith("bool"):
-        if low not in _BOOL:
+        if low not in BOOL_WORDS:
             raise ConfigError(f"{key}: '{raw}' is not a yes/no value (1/0, true/false, "
                               "yes/no, on/off)", field=key)
-        return _BOOL[low]
+        return BOOL_WORDS[low]
     try:
         if text.startswith("int"):
             return int(raw)

@@ -32,6 +32,7 @@ import numpy as np
 
 from dispatchlab.engine.scenario import Change, Scenario
 from dispatchlab.errors import ConfigError
+from dispatchlab.keyvalue import parses
 
 WALK_MODELS = ("slides", "authors")
 
@@ -112,16 +113,8 @@ def is_capacity_file(path: str | Path) -> bool:
             if not text or text.startswith("#"):
                 continue
             head = text.replace(" ", "").lower()
-            return head.startswith("time,alive") or _is_number(text)  # authors': the mean
+            return head.startswith("time,alive") or parses(float, text)  # authors': the mean
     return False
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def load_capacity(path: str | Path) -> Scenario:
@@ -174,20 +167,3 @@ def _whole(text: str, p: Path, line: int, field: str) -> int:
         raise ConfigError(f"{p}: line {line}: {field} {text} is not a whole number ≥ 0",
                           field=field)
     return int(v)
-
-
-def alive_series(scenario: Scenario, total: int, t_end: int) -> tuple[np.ndarray, np.ndarray]:
-    """The alive count as a step function over ``[0, t_end)``: change times (the first
-    is 0) and counts; ``total`` machines are alive before the first change."""
-    times, values = scenario.steps("alive_nodes")
-    ts = [0]
-    cs = [total]
-    for t, v in zip(times.tolist(), values.tolist(), strict=True):
-        if t >= t_end:
-            break
-        if t == ts[-1]:
-            cs[-1] = int(v)
-        else:
-            ts.append(int(t))
-            cs.append(int(v))
-    return np.array(ts, dtype=np.int64), np.array(cs, dtype=np.int64)

@@ -39,22 +39,14 @@ import numpy as np
 from dispatchlab.engine.capacity import capacity_walk, is_capacity_file, load_capacity
 from dispatchlab.engine.scenario import Change, Scenario, load_scenario
 from dispatchlab.errors import ConfigError
+from dispatchlab.keyvalue import split_key_values
 from dispatchlab.traces.resolve import resolve_source
 
 ScenarioArg = Scenario | str | Path | Sequence["Scenario | str | Path"] | None
 
 
 def _params(spec: str, text: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for part in filter(None, text.split(",")):
-        key, sep, value = part.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"scenario '{spec}': expected key=value, got '{part}'",
-                              field="scenario")
-        if key.strip() in out:
-            raise ConfigError(f"scenario '{spec}': '{key.strip()}' given twice", field=key)
-        out[key.strip()] = value.strip()
-    return out
+    return split_key_values(text, field="scenario", context=f"scenario '{spec}': ")
 
 
 #: Most rows a generator may make (a period of 1 s over 1e10 s asked for 74.5 GiB).

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from dispatchlab.workload.workload import Workload
 
 
@@ -80,10 +78,3 @@ def reconfiguration_time(data: float, n: int, m: int) -> float:
     if n >= m:
         return (data / n) * (math.ceil(n / m) - 1)
     return (data / m) * (math.ceil(m / n) - 1)
-
-
-def speedup_columns_default(n: int, units: np.ndarray) -> dict[str, np.ndarray]:
-    """Columns of a rigid, non-checkpointable workload of ``n`` jobs."""
-    return {"min_units": units.copy(), "max_units": units.copy(),
-            "alpha": np.ones(n), "data": np.zeros(n),
-            "checkpoint": np.zeros(n, dtype=np.int64)}

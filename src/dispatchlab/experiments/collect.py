@@ -9,8 +9,9 @@ from typing import Any
 
 import pandas as pd
 
+from dispatchlab.errors import ConfigError
 from dispatchlab.experiments.config import config_hash
-from dispatchlab.experiments.store import RunRecord
+from dispatchlab.experiments.store import RUNS_DIR, RunRecord, RunStore
 from dispatchlab.stats.metrics import TIMING_KEYS
 
 LABEL_COLUMNS = ("experiment", "workload", "window", "pricing", "platform", "dispatcher", "seed",
@@ -150,3 +151,26 @@ def write_tables(
                 raise ValueError(f"unknown table format {fmt}")
             written.append(path)
     return written
+
+
+def stores_table(folder: str | Path) -> pd.DataFrame:
+    """:func:`runs_table` of every experiment output folder directly under ``folder`` (those
+    with a ``runs/`` folder), in name order, concatenated: the analyses of a study whose
+    campaigns each write their own store. A ConfigError when none holds a finished run."""
+    parts = []
+    for root in sorted(Path(folder).glob("*")):
+        if (root / RUNS_DIR).is_dir():
+            table = runs_table(RunStore(root).records())
+            if len(table):
+                parts.append(table)
+    if not parts:
+        raise ConfigError(f"{folder}: no finished run in any store (run the campaigns first)",
+                          field="store")
+    return pd.concat(parts, ignore_index=True)
+
+
+def read_results(folder: str | Path) -> pd.DataFrame:
+    """The ``results`` table :func:`write_tables` wrote into ``folder``: the Parquet copy,
+    else the CSV one."""
+    path = Path(folder) / "results.parquet"
+    return pd.read_parquet(path) if path.exists() else pd.read_csv(path.with_suffix(".csv"))

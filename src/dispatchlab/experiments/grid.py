@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -166,6 +166,18 @@ def _combos(names: set[str], params: Mapping[str, list[Any]]) -> Iterator[dict[s
 
 def _spec_text(entry: str | NamedSpec) -> tuple[str, str | None]:
     return (entry, None) if isinstance(entry, str) else (entry.spec, entry.name)
+
+
+def _expanded(entries: Sequence[str | NamedSpec], key: str, params: Mapping[str, list[Any]]
+              ) -> Iterator[tuple[str, str | None, str, str, dict[str, Any]]]:
+    """Each platform or dispatcher entry (``key``) under every combination of the
+    parameters it names: its field, its name, its spec and label with the values in, the
+    values."""
+    for i, entry in enumerate(entries):
+        text, name = _spec_text(entry)
+        for combo in _combos(_names(text) | _names(name or ""), params):
+            s = _subst(text, combo).strip()
+            yield f"{key}[{i}]", name, s, _subst(name, combo) if name else s, combo
 
 
 def _check_parameters(
@@ -476,28 +488,23 @@ def _platforms(
 ) -> Iterator[PlatformItem]:
     from dispatchlab.platform.resolve import resolve_platform
 
-    for i, entry in enumerate(spec.platforms):
-        field = f"platforms[{i}]"
-        text, name = _spec_text(entry)
-        for combo in _combos(_names(text) | _names(name or ""), params):
-            s = _subst(text, combo).strip()
-            label = _subst(name, combo) if name else s
-            if s == AUTO:
-                yield field, label, AUTO, None, combo
-                continue
-            candidate = Path(s).expanduser()
-            if not candidate.is_absolute() and (base / candidate).exists():
-                candidate = base / candidate
-            digest = None
-            if candidate.is_file():
-                s = str(candidate.resolve())
-                digest = file_digest(candidate)
-                label = name or candidate.stem
-            try:
-                resolve_platform(s)
-            except DispatchlabError as exc:
-                raise ConfigError(str(exc), field=field, source=source) from None
-            yield field, label, s, digest, combo
+    for field, name, s, label, combo in _expanded(spec.platforms, "platforms", params):
+        if s == AUTO:
+            yield field, label, AUTO, None, combo
+            continue
+        candidate = Path(s).expanduser()
+        if not candidate.is_absolute() and (base / candidate).exists():
+            candidate = base / candidate
+        digest = None
+        if candidate.is_file():
+            s = str(candidate.resolve())
+            digest = file_digest(candidate)
+            label = name or candidate.stem
+        try:
+            resolve_platform(s)
+        except DispatchlabError as exc:
+            raise ConfigError(str(exc), field=field, source=source) from None
+        yield field, label, s, digest, combo
 
 
 #: field, label, spec, parameters used, whether its runs may share a simulation across
@@ -511,16 +518,11 @@ def _dispatchers(
     from dispatchlab.dispatchers.registry import get_dispatcher
     from dispatchlab.engine.capabilities import capabilities_of
 
-    for i, entry in enumerate(spec.dispatchers):
-        field = f"dispatchers[{i}]"
-        text, name = _spec_text(entry)
-        for combo in _combos(_names(text) | _names(name or ""), params):
-            s = _subst(text, combo).strip()
-            label = _subst(name, combo) if name else s
-            try:
-                disp = get_dispatcher(_subst(s, {"seed": 0}))
-            except DispatchlabError as exc:
-                raise ConfigError(
-                    str(exc).removeprefix("field 'dispatcher': "), field=field, source=source
-                ) from None
-            yield field, label, s, combo, not capabilities_of(disp).reads_pricing
+    for field, _, s, label, combo in _expanded(spec.dispatchers, "dispatchers", params):
+        try:
+            disp = get_dispatcher(_subst(s, {"seed": 0}))
+        except DispatchlabError as exc:
+            raise ConfigError(
+                str(exc).removeprefix("field 'dispatcher': "), field=field, source=source
+            ) from None
+        yield field, label, s, combo, not capabilities_of(disp).reads_pricing

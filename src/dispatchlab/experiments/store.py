@@ -22,7 +22,7 @@ import pandas as pd
 from dispatchlab.experiments.config import PlannedRun
 from dispatchlab.experiments.worker import RunOutput
 from dispatchlab.metrics.results import Results
-from dispatchlab.provenance import versions
+from dispatchlab.provenance import json_default, versions
 
 RUN_FILE = "run.json"
 RUNS_DIR = "runs"
@@ -253,7 +253,7 @@ def damage(folder: Path) -> str | None:
 
 def _write_json(path: Path, doc: dict[str, Any]) -> None:
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=2, default=_json_default)
+        json.dump(doc, fh, indent=2, default=json_default)
         fh.flush()
         os.fsync(fh.fileno())
 
@@ -269,11 +269,3 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return str(value)

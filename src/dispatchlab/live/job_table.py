@@ -19,8 +19,8 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import BoolArray, IntArray
 from dispatchlab.live.slurm_records import (
     RUNNING_STATES,
     USER_HOLD,
@@ -29,9 +29,6 @@ from dispatchlab.live.slurm_records import (
     number,
 )
 from dispatchlab.workload.slurm_numbers import NO_VAL
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True, eq=False)

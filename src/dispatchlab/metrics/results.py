@@ -15,7 +15,7 @@ from dispatchlab.engine.recorder import Recorder
 from dispatchlab.metrics.job_metrics import JobArrays, job_arrays, job_table
 from dispatchlab.metrics.summary import summarize
 from dispatchlab.metrics.timeseries import SeriesArrays, series_arrays, time_series
-from dispatchlab.provenance import versions
+from dispatchlab.provenance import json_default, versions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,13 +94,5 @@ class Results:
             self.jobs.to_csv(path / "jobs.csv", index=False)
             self.timeseries.to_csv(path / "timeseries.csv", index=False)
         doc = {"summary": self.summary, "config": self.config, "versions": versions()}
-        (path / "summary.json").write_text(json.dumps(doc, indent=2, default=_json_default))
+        (path / "summary.json").write_text(json.dumps(doc, indent=2, default=json_default))
         return path
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return str(value)

@@ -95,8 +95,3 @@ def step_integral(t: np.ndarray, v: np.ndarray, until: int) -> float:
         return 0.0
     dt = np.diff(np.append(t, max(until, int(t[-1]))))
     return float((np.asarray(v, dtype=np.float64) * dt).sum())
-
-
-def busy_integral(ts: pd.DataFrame, column: str, until: int) -> float:
-    """∫ column dt over a time-series DataFrame, the last value held until ``until``."""
-    return step_integral(ts["time"].to_numpy(), ts[column].to_numpy(), until)

@@ -6,6 +6,7 @@ Memory is in MB; ``mem`` also accepts a unit (``mem=16GB``, ``mem=512MB``).
 from __future__ import annotations
 
 from dispatchlab.errors import ConfigError
+from dispatchlab.keyvalue import split_key_values
 from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.platform.quantities import MEMORY_RESOURCES, parse_memory_mb
 
@@ -23,24 +24,9 @@ ALIASES = {
 
 def parse_inline(spec: str) -> Platform:
     """A homogeneous platform from ``nodes=N,<resource>=<per-node amount>,...``."""
-    values: dict[str, int] = {}
-    for part in spec.split(","):
-        key, sep, raw = part.partition("=")
-        key = key.strip().lower()
-        if not sep or not key:
-            raise ConfigError(f"expected key=value, got '{part.strip()}'", field="platform")
-        key = ALIASES.get(key, key)
-        if key in values:
-            raise ConfigError("given twice", field=key)
-        if key in MEMORY_RESOURCES:
-            values[key] = parse_memory_mb(raw.strip(), field=key)
-            continue
-        try:
-            values[key] = int(raw.strip())
-        except ValueError:
-            raise ConfigError(f"not an integer: '{raw.strip()}'", field=key) from None
-        if values[key] < 0:
-            raise ConfigError(f"must not be negative, got {values[key]}", field=key)
+    fields = split_key_values(spec, field="platform", skip_empty=False,
+                              key=lambda k: ALIASES.get(k.lower(), k.lower()))
+    values = {key: _amount(key, raw) for key, raw in fields.items()}
     if "nodes" not in values:
         raise ConfigError("missing; e.g. nodes=128,cores=16", field="nodes")
     nodes = values.pop("nodes")
@@ -50,3 +36,16 @@ def parse_inline(spec: str) -> Platform:
         raise ConfigError("must be positive", field=CORES)
     ordered = {CORES: values.pop(CORES), **values}
     return Platform.homogeneous(nodes, ordered, name=spec)
+
+
+def _amount(key: str, raw: str) -> int:
+    """A per-node amount: memory with an optional unit, anything else a whole number ≥ 0."""
+    if key in MEMORY_RESOURCES:
+        return parse_memory_mb(raw, field=key)
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"not an integer: '{raw}'", field=key) from None
+    if value < 0:
+        raise ConfigError(f"must not be negative, got {value}", field=key)
+    return value

@@ -6,26 +6,17 @@ number formatting, used by ``simulate``) must not pull in matplotlib, SciPy or p
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dispatchlab.lazy import lazy_exports
 
 __all__ = ["Comparison", "ReportFiles", "build_comparison", "write_report"]
 
-_LAZY = {
-    "Comparison": "dispatchlab.report.analysis",
-    "build_comparison": "dispatchlab.report.analysis",
-    "ReportFiles": "dispatchlab.report.build",
-    "write_report": "dispatchlab.report.build",
-}
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "Comparison": "analysis", "build_comparison": "analysis",
+    "ReportFiles": "build", "write_report": "build",
+})
 
 if TYPE_CHECKING:
     from dispatchlab.report.analysis import Comparison, build_comparison
     from dispatchlab.report.build import ReportFiles, write_report
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'dispatchlab.report' has no attribute {name!r}")

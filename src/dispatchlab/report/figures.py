@@ -481,10 +481,12 @@ _TIME_TICKS = [
 ]
 
 
-def _ecdf(values: FloatArray) -> tuple[FloatArray, FloatArray]:
+def _ecdf_step(ax: Axes, values: FloatArray, color: str, label: str | None = None) -> None:
+    """The empirical CDF of ``values`` as a step line starting at (1, 0)."""
     x = np.sort(values)
     y = np.arange(1, len(x) + 1) / len(x)
-    return x, y
+    ax.step(np.concatenate(([1.0], x)), np.concatenate(([0.0], y)), where="post", color=color,
+            lw=1.3, label=label)
 
 
 def cdf_figure(runs: Sequence[RunView]) -> Figure:
@@ -500,23 +502,8 @@ def cdf_figure(runs: Sequence[RunView]) -> Figure:
             continue
         wmax = max(wmax, float(w.max()))
         bmax = max(bmax, float(b.max()))
-        x, y = _ecdf(np.maximum(w, 1.0))
-        a1.step(
-            np.concatenate(([1.0], x)),
-            np.concatenate(([0.0], y)),
-            where="post",
-            color=run.color,
-            lw=1.3,
-            label=run.label,
-        )
-        x, y = _ecdf(b)
-        a2.step(
-            np.concatenate(([1.0], x)),
-            np.concatenate(([0.0], y)),
-            where="post",
-            color=run.color,
-            lw=1.3,
-        )
+        _ecdf_step(a1, np.maximum(w, 1.0), run.color, run.label)
+        _ecdf_step(a2, b, run.color)
     a1.set_xscale("log")
     a1.set_xlim(1, wmax * 1.5)
     ticks = [t for t in _TIME_TICKS if t[0] <= wmax * 1.5]

@@ -6,8 +6,9 @@ pay for importing SciPy.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dispatchlab.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dispatchlab.stats.breakdown import breakdown, job_class
@@ -72,7 +73,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'dispatchlab.stats' has no attribute '{name}'")
-    return getattr(importlib.import_module(f"dispatchlab.stats.{_WHERE[name]}"), name)
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

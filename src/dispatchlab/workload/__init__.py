@@ -5,8 +5,9 @@ Names are imported on first use (PEP 562): reading an SWF trace must not import 
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dispatchlab.lazy import lazy_exports
 
 __all__ = [
     "EuroraOptions",
@@ -32,7 +33,7 @@ __all__ = [
     "write_swf",
 ]
 
-_LAZY = {
+__getattr__, __dir__ = lazy_exports(__name__, {
     "EuroraOptions": "eurora", "list_eurora_batches": "eurora", "load_eurora": "eurora",
     "load_power_predictions": "eurora", "load_system_queues": "eurora",
     "generate": "generators", "list_generators": "generators",
@@ -41,7 +42,7 @@ _LAZY = {
     "write_parquet": "native", "SwfOptions": "swf", "load_swf": "swf",
     "write_schedule_swf": "swf_writer", "write_swf": "swf_writer",
     "trace_info": "trace_info", "Queue": "workload", "Workload": "workload",
-}
+})
 
 if TYPE_CHECKING:
     from dispatchlab.workload.eurora import (
@@ -58,11 +59,3 @@ if TYPE_CHECKING:
     from dispatchlab.workload.swf_writer import write_schedule_swf, write_swf
     from dispatchlab.workload.trace_info import trace_info
     from dispatchlab.workload.workload import Queue, Workload
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(f"dispatchlab.workload.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'dispatchlab.workload' has no attribute {name!r}")

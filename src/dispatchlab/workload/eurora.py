@@ -48,6 +48,7 @@ import numpy as np
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.traces.resolve import resolve_source
+from dispatchlab.workload.input_file import input_file
 from dispatchlab.workload.workload import Queue, Workload
 
 #: Expected waiting time (s) per queue, from the data set's ``system_configs/system_queues``.
@@ -204,14 +205,9 @@ class _Job:
 def load_eurora(path: str | Path, options: EuroraOptions | None = None) -> Workload:
     """Load one Eurora batch file as a :class:`Workload` (cores, mem [MB], gpu, mic)."""
     opts = options or EuroraOptions()
-    p = Path(path)
+    p = input_file(path, folder_message="is a folder; load one batch file "
+                   "(list_eurora_batches() lists them)")
     src = str(p)
-    if not p.exists():
-        raise WorkloadError("file not found", source=src)
-    if p.is_dir():
-        raise WorkloadError(
-            "is a folder; load one batch file (list_eurora_batches() lists them)", source=src
-        )
     tz = ZoneInfo(opts.timezone)
     rep = EuroraReport(source=src)
     jobs: list[_Job] = []
@@ -231,22 +227,11 @@ def load_eurora(path: str | Path, options: EuroraOptions | None = None) -> Workl
                 raise
             if job.job_id in seen:
                 first_text, first_line = seen[job.job_id]
-                if first_text != line:
-                    raise WorkloadError(
-                        f"job id also used on line {first_line} with different fields",
-                        source=src,
-                        line=lineno,
-                        job=job.job_id,
-                        field="job_id",
-                    )
-                if opts.duplicates == "error":
-                    raise WorkloadError(
-                        f"duplicate of line {first_line}",
-                        source=src,
-                        line=lineno,
-                        job=job.job_id,
-                        field="job_id",
-                    )
+                if first_text != line or opts.duplicates == "error":
+                    what = ("job id also used on line {} with different fields"
+                            if first_text != line else "duplicate of line {}")
+                    raise WorkloadError(what.format(first_line), source=src, line=lineno,
+                                        job=job.job_id, field="job_id")
                 rep.duplicate_lines_dropped += 1
                 continue
             seen[job.job_id] = (line, lineno)
@@ -446,11 +431,7 @@ def _options_dict(opts: EuroraOptions) -> dict[str, Any]:
 def load_power_predictions(path: str | Path) -> dict[int, float]:
     """``job_id → watts`` from an ``eurora_power_predictions`` file (``498459.node129;93.0``)
     or ``trace:eurora-power-predictions``."""
-    p = Path(resolve_source(path))
-    if p.is_dir():
-        raise WorkloadError("is a folder, not a job_id;watts file", source=str(p))
-    if not p.is_file():
-        raise WorkloadError("file not found", source=str(p))
+    p = input_file(resolve_source(path), folder_message="is a folder, not a job_id;watts file")
     out: dict[int, float] = {}
     with open(p, encoding="utf-8") as fh:
         try:
@@ -478,9 +459,7 @@ def load_power_predictions(path: str | Path) -> dict[int, float]:
 
 def load_system_queues(path: str | Path) -> dict[str, int]:
     """Queue name → expected waiting time (s) from a ``system_queues`` file."""
-    p = Path(path)
-    if not p.is_file():
-        raise WorkloadError("file not found", source=str(p))
+    p = input_file(path)
     out: dict[str, int] = {}
     for lineno, raw in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
         parts = raw.split()

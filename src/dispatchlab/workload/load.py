@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.errors import WorkloadError
+from dispatchlab.keyvalue import parses
 from dispatchlab.traces.resolve import is_trace_ref, resolve_source, trace_record
 from dispatchlab.workload.eurora import EuroraOptions, load_eurora
 from dispatchlab.workload.generators.registry import generate, is_generator_spec
@@ -104,7 +105,7 @@ def _sniff(path: Path) -> str | None:
                 if "__" in s and s.count(";") >= 4:
                     return "eurora"
                 parts = s.split()
-                if len(parts) == len(FIELDS) and all(_is_number(p) for p in parts):
+                if len(parts) == len(FIELDS) and all(parses(float, p) for p in parts):
                     return "swf"
                 if len(parts) == 5 and parts[4] in ("release", "running"):
                     return "vcjobs"
@@ -123,14 +124,6 @@ def _sniff_json(head: str) -> str | None:
     if '"job_id"' in head:
         return "sacct-json"
     return None
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def load_workload(path: str | Path, format: str | None = None, **options: Any) -> Workload:

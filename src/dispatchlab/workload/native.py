@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dispatchlab.errors import WorkloadError
+from dispatchlab.workload.input_file import input_file
 from dispatchlab.workload.workload import Queue, Workload
 
 #: Schema-metadata key (Parquet) under which the workload document is stored.
@@ -123,9 +124,7 @@ def write_parquet(wl: Workload, path: str | Path) -> Path:
 
 def load_parquet(path: str | Path) -> Workload:
     """Read a Parquet workload table (exact when written by :func:`write_parquet`)."""
-    p = Path(path)
-    if not p.is_file():
-        raise WorkloadError("file not found", source=str(p))
+    p = input_file(path)
     try:
         table = pq.read_table(p)
     except (pa.ArrowException, OSError) as exc:
@@ -158,9 +157,7 @@ def write_csv(wl: Workload, path: str | Path) -> Path:
 
 def load_csv(path: str | Path) -> Workload:
     """Read a CSV workload table; exact when its ``.meta.json`` sidecar is present."""
-    p = Path(path)
-    if not p.is_file():
-        raise WorkloadError("file not found", source=str(p))
+    p = input_file(path)
     side = csv_sidecar(p)
     header = _parse_header(side.read_text(encoding="utf-8"), str(side)) if side.is_file() else None
     try:

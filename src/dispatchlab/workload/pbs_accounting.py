@@ -38,6 +38,7 @@ from dispatchlab.workload.accounting import (
     build_workload,
 )
 from dispatchlab.workload.delimited import read_bytes
+from dispatchlab.workload.input_file import input_file
 from dispatchlab.workload.workload import UNKNOWN, Workload
 
 _RECORD = re.compile(r"^(\d\d/\d\d/\d{4} \d\d:\d\d:\d\d);([A-Za-z]);([^;]*);(.*)$")
@@ -105,10 +106,8 @@ def _cpus_and_nodes(attrs: dict[str, str]) -> tuple[float, float]:
 def load_pbs(path: str | Path, options: AccountingOptions | None = None) -> Workload:
     """Load a PBS/Torque accounting log (plain or gzip) as a workload."""
     opts = options or AccountingOptions()
-    p = Path(path)
+    p = input_file(path)
     src = str(p)
-    if not p.is_file():
-        raise WorkloadError("file not found", source=src)
     report = AccountingReport(source=src, format="pbs")
     text = read_bytes(p).decode("utf-8", "replace")
     cols: dict[str, list[object]] = {k: [] for k in (

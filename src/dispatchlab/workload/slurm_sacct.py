@@ -39,6 +39,7 @@ from dispatchlab.workload.accounting import (
     normalise_states,
 )
 from dispatchlab.workload.delimited import read_delimited
+from dispatchlab.workload.input_file import input_file
 from dispatchlab.workload.slurm_spellings import duration_column, limit_column, time_column
 from dispatchlab.workload.workload import UNKNOWN, Workload
 
@@ -49,10 +50,8 @@ JOB_ID = r"^(?P<base>\d+)(?:_(?P<task>\d+|\[[^\]]*\]))?(?:\+(?P<het>\d+))?(?:\.(
 def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Workload:
     """Load a ``sacct --parsable2`` export (plain or gzip) as a workload."""
     opts = options or AccountingOptions()
-    p = Path(path)
+    p = input_file(path)
     src = str(p)
-    if not p.is_file():
-        raise WorkloadError("file not found", source=src)
     parsed = read_delimited(p, "|", skip_bad_lines=opts.skip_bad_lines)
     report = AccountingReport(source=src, format="sacct", records=parsed.table.num_rows
                               + parsed.bad_lines, bad_lines_skipped=parsed.bad_lines)

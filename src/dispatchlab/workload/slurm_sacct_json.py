@@ -36,6 +36,7 @@ from dispatchlab.workload.accounting import (
     normalise_states,
 )
 from dispatchlab.workload.delimited import read_bytes
+from dispatchlab.workload.input_file import input_file
 from dispatchlab.workload.slurm_numbers import slurm_number
 from dispatchlab.workload.workload import UNKNOWN, Workload
 
@@ -88,10 +89,8 @@ def _state(job: dict[str, Any]) -> str:
 def load_sacct_json(path: str | Path, options: AccountingOptions | None = None) -> Workload:
     """Load a ``sacct --json`` export as a workload."""
     opts = options or AccountingOptions()
-    p = Path(path)
+    p = input_file(path)
     src = str(p)
-    if not p.is_file():
-        raise WorkloadError("file not found", source=src)
     try:
         doc = json.loads(read_bytes(p))
     except json.JSONDecodeError as exc:

@@ -23,9 +23,12 @@ import numpy.typing as npt
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.traces.resolve import resolve_source
+from dispatchlab.workload.input_file import input_file
 from dispatchlab.workload.workload import Workload
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 #: SWF field names, in file order (1-based positions in the format definition).
 FIELDS = (
@@ -141,6 +144,21 @@ class SwfReport:
         return out
 
 
+def chosen_procs(col: dict[str, FloatArray], option: str) -> tuple[FloatArray, BoolArray]:
+    """Each record's processor count as the ``procs`` option reads it (``allocated``,
+    ``requested`` or the larger), the other field where that one is ≤ 0; and which
+    records took the other field."""
+    alloc, reqp = col["alloc_procs"], col["req_procs"]
+    if option == "allocated":
+        procs, other = alloc, reqp
+    elif option == "requested":
+        procs, other = reqp, alloc
+    else:
+        procs = other = np.maximum(alloc, reqp)
+    fallback = (procs <= 0) & (other > 0)
+    return np.where(fallback, other, procs), fallback
+
+
 def _open_text(path: Path) -> io.TextIOBase:
     # utf-8-sig: a UTF-8 byte-order mark would otherwise hide the first header line
     if path.suffix == ".gz":
@@ -238,10 +256,8 @@ def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
     """Load an SWF file (plain or ``.gz``, or ``trace:NAME``) as a :class:`Workload` of
     1-resource jobs."""
     opts = options or SwfOptions()
-    p = Path(resolve_source(path))
+    p = input_file(resolve_source(path))
     src = str(p)
-    if not p.is_file():
-        raise WorkloadError("file not found", source=src)
     header = read_header(p)
     data, linemap, bad = read_swf_table(p, skip_bad_lines=opts.skip_bad_lines)
     rep = SwfReport(source=src, records=len(data) + bad, bad_lines_skipped=bad, header=header)
@@ -273,16 +289,8 @@ def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
             raise fail(int(rows[big][0]), fld, f"value {v[big][0]:g} is beyond {limit:.0e} "
                        f"({what})")
 
-    alloc, reqp = col["alloc_procs"], col["req_procs"]
-    if opts.procs == "allocated":
-        procs, other = alloc, reqp
-    elif opts.procs == "requested":
-        procs, other = reqp, alloc
-    else:
-        procs, other = np.maximum(alloc, reqp), np.maximum(alloc, reqp)
-    fallback = (procs <= 0) & (other > 0)
+    procs, fallback = chosen_procs(col, opts.procs)
     rep.procs_fallback = int(fallback.sum())
-    procs = np.where(fallback, other, procs)
 
     keep = np.ones(len(data), dtype=bool)
     no_procs = procs <= 0

@@ -33,6 +33,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from dispatchlab.errors import WorkloadError
+from dispatchlab.keyvalue import parses
 from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload.swf import FIELDS
@@ -233,7 +234,7 @@ def _header(
             if key in source_header:
                 fields[key] = source_header[key]
     queue_names = [q.name for q in wl.queues]
-    if not all(_is_int(q) for q in queue_names):
+    if not all(parses(int, q) for q in queue_names):
         fields["MaxQueues"] = str(len(queue_names))
     for key, value in (extra or {}).items():
         fields[str(key)] = str(value)
@@ -262,14 +263,6 @@ def _human_time(unix: int, tz_name: str | None) -> str | None:
         return datetime.fromtimestamp(unix, tz).strftime("%a %b %d %H:%M:%S %Z %Y")
     except (ValueError, OverflowError, OSError):
         return None
-
-
-def _is_int(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _write(path: str | Path, table: npt.NDArray[np.int64], header: list[tuple[str, str]]) -> Path:

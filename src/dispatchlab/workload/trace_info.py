@@ -23,7 +23,13 @@ from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.generators.registry import is_generator_spec
 from dispatchlab.workload.load import ACCOUNTING, detect_format, load_workload, reader_options
-from dispatchlab.workload.swf import FIELDS, SwfOptions, read_header, read_swf_table
+from dispatchlab.workload.swf import (
+    FIELDS,
+    SwfOptions,
+    chosen_procs,
+    read_header,
+    read_swf_table,
+)
 from dispatchlab.workload.workload import Workload
 
 _COL = {name: k for k, name in enumerate(FIELDS)}
@@ -149,15 +155,7 @@ def swf_cleaning(path: str | Path, options: SwfOptions | None = None) -> dict[st
     except WorkloadError:
         data, _, bad = read_swf_table(path, skip_bad_lines=True)
     col = {name: data[:, k] for name, k in _COL.items()}
-    alloc, reqp = col["alloc_procs"], col["req_procs"]
-    if opts.procs == "allocated":
-        procs, other = alloc, reqp
-    elif opts.procs == "requested":
-        procs, other = reqp, alloc
-    else:
-        procs = other = np.maximum(alloc, reqp)
-    fallback = (procs <= 0) & (other > 0)
-    procs = np.where(fallback, other, procs)
+    procs, fallback = chosen_procs(col, opts.procs)
     no_procs = procs <= 0
     unknown_rt = col["run_time"] < 0
     valid = ~no_procs & ~unknown_rt

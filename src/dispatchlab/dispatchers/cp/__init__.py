@@ -5,18 +5,17 @@ Attributes are imported lazily so listing presets does not load OR-Tools.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+from dispatchlab.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from dispatchlab.dispatchers.cp.config import CPConfig, SearchConfig
+    from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher, make_estimator
 
 __all__ = ["CPConfig", "CPDispatcher", "SearchConfig", "make_estimator"]
 
-
-def __getattr__(name: str) -> Any:
-    if name in ("CPConfig", "SearchConfig"):
-        from dispatchlab.dispatchers.cp import config
-
-        return getattr(config, name)
-    if name in ("CPDispatcher", "make_estimator"):
-        from dispatchlab.dispatchers.cp import dispatcher
-
-        return getattr(dispatcher, name)
-    raise AttributeError(name)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "CPConfig": "config", "SearchConfig": "config",
+    "CPDispatcher": "dispatcher", "make_estimator": "dispatcher",
+})

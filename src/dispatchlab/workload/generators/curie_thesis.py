@@ -51,12 +51,9 @@ import numpy as np
 import pandas as pd
 
 from dispatchlab.errors import WorkloadError
+from dispatchlab.keyvalue import parse_int
 from dispatchlab.traces.resolve import resolve_source
-from dispatchlab.workload.generators.registry import (
-    canonical_spec,
-    parse_int,
-    register_generator,
-)
+from dispatchlab.workload.generators.registry import canonical_spec, register_generator
 from dispatchlab.workload.workload import Workload
 
 #: The cleaned Curie log, through the trace catalogue (a local copy, else fetched once).

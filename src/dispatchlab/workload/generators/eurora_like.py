@@ -38,14 +38,9 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.errors import WorkloadError
+from dispatchlab.keyvalue import parse_bool, parse_float, parse_int
 from dispatchlab.platform.platform import CORES
-from dispatchlab.workload.generators.registry import (
-    canonical_spec,
-    parse_bool,
-    parse_float,
-    parse_int,
-    register_generator,
-)
+from dispatchlab.workload.generators.registry import canonical_spec, register_generator
 from dispatchlab.workload.workload import Queue, Workload
 
 IntArray = npt.NDArray[np.int64]

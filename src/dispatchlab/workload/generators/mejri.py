@@ -32,12 +32,8 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.errors import WorkloadError
-from dispatchlab.workload.generators.registry import (
-    canonical_spec,
-    parse_float,
-    parse_int,
-    register_generator,
-)
+from dispatchlab.keyvalue import parse_float, parse_int
+from dispatchlab.workload.generators.registry import canonical_spec, register_generator
 from dispatchlab.workload.workload import Workload
 
 FloatArray = npt.NDArray[np.float64]

@@ -9,13 +9,13 @@ and an unknown key or a bad value is a :class:`WorkloadError` naming it.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dispatchlab.errors import WorkloadError
+from dispatchlab.keyvalue import convert, split_key_values
 from dispatchlab.workload.workload import Workload
 
 #: Prefix that marks a generator spec where a workload path is expected.
@@ -79,20 +79,8 @@ def parse_generator_spec(spec: str) -> tuple[str, dict[str, str]]:
             field="workload",
         )
     name = m.group(1).lower()
-    params: dict[str, str] = {}
-    rest = m.group(3) or ""
-    for part in re.split(r"[,&]", rest) if rest else []:
-        if not part.strip():
-            continue
-        key, sep, value = part.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise WorkloadError(
-                f"expected key=value in generator spec, got {part!r}", field="workload"
-            )
-        if key in params:
-            raise WorkloadError("given twice in the generator spec", field=key)
-        params[key] = value.strip()
+    params = split_key_values(m.group(3) or "", field="workload", error=WorkloadError,
+                              separators=",&", context="generator spec: ")
     return name, params
 
 
@@ -119,10 +107,7 @@ def generate(spec: str, **overrides: Any) -> Workload:
                 f"unknown parameter of generator '{name}' (known: {', '.join(info.params)})",
                 field=key,
             )
-        try:
-            kwargs[key] = info.params[key](text)
-        except (ValueError, TypeError) as exc:
-            raise WorkloadError(f"bad value {text!r}: {exc}", field=key) from None
+        kwargs[key] = convert(key, text, info.params[key], error=WorkloadError)
     for key in overrides:
         if key not in info.params:
             raise WorkloadError(
@@ -152,35 +137,6 @@ def _fmt(value: Any) -> str:
     if isinstance(value, Mapping):
         return "/".join(_fmt(v) for v in value.values())
     return str(value)
-
-
-def parse_int(text: str) -> int:
-    """A whole number (``330``, ``-1``)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError("expected a whole number") from None
-
-
-def parse_float(text: str) -> float:
-    """A finite number (``0.89``, ``1e-3``; not ``nan`` or ``inf``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError("expected a number") from None
-    if not math.isfinite(value):
-        raise ValueError("expected a finite number")
-    return value
-
-
-def parse_bool(text: str) -> bool:
-    """``true/false``, ``yes/no``, ``1/0``, ``on/off``."""
-    low = text.strip().lower()
-    if low in ("true", "yes", "1", "on"):
-        return True
-    if low in ("false", "no", "0", "off"):
-        return False
-    raise ValueError("expected true or false")
 
 
 def _load_builtin() -> None:

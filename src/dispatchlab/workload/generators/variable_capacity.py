@@ -31,12 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from dispatchlab.errors import WorkloadError
-from dispatchlab.workload.generators.registry import (
-    canonical_spec,
-    parse_float,
-    parse_int,
-    register_generator,
-)
+from dispatchlab.keyvalue import parse_float, parse_int
+from dispatchlab.workload.generators.registry import canonical_spec, register_generator
+from dispatchlab.workload.input_file import input_file
 from dispatchlab.workload.workload import Workload
 
 KINDS = ("uniform", "log", "log4", "three")
@@ -52,9 +49,7 @@ def read_vc_jobs(path: str | Path, start: int = 0, window: int | None = None,
     ``start`` with what is left of their length (their earlier part is outside the
     window). ``checkpoint``: interval (s of work) between checkpoints of every job (0:
     not checkpointable)."""
-    p = Path(path)
-    if not p.is_file():
-        raise WorkloadError("file not found", source=str(p))
+    p = input_file(path)
     end = None if window is None else start + window
     ids: list[int] = []
     sub: list[int] = []

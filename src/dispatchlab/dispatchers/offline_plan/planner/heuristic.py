@@ -12,7 +12,6 @@ last slot anything is placed on, the machine is empty, so the search always ends
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -227,12 +226,3 @@ def heuristic(inst: PlanInstance, order: Sequence[int] | IntArray,
         alloc[j] = grid.place(s, int(slots[j]), int(inst.units[j]), inst.req[j], room)
         start[j] = s
     return Schedule(start, alloc)
-
-
-def timed_heuristic(inst: PlanInstance, order: Sequence[int] | IntArray
-                    ) -> tuple[Schedule, float]:
-    """:func:`heuristic` and its wall time in seconds."""
-    t0 = time.perf_counter()
-    sched = heuristic(inst, order)
-    assert sched is not None  # nothing pinned: always a schedule
-    return sched, time.perf_counter() - t0

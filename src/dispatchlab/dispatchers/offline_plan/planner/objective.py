@@ -197,12 +197,6 @@ def _exact_cooling(plan: Plan, model: ProfitModel) -> float:
     return float((series["cooling_w"].to_numpy() * dt).sum())
 
 
-def flat_profit_model(table: PueTable, temperature: float, start: int, end: int,
-                      prices: Prices = DEFAULT_PRICES, segment_s: int = 3600) -> ProfitModel:
-    """A profit model at one constant temperature."""
-    return ProfitModel(table, (start,), (float(temperature),), start, end, prices, segment_s)
-
-
 class IncrementalProfit:
     """The segment profit of a plan kept as per-segment sums, so moving one job costs
     O(segments) instead of a full :func:`evaluate` (Delay-Search's inner loop).
