@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from dispatchlab.dispatchers.variable_capacity.common import (
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
+from dispatchlab.params import Attributes
 
 _ONE = np.ones(1, dtype=np.int64)
 
@@ -40,6 +41,9 @@ class FirstFitVC(BaseDispatcher):
     capabilities = Capabilities(
         family="variable-capacity", fixed_power_cap=False, varying_power_cap=False,
         multi_unit_jobs=False)
+
+    #: the family is recorded with the parameters
+    described_attributes: ClassVar[Attributes] = {"family": "capabilities.family"}
 
     def __init__(self, aware: bool = True):
         self.aware = aware
@@ -92,10 +96,6 @@ class FirstFitVC(BaseDispatcher):
             out.append(Start(j, np.array([node], dtype=np.int64), _ONE))
         self._starts += len(out)
         return out
-
-    def describe(self) -> dict[str, Any]:
-        """Name and risk awareness."""
-        return {"name": self.name, "family": "variable-capacity", "aware": self.aware}
 
     def run_stats(self) -> dict[str, Any]:
         """Starts issued (restarts included)."""

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -52,6 +52,7 @@ from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Attributes
 
 MODES = {"stretch": STRETCH, "asap": ASAP, "packed": PACKED}
 _ONE = np.ones(1, dtype=np.int64)
@@ -63,6 +64,9 @@ class TargetVC(BaseDispatcher):
     capabilities = Capabilities(
         family="variable-capacity", fixed_power_cap=False, varying_power_cap=False,
         multi_unit_jobs=False)
+
+    #: the family is recorded with the parameters
+    described_attributes: ClassVar[Attributes] = {"family": "capabilities.family"}
 
     def __init__(self, mode: str = "asap", neighbourhood: int = 11, safe: int | None = None,
                  util_low: float = 0.80, util_high: float = 0.95, pack: int = 5,
@@ -239,13 +243,6 @@ class TargetVC(BaseDispatcher):
             if muse in (floor, alive):
                 break
         self._muse = muse
-
-    def describe(self) -> dict[str, Any]:
-        """Configuration."""
-        return {"name": self.name, "family": "variable-capacity", "mode": self.mode,
-                "neighbourhood": self.neighbourhood, "safe": self.safe,
-                "util_low": self.util_low, "util_high": self.util_high, "pack": self.pack,
-                "quantiles": self.quantiles}
 
     def run_stats(self) -> dict[str, Any]:
         """Placements, how many started at once, re-plans, final ``S⁺`` and ``M_use``."""
