@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.variable_capacity.common import (
+    CAPABILITIES,
+    WITH_FAMILY,
     check_job,
     cores_column,
     highest_leave,
@@ -30,7 +31,6 @@ from dispatchlab.dispatchers.variable_capacity.common import (
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
-from dispatchlab.params import Attributes
 
 _ONE = np.ones(1, dtype=np.int64)
 
@@ -38,12 +38,8 @@ _ONE = np.ones(1, dtype=np.int64)
 class FirstFitVC(BaseDispatcher):
     """First-fit on machines in index order; ``aware`` picks which machines leave."""
 
-    capabilities = Capabilities(
-        family="variable-capacity", fixed_power_cap=False, varying_power_cap=False,
-        multi_unit_jobs=False)
-
-    #: the family is recorded with the parameters
-    described_attributes: ClassVar[Attributes] = {"family": "capabilities.family"}
+    capabilities = CAPABILITIES
+    described_attributes = WITH_FAMILY
 
     def __init__(self, aware: bool = True):
         self.aware = aware

@@ -34,14 +34,15 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.dispatchers.variable_capacity.books import ASAP, PACKED, STRETCH, Books
 from dispatchlab.dispatchers.variable_capacity.common import (
+    CAPABILITIES,
+    WITH_FAMILY,
     AreaShare,
     QuantileShare,
     check_job,
@@ -52,7 +53,6 @@ from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
-from dispatchlab.params import Attributes
 
 MODES = {"stretch": STRETCH, "asap": ASAP, "packed": PACKED}
 _ONE = np.ones(1, dtype=np.int64)
@@ -61,12 +61,8 @@ _ONE = np.ones(1, dtype=np.int64)
 class TargetVC(BaseDispatcher):
     """Risk-aware target strategies; ``mode`` in ``stretch``, ``asap``, ``packed``."""
 
-    capabilities = Capabilities(
-        family="variable-capacity", fixed_power_cap=False, varying_power_cap=False,
-        multi_unit_jobs=False)
-
-    #: the family is recorded with the parameters
-    described_attributes: ClassVar[Attributes] = {"family": "capabilities.family"}
+    capabilities = CAPABILITIES
+    described_attributes = WITH_FAMILY
 
     def __init__(self, mode: str = "asap", neighbourhood: int = 11, safe: int | None = None,
                  util_low: float = 0.80, util_high: float = 0.95, pack: int = 5,
