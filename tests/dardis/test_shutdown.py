@@ -148,7 +148,8 @@ class Announcing(DardisShutdown):
     def __init__(self, first: tuple[list[int], list[float]],
                  second: tuple[list[int], list[float]]) -> None:
         super().__init__(0.5)
-        self.parts = [first, second]
+        self.first, self.second = first, second
+        self.parts = [first, second]  # run state: popped as announced
 
     def decide(self, view, events):  # type: ignore[no-untyped-def]
         due = {0: 3600, 1: 10_800}

@@ -22,10 +22,10 @@ class Scripted(BaseDispatcher):
     name = "scripted"
 
     def __init__(self, fn: Callable[[SystemView, Events], Sequence[Decision]]):
-        self._fn = fn
+        self.fn = fn
 
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
-        return self._fn(view, events)
+        return self.fn(view, events)
 
 
 def arr(*v: int) -> np.ndarray:

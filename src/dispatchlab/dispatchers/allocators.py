@@ -19,14 +19,13 @@ GPU node. Ties always go to the lower node index, so allocations are reproducibl
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.engine.first_fit import first_fit
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Parametrized
 from dispatchlab.platform.platform import units_fitting
 
 IntArray = npt.NDArray[np.int64]
@@ -34,7 +33,7 @@ FloatArray = npt.NDArray[np.float64]
 Placement = tuple[IntArray, IntArray]
 
 
-class Allocator:
+class Allocator(Parametrized):
     """Base class: ``place(free, req, units)`` returns ``(nodes, counts)`` or ``None``."""
 
     name = "allocator"
@@ -45,10 +44,6 @@ class Allocator:
     def place(self, free: IntArray, req: IntArray, units: int) -> Placement | None:
         """Nodes and unit counts for ``units`` units asking ``req`` each, within ``free``."""
         raise NotImplementedError
-
-    def describe(self) -> dict[str, Any]:
-        """JSON-ready configuration."""
-        return {"name": self.name}
 
 
 class FirstFit(Allocator):

@@ -1,5 +1,6 @@
-"""The base every family builds on (rule-based, CP, DARDIS, …): parameter storage,
-``describe()``, no-op reset; the protocol itself is the engine's
+"""The base every family builds on (rule-based, CP, DARDIS, …): parameters and
+``describe()`` from the constructor (:class:`~dispatchlab.params.Parametrized`), no-op
+reset; the protocol itself is the engine's
 (:class:`~dispatchlab.engine.protocol.Dispatcher`)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.protocol import Dispatcher
 from dispatchlab.engine.state import SystemView
+from dispatchlab.params import Parametrized
 
 if TYPE_CHECKING:
     from dispatchlab.engine.recorder import Recorder
@@ -20,8 +22,9 @@ if TYPE_CHECKING:
 __all__ = ["BaseDispatcher", "Dispatcher"]
 
 
-class BaseDispatcher:
-    """Convenience base: parameter storage, no-op reset and empty statistics.
+class BaseDispatcher(Parametrized):
+    """Convenience base: parameters and description from the constructor, no-op reset
+    and empty statistics.
 
     :attr:`reads_pricing` declares whether the dispatcher's decisions may depend on the
     inputs of a run's profit accounting.
@@ -48,11 +51,6 @@ class BaseDispatcher:
         """Subclasses decide."""
         raise NotImplementedError
 
-    def describe(self) -> dict[str, Any]:
-        """Name plus public constructor parameters."""
-        params = {k: v for k, v in vars(self).items() if not k.startswith("_") and k != "rng"}
-        return {"name": self.name, **{k: _jsonable(v) for k, v in params.items()}}
-
     def run_stats(self) -> dict[str, Any]:
         """No statistics by default."""
         return {}
@@ -60,15 +58,3 @@ class BaseDispatcher:
     def run_summary(self, recorder: Recorder) -> dict[str, Any]:
         """Entries the family adds to the run's summary (its own metrics); none here."""
         return {}
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if hasattr(value, "describe"):
-        return value.describe()
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return repr(value)

@@ -9,12 +9,12 @@ records, per job, the first prediction a dispatcher asked for and the run time o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from dispatchlab.engine.state import SystemView
 from dispatchlab.estimates.base import DurationEstimator
+from dispatchlab.params import Parametrized
 
 
 def prediction_accuracy(
@@ -49,8 +49,11 @@ def prediction_accuracy(
     }
 
 
-class TrackedEstimator:
-    """Delegates to ``inner``; remembers each job's first prediction and its run time."""
+class TrackedEstimator(Parametrized):
+    """Delegates to ``inner``; remembers each job's first prediction and its run time.
+    Described as ``inner`` is."""
+
+    merged_params = ("inner",)
 
     def __init__(self, inner: DurationEstimator) -> None:
         self.inner = inner
@@ -82,7 +85,3 @@ class TrackedEstimator:
         return prediction_accuracy(
             [self.actual[j] for j in jobs], [self.predicted[j] for j in jobs]
         )
-
-    def describe(self) -> dict[str, Any]:
-        """The inner estimator's description."""
-        return self.inner.describe()

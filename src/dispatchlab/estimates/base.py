@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Parametrized
 
 IntArray = npt.NDArray[np.int64]
 
@@ -43,7 +44,7 @@ class DurationEstimator(Protocol):
         ...
 
 
-class WalltimeEstimate:
+class WalltimeEstimate(Parametrized):
     """The user's requested time (the default everywhere)."""
 
     name = "walltime"
@@ -63,10 +64,6 @@ class WalltimeEstimate:
 
     def observe(self, job: int, runtime: int) -> None:
         """Nothing to learn."""
-
-    def describe(self) -> dict[str, Any]:
-        """Name only."""
-        return {"name": self.name}
 
 
 class OracleEstimate(WalltimeEstimate):

@@ -20,21 +20,23 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable
-from typing import Any
 
 import numpy as np
 
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Parametrized
 
 KEYS = ("user", "request")
 
 
-class HeuristicEstimate:
+class HeuristicEstimate(Parametrized):
     """Moving mean of the last run times per history key (user/executable or request)."""
 
     name = "heuristic"
     oracle = False
+    #: the paper's user key goes unsaid
+    omitted_at_default = ("key",)
 
     def __init__(self, history: int = 2, key: str = "user") -> None:
         if history < 1:
@@ -100,10 +102,3 @@ class HeuristicEstimate:
             if hist is None:
                 hist = self._hist[key] = deque(maxlen=self.history)
             hist.append(value)
-
-    def describe(self) -> dict[str, Any]:
-        """Name, history length (and key, when not the paper's)."""
-        out: dict[str, Any] = {"name": self.name, "history": self.history}
-        if self.key != "user":
-            out["key"] = self.key
-        return out

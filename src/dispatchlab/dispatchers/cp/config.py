@@ -9,11 +9,12 @@ predicted end keeps 1 s of remaining time; **v3** v2 + slowdown objective and pr
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Attributes, Parametrized
 
 #: What the CP family supports (the class's record, here so that listing the presets
 #: reads it without importing OR-Tools).
@@ -89,7 +90,7 @@ class SearchConfig:
 
 
 @dataclass(frozen=True)
-class CPConfig:
+class CPConfig(Parametrized):
     """One CP dispatcher: model kind, version, objective, sizes and search control.
 
     ``objective``/``priority`` of ``None`` take the version's defaults (PCP v0–v2:
@@ -116,6 +117,12 @@ class CPConfig:
     warm_start: bool = True
     estimator: str = "walltime"
     search: SearchConfig = field(default_factory=SearchConfig)
+
+    #: the description records the defaults a version resolves, not ``None``
+    described_attributes: ClassVar[Attributes] = {
+        "objective": "objective_name", "priority": "priority_name",
+        "priority_search": "use_priority_search", "presolve": "use_presolve",
+        "skip_trivial": "trivial_skip"}
 
     def __post_init__(self) -> None:
         if self.kind not in ("hcp", "pcp"):
@@ -192,16 +199,3 @@ class CPConfig:
         s_changes = {k: changes.pop(k) for k in list(changes) if k in search_fields}
         out = replace(self, **changes)
         return replace(out, search=replace(out.search, **s_changes)) if s_changes else out
-
-    def describe(self) -> dict[str, Any]:
-        """JSON-ready configuration, resolved defaults included."""
-        doc = asdict(self)
-        doc["bounded"] = list(self.bounded)
-        doc.update(
-            objective=self.objective_name,
-            priority=self.priority_name,
-            priority_search=self.use_priority_search,
-            presolve=self.use_presolve,
-            skip_trivial=self.trivial_skip,
-        )
-        return doc

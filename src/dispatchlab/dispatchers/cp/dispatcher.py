@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -58,6 +58,10 @@ class CPDispatcher(BaseDispatcher):
     """PCP or HCP, version 0–3, with a duration estimator (see :class:`CPConfig`)."""
 
     capabilities = CP_CAPABILITIES
+    #: described as the config's entries (resolved defaults included), plus the estimator
+    #: object when one is given (a named one is the config's ``estimator``)
+    merged_params: ClassVar[tuple[str, ...]] = ("config",)
+    omitted_at_default = ("estimator",)
 
     def __init__(
         self,
@@ -71,7 +75,7 @@ class CPDispatcher(BaseDispatcher):
             estimator = None
         self.config = cfg
         self.name = cfg.name
-        self._estimator_obj = estimator
+        self.estimator = estimator
         self._log = DecisionLog()
         self._est: TrackedEstimator | None = None
 
@@ -80,7 +84,7 @@ class CPDispatcher(BaseDispatcher):
         """Estimator, per-job constants and an empty decision log."""
         self.rng = rng
         self._seed = int(rng.integers(0, 2**31 - 1))
-        inner = make_estimator(self._estimator_obj or self.config.estimator)
+        inner = make_estimator(self.estimator or self.config.estimator)
         self._est = TrackedEstimator(inner)
         self._est.reset(view, rng)
         q_ewt = np.array([max(1, q.ewt) for q in view.jobs.queues] or [3600], dtype=np.int64)
@@ -102,7 +106,7 @@ class CPDispatcher(BaseDispatcher):
     @property
     def oracle(self) -> bool:
         """True when the duration predictor reads actual run times (``-real`` presets)."""
-        est = self._estimator_obj
+        est = self.estimator
         if est is not None:
             return bool(getattr(est, "oracle", False))
         return self.config.estimator in ("real", "oracle")
@@ -375,13 +379,6 @@ class CPDispatcher(BaseDispatcher):
         return out
 
     # ---- reporting ---------------------------------------------------------------------
-    def describe(self) -> dict[str, Any]:
-        """Configuration with resolved defaults and the estimator."""
-        doc = {"name": self.name, **self.config.describe()}
-        if self._estimator_obj is not None:
-            doc["estimator"] = self._estimator_obj.describe()
-        return doc
-
     def run_stats(self) -> dict[str, Any]:
         """Decision summary, predictor accuracy and the per-decision log (columns)."""
         stats = self._log.summary()

@@ -343,10 +343,6 @@ class DardisShutdown(Dardis):
 
     # ---- reporting ------------------------------------------------------------------
 
-    def describe(self) -> dict[str, Any]:
-        """DARDIS's configuration plus the shutdown fraction."""
-        return {**super().describe(), "off_fraction": self.off_fraction}
-
     def run_stats(self) -> dict[str, Any]:
         """DARDIS's statistics (with the power-off / power-on counts)."""
         return super().run_stats()

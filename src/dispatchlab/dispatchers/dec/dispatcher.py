@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -60,6 +60,7 @@ from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Attributes, Parametrized
 
 
 def dec_cp_config(**changes: Any) -> CPConfig:
@@ -72,9 +73,11 @@ def dec_cp_config(**changes: Any) -> CPConfig:
 
 
 @dataclass(frozen=True)
-class DecConfig:
+class DecConfig(Parametrized):
     """``feedback``: iterations of the feedback loop (0: DEC_noFeedBack); ``cp``: model
     size and search control (:class:`CPConfig`)."""
+
+    merged_params = ("cp",)
 
     feedback: int = 0
     cp: CPConfig = field(default_factory=dec_cp_config)
@@ -121,9 +124,18 @@ class DecDispatcher(CPDispatcher):
     """DEC (``feedback=0``) or DEC-feedback (see the module docstring)."""
 
     capabilities = DEC_CAPABILITIES
+    #: described as the CP configuration's entries, the feedback iterations, the family
+    #: and how the power relaxation and the mapper work
+    merged_params = ("config", "dec")
+    relaxation_note = ("active power only, cheapest nodes, linear (first-core cost spread "
+                       "over the node's cores)")
+    mapper_note = "priority order, least marginal power then most loaded node, cap with idle power"
+    described_attributes: ClassVar[Attributes] = {
+        "family": "capabilities.family", "relaxation": "relaxation_note",
+        "mapper": "mapper_note"}
 
-    def __init__(self, config: DecConfig | None = None, name: str | None = None):
-        cfg = config or DecConfig()
+    def __init__(self, dec: DecConfig | None = None, name: str | None = None):
+        cfg = dec or DecConfig()
         super().__init__(cfg.cp)
         self.dec = cfg
         self.name = name or dec_name(cfg.feedback, not cfg.cp.search.deterministic)
@@ -337,13 +349,3 @@ class DecDispatcher(CPDispatcher):
             if ws.power_fits(j, nodes, counts):
                 out.append(ws.take(j, nodes, counts))
         return out
-
-    def describe(self) -> dict[str, Any]:
-        """The CP configuration, the feedback iterations and the relaxation."""
-        doc = super().describe()
-        doc.update(name=self.name, family="dec", feedback=self.dec.feedback,
-                   relaxation="active power only, cheapest nodes, linear (first-core cost "
-                              "spread over the node's cores)",
-                   mapper="priority order, least marginal power then most loaded node, "
-                          "cap with idle power")
-        return doc

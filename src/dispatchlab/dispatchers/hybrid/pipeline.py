@@ -39,7 +39,7 @@ requested wall-times); :meth:`HybridDardis.run_stats` reports the daily steps.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -62,6 +62,7 @@ from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Attributes
 
 if TYPE_CHECKING:
     from dispatchlab.dispatchers.offline_plan.planner.heuristic import Schedule
@@ -81,6 +82,14 @@ FloatArray = npt.NDArray[np.float64]
 
 class HybridDardis(DardisShutdown):
     """Forecast → offline plan → Alg. 8 profile → DARDIS with node shutdown, daily."""
+
+    #: the pipeline's settings, also recorded as a group (``duration`` as
+    #: ``forecast_duration``)
+    described_attributes: ClassVar[Attributes] = {"pipeline": {
+        "threshold": "threshold", "offset_perc": "offset_perc",
+        "forecast_duration": "duration", "plan_step": "plan_step", "planner": "planner",
+        "cooling": "cooling", "temperature": "temperature", "prices": "prices",
+        "budget": "budget", "seed": "seed"}}
 
     def __init__(self, off_fraction: float, *, threshold: float = THRESHOLD,
                  offset_perc: float = OFFSET_PERC, duration: str = "observed",
@@ -358,15 +367,6 @@ class HybridDardis(DardisShutdown):
         level = np.cumsum(d[order]) / self._total_cores
         return (np.clip(hourly(t[order], level, day), 0.0, 1.0),
                 {"planner": "rule-based-fifo", "plan_profit": None})
-
-    def describe(self) -> dict[str, Any]:
-        """DARDIS with shutdown plus the pipeline's settings."""
-        return {**super().describe(), "pipeline": {
-            "threshold": self.threshold, "offset_perc": self.offset_perc,
-            "forecast_duration": self.duration, "plan_step": self.plan_step,
-            "planner": self.planner, "cooling": self.cooling,
-            "temperature": self.temperature, "prices": self.prices, "budget": self.budget,
-            "seed": self.seed}}
 
     def run_stats(self) -> dict[str, Any]:
         """DARDIS's statistics plus one row per pipeline run."""

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from dispatchlab.energy.accounting import StatePowerModel
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Attributes, Parametrized
 
 Clock = Literal["engine", "float"]
 Order = Literal["largest-first", "smallest-first"]
@@ -112,7 +113,7 @@ SEMANTICS = {s.name: s for s in (PAPER, CODE, CODE_RULES, PAPER_EACH)}
 
 
 @dataclass(frozen=True)
-class GreedyConfig:
+class GreedyConfig(Parametrized):
     """Parameters of Algorithm 1 (Mejri et al. Table 2).
 
     ``reconfigure`` / ``power_off``: which optional steps run after the FIFO starts.
@@ -140,6 +141,9 @@ class GreedyConfig:
     data_max: float = 500.0
     semantics: Semantics = PAPER
 
+    #: the semantics are recorded by name (they are one of :data:`SEMANTICS`)
+    described_attributes: ClassVar[Attributes] = {"semantics": "semantics.name"}
+
     def __post_init__(self) -> None:
         if self.condition not in (0, 1, 2, 3):
             raise ConfigError(f"condition must be 0, 1, 2 or 3, got {self.condition}",
@@ -161,12 +165,6 @@ class GreedyConfig:
         """A copy with the named parameters set (a PSO position)."""
         changes: dict[str, Any] = dict(zip(names, (float(v) for v in values), strict=True))
         return replace(self, **changes)
-
-    def describe(self) -> dict[str, object]:
-        """JSON-ready parameters."""
-        out: dict[str, object] = {k: v for k, v in vars(self).items() if k != "semantics"}
-        out["semantics"] = self.semantics.name
-        return out
 
 
 #: The tuned parameters of each condition, in the order of the paper's Table 4.

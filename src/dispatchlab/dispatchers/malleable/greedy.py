@@ -66,6 +66,8 @@ class MalleableGreedy(BaseDispatcher):
                             reshapes_malleable_jobs=self.config.reconfigure)
 
     name = "mejri-greedy"
+    #: described as the configuration's entries
+    merged_params = ("config",)
 
     def __init__(self, config: GreedyConfig | None = None, name: str | None = None):
         self.config = config or GreedyConfig()
@@ -232,10 +234,6 @@ class MalleableGreedy(BaseDispatcher):
         if at not in self._wakes:
             self._wakes.add(at)
             out.append(WakeAt(at))
-
-    def describe(self) -> dict[str, Any]:
-        """Name and configuration."""
-        return {"name": self.name, **self.config.describe()}
 
     def run_stats(self) -> dict[str, Any]:
         """Reconfigurations and server power-offs of the run."""

@@ -32,7 +32,6 @@ Read from the peer's code (``OnlineDispatcher.hpp``, ``OptimizerImpl.hpp``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -198,7 +197,3 @@ class PaOnline(BaseDispatcher):
         pooled = np.asarray(view.free_total)
         return any(bool((view.req[j] * int(view.jobs.units[j]) <= pooled).all())
                    for j in view.queue)
-
-    def describe(self) -> dict[str, Any]:
-        """Name only (the peer's schedulers have no parameters)."""
-        return {"name": self.name}

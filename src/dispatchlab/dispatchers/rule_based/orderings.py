@@ -22,13 +22,14 @@ import numpy.typing as npt
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 from dispatchlab.estimates.base import DurationEstimator
+from dispatchlab.params import Parametrized
 from dispatchlab.platform.platform import CORES
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
 
-class Ordering:
+class Ordering(Parametrized):
     """Base class. Static orderings implement :meth:`keys`, dynamic ones :meth:`scores`."""
 
     name = "ordering"
@@ -47,10 +48,6 @@ class Ordering:
                ) -> FloatArray:
         """Scores of queued ``jobs`` at ``view.now``."""
         raise NotImplementedError
-
-    def describe(self) -> dict[str, Any]:
-        """JSON-ready configuration."""
-        return {"name": self.name}
 
 
 def _cores(view: SystemView, jobs: IntArray) -> FloatArray:

@@ -35,6 +35,7 @@ from dispatchlab.engine.decisions import Decision, PowerOff, PowerOn, Start, Wak
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Parametrized
 from dispatchlab.platform.node_states import BOOTING, OFF, ON, SHUTTING_DOWN
 from dispatchlab.platform.platform import units_fitting
 
@@ -43,7 +44,7 @@ from dispatchlab.platform.platform import units_fitting
 DEFAULT_TIMEOUT = 900
 
 
-class IdlePowerOff:
+class IdlePowerOff(Parametrized):
     """``inner`` plus the power-off / power-on policy of this module."""
 
     def __init__(self, inner: Dispatcher, timeout: int = DEFAULT_TIMEOUT):
@@ -170,10 +171,6 @@ class IdlePowerOff:
             left -= p
             out.append(node)
         return out
-
-    def describe(self) -> dict[str, Any]:
-        """The inner dispatcher and the timeout."""
-        return {"name": self.name, "inner": self.inner.describe(), "timeout": self.timeout}
 
     def run_stats(self) -> dict[str, Any]:
         """The inner statistics plus the switch-offs and switch-ons decided."""

@@ -6,12 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from dispatchlab.dispatchers.capabilities import Capabilities
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Attributes
 
 #: Log-scale length bins of the online area histogram: 400 bins per decade, 1 s … 10⁸ s.
 BINS_PER_DECADE = 400
 N_BINS = 8 * BINS_PER_DECADE + 1
+
+#: What the strategies support: one machine per job, no power cap.
+CAPABILITIES = Capabilities(family="variable-capacity", fixed_power_cap=False,
+                            varying_power_cap=False, multi_unit_jobs=False)
+#: The strategies' descriptions record their family with their parameters.
+WITH_FAMILY: Attributes = {"family": "capabilities.family"}
 
 
 def cores_column(view: SystemView) -> int:

@@ -22,11 +22,12 @@ import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.variable_capacity.common import (
+    CAPABILITIES,
+    WITH_FAMILY,
     check_job,
     cores_column,
     highest_leave,
 )
-from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
@@ -37,9 +38,8 @@ _ONE = np.ones(1, dtype=np.int64)
 class FirstFitVC(BaseDispatcher):
     """First-fit on machines in index order; ``aware`` picks which machines leave."""
 
-    capabilities = Capabilities(
-        family="variable-capacity", fixed_power_cap=False, varying_power_cap=False,
-        multi_unit_jobs=False)
+    capabilities = CAPABILITIES
+    described_attributes = WITH_FAMILY
 
     def __init__(self, aware: bool = True):
         self.aware = aware
@@ -92,10 +92,6 @@ class FirstFitVC(BaseDispatcher):
             out.append(Start(j, np.array([node], dtype=np.int64), _ONE))
         self._starts += len(out)
         return out
-
-    def describe(self) -> dict[str, Any]:
-        """Name and risk awareness."""
-        return {"name": self.name, "family": "variable-capacity", "aware": self.aware}
 
     def run_stats(self) -> dict[str, Any]:
         """Starts issued (restarts included)."""

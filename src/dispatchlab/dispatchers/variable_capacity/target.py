@@ -41,13 +41,14 @@ import numpy as np
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.variable_capacity.books import ASAP, PACKED, STRETCH, Books
 from dispatchlab.dispatchers.variable_capacity.common import (
+    CAPABILITIES,
+    WITH_FAMILY,
     AreaShare,
     QuantileShare,
     check_job,
     cores_column,
     highest_leave,
 )
-from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
@@ -60,9 +61,8 @@ _ONE = np.ones(1, dtype=np.int64)
 class TargetVC(BaseDispatcher):
     """Risk-aware target strategies; ``mode`` in ``stretch``, ``asap``, ``packed``."""
 
-    capabilities = Capabilities(
-        family="variable-capacity", fixed_power_cap=False, varying_power_cap=False,
-        multi_unit_jobs=False)
+    capabilities = CAPABILITIES
+    described_attributes = WITH_FAMILY
 
     def __init__(self, mode: str = "asap", neighbourhood: int = 11, safe: int | None = None,
                  util_low: float = 0.80, util_high: float = 0.95, pack: int = 5,
@@ -239,13 +239,6 @@ class TargetVC(BaseDispatcher):
             if muse in (floor, alive):
                 break
         self._muse = muse
-
-    def describe(self) -> dict[str, Any]:
-        """Configuration."""
-        return {"name": self.name, "family": "variable-capacity", "mode": self.mode,
-                "neighbourhood": self.neighbourhood, "safe": self.safe,
-                "util_low": self.util_low, "util_high": self.util_high, "pack": self.pack,
-                "quantiles": self.quantiles}
 
     def run_stats(self) -> dict[str, Any]:
         """Placements, how many started at once, re-plans, final ``S⁺`` and ``M_use``."""

@@ -11,15 +11,17 @@ from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Parametrized
 
 
-class Selection:
+class Selection(Parametrized):
     """Base class. ``depth`` (when the scheme has one) limits how far past the first job
     that cannot start it looks: that job and the next ``depth − 1`` queued jobs count.
     """
 
     name = "selection"
     depth: int | None = None
+    omitted_at_default = ("depth",)
     #: True when the scheme starts nothing while nothing is free (the policy then skips
     #: the call, and the re-sorting of dynamic orderings, altogether).
     idle_when_full = True
@@ -45,13 +47,6 @@ class Selection:
     def run_stats(self) -> dict[str, Any]:
         """Per-run statistics of the scheme; none by default."""
         return {}
-
-    def describe(self) -> dict[str, Any]:
-        """JSON-ready configuration."""
-        out: dict[str, Any] = {"name": self.name}
-        if self.depth is not None:
-            out["depth"] = self.depth
-        return out
 
 
 def check_depth(depth: int | None) -> int | None:
