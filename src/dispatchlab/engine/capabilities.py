@@ -61,7 +61,9 @@ def capabilities_of(dispatcher: object) -> Capabilities:
     caps = getattr(dispatcher, "capabilities", None)
     if not isinstance(caps, Capabilities):
         caps = UNDECLARED
-    return replace(caps, **instance_fields(dispatcher))
+    own = instance_fields(dispatcher)
+    return replace(caps, reads_pricing=own["reads_pricing"], oracle=own["oracle"],
+                   chooses_leaving_nodes=own["chooses_leaving_nodes"])
 
 
 #: The fields a dispatcher answers itself (``reads_pricing`` and ``oracle`` attributes or

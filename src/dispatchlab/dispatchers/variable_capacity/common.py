@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dispatchlab.dispatchers.capabilities import Capabilities
+from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 from dispatchlab.params import Attributes
