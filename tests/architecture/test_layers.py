@@ -166,3 +166,20 @@ def test_the_checker_sees_what_it_must() -> None:
     assert layer_of("dispatchlab.cli.app") > layer_of("dispatchlab.engine.simulator") \
         > layer_of("dispatchlab.platform.platform") > layer_of("dispatchlab.errors")
     assert "dispatchlab.engine.state" in imports_of(PACKAGE / "engine" / "simulator.py")
+
+
+def test_exported_names_survive_importing_every_submodule() -> None:
+    """Importing ``pkg.name`` for the first time rebinds ``pkg.name`` to the submodule: a
+    function exported (lazily) under a submodule's name would work only until then."""
+    import importlib
+    import types
+
+    modules = sorted(module_name(p) for p in PACKAGE.rglob("*.py"))
+    for name in modules:
+        importlib.import_module(name)
+    shadowed = []
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        package = importlib.import_module(module_name(init))
+        shadowed += [f"{package.__name__}.{n}" for n in getattr(package, "__all__", ())
+                     if isinstance(getattr(package, n), types.ModuleType)]
+    assert shadowed == []

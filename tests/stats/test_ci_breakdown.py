@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dispatchlab.stats.breakdown import breakdown, job_class
 from dispatchlab.stats.ci import mean_ci, summarize_runs
+from dispatchlab.stats.job_classes import breakdown, job_class
 
 
 def test_mean_ci_matches_the_t_table() -> None:

@@ -21,7 +21,7 @@ from dispatchlab.workload import (
     write_parquet,
 )
 from dispatchlab.workload.eurora import EuroraOptions
-from dispatchlab.workload.trace_info import human_duration
+from dispatchlab.workload.trace_summary import human_duration
 from tests.workload.conftest import DATA, assert_same_workload, shared
 
 TINY = DATA / "swf" / "tiny.swf"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from dispatchlab.workload import load_workload
-from dispatchlab.workload.trace_info import swf_cleaning
+from dispatchlab.workload.trace_summary import swf_cleaning
 from tests.workload.conftest import shared
 
 #: file → (README job count, dropped: no processor count, dropped: unknown run time)

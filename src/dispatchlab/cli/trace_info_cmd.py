@@ -27,7 +27,7 @@ def trace_info_command(
         "jobcomp, pbs, batsim, …")] = None,
 ) -> None:
     """Jobs, time span, widest job, offered load and what each cleaning option would drop."""
-    from dispatchlab.workload.trace_info import trace_info
+    from dispatchlab.workload.trace_summary import trace_info
 
     info = trace_info(path, format=format, platform=platform)
     if as_json:

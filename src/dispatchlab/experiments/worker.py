@@ -67,7 +67,7 @@ def load_cached(ref: WorkloadRef) -> Workload:
 def execute_run(cfg: RunConfig) -> RunOutput:
     """Run one configuration and return its tables (nothing is written here)."""
     from dispatchlab.simulation import simulate
-    from dispatchlab.stats.breakdown import breakdown
+    from dispatchlab.stats.job_classes import breakdown
 
     t0 = time.perf_counter()
     wl = load_cached(cfg.workload)
@@ -119,7 +119,7 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
     from dispatchlab.energy.profit import cooling_setup, run_profit
     from dispatchlab.engine.scenario_gen import resolve_scenario
     from dispatchlab.simulation import simulate
-    from dispatchlab.stats.breakdown import breakdown
+    from dispatchlab.stats.job_classes import breakdown
 
     first = cfgs[0]
     if len({c.simulation_key for c in cfgs}) != 1:

@@ -24,7 +24,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from dispatchlab.stats.breakdown import CLASS_BOUNDS, CLASS_LABELS, job_class
+from dispatchlab.stats.job_classes import CLASS_BOUNDS, CLASS_LABELS, job_class
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from dispatchlab.stats.breakdown import CLASS_LABELS
+from dispatchlab.stats.job_classes import CLASS_LABELS
 from dispatchlab.stats.metrics import METRICS
 
 #: Summary metrics shown in the comparison table, in order.

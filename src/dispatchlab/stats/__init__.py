@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from dispatchlab.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from dispatchlab.stats.breakdown import breakdown, job_class
     from dispatchlab.stats.ci import MeanCI, mean_ci, summarize_runs
+    from dispatchlab.stats.job_classes import breakdown, job_class
     from dispatchlab.stats.metrics import METRICS, MetricInfo, metric_info
     from dispatchlab.stats.ranking import (
         FriedmanResult,
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
-    "breakdown": "breakdown",
-    "job_class": "breakdown",
+    "breakdown": "job_classes",
+    "job_class": "job_classes",
     "MeanCI": "ci",
     "mean_ci": "ci",
     "summarize_runs": "ci",

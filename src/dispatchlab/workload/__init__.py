@@ -41,7 +41,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "load_csv": "native", "load_parquet": "native", "write_csv": "native",
     "write_parquet": "native", "SwfOptions": "swf", "load_swf": "swf",
     "write_schedule_swf": "swf_writer", "write_swf": "swf_writer",
-    "trace_info": "trace_info", "Queue": "workload", "Workload": "workload",
+    "trace_info": "trace_summary", "Queue": "workload", "Workload": "workload",
 })
 
 if TYPE_CHECKING:
@@ -57,5 +57,5 @@ if TYPE_CHECKING:
     from dispatchlab.workload.native import load_csv, load_parquet, write_csv, write_parquet
     from dispatchlab.workload.swf import SwfOptions, load_swf
     from dispatchlab.workload.swf_writer import write_schedule_swf, write_swf
-    from dispatchlab.workload.trace_info import trace_info
+    from dispatchlab.workload.trace_summary import trace_info
     from dispatchlab.workload.workload import Queue, Workload

@@ -21,7 +21,7 @@ from dispatchlab.report.format import fmt_duration
 from dispatchlab.report.web.encode import rounded
 from dispatchlab.report.web.figure import WebFigure, layout
 from dispatchlab.report.web.timeseries import TimeAxis
-from dispatchlab.stats.breakdown import CLASS_LABELS, job_class
+from dispatchlab.stats.job_classes import CLASS_LABELS, job_class
 
 #: Jobs drawn as bars per Gantt chart (more: a window of them, over an occupancy map).
 MAX_BAR_JOBS = 5000
