@@ -68,9 +68,11 @@ def jsonable(value: Any) -> Any:
     ``repr``."""
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
+    if isinstance(value, type):
+        return repr(value)
     if hasattr(value, "describe"):
         return value.describe()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if dataclasses.is_dataclass(value):
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
