@@ -13,9 +13,9 @@ left at the start of the decision, and keeps the machine's power as the engine's
 (each start adds the job's own power plus its nodes' change, each end removes them), so a
 job that fits in slots but not in power is EASY's head exactly as in the general loop.
 
-State is plain arrays: the queue sorted by rank, a binary heap of (end, sequence, job)
-like the engine's, the running jobs sorted by (expected end, job) for EASY, free unit
-slots per node. With one resource vector per unit, a node's free slots are
+State is plain arrays (:mod:`.loop_parts`): the queue sorted by rank, a heap of end
+events by (end, sequence) like the engine's, the running jobs sorted by (expected end, job)
+for EASY, free unit slots per node. With one resource vector per unit, a node's free slots are
 ``min_r free[node, r] // req[r]``, so first-fit on slots takes exactly the nodes and counts
 first-fit takes on the resource matrix.
 """
@@ -25,6 +25,23 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from dispatchlab.engine.compiled.loop_parts import (
+    backfill_kind,
+    easy_shadow,
+    ends_insert,
+    ends_remove,
+    ev_pop,
+    ev_push,
+    first_fit,
+    gather,
+    give_back,
+    q_compact,
+    q_find,
+    q_insert,
+    room,
+    take,
+)
 
 #: Status codes returned by :func:`slot_loop` (``FALLBACK``: an idle machine waited on cap
 #: rows beyond the engine's limit; the general loop runs, to report it).
@@ -88,16 +105,7 @@ def _jump(tu: Any, te: Any, tp: Any, size: int, q_rank: Any, qn: int, r: int, fr
           left: float, extra: int, horizon: int) -> int:
     """The queue position of the next job from rank ``r`` on that may start (``qn``: none)."""
     found = idx_next(tu, te, tp, size, r, free, left, extra, horizon)
-    if found < 0:
-        return qn
-    a, b = 0, qn
-    while a < b:
-        m = (a + b) >> 1
-        if q_rank[m] < found:
-            a = m + 1
-        else:
-            b = m
-    return a
+    return qn if found < 0 else q_find(q_rank, qn, found)
 
 
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
@@ -133,9 +141,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     planned = np.full(n, -1, np.int64)
     alloc_pos = np.zeros(n, np.int64)
     alloc_len = np.zeros(n, np.int64)
-    cap = n + n_nodes
-    flat_nodes = np.empty(cap, np.int32)
-    flat_counts = np.empty(cap, np.int32)
+    flat_nodes = np.empty(n + n_nodes, np.int32)
+    flat_counts = np.empty(n + n_nodes, np.int32)
     n_flat = 0
     n_c = c_time.shape[0]
     crow = 0  # the next cap row
@@ -176,9 +183,10 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
     t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
     t_p = np.full(2 * size if indexed and power else 0, np.inf, np.float64)
-    h_time = np.empty(n, np.int64)
-    h_seq = np.empty(n, np.int64)
-    h_job = np.empty(n, np.int64)
+    ev_time = np.empty(n, np.int64)  # end event e (one per start) at ev_time[e] ...
+    ev_job = np.empty(n, np.int64)  # ... of job ev_job[e]
+    heap = np.empty(n, np.int64)
+    h_pos = np.empty(n, np.int64)
     hn = 0
     e_time = np.empty(n, np.int64)  # EASY: running jobs by (expected end, job)
     e_job = np.empty(n, np.int64)
@@ -201,9 +209,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     status = DONE
     bad_job = -1
     while nxt < n or hn > 0 or qn > 0:
-        t = submit[nxt] if nxt < n else (h_time[0] if hn > 0 else c_time[crow])
-        if hn > 0 and h_time[0] < t:
-            t = h_time[0]
+        t = submit[nxt] if nxt < n else (ev_time[heap[0]] if hn > 0 else c_time[crow])
+        if hn > 0 and ev_time[heap[0]] < t:
+            t = ev_time[heap[0]]
         if crow < n_c and c_time[crow] < t:
             t = c_time[crow]
         if nxt >= n:  # the engine's check of an idle machine waiting on timers only
@@ -217,28 +225,11 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 idle_since = -1
         # 1. completions at t: the engine frees the nodes
         n_fin = 0
-        while hn > 0 and h_time[0] == t:
-            job = h_job[0]
-            hn -= 1
-            if hn > 0:  # sift the last entry down from the root
-                lt, ls, lj = h_time[hn], h_seq[hn], h_job[hn]
-                k = 0
-                while True:
-                    c = 2 * k + 1
-                    if c >= hn:
-                        break
-                    if c + 1 < hn and (h_time[c + 1] < h_time[c] or (
-                            h_time[c + 1] == h_time[c] and h_seq[c + 1] < h_seq[c])):
-                        c += 1
-                    if h_time[c] < lt or (h_time[c] == lt and h_seq[c] < ls):
-                        h_time[k], h_seq[k], h_job[k] = h_time[c], h_seq[c], h_job[c]
-                        k = c
-                    else:
-                        break
-                h_time[k], h_seq[k], h_job[k] = lt, ls, lj
+        while hn > 0 and ev_time[heap[0]] == t:
+            job = ev_job[heap[0]]
+            hn = ev_pop(ev_time, heap, h_pos, hn)
             p = alloc_pos[job]
-            for a in range(alloc_len[job]):
-                node_free[flat_nodes[p + a]] += flat_counts[p + a]
+            lo = give_back(node_free, flat_nodes, flat_counts, p, alloc_len[job], lo)
             if power:  # the engine: used −= the job's own power, then its nodes re-read
                 used -= job_w[job]
                 delta = 0.0
@@ -248,8 +239,6 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     delta += w - cur_w[nd]
                     cur_w[nd] = w
                 used += delta
-            if flat_nodes[p] < lo:
-                lo = flat_nodes[p]
             running -= 1
             end[job] = t
             fin[n_fin] = job
@@ -262,23 +251,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         while nxt < n and submit[nxt] == t:
             if not skip[nxt]:
                 r = rank[nxt]
-                if qn == 0 or r > q_rank[qn - 1]:
-                    k = qn
-                else:
-                    a, b = 0, qn
-                    while a < b:
-                        m = (a + b) >> 1
-                        if q_rank[m] < r:
-                            a = m + 1
-                        else:
-                            b = m
-                    k = a
-                    for m in range(qn, k, -1):
-                        q_rank[m] = q_rank[m - 1]
-                        q_job[m] = q_job[m - 1]
-                q_rank[k] = r
-                q_job[k] = nxt
-                qn += 1
+                qn = q_insert(q_job, q_rank, qn, nxt, r)
                 if indexed:
                     idx_put(t_u, t_e, t_p, size, r, units[nxt], est[nxt],
                             job_w[nxt] + units[nxt] * unit_w if power else 0.0)
@@ -288,18 +261,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             job = fin[f]
             free += units[job]
             if easy:
-                e = end_of[job]
-                a, b = 0, en
-                while a < b:
-                    m = (a + b) >> 1
-                    if e_time[m] < e or (e_time[m] == e and e_job[m] < job):
-                        a = m + 1
-                    else:
-                        b = m
-                for m in range(a, en - 1):
-                    e_time[m] = e_time[m + 1]
-                    e_job[m] = e_job[m + 1]
-                en -= 1
+                en = ends_remove(e_time, e_job, en, end_of[job], job)
         # ... then starts the startable prefix (and, for EASY, backfills)
         n_gone = 0
         if qn > 0 and free > 0:
@@ -323,36 +285,15 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     scanned += 1
                     j = q_job[i]
                     u = units[j]
-                    if t + est[j] <= shadow:
-                        kind = 2 if u <= free else 0
-                    elif u <= free and u <= extra:
-                        kind = 3
-                    else:
-                        kind = 0
+                    kind = backfill_kind(t, est[j], u, free, shadow, extra)
                 if kind > 0 and power and job_w[j] + u * unit_w - 1e-3 > left + EPS:
                     kind = 0  # its power cannot fit wherever it lands
                 if kind > 0:
                     # first-fit over the nodes' free slots, tentatively (power decides)
-                    if n_flat + n_nodes > cap:
-                        cap *= 2
-                        grown = np.empty(cap, np.int32)
-                        grown[:n_flat] = flat_nodes[:n_flat]
-                        flat_nodes = grown
-                        grown = np.empty(cap, np.int32)
-                        grown[:n_flat] = flat_counts[:n_flat]
-                        flat_counts = grown
-                    n_try = 0
-                    left_u = u
-                    nd = lo
-                    while left_u > 0 and nd < n_nodes:
-                        room = node_free[nd]
-                        if room > 0:
-                            c = room if room < left_u else left_u
-                            flat_nodes[n_flat + n_try] = nd
-                            flat_counts[n_flat + n_try] = c
-                            n_try += 1
-                            left_u -= c
-                        nd += 1
+                    flat_nodes = room(flat_nodes, n_flat + n_nodes)
+                    flat_counts = room(flat_counts, n_flat + n_nodes)
+                    n_try, left_u = first_fit(node_free, lo, u, flat_nodes, flat_counts,
+                                              n_flat)
                     if left_u > 0:
                         status = BROKEN
                         bad_job = j
@@ -377,17 +318,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     # EASY: reserve for the head, then backfill behind it
                     if i > 0 or n_fin > 0 or j != head or shadow <= t:
                         head = j
-                        need = units[j]
-                        avail = free
-                        soon = t + 1
-                        shadow = -1
-                        for k in range(en):
-                            tk = e_time[k] if e_time[k] > soon else soon
-                            if shadow >= 0 and tk > shadow:
-                                break
-                            avail += units[e_job[k]]
-                            if shadow < 0 and avail >= need:
-                                shadow = tk
+                        shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j],
+                                                    t)
                         if shadow < 0:
                             if not power:
                                 status = BROKEN
@@ -396,8 +328,6 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                             # its slots are free but never its power: nothing to protect
                             shadow = NEVER
                             extra = free
-                        else:
-                            extra = avail - need
                     if shadow < NEVER and (plan_head != j or plan_time != shadow):
                         plan_head = j
                         plan_time = shadow
@@ -414,9 +344,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     backfilled += 1
                 # start job j on its placement
                 p = n_flat
-                for a in range(n_try):
-                    nd = flat_nodes[p + a]
-                    node_free[nd] -= flat_counts[p + a]
+                lo = take(node_free, flat_nodes, flat_counts, p, n_try, lo)
                 n_flat += n_try
                 if power:  # the dispatcher's workspace, then the engine's running sum
                     left -= job_p
@@ -427,8 +355,6 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                         delta += w - cur_w[nd]
                         cur_w[nd] = w
                     used += job_w[j] + delta
-                while lo < n_nodes and node_free[lo] == 0:
-                    lo += 1
                 alloc_pos[j] = p
                 alloc_len[j] = n_flat - p
                 free -= u
@@ -440,35 +366,12 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 n_gone += 1
                 if indexed:
                     idx_put(t_u, t_e, t_p, size, q_rank[i], _ABSENT, _ABSENT, np.inf)
-                # the engine schedules the end (heap push, sift up)
-                et = t + dur[j]
-                k = hn
-                hn += 1
-                while k > 0:
-                    pk = (k - 1) >> 1
-                    if h_time[pk] > et or (h_time[pk] == et and h_seq[pk] > seq):
-                        h_time[k], h_seq[k], h_job[k] = h_time[pk], h_seq[pk], h_job[pk]
-                        k = pk
-                    else:
-                        break
-                h_time[k], h_seq[k], h_job[k] = et, seq, j
+                # the engine schedules the end
+                hn = ev_push(ev_time, ev_job, heap, h_pos, hn, seq, t + dur[j], j)
                 seq += 1
                 if easy:  # expected end, kept sorted by (end, job)
-                    e = t + est[j]
-                    end_of[j] = e
-                    a, b = 0, en
-                    while a < b:
-                        m = (a + b) >> 1
-                        if e_time[m] < e or (e_time[m] == e and e_job[m] < j):
-                            a = m + 1
-                        else:
-                            b = m
-                    for m in range(en, a, -1):
-                        e_time[m] = e_time[m - 1]
-                        e_job[m] = e_job[m - 1]
-                    e_time[a] = e
-                    e_job[a] = j
-                    en += 1
+                    end_of[j] = t + est[j]
+                    en = ends_insert(e_time, e_job, en, end_of[j], j)
                 i += 1
                 if stop > 0 and free <= 0:
                     break
@@ -478,15 +381,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             if status != DONE:
                 break
             if n_gone:
-                w = 0
-                for k in range(qn):
-                    if q_gone[k]:
-                        q_gone[k] = False
-                    else:
-                        q_job[w] = q_job[k]
-                        q_rank[w] = q_rank[k]
-                        w += 1
-                qn = w
+                qn = q_compact(q_job, q_rank, q_gone, qn)
         # 4. one sample per decision point
         points[n_points, 0] = t
         points[n_points, 1] = qn
@@ -501,15 +396,6 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             bad_job = q_job[0]
             break
     # placements in job order: job j owns nodes[offsets[j]:offsets[j + 1]]
-    offsets = np.zeros(n + 1, np.int64)
-    for j in range(n):
-        offsets[j + 1] = offsets[j] + alloc_len[j]
-    nodes = np.empty(offsets[n], np.int32)
-    counts = np.empty(offsets[n], np.int32)
-    for j in range(n):
-        p, o = alloc_pos[j], offsets[j]
-        for a in range(alloc_len[j]):
-            nodes[o + a] = flat_nodes[p + a]
-            counts[o + a] = flat_counts[p + a]
+    offsets, nodes, counts = gather(alloc_pos, alloc_len, n, flat_nodes, flat_counts)
     return (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
             bad_job, watts, scanned, caps, order[:n_started].copy())

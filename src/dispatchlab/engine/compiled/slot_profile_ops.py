@@ -157,13 +157,30 @@ def prof_reserve(times: Any, free: Any, n: int, job: int, need: int, dur: int, b
     n = prof_add(times, free, n, t, t + dur, -need)
     start[job] = t
     end[job] = t + dur
-    heap[hn] = job
-    pos[job] = hn
-    heap_up(start, heap, pos, hn)
-    return n, hn + 1, t
+    return n, heap_push(start, heap, pos, hn, job), t
 
 
-# ---- the book of reservations: a binary heap of jobs by (start, job), indexed by job ----
+# ---- a binary heap of ids by (key[id], id), indexed by id (pos[id]: its place, -1 none):
+# the book of reservations (jobs by start) and the compiled loops' end events ----
+
+
+def heap_push(key: Any, heap: Any, pos: Any, hn: int, j: int) -> int:
+    """Enter ``j``; returns the heap's new size."""
+    heap[hn] = j
+    pos[j] = hn
+    heap_up(key, heap, pos, hn)
+    return hn + 1
+
+
+def heap_pop(key: Any, heap: Any, pos: Any, hn: int) -> int:
+    """Remove the root (``heap[0]``); returns the heap's new size."""
+    pos[heap[0]] = -1
+    hn -= 1
+    if hn > 0:
+        heap[0] = heap[hn]
+        pos[heap[0]] = 0
+        heap_down(key, heap, pos, hn, 0)
+    return hn
 
 
 def heap_up(start: Any, heap: Any, pos: Any, k: int) -> None:
@@ -215,13 +232,8 @@ def book_pop_due(start: Any, heap: Any, pos: Any, hn: int, now: int,
         j = heap[0]
         out[count] = j
         count += 1
-        pos[j] = -1
+        hn = heap_pop(start, heap, pos, hn)
         start[j] = NONE
-        hn -= 1
-        if hn > 0:
-            heap[0] = heap[hn]
-            pos[heap[0]] = 0
-            heap_down(start, heap, pos, hn, 0)
     return hn, count
 
 
