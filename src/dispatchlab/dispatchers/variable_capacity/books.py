@@ -134,11 +134,16 @@ def advance_all(T: IntArray, F: IntArray, N: IntArray, now: int) -> None:
         N[m] = prof_advance(T[m], F[m], N[m], now)
 
 
+_kernels: dict[str, Callable[..., Any]] = {}
+
+
 def kernels() -> dict[str, Callable[..., Any]]:
     """The three functions, compiled with Numba (disk-cached) when it is available."""
-    helpers = [*profile_helpers(), target_rank]
-    return {f.__name__: compiled(f, helpers=helpers, fallback=f)
-            for f in (place_jobs, take_many, advance_all)}
+    if not _kernels:
+        helpers = [*profile_helpers(), target_rank]
+        _kernels.update({f.__name__: compiled(f, helpers=helpers, fallback=f)
+                         for f in (place_jobs, take_many, advance_all)})
+    return _kernels
 
 
 class Books:
