@@ -55,7 +55,7 @@ def test_queue_stays_in_rank_order(ranks: list[int], data: st.DataObject) -> Non
                                           if k not in drop)
     assert not gone.any()
     for r in range(0, 1001, 97):
-        k = lp.q_find(q_rank, qn, r)
+        k = lp.bisect_left(q_rank, qn, r)
         assert all(x < r for x in q_rank[:k]) and all(x >= r for x in q_rank[k:qn])
 
 
@@ -110,6 +110,14 @@ def test_first_fit_takes_what_the_engine_kernel_takes(free: list[int], u: int,
     assert (node_free[:lo2] == 0).all() and (lo2 == len(free) or node_free[lo2] > 0)
     back = lp.give_back(node_free, flat_nodes, flat_counts, 0, k, lo2)
     assert node_free.tolist() == before.tolist() and back == min(lo2, int(flat_nodes[0]))
+
+
+def test_idle_wait_counts_from_the_first_idle_point() -> None:
+    assert lp.idle_wait(-1, 5, False) == (-1, False)
+    assert lp.idle_wait(-1, 5, True) == (5, False)
+    assert lp.idle_wait(5, 5 + lp.IDLE_LIMIT, True) == (5, False)
+    assert lp.idle_wait(5, 6 + lp.IDLE_LIMIT, True) == (5, True)
+    assert lp.idle_wait(5, 6 + lp.IDLE_LIMIT, False) == (-1, False)
 
 
 def test_gather_and_room() -> None:

@@ -25,10 +25,10 @@ AVAILABLE = NUMBA
 SLOT_PROFILE_OPS = ("prof_advance", "prof_add", "prof_fit", "prof_compress",
                     "prof_reserve", "book_pop_due", "prof_min_free")
 #: The ones those call.
-SLOT_PROFILE_HELPERS = ("prof_split", "prof_remove", "heap_up", "heap_down", "heap_push",
-                        "heap_pop", "grown")
+SLOT_PROFILE_HELPERS = ("bisect_left", "prof_split", "prof_remove", "heap_up", "heap_down",
+                        "heap_push", "heap_pop", "grown")
 #: The pieces the loops are made of (:mod:`.loop_parts`).
-LOOP_PARTS = ("room", "room_rows", "ev_push", "ev_pop", "ev_room", "q_find", "q_insert",
+LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_push", "ev_pop", "ev_room", "q_insert",
               "q_compact", "ends_find", "ends_insert", "ends_remove", "easy_shadow",
               "backfill_kind", "first_fit", "take", "give_back", "gather")
 
@@ -43,7 +43,7 @@ def loop_helpers() -> list[Callable[..., Any]]:
     from dispatchlab.engine.compiled import slot_loop
 
     return [*profile_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
-            slot_loop.idx_put, slot_loop.idx_next, slot_loop._jump]
+            slot_loop.idx_new, slot_loop.idx_put, slot_loop.idx_next, slot_loop._jump]
 
 
 def _aot_module() -> Any:

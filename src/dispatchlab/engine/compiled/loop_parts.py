@@ -15,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled.slot_profile_ops import grown, heap_pop, heap_push
+from dispatchlab.engine.compiled.slot_profile_ops import bisect_left, grown, heap_pop, heap_push
+
+#: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
+IDLE_LIMIT = 400 * 86400
 
 # ---- arrays that grow ----
 
@@ -34,6 +37,16 @@ def room_rows(a: Any, need: int) -> Any:
     out = np.empty((max(2 * a.shape[0], need), a.shape[1]), a.dtype)
     out[: a.shape[0]] = a
     return out
+
+
+def idle_wait(idle_since: int, t: int, idle: bool) -> tuple[int, bool]:
+    """The engine's check of an idle machine with only timers ahead: when it became idle
+    (-1: it is not) and whether it has waited beyond :data:`IDLE_LIMIT`."""
+    if not idle:
+        return -1, False
+    if idle_since < 0:
+        return t, False
+    return idle_since, t - idle_since > IDLE_LIMIT
 
 
 # ---- end events: entry e at ev_time[e] for ev_job[e], in a heap by (time, e) ----
@@ -63,21 +76,9 @@ def ev_pop(ev_time: Any, heap: Any, pos: Any, hn: int) -> int:
 # ---- the queue, sorted by rank ----
 
 
-def q_find(q_rank: Any, qn: int, r: int) -> int:
-    """The first queue position whose rank is at least ``r``."""
-    a, b = 0, qn
-    while a < b:
-        m = (a + b) >> 1
-        if q_rank[m] < r:
-            a = m + 1
-        else:
-            b = m
-    return a
-
-
 def q_insert(q_job: Any, q_rank: Any, qn: int, job: int, r: int) -> int:
     """Queue ``job`` of rank ``r`` in rank order; returns the new length."""
-    k = qn if qn == 0 or r > q_rank[qn - 1] else q_find(q_rank, qn, r)
+    k = qn if qn == 0 or r > q_rank[qn - 1] else bisect_left(q_rank, qn, r)
     for m in range(qn, k, -1):
         q_rank[m] = q_rank[m - 1]
         q_job[m] = q_job[m - 1]

@@ -34,13 +34,14 @@ from dispatchlab.engine.compiled.loop_parts import (
     first_fit,
     gather,
     give_back,
+    idle_wait,
     q_compact,
     q_insert,
     room,
     room_rows,
     take,
 )
-from dispatchlab.engine.compiled.slot_loop import _ABSENT, _jump, idx_put
+from dispatchlab.engine.compiled.slot_loop import _ABSENT, _jump, idx_new, idx_put
 
 #: Status codes returned by :func:`scenario_loop` (``FALLBACK``: the general loop must run,
 #: to raise its own error: a stuck queue, or an idle machine waiting too long).
@@ -52,8 +53,6 @@ ON, DOWN = 0, 4
 COMPLETED, KILLED, ABORTED = 0, 1, 2
 #: Scenario row kinds.
 NODE_DOWN, NODE_UP, ALIVE_NODES = 0, 1, 2
-#: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
-IDLE_LIMIT = 400 * 86400
 
 
 def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: Any,
@@ -125,12 +124,7 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     qn = 0
     # EASY without a depth limit: the queue indexed by rank, as in the slot loop
     indexed = easy and depth < 0
-    size = 1
-    while size < n:
-        size *= 2
-    t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_p = np.zeros(0, np.float64)  # (no power in this loop)
+    size, t_u, t_e, t_p = idx_new(n, indexed, False)  # (no power in this loop)
     # end events by (time, number), stale ones dropped lazily as the engine does
     ev_time = np.empty(n + 16, np.int64)
     ev_job = np.empty(n + 16, np.int64)
@@ -175,14 +169,10 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 status = FALLBACK  # queued jobs, nothing pending: the engine's error
                 bad_job = q_job[0] if qn > 0 else -1
                 break
-            if rn == 0:
-                if idle_since < 0:
-                    idle_since = t
-                elif t - idle_since > IDLE_LIMIT:
-                    status = FALLBACK
-                    break
-            else:
-                idle_since = -1
+            idle_since, too_long = idle_wait(idle_since, t, rn == 0)
+            if too_long:
+                status = FALLBACK
+                break
         n_fin = 0
         n_abort = 0
         n_req = 0

@@ -36,18 +36,17 @@ from dispatchlab.engine.compiled.loop_parts import (
     first_fit,
     gather,
     give_back,
+    idle_wait,
     q_compact,
-    q_find,
     q_insert,
     room,
     take,
 )
+from dispatchlab.engine.compiled.slot_profile_ops import bisect_left
 
 #: Status codes returned by :func:`slot_loop` (``FALLBACK``: an idle machine waited on cap
 #: rows beyond the engine's limit; the general loop runs, to report it).
 DONE, STUCK, BROKEN, FALLBACK = 0, 1, 2, 3
-#: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
-IDLE_LIMIT = 400 * 86400
 #: A shadow time meaning "no reservation can be made now" (the machine's ``NEVER``).
 NEVER = 1 << 62
 #: Tolerance of the power cap check (W), as :data:`dispatchlab.engine.budget.EPS`.
@@ -56,6 +55,18 @@ EPS = 1e-6
 
 #: The queue index's value for a rank with no queued job.
 _ABSENT = 1 << 62
+
+
+def idx_new(n: int, indexed: bool, power: bool) -> Any:
+    """An empty queue index for ``n`` jobs (arrays of length 0 when not ``indexed``; the
+    power minima only with ``power``): ``(size, units, estimates, power)``."""
+    size = 1
+    while size < n:
+        size *= 2
+    t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
+    t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
+    t_p = np.full(2 * size if indexed and power else 0, np.inf, np.float64)
+    return size, t_u, t_e, t_p
 
 
 def idx_put(tu: Any, te: Any, tp: Any, size: int, r: int, u: int, e: int, p: float) -> None:
@@ -105,7 +116,7 @@ def _jump(tu: Any, te: Any, tp: Any, size: int, q_rank: Any, qn: int, r: int, fr
           left: float, extra: int, horizon: int) -> int:
     """The queue position of the next job from rank ``r`` on that may start (``qn``: none)."""
     found = idx_next(tu, te, tp, size, r, free, left, extra, horizon)
-    return qn if found < 0 else q_find(q_rank, qn, found)
+    return qn if found < 0 else bisect_left(q_rank, qn, found)
 
 
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
@@ -177,12 +188,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     # least power per subtree), so a backfill scan jumps from one job that may start to the
     # next instead of examining every queued job (near-linear on long, blocked queues)
     indexed = easy and depth < 0
-    size = 1
-    while size < n:
-        size *= 2
-    t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_p = np.full(2 * size if indexed and power else 0, np.inf, np.float64)
+    size, t_u, t_e, t_p = idx_new(n, indexed, power)
     ev_time = np.empty(n, np.int64)  # end event e (one per start) at ev_time[e] ...
     ev_job = np.empty(n, np.int64)  # ... of job ev_job[e]
     heap = np.empty(n, np.int64)
@@ -215,14 +221,10 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         if crow < n_c and c_time[crow] < t:
             t = c_time[crow]
         if nxt >= n:  # the engine's check of an idle machine waiting on timers only
-            if hn == 0:
-                if idle_since < 0:
-                    idle_since = t
-                elif t - idle_since > IDLE_LIMIT:
-                    status = FALLBACK
-                    break
-            else:
-                idle_since = -1
+            idle_since, too_long = idle_wait(idle_since, t, hn == 0)
+            if too_long:
+                status = FALLBACK
+                break
         # 1. completions at t: the engine frees the nodes
         n_fin = 0
         while hn > 0 and ev_time[heap[0]] == t:

@@ -37,15 +37,21 @@ def prof_advance(times: Any, free: Any, n: int, now: int) -> int:
     return n
 
 
+def bisect_left(a: Any, n: int, x: int) -> int:
+    """The first position of sorted ``a[:n]`` holding at least ``x``."""
+    lo, hi = 0, n
+    while lo < hi:
+        m = (lo + hi) >> 1
+        if a[m] < x:
+            lo = m + 1
+        else:
+            hi = m
+    return lo
+
+
 def prof_split(times: Any, free: Any, n: int, t: int) -> tuple[int, int]:
     """Index of the segment starting at ``t`` (a breakpoint added when missing), and ``n``."""
-    a, b = 0, n
-    while a < b:
-        m = (a + b) >> 1
-        if times[m] < t:
-            a = m + 1
-        else:
-            b = m
+    a = bisect_left(times, n, t)
     if a == n or times[a] != t:
         for m in range(n, a, -1):
             times[m] = times[m - 1]
