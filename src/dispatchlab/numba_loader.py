@@ -28,18 +28,21 @@ _loaded: dict[Callable[..., Any], tuple[Callable[..., Any], str]] = {}
 _registered: set[Callable[..., Any]] = set()
 
 
-def register(helpers: Iterable[Callable[..., Any]]) -> None:
+def register(helpers: Iterable[Callable[..., Any]],
+             inline: Iterable[Callable[..., Any]] = ()) -> None:
     """Let Numba compile calls to these plain functions into the functions calling them
-    (each registered once)."""
+    (each registered once); those in ``inline`` are copied into their callers."""
     from numba.extending import register_jitable
 
-    for fn in helpers:
+    copied = set(inline)
+    for fn in (*helpers, *copied):
         if fn not in _registered:
-            register_jitable(fn)
+            register_jitable(inline="always" if fn in copied else "never")(fn)
             _registered.add(fn)
 
 
 def compiled(source: Callable[..., Any], *, helpers: Iterable[Callable[..., Any]] = (),
+             inline: Iterable[Callable[..., Any]] = (),
              aot_module: Callable[[], Any] | None = None, aot_name: str = "",
              warm: Callable[[Callable[..., Any]], object] | None = None,
              fallback: Callable[..., Any] | None = None, what: str = "") -> Callable[..., Any]:
@@ -47,13 +50,15 @@ def compiled(source: Callable[..., Any], *, helpers: Iterable[Callable[..., Any]
 
     ``aot_module()`` (when given) returns the ahead-of-time module or ``None``; its
     attribute ``aot_name`` (default: the source's name) is taken when present. Else Numba's
-    JIT compiles ``source`` with ``helpers`` registered (:func:`register`) and ``warm`` is
+    JIT compiles ``source`` with ``helpers`` (and ``inline``) registered (:func:`register`)
+    and ``warm`` is
     called with the result so compilation (or loading from the disk cache) happens now.
     Without Numba: ``fallback`` (a plain twin), else :class:`RuntimeError` naming ``what``.
     """
     found = _loaded.get(source)
     if found is None:
-        found = _load(source, tuple(helpers), aot_module, aot_name, warm, fallback, what)
+        found = _load(source, tuple(helpers), tuple(inline), aot_module, aot_name, warm,
+                      fallback, what)
         _loaded[source] = found
     return found[0]
 
@@ -65,7 +70,8 @@ def kind(source: Callable[..., Any]) -> str:
 
 
 def _load(source: Callable[..., Any], helpers: tuple[Callable[..., Any], ...],
-          aot_module: Callable[[], Any] | None, aot_name: str,
+          inline: tuple[Callable[..., Any], ...], aot_module: Callable[[], Any] | None,
+          aot_name: str,
           warm: Callable[[Callable[..., Any]], object] | None,
           fallback: Callable[..., Any] | None, what: str) -> tuple[Callable[..., Any], str]:
     if not NUMBA:
@@ -80,7 +86,7 @@ def _load(source: Callable[..., Any], helpers: tuple[Callable[..., Any], ...],
             return fn, "aot"
     import numba
 
-    register(helpers)
+    register(helpers, inline)
     jitted: Callable[..., Any] = numba.njit(cache=True, nogil=True)(source)
     if warm is not None:
         warm(jitted)

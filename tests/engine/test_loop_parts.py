@@ -8,8 +8,10 @@ from hypothesis import strategies as st
 
 from dispatchlab.engine import kernels
 from dispatchlab.engine.compiled import loop_parts as lp
+from dispatchlab.engine.compiled import slot_profile_ops as ops
 
 I8 = np.int64
+NO_POS = np.zeros(0, I8)
 
 
 @settings(max_examples=60, deadline=None)
@@ -18,24 +20,48 @@ def test_event_heap_pops_by_time_then_push_order(times: list[int], data: st.Data
     """Entries leave by (time, entry number): the engine's (time, sequence) order, also
     when pushes and pops interleave."""
     n = len(times)
-    ev_time, ev_job = np.zeros(2, I8), np.zeros(2, I8)
-    heap, pos = np.zeros(2, I8), np.zeros(2, I8)
+    h_time, h_id, ev_job = np.zeros(2, I8), np.zeros(2, I8), np.zeros(2, I8)
     hn, popped, live = 0, [], []
     for e, t in enumerate(times):
-        ev_time, ev_job, heap, pos = lp.ev_room(ev_time, ev_job, heap, pos, e)
-        hn = lp.ev_push(ev_time, ev_job, heap, pos, hn, e, t, 100 + e)
+        h_time, h_id, ev_job = lp.ev_room(h_time, h_id, ev_job, e)
+        ev_job[e] = 100 + e
+        hn = ops.heap_push(h_time, h_id, NO_POS, hn, t, e)
         live.append((t, e))
         if data.draw(st.booleans()):
             first = min(live)
-            assert (ev_time[heap[0]], heap[0]) == first and ev_job[heap[0]] == 100 + first[1]
+            assert (h_time[0], h_id[0]) == first and ev_job[h_id[0]] == 100 + first[1]
             live.remove(first)
             popped.append(first)
-            hn = lp.ev_pop(ev_time, heap, pos, hn)
+            hn = ops.heap_pop(h_time, h_id, NO_POS, hn)
     while hn:
-        popped.append((int(ev_time[heap[0]]), int(heap[0])))
+        popped.append((int(h_time[0]), int(h_id[0])))
         live.remove(popped[-1])
-        hn = lp.ev_pop(ev_time, heap, pos, hn)
+        hn = ops.heap_pop(h_time, h_id, NO_POS, hn)
     assert not live and len(popped) == n
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 30), min_size=1, max_size=30), st.data())
+def test_the_book_heap_tracks_positions_and_moves_keys_earlier(
+        starts: list[int], data: st.DataObject) -> None:
+    """The same heap with positions: a key lowered in place (a reservation moved earlier)
+    and every id's position kept, as the book of reservations uses it."""
+    n = len(starts)
+    key, ids, pos = np.zeros(n, I8), np.zeros(n, I8), np.full(n, -1, I8)
+    hn = 0
+    for j, s in enumerate(starts):
+        hn = ops.heap_push(key, ids, pos, hn, s, j)
+    cur = dict(enumerate(starts))
+    for j in data.draw(st.lists(st.integers(0, n - 1), max_size=10)):
+        cur[j] = max(0, cur[j] - data.draw(st.integers(0, 10)))
+        key[pos[j]] = cur[j]
+        ops.heap_up(key, ids, pos, pos[j])
+        assert all(ids[pos[q]] == q for q in range(n))
+    out = []
+    while hn:
+        out.append((int(key[0]), int(ids[0])))
+        hn = ops.heap_pop(key, ids, pos, hn)
+    assert out == sorted((s, j) for j, s in cur.items()) and (pos == -1).all()
 
 
 @settings(max_examples=60, deadline=None)

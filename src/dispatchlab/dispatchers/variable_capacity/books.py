@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.engine.compiled.kernel import profile_helpers
+from dispatchlab.engine.compiled.kernel import inlined, profile_helpers
 from dispatchlab.engine.compiled.slot_profile_ops import (
     NEVER,
     NONE,
@@ -141,7 +141,8 @@ def kernels() -> dict[str, Callable[..., Any]]:
     """The three functions, compiled with Numba (disk-cached) when it is available."""
     if not _kernels:
         helpers = [*profile_helpers(), target_rank]
-        _kernels.update({f.__name__: compiled(f, helpers=helpers, fallback=f)
+        _kernels.update({f.__name__: compiled(f, helpers=helpers, inline=inlined(),
+                                              fallback=f)
                          for f in (place_jobs, take_many, advance_all)})
     return _kernels
 

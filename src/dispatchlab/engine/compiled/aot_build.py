@@ -24,7 +24,7 @@ def build(out_dir: str, name: str) -> None:
     from dispatchlab.engine.compiled import slot_profile_ops as ops
     from dispatchlab.engine.compiled.capacity_sweep import sweep
     from dispatchlab.engine.compiled.conservative_loop import conservative_loop
-    from dispatchlab.engine.compiled.kernel import loop_helpers
+    from dispatchlab.engine.compiled.kernel import inlined, loop_helpers
     from dispatchlab.engine.compiled.scenario_loop import scenario_loop
     from dispatchlab.engine.compiled.slot_loop import slot_loop
     from dispatchlab.numba_loader import register
@@ -40,7 +40,7 @@ def build(out_dir: str, name: str) -> None:
     cc = CC(name)
     cc.output_dir = out_dir
     cc.verbose = False
-    register(loop_helpers())
+    register(loop_helpers(), inline=inlined())
     cc.export("slot_loop", sig)(slot_loop)
     i = nt.int64
     pair, triple = nt.UniTuple(i, 2), nt.UniTuple(i, 3)
@@ -48,9 +48,9 @@ def build(out_dir: str, name: str) -> None:
         "prof_advance": i(i8, i8, i, i),
         "prof_add": i(i8, i8, i, i, i, i),
         "prof_fit": i(i8, i8, i, i, i, i, i),
-        "prof_compress": triple(i8, i8, i, i8, i, i, i8, i8, i8, i, i8, i8, i8),
-        "prof_reserve": triple(i8, i8, i, i, i, i, i, i8, i8, i8, i8, i),
-        "book_pop_due": pair(i8, i8, i8, i, i, i8),
+        "prof_compress": triple(i8, i8, i, i8, i, i, i8, i8, i8, i, i8, i8, i8, i8),
+        "prof_reserve": triple(i8, i8, i, i, i, i, i, i8, i8, i8, i8, i8, i),
+        "book_pop_due": pair(i8, i8, i8, i8, i, i, i8),
         "prof_min_free": i(i8, i),
     }
     for op, op_sig in op_sigs.items():

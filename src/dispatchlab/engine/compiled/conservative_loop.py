@@ -23,8 +23,6 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.engine.compiled.loop_parts import (
-    ev_pop,
-    ev_push,
     ev_room,
     first_fit,
     gather,
@@ -38,6 +36,8 @@ from dispatchlab.engine.compiled.slot_profile_ops import (
     NEVER,
     NONE,
     book_pop_due,
+    heap_pop,
+    heap_push,
     prof_add,
     prof_advance,
     prof_compress,
@@ -80,10 +80,10 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     qn = 0
     # the engine's events: ends (job ≥ 0) and wake-ups (job −1) by time (ties: in the
     # order they were scheduled; the ends at one time free the same slots in any order)
-    ev_time = np.empty(2 * n + 1, np.int64)
+    h_time = np.empty(2 * n + 1, np.int64)
+    h_id = np.empty(2 * n + 1, np.int64)
+    h_pos = np.zeros(0, np.int64)  # (no positions tracked)
     ev_job = np.empty(2 * n + 1, np.int64)
-    heap = np.empty(2 * n + 1, np.int64)
-    h_pos = np.empty(2 * n + 1, np.int64)
     hn = 0
     n_ev = 0
     # the profile, the book of reservations, each running job's reserved end
@@ -93,6 +93,7 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     pfree[0] = total
     r_start = np.full(n, NONE, np.int64)
     r_end = np.full(n, NONE, np.int64)
+    b_key = np.zeros(n, np.int64)  # the book: reserved jobs by (start, job)
     b_heap = np.zeros(n, np.int64)
     b_pos = np.full(n, -1, np.int64)
     bn = 0
@@ -110,14 +111,14 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     status = DONE
     bad_job = -1
     while nxt < n or qn > 0 or running > 0:  # like the engine: stop when all left
-        t = submit[nxt] if nxt < n else ev_time[heap[0]]
-        if hn > 0 and ev_time[heap[0]] < t:
-            t = ev_time[heap[0]]
+        t = submit[nxt] if nxt < n else h_time[0]
+        if hn > 0 and h_time[0] < t:
+            t = h_time[0]
         # 1. completions (the engine frees the nodes) and wake-ups at t
         n_fin = 0
-        while hn > 0 and ev_time[heap[0]] == t:
-            job = ev_job[heap[0]]
-            hn = ev_pop(ev_time, heap, h_pos, hn)
+        while hn > 0 and h_time[0] == t:
+            job = ev_job[h_id[0]]
+            hn = heap_pop(h_time, h_id, h_pos, hn)
             if job < 0:
                 continue
             lo = give_back(node_free, flat_nodes, flat_counts, alloc_pos[job], alloc_len[job],
@@ -159,8 +160,8 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
                 times = room(times, pn + 4)
                 pfree = room(pfree, pn + 4)
                 pn, n_moved, first = prof_compress(times, pfree, pn, q_job, first, qn,
-                                                   r_start, r_end, units, t, b_heap, b_pos,
-                                                   moved)
+                                                   r_start, r_end, units, t, b_key, b_heap,
+                                                   b_pos, moved)
                 for m in range(n_moved):
                     planned[moved[m]] = r_start[moved[m]]
                 moves += n_moved
@@ -178,11 +179,11 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             times = room(times, pn + 2)
             pfree = room(pfree, pn + 2)
             pn, bn, s = prof_reserve(times, pfree, pn, j, units[j], est[j], NEVER, r_start,
-                                     r_end, b_heap, b_pos, bn)
+                                     r_end, b_key, b_heap, b_pos, bn)
             if s != NONE:
                 planned[j] = s
         # ... and starts what is due now, by (reserved start, job), first-fit on the nodes
-        bn, n_due = book_pop_due(r_start, b_heap, b_pos, bn, t, due)
+        bn, n_due = book_pop_due(r_start, b_key, b_heap, b_pos, bn, t, due)
         for a in range(n_due):
             j = due[a]
             u = units[j]
@@ -203,8 +204,9 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             running += 1
             run_end[j] = r_end[j]
             # the engine schedules the end
-            ev_time, ev_job, heap, h_pos = ev_room(ev_time, ev_job, heap, h_pos, n_ev)
-            hn = ev_push(ev_time, ev_job, heap, h_pos, hn, n_ev, t + dur[j], j)
+            h_time, h_id, ev_job = ev_room(h_time, h_id, ev_job, n_ev)
+            ev_job[n_ev] = j
+            hn = heap_push(h_time, h_id, h_pos, hn, t + dur[j], n_ev)
             n_ev += 1
         if status != DONE:
             break
@@ -220,8 +222,9 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
         wake = r_start[b_heap[0]] if bn > 0 else NEVER
         if wake != last_wake and t < wake < NEVER:
             last_wake = wake
-            ev_time, ev_job, heap, h_pos = ev_room(ev_time, ev_job, heap, h_pos, n_ev)
-            hn = ev_push(ev_time, ev_job, heap, h_pos, hn, n_ev, wake, -1)
+            h_time, h_id, ev_job = ev_room(h_time, h_id, ev_job, n_ev)
+            ev_job[n_ev] = -1
+            hn = heap_push(h_time, h_id, h_pos, hn, wake, n_ev)
             n_ev += 1
         # 4. one sample per decision point
         points = room_rows(points, n_points + 1)

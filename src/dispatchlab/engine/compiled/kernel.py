@@ -28,7 +28,7 @@ SLOT_PROFILE_OPS = ("prof_advance", "prof_add", "prof_fit", "prof_compress",
 SLOT_PROFILE_HELPERS = ("bisect_left", "prof_split", "prof_remove", "heap_up", "heap_down",
                         "heap_push", "heap_pop", "grown")
 #: The pieces the loops are made of (:mod:`.loop_parts`).
-LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_push", "ev_pop", "ev_room", "q_insert",
+LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "q_insert",
               "q_compact", "ends_find", "ends_insert", "ends_remove", "easy_shadow",
               "backfill_kind", "first_fit", "take", "give_back", "gather")
 
@@ -36,6 +36,16 @@ LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_push", "ev_pop", "ev_room", 
 def profile_helpers() -> list[Callable[..., Any]]:
     """Every slot-profile function, for Numba to compile into its callers."""
     return [getattr(ops_source, name) for name in (*SLOT_PROFILE_HELPERS, *SLOT_PROFILE_OPS)]
+
+
+def inlined() -> list[Callable[..., Any]]:
+    """The helpers Numba copies into their callers (a call costs more than their work):
+    the heap's and the per-start placement steps, on the loops' hottest path. (Copies of
+    copies of copies were miscompiled by Numba 0.68: the loops call these directly, never
+    through another copied helper.)"""
+    return [ops_source.heap_up, ops_source.heap_down, ops_source.heap_push,
+            ops_source.heap_pop, loop_parts.room, loop_parts.first_fit, loop_parts.take,
+            loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind]
 
 
 def loop_helpers() -> list[Callable[..., Any]]:
@@ -52,6 +62,13 @@ def _aot_module() -> Any:
     return load_module()
 
 
+def _loop(source: Callable[..., Any], warm: Callable[[Callable[..., Any]], None]
+          ) -> Callable[..., Any]:
+    """A compiled loop: ahead of time, else Numba's JIT (compiled now by ``warm``)."""
+    return compiled(source, helpers=loop_helpers(), inline=inlined(), aot_module=_aot_module,
+                    warm=warm, what="the compiled engine")
+
+
 def slot_loop_kernel() -> Callable[..., Any]:
     """The compiled strict/EASY loop, loaded (or built) on first use."""
     from dispatchlab.engine.compiled.slot_loop import slot_loop
@@ -61,8 +78,7 @@ def slot_loop_kernel() -> Callable[..., Any]:
         fn(one, one, one, one, one, np.zeros(1, np.bool_), one, True, -1, False, 0.0, 0.0,
            np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0))
 
-    return compiled(slot_loop, helpers=loop_helpers(), aot_module=_aot_module, warm=warm,
-                    what="the compiled engine")
+    return _loop(slot_loop, warm)
 
 
 def scenario_loop_kernel() -> Callable[..., Any]:
@@ -74,8 +90,7 @@ def scenario_loop_kernel() -> Callable[..., Any]:
         fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True, -1,
            np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1)
 
-    return compiled(scenario_loop, helpers=loop_helpers(), aot_module=_aot_module,
-                    warm=warm, what="the compiled engine")
+    return _loop(scenario_loop, warm)
 
 
 def conservative_loop_kernel() -> Callable[..., Any]:
@@ -86,8 +101,7 @@ def conservative_loop_kernel() -> Callable[..., Any]:
         one = np.ones(1, np.int64)
         fn(one, one, one, one, np.zeros(1, np.int64), np.zeros(1, np.bool_), one)
 
-    return compiled(conservative_loop, helpers=loop_helpers(), aot_module=_aot_module,
-                    warm=warm, what="the compiled engine")
+    return _loop(conservative_loop, warm)
 
 
 def kernel_kind() -> str:
@@ -111,7 +125,7 @@ def slot_profile_ops() -> SimpleNamespace:
             _ops = python_slot_profile_ops()
             return _ops
         helpers = profile_helpers()
-        fns = {name: compiled(getattr(ops_source, name), helpers=helpers,
+        fns = {name: compiled(getattr(ops_source, name), helpers=helpers, inline=inlined(),
                               aot_module=_aot_module) for name in SLOT_PROFILE_OPS}
         _ops = SimpleNamespace(compiled=True, **fns)
         _exercise(_ops)
@@ -129,11 +143,12 @@ def _exercise(ops: SimpleNamespace) -> None:
     times, free, jobs = np.zeros(8, np.int64), np.zeros(8, np.int64), np.zeros(1, np.int64)
     start, end = np.full(1, -1, np.int64), np.full(1, -1, np.int64)
     heap, pos, out = np.zeros(1, np.int64), np.full(1, -1, np.int64), np.zeros(1, np.int64)
+    key = np.zeros(1, np.int64)
     free[0] = 1
     n = ops.prof_advance(times, free, 1, 0)
     n = ops.prof_add(times, free, n, 0, 1, 0)
     ops.prof_fit(times, free, n, 1, 1, 1, 1)
-    n, hn, _ = ops.prof_reserve(times, free, n, 0, 1, 1, 9, start, end, heap, pos, 0)
-    ops.prof_compress(times, free, n, jobs, 0, 1, start, end, jobs, 0, heap, pos, out)
-    ops.book_pop_due(start, heap, pos, hn, 9, out)
+    n, hn, _ = ops.prof_reserve(times, free, n, 0, 1, 1, 9, start, end, key, heap, pos, 0)
+    ops.prof_compress(times, free, n, jobs, 0, 1, start, end, jobs, 0, key, heap, pos, out)
+    ops.book_pop_due(start, key, heap, pos, hn, 9, out)
     ops.prof_min_free(free, n)

@@ -1,12 +1,12 @@
-"""The pieces every compiled loop is made of: the queue by rank, the end-event heap,
-EASY's running list and reservation, first-fit placement on unit slots, growing arrays.
+"""The pieces every compiled loop is made of: the queue by rank, the end events, EASY's
+running list and reservation, first-fit placement on unit slots, growing arrays.
 
 Plain Python functions on arrays, written once and compiled into :mod:`.slot_loop`,
 :mod:`.scenario_loop` and :mod:`.conservative_loop` (Numba compiles a call to them into the
-caller: :func:`~dispatchlab.engine.compiled.kernel.register_loop_parts`). The event heap is
-the book of reservations' heap (:func:`~.slot_profile_ops.heap_up`, ``heap_down``): entries
-are numbered in the order they were pushed, keyed by their time, ties by number — the
-engine's (time, sequence) order.
+caller: :func:`~dispatchlab.engine.compiled.kernel.loop_helpers`). The loops keep their end
+events in the book of reservations' heap (:func:`~.slot_profile_ops.heap_push`,
+``heap_pop``): entries numbered in the order they were pushed, keyed by their time, ties by
+number — the engine's (time, sequence) order.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled.slot_profile_ops import bisect_left, grown, heap_pop, heap_push
+from dispatchlab.engine.compiled.slot_profile_ops import bisect_left, grown
 
 #: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
 IDLE_LIMIT = 400 * 86400
@@ -49,28 +49,16 @@ def idle_wait(idle_since: int, t: int, idle: bool) -> tuple[int, bool]:
     return idle_since, t - idle_since > IDLE_LIMIT
 
 
-# ---- end events: entry e at ev_time[e] for ev_job[e], in a heap by (time, e) ----
+# ---- end events: entry e (numbered in push order) of job ev_job[e], in the heap of
+# slot_profile_ops (heap_push, heap_pop) keyed by time (h_time) with the entry numbers as
+# ids (h_id); h_pos is empty (no entry moves once pushed: no positions tracked) ----
 
 
-def ev_push(ev_time: Any, ev_job: Any, heap: Any, pos: Any, hn: int, e: int, t: int,
-            job: int) -> int:
-    """Push entry ``e`` (time ``t``, job ``job``); returns the heap's new size."""
-    ev_time[e] = t
-    ev_job[e] = job
-    return heap_push(ev_time, heap, pos, hn, e)
-
-
-def ev_room(ev_time: Any, ev_job: Any, heap: Any, pos: Any, n_ev: int) -> Any:
+def ev_room(h_time: Any, h_id: Any, ev_job: Any, n_ev: int) -> Any:
     """The event arrays, grown when entry ``n_ev`` does not fit."""
-    if n_ev < ev_time.shape[0]:
-        return ev_time, ev_job, heap, pos
-    return (room(ev_time, n_ev + 1), room(ev_job, n_ev + 1), room(heap, n_ev + 1),
-            room(pos, n_ev + 1))
-
-
-def ev_pop(ev_time: Any, heap: Any, pos: Any, hn: int) -> int:
-    """Drop the earliest entry (read it first at ``heap[0]``); returns the new size."""
-    return heap_pop(ev_time, heap, pos, hn)
+    if n_ev < ev_job.shape[0]:
+        return h_time, h_id, ev_job
+    return room(h_time, n_ev + 1), room(h_id, n_ev + 1), room(ev_job, n_ev + 1)
 
 
 # ---- the queue, sorted by rank ----
@@ -190,9 +178,10 @@ def take(node_free: Any, flat_nodes: Any, flat_counts: Any, p: int, k: int, lo: 
     for a in range(k):
         node_free[flat_nodes[p + a]] -= flat_counts[p + a]
     n_nodes = node_free.shape[0]
-    while lo < n_nodes and node_free[lo] == 0:
-        lo += 1
-    return lo
+    first = lo
+    while first < n_nodes and node_free[first] == 0:
+        first += 1
+    return first
 
 
 def give_back(node_free: Any, flat_nodes: Any, flat_counts: Any, p: int, k: int,

@@ -28,8 +28,6 @@ from dispatchlab.engine.compiled.loop_parts import (
     easy_shadow,
     ends_insert,
     ends_remove,
-    ev_pop,
-    ev_push,
     ev_room,
     first_fit,
     gather,
@@ -42,6 +40,7 @@ from dispatchlab.engine.compiled.loop_parts import (
     take,
 )
 from dispatchlab.engine.compiled.slot_loop import _ABSENT, _jump, idx_new, idx_put
+from dispatchlab.engine.compiled.slot_profile_ops import heap_pop, heap_push
 
 #: Status codes returned by :func:`scenario_loop` (``FALLBACK``: the general loop must run,
 #: to raise its own error: a stuck queue, or an idle machine waiting too long).
@@ -126,10 +125,10 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     indexed = easy and depth < 0
     size, t_u, t_e, t_p = idx_new(n, indexed, False)  # (no power in this loop)
     # end events by (time, number), stale ones dropped lazily as the engine does
-    ev_time = np.empty(n + 16, np.int64)
+    h_time = np.empty(n + 16, np.int64)
+    h_id = np.empty(n + 16, np.int64)
+    h_pos = np.zeros(0, np.int64)  # (no positions tracked)
     ev_job = np.empty(n + 16, np.int64)
-    heap = np.empty(n + 16, np.int64)
-    h_pos = np.empty(n + 16, np.int64)
     hn = 0
     n_ev = 0  # events numbered in the engine's sequence order (after the scenario rows)
     e_time = np.empty(n, np.int64)  # EASY: running jobs by (expected end, job)
@@ -154,11 +153,11 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     bad_job = -1
     while nxt < n or queued > 0 or rn > 0:
         # the next time: stale ends at the top of the heap are dropped first
-        while hn > 0 and end_seq[ev_job[heap[0]]] != heap[0]:
-            hn = ev_pop(ev_time, heap, h_pos, hn)
+        while hn > 0 and end_seq[ev_job[h_id[0]]] != h_id[0]:
+            hn = heap_pop(h_time, h_id, h_pos, hn)
         t = NEVER
         if hn > 0:
-            t = ev_time[heap[0]]
+            t = h_time[0]
         if srow < n_rows and s_time[srow] < t:
             t = s_time[srow]
         if nxt < n:
@@ -178,10 +177,10 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
         n_req = 0
         nodes_changed = False
         # 1. segment ends at t (stale entries ignored)
-        while hn > 0 and ev_time[heap[0]] == t:
-            job = ev_job[heap[0]]
-            live = end_seq[job] == heap[0]
-            hn = ev_pop(ev_time, heap, h_pos, hn)
+        while hn > 0 and h_time[0] == t:
+            job = ev_job[h_id[0]]
+            live = end_seq[job] == h_id[0]
+            hn = heap_pop(h_time, h_id, h_pos, hn)
             if not live:
                 continue
             s = cur[job]
@@ -418,8 +417,9 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 kill_at = t + walltime[j] if kill else NEVER
                 end_killed[j] = kill_at < natural
                 et = int(kill_at if kill_at < natural else natural)
-                ev_time, ev_job, heap, h_pos = ev_room(ev_time, ev_job, heap, h_pos, n_ev)
-                hn = ev_push(ev_time, ev_job, heap, h_pos, hn, n_ev, et, j)
+                h_time, h_id, ev_job = ev_room(h_time, h_id, ev_job, n_ev)
+                ev_job[n_ev] = j
+                hn = heap_push(h_time, h_id, h_pos, hn, et, n_ev)
                 end_seq[j] = n_ev
                 n_ev += 1
                 if easy:  # expected end, kept sorted by (end, job)

@@ -31,8 +31,6 @@ from dispatchlab.engine.compiled.loop_parts import (
     easy_shadow,
     ends_insert,
     ends_remove,
-    ev_pop,
-    ev_push,
     first_fit,
     gather,
     give_back,
@@ -42,7 +40,7 @@ from dispatchlab.engine.compiled.loop_parts import (
     room,
     take,
 )
-from dispatchlab.engine.compiled.slot_profile_ops import bisect_left
+from dispatchlab.engine.compiled.slot_profile_ops import bisect_left, heap_pop, heap_push
 
 #: Status codes returned by :func:`slot_loop` (``FALLBACK``: an idle machine waited on cap
 #: rows beyond the engine's limit; the general loop runs, to report it).
@@ -189,10 +187,10 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     # next instead of examining every queued job (near-linear on long, blocked queues)
     indexed = easy and depth < 0
     size, t_u, t_e, t_p = idx_new(n, indexed, power)
-    ev_time = np.empty(n, np.int64)  # end event e (one per start) at ev_time[e] ...
-    ev_job = np.empty(n, np.int64)  # ... of job ev_job[e]
-    heap = np.empty(n, np.int64)
-    h_pos = np.empty(n, np.int64)
+    h_time = np.empty(n, np.int64)  # end events (one per start) by (time, number) ...
+    h_id = np.empty(n, np.int64)
+    h_pos = np.zeros(0, np.int64)  # (no positions tracked)
+    ev_job = np.empty(n, np.int64)  # ... event e ends job ev_job[e]
     hn = 0
     e_time = np.empty(n, np.int64)  # EASY: running jobs by (expected end, job)
     e_job = np.empty(n, np.int64)
@@ -215,9 +213,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     status = DONE
     bad_job = -1
     while nxt < n or hn > 0 or qn > 0:
-        t = submit[nxt] if nxt < n else (ev_time[heap[0]] if hn > 0 else c_time[crow])
-        if hn > 0 and ev_time[heap[0]] < t:
-            t = ev_time[heap[0]]
+        t = submit[nxt] if nxt < n else (h_time[0] if hn > 0 else c_time[crow])
+        if hn > 0 and h_time[0] < t:
+            t = h_time[0]
         if crow < n_c and c_time[crow] < t:
             t = c_time[crow]
         if nxt >= n:  # the engine's check of an idle machine waiting on timers only
@@ -227,9 +225,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 break
         # 1. completions at t: the engine frees the nodes
         n_fin = 0
-        while hn > 0 and ev_time[heap[0]] == t:
-            job = ev_job[heap[0]]
-            hn = ev_pop(ev_time, heap, h_pos, hn)
+        while hn > 0 and h_time[0] == t:
+            job = ev_job[h_id[0]]
+            hn = heap_pop(h_time, h_id, h_pos, hn)
             p = alloc_pos[job]
             lo = give_back(node_free, flat_nodes, flat_counts, p, alloc_len[job], lo)
             if power:  # the engine: used −= the job's own power, then its nodes re-read
@@ -369,7 +367,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 if indexed:
                     idx_put(t_u, t_e, t_p, size, q_rank[i], _ABSENT, _ABSENT, np.inf)
                 # the engine schedules the end
-                hn = ev_push(ev_time, ev_job, heap, h_pos, hn, seq, t + dur[j], j)
+                ev_job[seq] = j
+                hn = heap_push(h_time, h_id, h_pos, hn, t + dur[j], seq)
                 seq += 1
                 if easy:  # expected end, kept sorted by (end, job)
                     end_of[j] = t + est[j]
