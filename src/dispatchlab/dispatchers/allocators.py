@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.engine.first_fit import first_fit
+from dispatchlab.engine import kernels
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 from dispatchlab.params import Parametrized
@@ -32,6 +32,15 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 Placement = tuple[IntArray, IntArray]
 
+
+
+def first_fit(free: IntArray, req: IntArray, units: int) -> tuple[IntArray, IntArray] | None:
+    """Lowest-index nodes with room for ``units`` units, several per node when they fit:
+    ``(nodes, counts)`` (nodes increasing), or ``None`` when the units do not fit now."""
+    nodes, counts = kernels.first_fit_nodes(free, req, units)
+    if len(nodes) == 0:
+        return None
+    return nodes, counts
 
 class Allocator(Parametrized):
     """Base class: ``place(free, req, units)`` returns ``(nodes, counts)`` or ``None``."""

@@ -121,18 +121,20 @@ class SlotReservations:
     """The reservation book of conservative backfilling over a :class:`SlotProfile`.
 
     Per job its window ``[start, end)`` (``start`` = NONE: no reservation); a binary heap of
-    the reserved jobs by (start, job) with each job's position in it. The operations are
+    the reserved jobs by (start, job) (``heap``, their starts by heap position in ``key``)
+    with each job's position in it. The operations are
     :mod:`~dispatchlab.engine.compiled.slot_profile_ops`, so a compression is one call
     whatever the queue length. Answers exactly as
     :class:`~dispatchlab.dispatchers.rule_based.selection.reservations.Reservations` would.
     """
 
-    __slots__ = ("_out", "end", "heap", "hn", "pos", "profile", "start")
+    __slots__ = ("_out", "end", "heap", "hn", "key", "pos", "profile", "start")
 
     def __init__(self, profile: SlotProfile) -> None:
         self.profile = profile
         self.start = profile.job_array(NONE)
         self.end = profile.job_array(NONE)
+        self.key = profile.job_array(0)
         self.heap = profile.job_array(0)
         self.pos = profile.job_array(-1)
         self.hn = 0
@@ -147,7 +149,7 @@ class SlotReservations:
         prof._room(2)
         prof.n, self.hn, t = prof._ops.prof_reserve(
             prof._times, prof._free, prof.n, job, prof.units[job], dur, NEVER, self.start,
-            self.end, self.heap, self.pos, self.hn)
+            self.end, self.key, self.heap, self.pos, self.hn)
         return None if t == NONE else int(t)
 
     def compress(self, order: list[int], now: int) -> tuple[list[int], list[int]]:
@@ -166,7 +168,7 @@ class SlotReservations:
             prof._room(len(prof._times) if first else 4)  # double when it ran out of room
             prof.n, n_moved, first = ops.prof_compress(
                 prof._times, prof._free, prof.n, seq, first, count, start, self.end,
-                prof.need, now, self.heap, self.pos, out)
+                prof.need, now, self.key, self.heap, self.pos, out)
             jobs += out[:n_moved].tolist() if ops.compiled else out[:n_moved]
         if ops.compiled:
             return jobs, start[jobs].tolist()
@@ -174,15 +176,15 @@ class SlotReservations:
 
     def next_due(self) -> int:
         """Start of the heap's top."""
-        return int(self.start[self.heap[0]]) if self.hn else NEVER
+        return int(self.key[0]) if self.hn else NEVER
 
     def pop_due(self, now: int) -> list[tuple[int, int, Any]]:
         """Pop the due jobs off the heap; a slot placement is the job's unit count."""
-        if not self.hn or self.start[self.heap[0]] > now:
+        if not self.hn or self.key[0] > now:
             return []
         ops = self.profile._ops
-        self.hn, count = ops.book_pop_due(self.start, self.heap, self.pos, self.hn, now,
-                                          self._out)
+        self.hn, count = ops.book_pop_due(self.start, self.key, self.heap, self.pos, self.hn,
+                                          now, self._out)
         units, end = self.profile.units, self.end
         jobs = self._out[:count].tolist() if ops.compiled else self._out[:count]
         return [(j, int(end[j]), units[j]) for j in jobs]

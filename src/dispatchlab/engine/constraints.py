@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.engine import kernels
 from dispatchlab.engine.local_time import Clock, WindowCalendar
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.platform import Platform, units_fitting
@@ -274,8 +275,6 @@ class Constraints:
 
     def _group_fits_empty(self, lead: int, comps: list[int]) -> bool:
         """First-fit of all components on the empty nodes the job may use."""
-        from dispatchlab.engine.first_fit import first_fit
-
         r = self.job_res[lead]
         mask = self.reservations[r].mask if r >= 0 else self.q_mask[self.queue[lead]]
         units = self.workload.units
@@ -284,10 +283,10 @@ class Constraints:
             if mask is not None:
                 free[~mask] = 0
             for c in order:
-                placed = first_fit(free, self.req[c], int(units[c]))
-                if placed is None:
+                nodes, counts = kernels.first_fit_nodes(free, self.req[c], int(units[c]))
+                if len(nodes) == 0:
                     break
-                free[placed[0]] -= placed[1][:, None] * self.req[c]
+                free[nodes] -= counts[:, None] * self.req[c]
             else:
                 return True
         return False

@@ -6,13 +6,13 @@ and, in the tests, as the reference). Kernels only compute; messages are built i
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from importlib.util import find_spec
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from dispatchlab.numba_loader import NUMBA, compiled
 
 IntArray = npt.NDArray[np.int64]
 
@@ -141,27 +141,17 @@ def _first_fit_nb(free: Any, req: Any, units: int) -> Any:
     return nodes, counts
 
 
-def _numba_wanted() -> bool:
-    """Numba installed and not disabled (found without importing it: ~0.5 s)."""
-    return not os.environ.get("DISPATCHLAB_NO_NUMBA") and find_spec("numba") is not None
-
-
 #: Whether the kernels (and the compiled engine) can be compiled in this process.
-COMPILED = _numba_wanted()
+COMPILED = NUMBA
 
 
 def _compile() -> None:
     """Replace the kernels below by their compiled (or plain) versions, on first call."""
     global check_and_take, release, first_fit_nodes
-    if not COMPILED:
-        check_and_take, release, first_fit_nodes = (
-            _check_and_take_py, _release_py, _first_fit_py)
-        return
-    import numba
-
-    jit = numba.njit(cache=True, nogil=True)
     check_and_take, release, first_fit_nodes = (
-        jit(_check_and_take_nb), jit(_release_nb), jit(_first_fit_nb))
+        compiled(_check_and_take_nb, fallback=_check_and_take_py),
+        compiled(_release_nb, fallback=_release_py),
+        compiled(_first_fit_nb, fallback=_first_fit_py))
 
 
 # The kernels are compiled on first call (importing Numba costs ~0.5 s, which a command

@@ -14,7 +14,6 @@ Numba's JIT, else plain Python (``DISPATCHLAB_NO_NUMBA``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -25,43 +24,30 @@ from dispatchlab.engine.compiled.capacity_sweep import (
     STARTED_ON_UNUSABLE,
     sweep,
 )
+from dispatchlab.numba_loader import NUMBA, compiled
 
 __all__ = ["LEFT_WHILE_USED", "OK", "OVER_CAPACITY", "STARTED_ON_UNUSABLE", "aot_sweep",
            "sweep", "sweep_kernel"]
 
 
-def _compiled() -> Callable[..., Any]:
-    if os.environ.get("DISPATCHLAB_NO_NUMBA"):
-        return sweep
-    try:
-        import numba
-    except ImportError:  # pragma: no cover - exercised only without numba installed
-        return sweep
-    return numba.njit(cache=True, nogil=True)(sweep)
-
-
-_KERNEL: Callable[..., Any] | None = None
-_AOT: Callable[..., Any] | None = None
-_AOT_LOOKED = False
-
-
 def aot_sweep() -> Callable[..., Any] | None:
     """The sweep from the engine's ahead-of-time module (built on first use, once per
     machine), or ``None`` where Numba is off or the module cannot be built."""
-    global _AOT, _AOT_LOOKED
-    if not _AOT_LOOKED:
-        _AOT_LOOKED = True
-        if not os.environ.get("DISPATCHLAB_NO_NUMBA"):
-            from dispatchlab.engine.compiled.aot import load_module
+    if not NUMBA:
+        return None
+    from dispatchlab.engine.compiled.aot import load_module
 
-            module = load_module()
-            _AOT = None if module is None else getattr(module, "audit_sweep", None)
-    return _AOT
+    module = load_module()
+    return None if module is None else getattr(module, "audit_sweep", None)
 
 
 def sweep_kernel() -> Callable[..., Any]:
-    """The compiled sweep: ahead of time when available, else Numba's JIT (first use)."""
-    global _KERNEL
-    if _KERNEL is None:
-        _KERNEL = aot_sweep() or _compiled()
-    return _KERNEL
+    """The compiled sweep: ahead of time when available, else Numba's JIT (first use), else
+    plain Python."""
+    return compiled(sweep, aot_module=_aot_module, aot_name="audit_sweep", fallback=sweep)
+
+
+def _aot_module() -> Any:
+    from dispatchlab.engine.compiled.aot import load_module
+
+    return load_module()

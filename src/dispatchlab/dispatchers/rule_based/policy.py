@@ -17,14 +17,17 @@ import numpy as np
 from dispatchlab.dispatchers.allocators import Allocator, get_allocator
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.machine import Machine, NodeMachine, make_machine
+from dispatchlab.dispatchers.rule_based.compiled_plan import policy_plan
 from dispatchlab.dispatchers.rule_based.orderings import JobQueue, Ordering, get_ordering
 from dispatchlab.dispatchers.rule_based.selection import Selection, get_selection
 from dispatchlab.engine.capabilities import Capabilities
+from dispatchlab.engine.compiled.plan import CompiledPlan
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.estimates.base import DurationEstimator
 from dispatchlab.estimates.registry import get_estimator
+from dispatchlab.workload.workload import Workload
 
 
 class Policy(BaseDispatcher):
@@ -67,6 +70,14 @@ class Policy(BaseDispatcher):
     def oracle(self) -> bool:
         """True when the duration estimate reads actual run times (``estimate=real``)."""
         return bool(getattr(self.estimate, "oracle", False))
+
+    def compiled_plan(self, workload: Workload, view: SystemView) -> CompiledPlan | str:
+        """Its decisions as a compiled loop runs them, or why it cannot
+        (:mod:`~dispatchlab.dispatchers.rule_based.compiled_plan`); a subclass changes the decisions
+        and has none unless it offers its own."""
+        if type(self) is not Policy:
+            return f"dispatcher '{self.name}' is not a rule-based Policy"
+        return policy_plan(self, workload, view)
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Prepare every part for a run on ``view``."""

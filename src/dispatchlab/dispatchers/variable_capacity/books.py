@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.engine.compiled.kernel import inlined, profile_helpers
 from dispatchlab.engine.compiled.slot_profile_ops import (
     NEVER,
     NONE,
@@ -23,7 +24,7 @@ from dispatchlab.engine.compiled.slot_profile_ops import (
     prof_advance,
     prof_fit,
 )
-from dispatchlab.engine.kernels import COMPILED
+from dispatchlab.numba_loader import compiled
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -139,18 +140,10 @@ _kernels: dict[str, Callable[..., Any]] = {}
 def kernels() -> dict[str, Callable[..., Any]]:
     """The three functions, compiled with Numba (disk-cached) when it is available."""
     if not _kernels:
-        funcs: dict[str, Callable[..., Any]] = {
-            "place_jobs": place_jobs, "take_many": take_many, "advance_all": advance_all}
-        if COMPILED:
-            import numba
-
-            from dispatchlab.engine.compiled.kernel import register_slot_profile_ops
-
-            register_slot_profile_ops()
-            numba.extending.register_jitable(target_rank)
-            jit = numba.njit(cache=True, nogil=True)
-            funcs = {name: jit(f) for name, f in funcs.items()}
-        _kernels.update(funcs)
+        helpers = [*profile_helpers(), target_rank]
+        _kernels.update({f.__name__: compiled(f, helpers=helpers, inline=inlined(),
+                                              fallback=f)
+                         for f in (place_jobs, take_many, advance_all)})
     return _kernels
 
 

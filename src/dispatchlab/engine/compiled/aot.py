@@ -1,5 +1,6 @@
-"""The slot loop, the conservative-backfilling loop, the slot-profile operations and the
-audit's capacity sweep compiled ahead of time into a plain extension module, built once per machine.
+"""The compiled loops (strict/EASY, nodes leaving and coming back, conservative
+backfilling), the slot-profile operations and the audit's capacity sweep compiled ahead of
+time into a plain extension module, built once per machine.
 
 Loading it costs well under a millisecond, where the first call of a Numba JIT function
 (even from Numba's disk cache) initializes Numba's compiler — about half a second, much of
@@ -19,13 +20,15 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from dispatchlab.engine.compiled import aot_build as _build_source
 from dispatchlab.engine.compiled import capacity_sweep as _sweep_source
 from dispatchlab.engine.compiled import conservative_loop as _cons_source
+from dispatchlab.engine.compiled import loop_parts as _parts_source
+from dispatchlab.engine.compiled import scenario_loop as _scenario_source
 from dispatchlab.engine.compiled import slot_loop as _source
 from dispatchlab.engine.compiled import slot_profile_ops as _ops_source
 
@@ -33,7 +36,8 @@ from dispatchlab.engine.compiled import slot_profile_ops as _ops_source
 def module_name() -> str:
     """Name of the module for these sources, Numba and Python version."""
     key = hashlib.sha256(Path(_source.__file__).read_bytes())
-    for other in (_ops_source, _cons_source, _sweep_source):
+    for other in (_ops_source, _cons_source, _sweep_source, _parts_source, _scenario_source,
+                  _build_source):
         key.update(Path(str(other.__file__)).read_bytes())
     numba_version = metadata.version("numba")  # importing numba to read it costs ~0.5 s
     key.update(f"{numba_version} {sys.implementation.cache_tag}".encode())
@@ -54,15 +58,6 @@ def cache_dir() -> Path:
     except OSError:
         pass
     return Path.home() / ".cache" / "dispatchlab"
-
-
-def load_aot() -> Callable[..., Any] | None:
-    """The ahead-of-time compiled loop (built now if missing), or ``None`` when unavailable."""
-    module = load_module()
-    if module is None:
-        return None
-    fn: Callable[..., Any] = module.slot_loop
-    return fn
 
 
 _module: Any = None

@@ -1,4 +1,4 @@
-"""Build the slot loop, the slot-profile operations and the audit sweep ahead of time:
+"""Build the compiled loops, the slot-profile operations and the audit sweep ahead of time:
 ``python -m dispatchlab.engine.compiled.aot_build DIR NAME``.
 
 Runs in its own process (Numba's ``pycc`` and a C compiler), called by
@@ -12,8 +12,9 @@ import warnings
 
 
 def build(out_dir: str, name: str) -> None:
-    """Compile :func:`slot_loop` and the slot-profile operations, each with its one
-    signature, into extension module ``name``."""
+    """Compile the strict/EASY, scenario and conservative loops, the slot-profile
+    operations and the audit sweep, each with its one signature, into extension module
+    ``name``."""
     from numba import types as nt
 
     with warnings.catch_warnings():
@@ -23,11 +24,10 @@ def build(out_dir: str, name: str) -> None:
     from dispatchlab.engine.compiled import slot_profile_ops as ops
     from dispatchlab.engine.compiled.capacity_sweep import sweep
     from dispatchlab.engine.compiled.conservative_loop import conservative_loop
-    from dispatchlab.engine.compiled.kernel import (
-        register_slot_loop_helpers,
-        register_slot_profile_ops,
-    )
+    from dispatchlab.engine.compiled.kernel import inlined, loop_helpers
+    from dispatchlab.engine.compiled.scenario_loop import scenario_loop
     from dispatchlab.engine.compiled.slot_loop import slot_loop
+    from dispatchlab.numba_loader import register
 
     i8 = nt.Array(nt.int64, 1, "C")
     i4 = nt.Array(nt.int32, 1, "C")
@@ -40,18 +40,17 @@ def build(out_dir: str, name: str) -> None:
     cc = CC(name)
     cc.output_dir = out_dir
     cc.verbose = False
-    register_slot_loop_helpers()
+    register(loop_helpers(), inline=inlined())
     cc.export("slot_loop", sig)(slot_loop)
-    register_slot_profile_ops()
     i = nt.int64
     pair, triple = nt.UniTuple(i, 2), nt.UniTuple(i, 3)
     op_sigs = {
         "prof_advance": i(i8, i8, i, i),
         "prof_add": i(i8, i8, i, i, i, i),
         "prof_fit": i(i8, i8, i, i, i, i, i),
-        "prof_compress": triple(i8, i8, i, i8, i, i, i8, i8, i8, i, i8, i8, i8),
-        "prof_reserve": triple(i8, i8, i, i, i, i, i, i8, i8, i8, i8, i),
-        "book_pop_due": pair(i8, i8, i8, i, i, i8),
+        "prof_compress": triple(i8, i8, i, i8, i, i, i8, i8, i8, i, i8, i8, i8, i8),
+        "prof_reserve": triple(i8, i8, i, i, i, i, i, i8, i8, i8, i8, i8, i),
+        "book_pop_due": pair(i8, i8, i8, i8, i, i, i8),
         "prof_min_free": i(i8, i),
     }
     for op, op_sig in op_sigs.items():
@@ -60,6 +59,12 @@ def build(out_dir: str, name: str) -> None:
     cons_sig = cons_returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8)
     cc.export("conservative_loop", cons_sig)(conservative_loop)
     i8_2d = nt.Array(i, 2, "C")
+    b1 = nt.Array(nt.boolean, 1, "C")
+    scen_returns = nt.Tuple((i, i8, i8, i8, i8, i8, i8, i4, i4, i, i8, i8_2d, i8_2d, i,
+                             i8_2d, i, b1, i, i))
+    scen_sig = scen_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i,
+                            i8_2d, i8, i8, i8, i8, i8, i8, nt.boolean, i8)
+    cc.export("scenario_loop", scen_sig)(scenario_loop)
     sweep_sig = nt.UniTuple(i, 5)(i8, i8, i8, i8, i4, i4, i8_2d, i8_2d, i8, i8)
     cc.export("audit_sweep", sweep_sig)(sweep)
     cc.compile()

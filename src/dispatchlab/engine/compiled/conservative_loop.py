@@ -22,11 +22,22 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.engine.compiled.loop_parts import (
+    ev_room,
+    first_fit,
+    gather,
+    give_back,
+    q_insert,
+    room,
+    room_rows,
+    take,
+)
 from dispatchlab.engine.compiled.slot_profile_ops import (
     NEVER,
     NONE,
     book_pop_due,
-    grown,
+    heap_pop,
+    heap_push,
     prof_add,
     prof_advance,
     prof_compress,
@@ -59,19 +70,22 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     planned = np.full(n, -1, np.int64)
     alloc_pos = np.zeros(n, np.int64)
     alloc_len = np.zeros(n, np.int64)
-    cap = n + n_nodes
-    flat_nodes = np.empty(cap, np.int32)
-    flat_counts = np.empty(cap, np.int32)
+    flat_nodes = np.empty(n + n_nodes, np.int32)
+    flat_counts = np.empty(n + n_nodes, np.int32)
     n_flat = 0
     points = np.empty((2 * n + 1, 4), np.int64)
     n_points = 0
     q_job = np.empty(n, np.int64)
     q_rank = np.empty(n, np.int64)
     qn = 0
-    # the engine's events: ends (job ≥ 0) and wake-ups (job −1) by time
+    # the engine's events: ends (job ≥ 0) and wake-ups (job −1) by time (ties: in the
+    # order they were scheduled; the ends at one time free the same slots in any order)
     h_time = np.empty(2 * n + 1, np.int64)
-    h_job = np.empty(2 * n + 1, np.int64)
+    h_id = np.empty(2 * n + 1, np.int64)
+    h_pos = np.zeros(0, np.int64)  # (no positions tracked)
+    ev_job = np.empty(2 * n + 1, np.int64)
     hn = 0
+    n_ev = 0
     # the profile, the book of reservations, each running job's reserved end
     times = np.zeros(64, np.int64)
     pfree = np.zeros(64, np.int64)
@@ -79,6 +93,7 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     pfree[0] = total
     r_start = np.full(n, NONE, np.int64)
     r_end = np.full(n, NONE, np.int64)
+    b_key = np.zeros(n, np.int64)  # the book: reserved jobs by (start, job)
     b_heap = np.zeros(n, np.int64)
     b_pos = np.full(n, -1, np.int64)
     bn = 0
@@ -102,30 +117,12 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
         # 1. completions (the engine frees the nodes) and wake-ups at t
         n_fin = 0
         while hn > 0 and h_time[0] == t:
-            job = h_job[0]
-            hn -= 1
-            if hn > 0:  # sift the last entry down from the root
-                lt, lj = h_time[hn], h_job[hn]
-                k = 0
-                while True:
-                    c = 2 * k + 1
-                    if c >= hn:
-                        break
-                    if c + 1 < hn and h_time[c + 1] < h_time[c]:
-                        c += 1
-                    if h_time[c] < lt:
-                        h_time[k], h_job[k] = h_time[c], h_job[c]
-                        k = c
-                    else:
-                        break
-                h_time[k], h_job[k] = lt, lj
+            job = ev_job[h_id[0]]
+            hn = heap_pop(h_time, h_id, h_pos, hn)
             if job < 0:
                 continue
-            p = alloc_pos[job]
-            for a in range(alloc_len[job]):
-                node_free[flat_nodes[p + a]] += flat_counts[p + a]
-            if flat_nodes[p] < lo:
-                lo = flat_nodes[p]
+            lo = give_back(node_free, flat_nodes, flat_counts, alloc_pos[job], alloc_len[job],
+                           lo)
             running -= 1
             end[job] = t
             fin[n_fin] = job
@@ -134,24 +131,7 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
         n_new = 0
         while nxt < n and submit[nxt] == t:
             if not skip[nxt]:
-                r = rank[nxt]
-                if qn == 0 or r > q_rank[qn - 1]:
-                    k = qn
-                else:
-                    a, b = 0, qn
-                    while a < b:
-                        m = (a + b) >> 1
-                        if q_rank[m] < r:
-                            a = m + 1
-                        else:
-                            b = m
-                    k = a
-                    for m in range(qn, k, -1):
-                        q_rank[m] = q_rank[m - 1]
-                        q_job[m] = q_job[m - 1]
-                q_rank[k] = r
-                q_job[k] = nxt
-                qn += 1
+                qn = q_insert(q_job, q_rank, qn, nxt, rank[nxt])
                 new[n_new] = nxt
                 n_new += 1
             nxt += 1
@@ -164,9 +144,8 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             free += units[job]
             e = run_end[job]
             if e > t:
-                if pn + 2 > times.shape[0]:
-                    times = grown(times, 2 * times.shape[0])
-                    pfree = grown(pfree, 2 * pfree.shape[0])
+                times = room(times, pn + 2)
+                pfree = room(pfree, pn + 2)
                 pn = prof_add(times, pfree, pn, t, e, units[job])
                 freed = True
         if bn > 0 and r_start[b_heap[0]] < t:
@@ -178,12 +157,11 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             compressions += 1
             first = 0
             while first < qn:
-                if pn + 4 > times.shape[0]:
-                    times = grown(times, 2 * times.shape[0])
-                    pfree = grown(pfree, 2 * pfree.shape[0])
+                times = room(times, pn + 4)
+                pfree = room(pfree, pn + 4)
                 pn, n_moved, first = prof_compress(times, pfree, pn, q_job, first, qn,
-                                                   r_start, r_end, units, t, b_heap, b_pos,
-                                                   moved)
+                                                   r_start, r_end, units, t, b_key, b_heap,
+                                                   b_pos, moved)
                 for m in range(n_moved):
                     planned[moved[m]] = r_start[moved[m]]
                 moves += n_moved
@@ -198,41 +176,27 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
                 new[b + 1] = x
         for a in range(n_new):
             j = new[a]
-            if pn + 2 > times.shape[0]:
-                times = grown(times, 2 * times.shape[0])
-                pfree = grown(pfree, 2 * pfree.shape[0])
+            times = room(times, pn + 2)
+            pfree = room(pfree, pn + 2)
             pn, bn, s = prof_reserve(times, pfree, pn, j, units[j], est[j], NEVER, r_start,
-                                     r_end, b_heap, b_pos, bn)
+                                     r_end, b_key, b_heap, b_pos, bn)
             if s != NONE:
                 planned[j] = s
         # ... and starts what is due now, by (reserved start, job), first-fit on the nodes
-        bn, n_due = book_pop_due(r_start, b_heap, b_pos, bn, t, due)
+        bn, n_due = book_pop_due(r_start, b_key, b_heap, b_pos, bn, t, due)
         for a in range(n_due):
             j = due[a]
             u = units[j]
-            if n_flat + n_nodes > cap:
-                cap *= 2
-                flat_nodes = grown(flat_nodes, cap)
-                flat_counts = grown(flat_counts, cap)
+            flat_nodes = room(flat_nodes, n_flat + n_nodes)
+            flat_counts = room(flat_counts, n_flat + n_nodes)
             p = n_flat
-            left = u
-            nd = lo
-            while left > 0 and nd < n_nodes:
-                room = node_free[nd]
-                if room > 0:
-                    c = room if room < left else left
-                    flat_nodes[n_flat] = nd
-                    flat_counts[n_flat] = c
-                    n_flat += 1
-                    node_free[nd] = room - c
-                    left -= c
-                nd += 1
+            k_ff, left = first_fit(node_free, lo, u, flat_nodes, flat_counts, p)
             if left > 0 or u > free:
                 status = BROKEN
                 bad_job = j
                 break
-            while lo < n_nodes and node_free[lo] == 0:
-                lo += 1
+            lo = take(node_free, flat_nodes, flat_counts, p, k_ff, lo)
+            n_flat += k_ff
             alloc_pos[j] = p
             alloc_len[j] = n_flat - p
             free -= u
@@ -240,20 +204,10 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             running += 1
             run_end[j] = r_end[j]
             # the engine schedules the end
-            if hn == h_time.shape[0]:
-                h_time = grown(h_time, 2 * hn)
-                h_job = grown(h_job, 2 * hn)
-            et = t + dur[j]
-            k = hn
-            hn += 1
-            while k > 0:
-                pk = (k - 1) >> 1
-                if h_time[pk] > et:
-                    h_time[k], h_job[k] = h_time[pk], h_job[pk]
-                    k = pk
-                else:
-                    break
-            h_time[k], h_job[k] = et, j
+            h_time, h_id, ev_job = ev_room(h_time, h_id, ev_job, n_ev)
+            ev_job[n_ev] = j
+            hn = heap_push(h_time, h_id, h_pos, hn, t + dur[j], n_ev)
+            n_ev += 1
         if status != DONE:
             break
         if n_due:  # started jobs leave the queue
@@ -268,24 +222,12 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
         wake = r_start[b_heap[0]] if bn > 0 else NEVER
         if wake != last_wake and t < wake < NEVER:
             last_wake = wake
-            if hn == h_time.shape[0]:
-                h_time = grown(h_time, 2 * hn)
-                h_job = grown(h_job, 2 * hn)
-            k = hn
-            hn += 1
-            while k > 0:
-                pk = (k - 1) >> 1
-                if h_time[pk] > wake:
-                    h_time[k], h_job[k] = h_time[pk], h_job[pk]
-                    k = pk
-                else:
-                    break
-            h_time[k], h_job[k] = wake, -1
+            h_time, h_id, ev_job = ev_room(h_time, h_id, ev_job, n_ev)
+            ev_job[n_ev] = -1
+            hn = heap_push(h_time, h_id, h_pos, hn, wake, n_ev)
+            n_ev += 1
         # 4. one sample per decision point
-        if n_points == points.shape[0]:
-            bigger = np.empty((2 * n_points, 4), np.int64)
-            bigger[:n_points] = points
-            points = bigger
+        points = room_rows(points, n_points + 1)
         points[n_points, 0] = t
         points[n_points, 1] = qn
         points[n_points, 2] = running
@@ -296,15 +238,6 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             bad_job = q_job[0]
             break
     # placements in job order: job j owns nodes[offsets[j]:offsets[j + 1]]
-    offsets = np.zeros(n + 1, np.int64)
-    for j in range(n):
-        offsets[j + 1] = offsets[j] + alloc_len[j]
-    nodes = np.empty(offsets[n], np.int32)
-    counts = np.empty(offsets[n], np.int32)
-    for j in range(n):
-        p, o = alloc_pos[j], offsets[j]
-        for a in range(alloc_len[j]):
-            nodes[o + a] = flat_nodes[p + a]
-            counts[o + a] = flat_counts[p + a]
+    offsets, nodes, counts = gather(alloc_pos, alloc_len, n, flat_nodes, flat_counts)
     return (status, start, end, planned, offsets, nodes, counts, points, n_points,
             compressions, moves, bad_job)

@@ -1,9 +1,10 @@
 """Which runs the compiled engine can take: the parts it reproduces exactly, nothing else.
 
-A :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a static ordering, strict or EASY
-selection (any depth) or conservative backfilling (no depth limit), first-fit, the
-requested-time or real-duration estimate; every job's unit asking the same resource vector
-(the policy's ``SlotMachine`` case); no operator rules (queues with windows, reservations,
+A dispatcher that offers a compiled plan (:mod:`~dispatchlab.engine.compiled.plan`: the
+rule-based ``Policy`` with a static ordering, strict or EASY selection (any depth) or
+conservative backfilling (no depth limit), first-fit, the requested-time or real-duration
+estimate); every job's unit asking the same resource vector (the policy's ``SlotMachine``
+case); no operator rules (queues with windows, reservations,
 heterogeneous jobs); Numba available. Of the engine's features
 (:meth:`Simulator.features`) it supports only those in :data:`SUPPORTED` — a run using any
 other one (a scenario, a varying cap or another job power source, malleable jobs, …) runs
@@ -21,16 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.dispatchers.allocators import FirstFit
-from dispatchlab.dispatchers.rule_based.policy import Policy
-from dispatchlab.dispatchers.rule_based.selection import Conservative, Easy, Strict
 from dispatchlab.engine.budget import JobColumnPower
 from dispatchlab.engine.compiled.kernel import AVAILABLE
+from dispatchlab.engine.compiled.plan import OffersCompiledPlan
 from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power
 from dispatchlab.engine.constraints import engine_rules_apply
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.state import SystemView
-from dispatchlab.estimates.base import OracleEstimate, WalltimeEstimate
 from dispatchlab.platform.platform import units_fitting
 
 IntArray = npt.NDArray[np.int64]
@@ -106,22 +104,17 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     unsupported = sim.features() - SUPPORTED - ({"power"} if varying else set())
     if unsupported:
         return f"engine feature(s) {', '.join(sorted(unsupported))} not supported"
-    if type(disp) is not Policy:
+    if not isinstance(disp, OffersCompiledPlan):
         return f"dispatcher '{disp.name}' is not a rule-based Policy"
-    if disp.ordering.dynamic:
-        return f"ordering '{disp.ordering.name}' is dynamic"
-    sel = disp.selection
-    if type(sel) not in (Strict, Easy, Conservative):
-        return f"selection '{sel.name}' is neither strict, EASY nor conservative"
-    if type(sel) is Conservative and sel.depth is not None:
-        return "conservative backfilling has a depth limit"
-    if type(disp.allocator) is not FirstFit:
-        return f"allocator '{disp.allocator.name}' is not first-fit"
-    if type(disp.estimate) not in (WalltimeEstimate, OracleEstimate):
-        return f"duration estimate '{disp.estimate.name}' is not walltime or real"
+    view = SystemView(wl, plat, sim.req)  # the engine's view: every job known
+    view.jobs.known = wl.n_jobs
+    plan = disp.compiled_plan(wl, view)
+    if isinstance(plan, str):
+        return plan
+    conservative = plan.selection == "conservative"
     rows: ScenarioRows | None = None
     if "scenario" in sim.features() and not varying:
-        if type(sel) is Conservative:
+        if conservative:
             return "scenario: the compiled conservative loop takes no scenario"
         if "power-fixed-cap" in sim.features():
             return "scenario: the compiled scenario loop takes no power cap"
@@ -140,26 +133,22 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         return "a job asks no units"
     if (np.diff(wl.submit) < 0).any():
         return "submit times are not sorted"
-    if type(disp.estimate) is WalltimeEstimate:  # as WalltimeEstimate / OracleEstimate
-        est = np.maximum(wl.walltime, 1)
-    else:
-        est = np.maximum(np.minimum(wl.runtime, wl.walltime), 1)
     slots = np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64)
     power: SlotPower | None = None
     if "power-fixed-cap" in sim.features() or varying:
-        if type(sel) is Conservative:
+        if conservative:
             return "power: the compiled conservative loop takes no power cap"
         tabled = slot_power(sim, slots)
         if isinstance(tabled, str):
             return tabled
         power = tabled
     return SlotRun(
-        rank=_ranks(disp, sim),
-        estimate=est.astype(np.int64),
+        rank=plan.ranks(),
+        estimate=plan.estimate,
         slots=slots,
-        easy=type(sel) is Easy,
-        depth=-1 if sel.depth is None else int(sel.depth),
-        conservative=type(sel) is Conservative,
+        easy=plan.selection == "easy",
+        depth=plan.depth,
+        conservative=conservative,
         power=power,
         scenario=rows,
         cap_rows=_cap_rows(sim) if varying else None,
@@ -182,20 +171,3 @@ def _cap_rows(sim: Simulator) -> tuple[IntArray, npt.NDArray[np.float64]]:
     changes = sim.scenario.changes
     return (np.array([c.time for c in changes], dtype=np.int64),
             np.array([c.value for c in changes], dtype=np.float64))
-
-
-def _ranks(disp: Policy, sim: Simulator) -> IntArray:
-    """Each job's position in the static ordering: its keys, ties by job index, exactly as
-    ``JobQueue`` sorts arrivals."""
-    wl = sim.workload
-    idx = np.arange(wl.n_jobs)
-    if disp.ordering.by_arrival:
-        return idx
-    view = SystemView(wl, sim.platform, sim.req)  # the engine's view: every job known
-    view.jobs.known = wl.n_jobs
-    keys = disp.ordering.keys(view, idx)
-    order = np.lexsort((idx, *reversed(keys)))
-    rank = np.empty_like(order)
-    rank[order] = idx
-    return rank.astype(np.int64)
-

@@ -1,6 +1,6 @@
-"""The compiled slot loop and slot-profile operations: ahead of time
-(:mod:`~dispatchlab.engine.compiled.aot`) or, where that cannot be built, through Numba's JIT
-with its disk cache.
+"""The compiled loops and slot-profile operations, loaded through
+:func:`dispatchlab.numba_loader.compiled`: ahead of time (:mod:`~dispatchlab.engine.compiled.aot`)
+or, where that cannot be built, through Numba's JIT with its disk cache.
 
 Unavailable when Numba is missing or disabled (``DISPATCHLAB_NO_NUMBA``): the general
 engine then runs every simulation, and slot profiles run their operations as plain Python.
@@ -14,121 +14,103 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.kernels import COMPILED
+from dispatchlab.engine.compiled import loop_parts
+from dispatchlab.engine.compiled import slot_profile_ops as ops_source
+from dispatchlab.numba_loader import NUMBA, compiled, kind
 
 #: Whether the compiled engine can run in this process.
-AVAILABLE = COMPILED
-
-_loop: Callable[..., Any] | None = None
-_kind = ""
-
-
-def slot_loop_kernel() -> Callable[..., Any]:
-    """The compiled loop, loaded (or built) on first use."""
-    global _loop, _kind
-    if _loop is None:
-        if not AVAILABLE:
-            raise RuntimeError("the compiled engine needs Numba (DISPATCHLAB_NO_NUMBA is set "
-                               "or Numba is missing)")
-        from dispatchlab.engine.compiled.aot import load_aot
-
-        _loop, _kind = load_aot(), "aot"
-        if _loop is None:
-            import numba
-
-            from dispatchlab.engine.compiled.slot_loop import slot_loop
-
-            register_slot_loop_helpers()
-            _loop, _kind = numba.njit(cache=True, nogil=True)(slot_loop), "jit"
-            one = np.ones(1, np.int64)  # compile or load from Numba's cache now
-            _loop(one, one, one, one, one, np.zeros(1, np.bool_), one, True, -1, False, 0.0,
-                  0.0, np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0))
-    return _loop
-
-
-_scenario: Callable[..., Any] | None = None
-
-
-def scenario_loop_kernel() -> Callable[..., Any]:
-    """The compiled loop of a machine whose nodes change (Numba's JIT, disk-cached),
-    loaded on first use."""
-    global _scenario
-    if _scenario is None:
-        if not AVAILABLE:
-            raise RuntimeError("the compiled engine needs Numba (DISPATCHLAB_NO_NUMBA is set "
-                               "or Numba is missing)")
-        import numba
-        from numba.extending import register_jitable
-
-        from dispatchlab.engine.compiled import scenario_loop as src
-
-        register_slot_loop_helpers()
-        register_jitable(src._grow)
-        register_jitable(src._grow2)
-        _scenario = numba.njit(cache=True, nogil=True)(src.scenario_loop)
-        one, none = np.ones(1, np.int64), np.zeros(0, np.int64)  # compile or load it now
-        _scenario(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True,
-                  -1, np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True,
-                  one - 1)
-    return _scenario
-
-
-_conservative: Callable[..., Any] | None = None
-
-
-def conservative_loop_kernel() -> Callable[..., Any]:
-    """The compiled conservative-backfilling loop, loaded (or built) on first use."""
-    global _conservative
-    if _conservative is None:
-        if not AVAILABLE:
-            raise RuntimeError("the compiled engine needs Numba (DISPATCHLAB_NO_NUMBA is set "
-                               "or Numba is missing)")
-        from dispatchlab.engine.compiled.aot import load_module
-
-        module = load_module()
-        if module is not None:
-            _conservative = module.conservative_loop
-        else:
-            import numba
-
-            from dispatchlab.engine.compiled.conservative_loop import conservative_loop
-
-            register_slot_profile_ops()
-            _conservative = numba.njit(cache=True, nogil=True)(conservative_loop)
-            one = np.ones(1, np.int64)  # compile or load from Numba's cache now
-            _conservative(one, one, one, one, np.zeros(1, np.int64), np.zeros(1, np.bool_),
-                          one)
-    assert _conservative is not None
-    return _conservative
-
-
-_helpers_registered = False
-
-
-def register_slot_loop_helpers() -> None:
-    """Let Numba compile the slot loop's queue-index helpers into the loops (once)."""
-    global _helpers_registered
-    if _helpers_registered:
-        return
-    from numba.extending import register_jitable
-
-    from dispatchlab.engine.compiled import slot_loop as src
-
-    for fn in (src.idx_put, src.idx_next, src._jump):
-        register_jitable(fn)
-    _helpers_registered = True
-
-
-def kernel_kind() -> str:
-    """``"aot"`` or ``"jit"``: how the loaded loop was compiled (empty before first use)."""
-    return _kind
-
+AVAILABLE = NUMBA
 
 #: The functions of :mod:`~dispatchlab.engine.compiled.slot_profile_ops` a profile calls.
 SLOT_PROFILE_OPS = ("prof_advance", "prof_add", "prof_fit", "prof_compress",
                     "prof_reserve", "book_pop_due", "prof_min_free")
 #: The ones those call.
-SLOT_PROFILE_HELPERS = ("prof_split", "prof_remove", "heap_up", "heap_down", "grown")
+SLOT_PROFILE_HELPERS = ("bisect_left", "prof_split", "prof_remove", "heap_up", "heap_down",
+                        "heap_push", "heap_pop", "grown")
+#: The pieces the loops are made of (:mod:`.loop_parts`).
+LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "q_insert",
+              "q_compact", "ends_find", "ends_insert", "ends_remove", "easy_shadow",
+              "backfill_kind", "first_fit", "take", "give_back", "gather")
+
+
+def profile_helpers() -> list[Callable[..., Any]]:
+    """Every slot-profile function, for Numba to compile into its callers."""
+    return [getattr(ops_source, name) for name in (*SLOT_PROFILE_HELPERS, *SLOT_PROFILE_OPS)]
+
+
+def inlined() -> list[Callable[..., Any]]:
+    """The helpers Numba copies into their callers (a call costs more than their work):
+    the heap's and the per-start placement steps, on the loops' hottest path. (Copies of
+    copies of copies were miscompiled by Numba 0.68: the loops call these directly, never
+    through another copied helper.)"""
+    return [ops_source.heap_up, ops_source.heap_down, ops_source.heap_push,
+            ops_source.heap_pop, loop_parts.room, loop_parts.first_fit, loop_parts.take,
+            loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind]
+
+
+def loop_helpers() -> list[Callable[..., Any]]:
+    """Every function the compiled loops call, for Numba to compile into them."""
+    from dispatchlab.engine.compiled import slot_loop
+
+    return [*profile_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
+            slot_loop.idx_new, slot_loop.idx_put, slot_loop.idx_next, slot_loop._jump]
+
+
+def _aot_module() -> Any:
+    from dispatchlab.engine.compiled.aot import load_module
+
+    return load_module()
+
+
+def _loop(source: Callable[..., Any], warm: Callable[[Callable[..., Any]], None]
+          ) -> Callable[..., Any]:
+    """A compiled loop: ahead of time, else Numba's JIT (compiled now by ``warm``)."""
+    return compiled(source, helpers=loop_helpers(), inline=inlined(), aot_module=_aot_module,
+                    warm=warm, what="the compiled engine")
+
+
+def slot_loop_kernel() -> Callable[..., Any]:
+    """The compiled strict/EASY loop, loaded (or built) on first use."""
+    from dispatchlab.engine.compiled.slot_loop import slot_loop
+
+    def warm(fn: Callable[..., Any]) -> None:
+        one = np.ones(1, np.int64)
+        fn(one, one, one, one, one, np.zeros(1, np.bool_), one, True, -1, False, 0.0, 0.0,
+           np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0))
+
+    return _loop(slot_loop, warm)
+
+
+def scenario_loop_kernel() -> Callable[..., Any]:
+    """The compiled loop of a machine whose nodes change, loaded (or built) on first use."""
+    from dispatchlab.engine.compiled.scenario_loop import scenario_loop
+
+    def warm(fn: Callable[..., Any]) -> None:
+        one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
+        fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True, -1,
+           np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1)
+
+    return _loop(scenario_loop, warm)
+
+
+def conservative_loop_kernel() -> Callable[..., Any]:
+    """The compiled conservative-backfilling loop, loaded (or built) on first use."""
+    from dispatchlab.engine.compiled.conservative_loop import conservative_loop
+
+    def warm(fn: Callable[..., Any]) -> None:
+        one = np.ones(1, np.int64)
+        fn(one, one, one, one, np.zeros(1, np.int64), np.zeros(1, np.bool_), one)
+
+    return _loop(conservative_loop, warm)
+
+
+def kernel_kind() -> str:
+    """``"aot"`` or ``"jit"``: how the strict/EASY loop was compiled (empty before first
+    use)."""
+    from dispatchlab.engine.compiled.slot_loop import slot_loop
+
+    return kind(slot_loop)
+
 
 _ops: SimpleNamespace | None = None
 
@@ -139,57 +121,34 @@ def slot_profile_ops() -> SimpleNamespace:
     ``compiled`` true); the plain Python source on lists when Numba is unavailable."""
     global _ops
     if _ops is None:
-        from dispatchlab.engine.compiled import slot_profile_ops as src
-
-        if not AVAILABLE:
+        if not NUMBA:
             _ops = python_slot_profile_ops()
             return _ops
-        from dispatchlab.engine.compiled.aot import load_module
-
-        module = load_module()
-        if module is not None:
-            _ops = SimpleNamespace(compiled=True,
-                                   **{name: getattr(module, name) for name in SLOT_PROFILE_OPS})
-            return _ops
-        import numba
-
-        register_slot_profile_ops()
-        jit = numba.njit(cache=True, nogil=True)
-        _ops = SimpleNamespace(compiled=True, **{name: jit(getattr(src, name))
-                                                 for name in SLOT_PROFILE_OPS})
+        helpers = profile_helpers()
+        fns = {name: compiled(getattr(ops_source, name), helpers=helpers, inline=inlined(),
+                              aot_module=_aot_module) for name in SLOT_PROFILE_OPS}
+        _ops = SimpleNamespace(compiled=True, **fns)
         _exercise(_ops)
     return _ops
 
 
 def python_slot_profile_ops() -> SimpleNamespace:
     """The slot-profile operations as plain Python (on lists), whatever Numba's state."""
-    from dispatchlab.engine.compiled import slot_profile_ops as src
-
     return SimpleNamespace(compiled=False,
-                           **{name: getattr(src, name) for name in SLOT_PROFILE_OPS})
-
-
-def register_slot_profile_ops() -> None:
-    """Let Numba compile calls to the slot-profile operations into the functions calling
-    them (the operations stay plain Python functions)."""
-    from numba.extending import register_jitable
-
-    from dispatchlab.engine.compiled import slot_profile_ops as src
-
-    for name in (*SLOT_PROFILE_HELPERS, *SLOT_PROFILE_OPS):
-        register_jitable(getattr(src, name))
+                           **{name: getattr(ops_source, name) for name in SLOT_PROFILE_OPS})
 
 
 def _exercise(ops: SimpleNamespace) -> None:
-    """Call every operation once on a tiny profile, so the JIT compiles them now."""
+    """Call every operation once on a tiny profile, so a JIT compiles them now."""
     times, free, jobs = np.zeros(8, np.int64), np.zeros(8, np.int64), np.zeros(1, np.int64)
     start, end = np.full(1, -1, np.int64), np.full(1, -1, np.int64)
     heap, pos, out = np.zeros(1, np.int64), np.full(1, -1, np.int64), np.zeros(1, np.int64)
+    key = np.zeros(1, np.int64)
     free[0] = 1
     n = ops.prof_advance(times, free, 1, 0)
     n = ops.prof_add(times, free, n, 0, 1, 0)
     ops.prof_fit(times, free, n, 1, 1, 1, 1)
-    n, hn, _ = ops.prof_reserve(times, free, n, 0, 1, 1, 9, start, end, heap, pos, 0)
-    ops.prof_compress(times, free, n, jobs, 0, 1, start, end, jobs, 0, heap, pos, out)
-    ops.book_pop_due(start, heap, pos, hn, 9, out)
+    n, hn, _ = ops.prof_reserve(times, free, n, 0, 1, 1, 9, start, end, key, heap, pos, 0)
+    ops.prof_compress(times, free, n, jobs, 0, 1, start, end, jobs, 0, key, heap, pos, out)
+    ops.book_pop_due(start, key, heap, pos, hn, 9, out)
     ops.prof_min_free(free, n)

@@ -24,7 +24,24 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled.slot_loop import _ABSENT, _jump, idx_put
+from dispatchlab.engine.compiled.loop_parts import (
+    backfill_kind,
+    easy_shadow,
+    ends_insert,
+    ends_remove,
+    ev_room,
+    first_fit,
+    gather,
+    give_back,
+    idle_wait,
+    q_compact,
+    q_insert,
+    room,
+    room_rows,
+    take,
+)
+from dispatchlab.engine.compiled.slot_loop import _ABSENT, _jump, idx_new, idx_put
+from dispatchlab.engine.compiled.slot_profile_ops import heap_pop, heap_push
 
 #: Status codes returned by :func:`scenario_loop` (``FALLBACK``: the general loop must run,
 #: to raise its own error: a stuck queue, or an idle machine waiting too long).
@@ -36,20 +53,6 @@ ON, DOWN = 0, 4
 COMPLETED, KILLED, ABORTED = 0, 1, 2
 #: Scenario row kinds.
 NODE_DOWN, NODE_UP, ALIVE_NODES = 0, 1, 2
-#: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
-IDLE_LIMIT = 400 * 86400
-
-
-def _grow(a: Any, size: int) -> Any:
-    out = np.empty(max(2 * a.shape[0], size), a.dtype)
-    out[:a.shape[0]] = a
-    return out
-
-
-def _grow2(a: Any, size: int) -> Any:
-    out = np.empty((max(2 * a.shape[0], size), a.shape[1]), a.dtype)
-    out[:a.shape[0]] = a
-    return out
 
 
 def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: Any,
@@ -89,7 +92,7 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     fresh = np.ones(n, np.bool_)
     left = runtime.astype(np.float64)  # reference seconds of work left
     work_from = np.zeros(n, np.int64)
-    end_seq = np.full(n, -1, np.int64)
+    end_seq = np.full(n, -1, np.int64)  # its live end event
     end_killed = np.zeros(n, np.bool_)
     run_pos = np.full(n, -1, np.int64)  # its place among the running jobs, in start order
     failed = np.zeros(n, np.bool_)
@@ -121,17 +124,14 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     qn = 0
     # EASY without a depth limit: the queue indexed by rank, as in the slot loop
     indexed = easy and depth < 0
-    size = 1
-    while size < n:
-        size *= 2
-    t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_p = np.zeros(0, np.float64)  # (no power in this loop)
-    # end heap (time, seq, job), stale entries dropped lazily as the engine does
+    size, t_u, t_e, t_p = idx_new(n, indexed, False)  # (no power in this loop)
+    # end events by (time, number), stale ones dropped lazily as the engine does
     h_time = np.empty(n + 16, np.int64)
-    h_seq = np.empty(n + 16, np.int64)
-    h_job = np.empty(n + 16, np.int64)
+    h_id = np.empty(n + 16, np.int64)
+    h_pos = np.zeros(0, np.int64)  # (no positions tracked)
+    ev_job = np.empty(n + 16, np.int64)
     hn = 0
+    n_ev = 0  # events numbered in the engine's sequence order (after the scenario rows)
     e_time = np.empty(n, np.int64)  # EASY: running jobs by (expected end, job)
     e_job = np.empty(n, np.int64)
     en = 0
@@ -141,7 +141,6 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     free = alive_slots
     busy = 0
     queued = 0  # the engine's queue (rejected jobs never join it)
-    seq = n_rows  # scenario rows took sequence numbers 0 … n_rows − 1
     head = -1
     shadow = -1
     plan_head = -1
@@ -155,24 +154,8 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     bad_job = -1
     while nxt < n or queued > 0 or rn > 0:
         # the next time: stale ends at the top of the heap are dropped first
-        while hn > 0 and end_seq[h_job[0]] != h_seq[0]:
-            hn -= 1
-            if hn > 0:
-                lt, ls, lj = h_time[hn], h_seq[hn], h_job[hn]
-                k = 0
-                while True:
-                    c = 2 * k + 1
-                    if c >= hn:
-                        break
-                    if c + 1 < hn and (h_time[c + 1] < h_time[c] or (
-                            h_time[c + 1] == h_time[c] and h_seq[c + 1] < h_seq[c])):
-                        c += 1
-                    if h_time[c] < lt or (h_time[c] == lt and h_seq[c] < ls):
-                        h_time[k], h_seq[k], h_job[k] = h_time[c], h_seq[c], h_job[c]
-                        k = c
-                    else:
-                        break
-                h_time[k], h_seq[k], h_job[k] = lt, ls, lj
+        while hn > 0 and end_seq[ev_job[h_id[0]]] != h_id[0]:
+            hn = heap_pop(h_time, h_id, h_pos, hn)
         t = NEVER
         if hn > 0:
             t = h_time[0]
@@ -186,48 +169,23 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 status = FALLBACK  # queued jobs, nothing pending: the engine's error
                 bad_job = q_job[0] if qn > 0 else -1
                 break
-            if rn == 0:
-                if idle_since < 0:
-                    idle_since = t
-                elif t - idle_since > IDLE_LIMIT:
-                    status = FALLBACK
-                    break
-            else:
-                idle_since = -1
+            idle_since, too_long = idle_wait(idle_since, t, rn == 0)
+            if too_long:
+                status = FALLBACK
+                break
         n_fin = 0
         n_abort = 0
         n_req = 0
         nodes_changed = False
         # 1. segment ends at t (stale entries ignored)
         while hn > 0 and h_time[0] == t:
-            job = h_job[0]
-            live = end_seq[job] == h_seq[0]
-            hn -= 1
-            if hn > 0:
-                lt, ls, lj = h_time[hn], h_seq[hn], h_job[hn]
-                k = 0
-                while True:
-                    c = 2 * k + 1
-                    if c >= hn:
-                        break
-                    if c + 1 < hn and (h_time[c + 1] < h_time[c] or (
-                            h_time[c + 1] == h_time[c] and h_seq[c + 1] < h_seq[c])):
-                        c += 1
-                    if h_time[c] < lt or (h_time[c] == lt and h_seq[c] < ls):
-                        h_time[k], h_seq[k], h_job[k] = h_time[c], h_seq[c], h_job[c]
-                        k = c
-                    else:
-                        break
-                h_time[k], h_seq[k], h_job[k] = lt, ls, lj
+            job = ev_job[h_id[0]]
+            live = end_seq[job] == h_id[0]
+            hn = heap_pop(h_time, h_id, h_pos, hn)
             if not live:
                 continue
             s = cur[job]
-            p = seg_pos[s]
-            for a in range(seg_len[s]):
-                nd = flat_nodes[p + a]
-                node_free[nd] += flat_counts[p + a]
-                if nd < lo:
-                    lo = nd
+            lo = give_back(node_free, flat_nodes, flat_counts, seg_pos[s], seg_len[s], lo)
             busy -= units[job]
             end_seq[job] = -1
             seg_t1[s] = t
@@ -294,11 +252,8 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                             if not hit:
                                 m += 1
                                 continue
-                            for a in range(seg_len[s]):
-                                x = flat_nodes[p + a]
-                                node_free[x] += flat_counts[p + a]
-                                if x < lo:
-                                    lo = x
+                            lo = give_back(node_free, flat_nodes, flat_counts, p, seg_len[s],
+                                           lo)
                             busy -= units[job]
                             end_seq[job] = -1
                             worked = t - work_from[job]
@@ -340,8 +295,7 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                     if nd < lo:
                         lo = nd
                     state[nd] = ON
-                if n_log >= node_log.shape[0]:
-                    node_log = _grow2(node_log, n_log + 1)
+                node_log = room_rows(node_log, n_log + 1)
                 node_log[n_log, 0] = t
                 node_log[n_log, 1] = nd
                 node_log[n_log, 2] = state[nd]
@@ -363,41 +317,14 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             else:
                 break
             r = rank[jn]
-            if qn == 0 or r > q_rank[qn - 1]:
-                k = qn
-            else:
-                a, b = 0, qn
-                while a < b:
-                    m = (a + b) >> 1
-                    if q_rank[m] < r:
-                        a = m + 1
-                    else:
-                        b = m
-                k = a
-                for m in range(qn, k, -1):
-                    q_rank[m] = q_rank[m - 1]
-                    q_job[m] = q_job[m - 1]
-            q_rank[k] = r
-            q_job[k] = jn
-            qn += 1
+            qn = q_insert(q_job, q_rank, qn, jn, r)
             if indexed:
                 idx_put(t_u, t_e, t_p, size, r, units[jn], est[jn], 0.0)
         # 4. the policy's decision: the machine forgets jobs that stopped running ...
         for f in range(n_fin):
             job = fin[f]
             if easy:
-                e = end_of[job]
-                a, b = 0, en
-                while a < b:
-                    m = (a + b) >> 1
-                    if e_time[m] < e or (e_time[m] == e and e_job[m] < job):
-                        a = m + 1
-                    else:
-                        b = m
-                for m in range(a, en - 1):
-                    e_time[m] = e_time[m + 1]
-                    e_job[m] = e_job[m + 1]
-                en -= 1
+                en = ends_remove(e_time, e_job, en, end_of[job], job)
         free = alive_slots - busy
         # ... then starts the startable prefix (and, for EASY, backfills)
         n_gone = 0
@@ -414,12 +341,7 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 else:
                     if i >= stop:
                         break
-                    if t + est[j] <= shadow:
-                        kind = 2 if u <= free else 0
-                    elif u <= free and u <= extra:
-                        kind = 3
-                    else:
-                        kind = 0
+                    kind = backfill_kind(t, est[j], u, free, shadow, extra)
                 if kind == 0:
                     if stop > 0:
                         i += 1
@@ -433,22 +355,11 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                     if (i > 0 or n_fin > 0 or nodes_changed or j != head
                             or shadow <= t):
                         head = j
-                        need = units[j]
-                        avail = free
-                        soon = t + 1
-                        shadow = -1
-                        for k in range(en):
-                            tk = e_time[k] if e_time[k] > soon else soon
-                            if shadow >= 0 and tk > shadow:
-                                break
-                            avail += units[e_job[k]]
-                            if shadow < 0 and avail >= need:
-                                shadow = tk
+                        shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j],
+                                                    t)
                         if shadow < 0:  # too large for the usable nodes: no reservation
                             shadow = NEVER
                             extra = free
-                        else:
-                            extra = avail - need
                     if shadow < NEVER and (plan_head != j or plan_time != shadow):
                         plan_head = j
                         plan_time = shadow
@@ -464,36 +375,24 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 if kind > 1:
                     backfilled += 1
                 # first fit over the usable nodes' free slots
-                if n_flat + n_nodes > flat_nodes.shape[0]:
-                    flat_nodes = _grow(flat_nodes, n_flat + n_nodes)
-                    flat_counts = _grow(flat_counts, n_flat + n_nodes)
+                flat_nodes = room(flat_nodes, n_flat + n_nodes)
+                flat_counts = room(flat_counts, n_flat + n_nodes)
                 p = n_flat
-                left_u = u
-                nd = lo
-                while left_u > 0 and nd < n_nodes:
-                    room = node_free[nd]
-                    if room > 0:
-                        c = room if room < left_u else left_u
-                        flat_nodes[n_flat] = nd
-                        flat_counts[n_flat] = c
-                        n_flat += 1
-                        node_free[nd] -= c
-                        left_u -= c
-                    nd += 1
+                k_ff, left_u = first_fit(node_free, lo, u, flat_nodes, flat_counts, p)
                 if left_u > 0:
                     status = BROKEN
                     bad_job = j
                     break
-                while lo < n_nodes and node_free[lo] == 0:
-                    lo += 1
+                lo = take(node_free, flat_nodes, flat_counts, p, k_ff, lo)
+                n_flat += k_ff
                 if n_seg >= seg_job.shape[0]:
-                    seg_job = _grow(seg_job, n_seg + 1)
-                    seg_t0 = _grow(seg_t0, n_seg + 1)
-                    seg_t1 = _grow(seg_t1, n_seg + 1)
-                    seg_out = _grow(seg_out, n_seg + 1)
-                    seg_lost = _grow(seg_lost, n_seg + 1)
-                    seg_pos = _grow(seg_pos, n_seg + 1)
-                    seg_len = _grow(seg_len, n_seg + 1)
+                    seg_job = room(seg_job, n_seg + 1)
+                    seg_t0 = room(seg_t0, n_seg + 1)
+                    seg_t1 = room(seg_t1, n_seg + 1)
+                    seg_out = room(seg_out, n_seg + 1)
+                    seg_lost = room(seg_lost, n_seg + 1)
+                    seg_pos = room(seg_pos, n_seg + 1)
+                    seg_len = room(seg_len, n_seg + 1)
                 seg_job[n_seg] = j
                 seg_t0[n_seg] = t
                 seg_t1[n_seg] = -1
@@ -518,39 +417,15 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 natural = t + runtime[j] if fresh[j] else t + np.int64(np.ceil(left[j]))
                 kill_at = t + walltime[j] if kill else NEVER
                 end_killed[j] = kill_at < natural
-                et = kill_at if kill_at < natural else natural
-                if hn >= h_time.shape[0]:
-                    h_time = _grow(h_time, hn + 1)
-                    h_seq = _grow(h_seq, hn + 1)
-                    h_job = _grow(h_job, hn + 1)
-                k = hn
-                hn += 1
-                while k > 0:
-                    pk = (k - 1) >> 1
-                    if h_time[pk] > et or (h_time[pk] == et and h_seq[pk] > seq):
-                        h_time[k], h_seq[k], h_job[k] = h_time[pk], h_seq[pk], h_job[pk]
-                        k = pk
-                    else:
-                        break
-                h_time[k], h_seq[k], h_job[k] = et, seq, j
-                end_seq[j] = seq
-                seq += 1
+                et = int(kill_at if kill_at < natural else natural)
+                h_time, h_id, ev_job = ev_room(h_time, h_id, ev_job, n_ev)
+                ev_job[n_ev] = j
+                hn = heap_push(h_time, h_id, h_pos, hn, et, n_ev)
+                end_seq[j] = n_ev
+                n_ev += 1
                 if easy:  # expected end, kept sorted by (end, job)
-                    e = t + est[j]
-                    end_of[j] = e
-                    a, b = 0, en
-                    while a < b:
-                        m = (a + b) >> 1
-                        if e_time[m] < e or (e_time[m] == e and e_job[m] < j):
-                            a = m + 1
-                        else:
-                            b = m
-                    for m in range(en, a, -1):
-                        e_time[m] = e_time[m - 1]
-                        e_job[m] = e_job[m - 1]
-                    e_time[a] = e
-                    e_job[a] = j
-                    en += 1
+                    end_of[j] = t + est[j]
+                    en = ends_insert(e_time, e_job, en, end_of[j], j)
                 i += 1
                 if stop > 0 and free <= 0:
                     break
@@ -560,19 +435,11 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             if status != DONE:
                 break
             if n_gone:
-                w = 0
-                for k in range(qn):
-                    if q_gone[k]:
-                        q_gone[k] = False
-                    else:
-                        q_job[w] = q_job[k]
-                        q_rank[w] = q_rank[k]
-                        w += 1
-                qn = w
+                qn = q_compact(q_job, q_rank, q_gone, qn)
         # 5. one sample per decision point
         if n_points >= points.shape[0]:
-            points = _grow2(points, n_points + 1)
-            alive_pts = _grow2(alive_pts, n_points + 1)
+            points = room_rows(points, n_points + 1)
+            alive_pts = room_rows(alive_pts, n_points + 1)
         points[n_points, 0] = t
         points[n_points, 1] = queued
         points[n_points, 2] = rn
@@ -581,16 +448,7 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             alive_pts[n_points, r] = alive_res[r]
         n_points += 1
     # placements in segment order
-    seg_off = np.zeros(n_seg + 1, np.int64)
-    for s in range(n_seg):
-        seg_off[s + 1] = seg_off[s] + seg_len[s]
-    seg_nodes = np.empty(seg_off[n_seg], np.int32)
-    seg_counts = np.empty(seg_off[n_seg], np.int32)
-    for s in range(n_seg):
-        p, o = seg_pos[s], seg_off[s]
-        for a in range(seg_len[s]):
-            seg_nodes[o + a] = flat_nodes[p + a]
-            seg_counts[o + a] = flat_counts[p + a]
+    seg_off, seg_nodes, seg_counts = gather(seg_pos, seg_len, n_seg, flat_nodes, flat_counts)
     return (status, seg_job[:n_seg].copy(), seg_t0[:n_seg].copy(), seg_t1[:n_seg].copy(),
             seg_out[:n_seg].copy(), seg_lost[:n_seg].copy(), seg_off, seg_nodes, seg_counts,
             n_seg, planned, points[:n_points].copy(), alive_pts[:n_points].copy(), n_points,

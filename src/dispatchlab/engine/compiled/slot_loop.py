@@ -14,9 +14,9 @@ left at the start of the decision, and keeps the machine's power as the engine's
 (each start adds the job's own power plus its nodes' change, each end removes them), so a
 job that fits in slots but not in power is EASY's head exactly as in the general loop.
 
-State is plain arrays: the queue sorted by rank, a binary heap of (end, sequence, job)
-like the engine's, the running jobs sorted by (expected end, job) for EASY, free unit
-slots per node. With one resource vector per unit, a node's free slots are
+State is plain arrays (:mod:`.loop_parts`): the queue sorted by rank, a heap of end
+events by (end, sequence) like the engine's, the running jobs sorted by (expected end, job)
+for EASY, free unit slots per node. With one resource vector per unit, a node's free slots are
 ``min_r free[node, r] // req[r]``, so first-fit on slots takes exactly the nodes and counts
 first-fit takes on the resource matrix.
 """
@@ -27,11 +27,25 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.engine.compiled.loop_parts import (
+    backfill_kind,
+    easy_shadow,
+    ends_insert,
+    ends_remove,
+    first_fit,
+    gather,
+    give_back,
+    idle_wait,
+    q_compact,
+    q_insert,
+    room,
+    take,
+)
+from dispatchlab.engine.compiled.slot_profile_ops import bisect_left, heap_pop, heap_push
+
 #: Status codes returned by :func:`slot_loop` (``FALLBACK``: an idle machine waited on cap
 #: rows beyond the engine's limit; the general loop runs, to report it).
 DONE, STUCK, BROKEN, FALLBACK = 0, 1, 2, 3
-#: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
-IDLE_LIMIT = 400 * 86400
 #: A shadow time meaning "no reservation can be made now" (the machine's ``NEVER``).
 NEVER = 1 << 62
 #: Tolerance of the power cap check (W), as :data:`dispatchlab.engine.budget.EPS`.
@@ -40,6 +54,18 @@ EPS = 1e-6
 
 #: The queue index's value for a rank with no queued job.
 _ABSENT = 1 << 62
+
+
+def idx_new(n: int, indexed: bool, power: bool) -> Any:
+    """An empty queue index for ``n`` jobs (arrays of length 0 when not ``indexed``; the
+    power minima only with ``power``): ``(size, units, estimates, power)``."""
+    size = 1
+    while size < n:
+        size *= 2
+    t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
+    t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
+    t_p = np.full(2 * size if indexed and power else 0, np.inf, np.float64)
+    return size, t_u, t_e, t_p
 
 
 def idx_put(tu: Any, te: Any, tp: Any, size: int, r: int, u: int, e: int, p: float) -> None:
@@ -89,16 +115,7 @@ def _jump(tu: Any, te: Any, tp: Any, size: int, q_rank: Any, qn: int, r: int, fr
           left: float, extra: int, horizon: int) -> int:
     """The queue position of the next job from rank ``r`` on that may start (``qn``: none)."""
     found = idx_next(tu, te, tp, size, r, free, left, extra, horizon)
-    if found < 0:
-        return qn
-    a, b = 0, qn
-    while a < b:
-        m = (a + b) >> 1
-        if q_rank[m] < found:
-            a = m + 1
-        else:
-            b = m
-    return a
+    return qn if found < 0 else bisect_left(q_rank, qn, found)
 
 
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
@@ -134,9 +151,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     planned = np.full(n, -1, np.int64)
     alloc_pos = np.zeros(n, np.int64)
     alloc_len = np.zeros(n, np.int64)
-    cap = n + n_nodes
-    flat_nodes = np.empty(cap, np.int32)
-    flat_counts = np.empty(cap, np.int32)
+    flat_nodes = np.empty(n + n_nodes, np.int32)
+    flat_counts = np.empty(n + n_nodes, np.int32)
     n_flat = 0
     n_c = c_time.shape[0]
     crow = 0  # the next cap row
@@ -171,15 +187,11 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     # least power per subtree), so a backfill scan jumps from one job that may start to the
     # next instead of examining every queued job (near-linear on long, blocked queues)
     indexed = easy and depth < 0
-    size = 1
-    while size < n:
-        size *= 2
-    t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_p = np.full(2 * size if indexed and power else 0, np.inf, np.float64)
-    h_time = np.empty(n, np.int64)
-    h_seq = np.empty(n, np.int64)
-    h_job = np.empty(n, np.int64)
+    size, t_u, t_e, t_p = idx_new(n, indexed, power)
+    h_time = np.empty(n, np.int64)  # end events (one per start) by (time, number) ...
+    h_id = np.empty(n, np.int64)
+    h_pos = np.zeros(0, np.int64)  # (no positions tracked)
+    ev_job = np.empty(n, np.int64)  # ... event e ends job ev_job[e]
     hn = 0
     e_time = np.empty(n, np.int64)  # EASY: running jobs by (expected end, job)
     e_job = np.empty(n, np.int64)
@@ -208,38 +220,17 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         if crow < n_c and c_time[crow] < t:
             t = c_time[crow]
         if nxt >= n:  # the engine's check of an idle machine waiting on timers only
-            if hn == 0:
-                if idle_since < 0:
-                    idle_since = t
-                elif t - idle_since > IDLE_LIMIT:
-                    status = FALLBACK
-                    break
-            else:
-                idle_since = -1
+            idle_since, too_long = idle_wait(idle_since, t, hn == 0)
+            if too_long:
+                status = FALLBACK
+                break
         # 1. completions at t: the engine frees the nodes
         n_fin = 0
         while hn > 0 and h_time[0] == t:
-            job = h_job[0]
-            hn -= 1
-            if hn > 0:  # sift the last entry down from the root
-                lt, ls, lj = h_time[hn], h_seq[hn], h_job[hn]
-                k = 0
-                while True:
-                    c = 2 * k + 1
-                    if c >= hn:
-                        break
-                    if c + 1 < hn and (h_time[c + 1] < h_time[c] or (
-                            h_time[c + 1] == h_time[c] and h_seq[c + 1] < h_seq[c])):
-                        c += 1
-                    if h_time[c] < lt or (h_time[c] == lt and h_seq[c] < ls):
-                        h_time[k], h_seq[k], h_job[k] = h_time[c], h_seq[c], h_job[c]
-                        k = c
-                    else:
-                        break
-                h_time[k], h_seq[k], h_job[k] = lt, ls, lj
+            job = ev_job[h_id[0]]
+            hn = heap_pop(h_time, h_id, h_pos, hn)
             p = alloc_pos[job]
-            for a in range(alloc_len[job]):
-                node_free[flat_nodes[p + a]] += flat_counts[p + a]
+            lo = give_back(node_free, flat_nodes, flat_counts, p, alloc_len[job], lo)
             if power:  # the engine: used −= the job's own power, then its nodes re-read
                 used -= job_w[job]
                 delta = 0.0
@@ -249,8 +240,6 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     delta += w - cur_w[nd]
                     cur_w[nd] = w
                 used += delta
-            if flat_nodes[p] < lo:
-                lo = flat_nodes[p]
             running -= 1
             end[job] = t
             fin[n_fin] = job
@@ -263,23 +252,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         while nxt < n and submit[nxt] == t:
             if not skip[nxt]:
                 r = rank[nxt]
-                if qn == 0 or r > q_rank[qn - 1]:
-                    k = qn
-                else:
-                    a, b = 0, qn
-                    while a < b:
-                        m = (a + b) >> 1
-                        if q_rank[m] < r:
-                            a = m + 1
-                        else:
-                            b = m
-                    k = a
-                    for m in range(qn, k, -1):
-                        q_rank[m] = q_rank[m - 1]
-                        q_job[m] = q_job[m - 1]
-                q_rank[k] = r
-                q_job[k] = nxt
-                qn += 1
+                qn = q_insert(q_job, q_rank, qn, nxt, r)
                 if indexed:
                     idx_put(t_u, t_e, t_p, size, r, units[nxt], est[nxt],
                             job_w[nxt] + units[nxt] * unit_w if power else 0.0)
@@ -289,18 +262,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             job = fin[f]
             free += units[job]
             if easy:
-                e = end_of[job]
-                a, b = 0, en
-                while a < b:
-                    m = (a + b) >> 1
-                    if e_time[m] < e or (e_time[m] == e and e_job[m] < job):
-                        a = m + 1
-                    else:
-                        b = m
-                for m in range(a, en - 1):
-                    e_time[m] = e_time[m + 1]
-                    e_job[m] = e_job[m + 1]
-                en -= 1
+                en = ends_remove(e_time, e_job, en, end_of[job], job)
         # ... then starts the startable prefix (and, for EASY, backfills)
         n_gone = 0
         if qn > 0 and free > 0:
@@ -324,36 +286,15 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     scanned += 1
                     j = q_job[i]
                     u = units[j]
-                    if t + est[j] <= shadow:
-                        kind = 2 if u <= free else 0
-                    elif u <= free and u <= extra:
-                        kind = 3
-                    else:
-                        kind = 0
+                    kind = backfill_kind(t, est[j], u, free, shadow, extra)
                 if kind > 0 and power and job_w[j] + u * unit_w - 1e-3 > left + EPS:
                     kind = 0  # its power cannot fit wherever it lands
                 if kind > 0:
                     # first-fit over the nodes' free slots, tentatively (power decides)
-                    if n_flat + n_nodes > cap:
-                        cap *= 2
-                        grown = np.empty(cap, np.int32)
-                        grown[:n_flat] = flat_nodes[:n_flat]
-                        flat_nodes = grown
-                        grown = np.empty(cap, np.int32)
-                        grown[:n_flat] = flat_counts[:n_flat]
-                        flat_counts = grown
-                    n_try = 0
-                    left_u = u
-                    nd = lo
-                    while left_u > 0 and nd < n_nodes:
-                        room = node_free[nd]
-                        if room > 0:
-                            c = room if room < left_u else left_u
-                            flat_nodes[n_flat + n_try] = nd
-                            flat_counts[n_flat + n_try] = c
-                            n_try += 1
-                            left_u -= c
-                        nd += 1
+                    flat_nodes = room(flat_nodes, n_flat + n_nodes)
+                    flat_counts = room(flat_counts, n_flat + n_nodes)
+                    n_try, left_u = first_fit(node_free, lo, u, flat_nodes, flat_counts,
+                                              n_flat)
                     if left_u > 0:
                         status = BROKEN
                         bad_job = j
@@ -378,17 +319,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     # EASY: reserve for the head, then backfill behind it
                     if i > 0 or n_fin > 0 or j != head or shadow <= t:
                         head = j
-                        need = units[j]
-                        avail = free
-                        soon = t + 1
-                        shadow = -1
-                        for k in range(en):
-                            tk = e_time[k] if e_time[k] > soon else soon
-                            if shadow >= 0 and tk > shadow:
-                                break
-                            avail += units[e_job[k]]
-                            if shadow < 0 and avail >= need:
-                                shadow = tk
+                        shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j],
+                                                    t)
                         if shadow < 0:
                             if not power:
                                 status = BROKEN
@@ -397,8 +329,6 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                             # its slots are free but never its power: nothing to protect
                             shadow = NEVER
                             extra = free
-                        else:
-                            extra = avail - need
                     if shadow < NEVER and (plan_head != j or plan_time != shadow):
                         plan_head = j
                         plan_time = shadow
@@ -415,9 +345,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     backfilled += 1
                 # start job j on its placement
                 p = n_flat
-                for a in range(n_try):
-                    nd = flat_nodes[p + a]
-                    node_free[nd] -= flat_counts[p + a]
+                lo = take(node_free, flat_nodes, flat_counts, p, n_try, lo)
                 n_flat += n_try
                 if power:  # the dispatcher's workspace, then the engine's running sum
                     left -= job_p
@@ -428,8 +356,6 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                         delta += w - cur_w[nd]
                         cur_w[nd] = w
                     used += job_w[j] + delta
-                while lo < n_nodes and node_free[lo] == 0:
-                    lo += 1
                 alloc_pos[j] = p
                 alloc_len[j] = n_flat - p
                 free -= u
@@ -441,35 +367,13 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 n_gone += 1
                 if indexed:
                     idx_put(t_u, t_e, t_p, size, q_rank[i], _ABSENT, _ABSENT, np.inf)
-                # the engine schedules the end (heap push, sift up)
-                et = t + dur[j]
-                k = hn
-                hn += 1
-                while k > 0:
-                    pk = (k - 1) >> 1
-                    if h_time[pk] > et or (h_time[pk] == et and h_seq[pk] > seq):
-                        h_time[k], h_seq[k], h_job[k] = h_time[pk], h_seq[pk], h_job[pk]
-                        k = pk
-                    else:
-                        break
-                h_time[k], h_seq[k], h_job[k] = et, seq, j
+                # the engine schedules the end
+                ev_job[seq] = j
+                hn = heap_push(h_time, h_id, h_pos, hn, t + dur[j], seq)
                 seq += 1
                 if easy:  # expected end, kept sorted by (end, job)
-                    e = t + est[j]
-                    end_of[j] = e
-                    a, b = 0, en
-                    while a < b:
-                        m = (a + b) >> 1
-                        if e_time[m] < e or (e_time[m] == e and e_job[m] < j):
-                            a = m + 1
-                        else:
-                            b = m
-                    for m in range(en, a, -1):
-                        e_time[m] = e_time[m - 1]
-                        e_job[m] = e_job[m - 1]
-                    e_time[a] = e
-                    e_job[a] = j
-                    en += 1
+                    end_of[j] = t + est[j]
+                    en = ends_insert(e_time, e_job, en, end_of[j], j)
                 i += 1
                 if stop > 0 and free <= 0:
                     break
@@ -479,15 +383,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             if status != DONE:
                 break
             if n_gone:
-                w = 0
-                for k in range(qn):
-                    if q_gone[k]:
-                        q_gone[k] = False
-                    else:
-                        q_job[w] = q_job[k]
-                        q_rank[w] = q_rank[k]
-                        w += 1
-                qn = w
+                qn = q_compact(q_job, q_rank, q_gone, qn)
         # 4. one sample per decision point
         points[n_points, 0] = t
         points[n_points, 1] = qn
@@ -502,15 +398,6 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             bad_job = q_job[0]
             break
     # placements in job order: job j owns nodes[offsets[j]:offsets[j + 1]]
-    offsets = np.zeros(n + 1, np.int64)
-    for j in range(n):
-        offsets[j + 1] = offsets[j] + alloc_len[j]
-    nodes = np.empty(offsets[n], np.int32)
-    counts = np.empty(offsets[n], np.int32)
-    for j in range(n):
-        p, o = alloc_pos[j], offsets[j]
-        for a in range(alloc_len[j]):
-            nodes[o + a] = flat_nodes[p + a]
-            counts[o + a] = flat_counts[p + a]
+    offsets, nodes, counts = gather(alloc_pos, alloc_len, n, flat_nodes, flat_counts)
     return (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
             bad_job, watts, scanned, caps, order[:n_started].copy())

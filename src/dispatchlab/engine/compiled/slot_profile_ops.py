@@ -37,15 +37,21 @@ def prof_advance(times: Any, free: Any, n: int, now: int) -> int:
     return n
 
 
+def bisect_left(a: Any, n: int, x: int) -> int:
+    """The first position of sorted ``a[:n]`` holding at least ``x``."""
+    lo, hi = 0, n
+    while lo < hi:
+        m = (lo + hi) >> 1
+        if a[m] < x:
+            lo = m + 1
+        else:
+            hi = m
+    return lo
+
+
 def prof_split(times: Any, free: Any, n: int, t: int) -> tuple[int, int]:
     """Index of the segment starting at ``t`` (a breakpoint added when missing), and ``n``."""
-    a, b = 0, n
-    while a < b:
-        m = (a + b) >> 1
-        if times[m] < t:
-            a = m + 1
-        else:
-            b = m
+    a = bisect_left(times, n, t)
     if a == n or times[a] != t:
         for m in range(n, a, -1):
             times[m] = times[m - 1]
@@ -110,7 +116,7 @@ def prof_fit(times: Any, free: Any, n: int, need: int, dur: int, before: int,
 
 
 def prof_compress(times: Any, free: Any, n: int, jobs: Any, first: int, count: int,
-                  start: Any, end: Any, need: Any, now: int, heap: Any, pos: Any,
+                  start: Any, end: Any, need: Any, now: int, key: Any, heap: Any, pos: Any,
                   moved: Any) -> tuple[int, int, int]:
     """Move reservations earlier, one at a time in the order of ``jobs[first:count]``.
 
@@ -139,7 +145,8 @@ def prof_compress(times: Any, free: Any, n: int, jobs: Any, first: int, count: i
                 n = prof_add(times, free, n, t, t + e - s, -k)
                 start[j] = t
                 end[j] = t + e - s
-                heap_up(start, heap, pos, pos[j])
+                key[pos[j]] = t
+                heap_up(key, heap, pos, pos[j])
                 moved[n_moved] = j
                 n_moved += 1
         i += 1
@@ -147,7 +154,8 @@ def prof_compress(times: Any, free: Any, n: int, jobs: Any, first: int, count: i
 
 
 def prof_reserve(times: Any, free: Any, n: int, job: int, need: int, dur: int, before: int,
-                 start: Any, end: Any, heap: Any, pos: Any, hn: int) -> tuple[int, int, int]:
+                 start: Any, end: Any, key: Any, heap: Any, pos: Any,
+                 hn: int) -> tuple[int, int, int]:
     """Reserve ``need`` slots for ``job`` at its earliest fit before ``before`` (taking them
     from the profile, entering the job in the book); needs room for two more breakpoints.
     Returns ``(n, hn, start)``, the start NONE (nothing changed) when there is no fit."""
@@ -157,71 +165,106 @@ def prof_reserve(times: Any, free: Any, n: int, job: int, need: int, dur: int, b
     n = prof_add(times, free, n, t, t + dur, -need)
     start[job] = t
     end[job] = t + dur
-    heap[hn] = job
-    pos[job] = hn
-    heap_up(start, heap, pos, hn)
-    return n, hn + 1, t
+    return n, heap_push(key, heap, pos, hn, t, job), t
 
 
-# ---- the book of reservations: a binary heap of jobs by (start, job), indexed by job ----
+# ---- a binary heap of ids by (key, id), the keys kept by heap position (no indirection in
+# the hot loops); ``pos[id]`` is the id's place (-1: none) when ``pos`` is not empty. The
+# book of reservations (jobs by start, moved earlier by ``heap_up``) and the compiled loops'
+# end events (numbered in push order, by time) are this heap. ----
 
 
-def heap_up(start: Any, heap: Any, pos: Any, k: int) -> None:
-    """Restore the heap order after the key of ``heap[k]`` decreased."""
-    j = heap[k]
-    sj = start[j]
-    while k > 0:
-        p = (k - 1) >> 1
-        q = heap[p]
-        if start[q] < sj or (start[q] == sj and q < j):
-            break
-        heap[k] = q
-        pos[q] = k
-        k = p
-    heap[k] = j
-    pos[j] = k
-
-
-def heap_down(start: Any, heap: Any, pos: Any, hn: int, k: int) -> None:
-    """Restore the heap order after the key of ``heap[k]`` increased."""
-    j = heap[k]
-    sj = start[j]
-    while True:
-        c = 2 * k + 1
-        if c >= hn:
-            break
-        a = heap[c]
-        if c + 1 < hn:
-            b = heap[c + 1]
-            if start[b] < start[a] or (start[b] == start[a] and b < a):
-                c += 1
-                a = b
-        if start[a] < sj or (start[a] == sj and a < j):
-            heap[k] = a
-            pos[a] = k
-            k = c
+def heap_up(key: Any, ids: Any, pos: Any, k: int) -> None:
+    """Restore the heap order after the key at position ``k`` decreased. (The heap's
+    functions never assign to a parameter: Numba copies them into their callers.)"""
+    i = k
+    kk = key[i]
+    j = ids[i]
+    track = len(pos) > 0
+    moving = i > 0
+    while moving:
+        p = (i - 1) >> 1
+        kp = key[p]
+        q = ids[p]
+        if kp > kk or (kp == kk and q > j):
+            key[i] = kp
+            ids[i] = q
+            if track:
+                pos[q] = i
+            i = p
+            moving = i > 0
         else:
-            break
-    heap[k] = j
-    pos[j] = k
+            moving = False
+    key[i] = kk
+    ids[i] = j
+    if track:
+        pos[j] = i
 
 
-def book_pop_due(start: Any, heap: Any, pos: Any, hn: int, now: int,
+def heap_down(key: Any, ids: Any, pos: Any, hn: int, k: int) -> None:
+    """Restore the heap order after the key at position ``k`` increased."""
+    i = k
+    kk = key[i]
+    j = ids[i]
+    track = len(pos) > 0
+    c = 2 * i + 1
+    while c < hn:
+        kc = key[c]
+        a = ids[c]
+        if c + 1 < hn:
+            kb = key[c + 1]
+            b = ids[c + 1]
+            if kb < kc or (kb == kc and b < a):
+                c += 1
+                kc = kb
+                a = b
+        if kc < kk or (kc == kk and a < j):
+            key[i] = kc
+            ids[i] = a
+            if track:
+                pos[a] = i
+            i = c
+            c = 2 * i + 1
+        else:
+            c = hn
+    key[i] = kk
+    ids[i] = j
+    if track:
+        pos[j] = i
+
+
+def heap_push(key: Any, ids: Any, pos: Any, hn: int, value: int, j: int) -> int:
+    """Enter ``j`` with key ``value``; returns the heap's new size."""
+    key[hn] = value
+    ids[hn] = j
+    heap_up(key, ids, pos, hn)
+    return hn + 1
+
+
+def heap_pop(key: Any, ids: Any, pos: Any, hn: int) -> int:
+    """Remove the root (``ids[0]``, key ``key[0]``); returns the heap's new size."""
+    if len(pos) > 0:
+        pos[ids[0]] = -1
+    m = hn - 1
+    if m > 0:
+        key[0] = key[m]
+        ids[0] = ids[m]
+        heap_down(key, ids, pos, m, 0)
+    return m
+
+
+def book_pop_due(start: Any, key: Any, heap: Any, pos: Any, hn: int, now: int,
                  out: Any) -> tuple[int, int]:
-    """Take every reservation starting at or before ``now`` out of the book, by (start,
-    job), into ``out``. Returns ``(hn, number taken)``."""
+    """Take every reservation starting at or before ``now`` out of the book (the heap
+    ``key``/``heap``/``pos`` of jobs by start), by (start, job), into ``out``. Returns
+    ``(hn, number taken)``."""
     count = 0
-    while hn > 0 and start[heap[0]] <= now:
+    while hn > 0 and key[0] <= now:
         j = heap[0]
         out[count] = j
         count += 1
-        pos[j] = -1
+        hn = heap_pop(key, heap, pos, hn)
         start[j] = NONE
-        hn -= 1
-        if hn > 0:
-            heap[0] = heap[hn]
-            pos[heap[0]] = 0
-            heap_down(start, heap, pos, hn, 0)
     return hn, count
 
 

@@ -1,0 +1,65 @@
+"""The rule-based :class:`~dispatchlab.dispatchers.rule_based.policy.Policy`'s compiled plan:
+which of its combinations the compiled loops reproduce exactly, and their inputs.
+
+A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …), strict or EASY selection (any
+depth) or conservative backfilling (no depth limit), first-fit, the requested-time or
+real-duration estimate. Other selections (``easy-power``, ``prb-power``, …), allocators
+and dynamic orderings run in the general loop; a subclass of ``Policy`` may change the
+decisions and has no plan unless it offers its own (:meth:`Policy.compiled_plan
+<dispatchlab.dispatchers.rule_based.policy.Policy.compiled_plan>`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dispatchlab.dispatchers.allocators import FirstFit
+from dispatchlab.dispatchers.rule_based.selection import Conservative, Easy, Strict
+from dispatchlab.engine.compiled.plan import CompiledPlan, IntArray
+from dispatchlab.engine.state import SystemView
+from dispatchlab.estimates.base import OracleEstimate, WalltimeEstimate
+from dispatchlab.workload.workload import Workload
+
+if TYPE_CHECKING:
+    from dispatchlab.dispatchers.rule_based.policy import Policy
+
+_SELECTIONS = {Strict: "strict", Easy: "easy", Conservative: "conservative"}
+
+
+def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> CompiledPlan | str:
+    """``policy``'s compiled plan for ``workload`` (``view``: the engine's view of it, every
+    job known), or why it has none."""
+    if policy.ordering.dynamic:
+        return f"ordering '{policy.ordering.name}' is dynamic"
+    sel = policy.selection
+    selection = _SELECTIONS.get(type(sel))
+    if selection is None:
+        return f"selection '{sel.name}' is neither strict, EASY nor conservative"
+    if selection == "conservative" and sel.depth is not None:
+        return "conservative backfilling has a depth limit"
+    if type(policy.allocator) is not FirstFit:
+        return f"allocator '{policy.allocator.name}' is not first-fit"
+    wl = workload
+    if type(policy.estimate) is WalltimeEstimate:  # as WalltimeEstimate / OracleEstimate
+        est = np.maximum(wl.walltime, 1)
+    elif type(policy.estimate) is OracleEstimate:
+        est = np.maximum(np.minimum(wl.runtime, wl.walltime), 1)
+    else:
+        return f"duration estimate '{policy.estimate.name}' is not walltime or real"
+    return CompiledPlan(selection=selection, depth=-1 if sel.depth is None else int(sel.depth),
+                        estimate=est.astype(np.int64), ranks=lambda: _ranks(policy, wl, view))
+
+
+def _ranks(policy: Policy, workload: Workload, view: SystemView) -> IntArray:
+    """Each job's position in the static ordering: its keys, ties by job index, exactly as
+    ``JobQueue`` sorts arrivals."""
+    idx = np.arange(workload.n_jobs)
+    if policy.ordering.by_arrival:
+        return idx
+    keys = policy.ordering.keys(view, idx)
+    order = np.lexsort((idx, *reversed(keys)))
+    rank = np.empty_like(order)
+    rank[order] = idx
+    return rank.astype(np.int64)

@@ -1,0 +1,209 @@
+"""The pieces every compiled loop is made of: the queue by rank, the end events, EASY's
+running list and reservation, first-fit placement on unit slots, growing arrays.
+
+Plain Python functions on arrays, written once and compiled into :mod:`.slot_loop`,
+:mod:`.scenario_loop` and :mod:`.conservative_loop` (Numba compiles a call to them into the
+caller: :func:`~dispatchlab.engine.compiled.kernel.loop_helpers`). The loops keep their end
+events in the book of reservations' heap (:func:`~.slot_profile_ops.heap_push`,
+``heap_pop``): entries numbered in the order they were pushed, keyed by their time, ties by
+number — the engine's (time, sequence) order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dispatchlab.engine.compiled.slot_profile_ops import bisect_left, grown
+
+#: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
+IDLE_LIMIT = 400 * 86400
+
+# ---- arrays that grow ----
+
+
+def room(a: Any, need: int) -> Any:
+    """``a``, or a copy twice as long (at least ``need``) when it holds fewer than ``need``."""
+    if a.shape[0] >= need:
+        return a
+    return grown(a, max(2 * a.shape[0], need))
+
+
+def room_rows(a: Any, need: int) -> Any:
+    """:func:`room` for the rows of a 2-D array."""
+    if a.shape[0] >= need:
+        return a
+    out = np.empty((max(2 * a.shape[0], need), a.shape[1]), a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+def idle_wait(idle_since: int, t: int, idle: bool) -> tuple[int, bool]:
+    """The engine's check of an idle machine with only timers ahead: when it became idle
+    (-1: it is not) and whether it has waited beyond :data:`IDLE_LIMIT`."""
+    if not idle:
+        return -1, False
+    if idle_since < 0:
+        return t, False
+    return idle_since, t - idle_since > IDLE_LIMIT
+
+
+# ---- end events: entry e (numbered in push order) of job ev_job[e], in the heap of
+# slot_profile_ops (heap_push, heap_pop) keyed by time (h_time) with the entry numbers as
+# ids (h_id); h_pos is empty (no entry moves once pushed: no positions tracked) ----
+
+
+def ev_room(h_time: Any, h_id: Any, ev_job: Any, n_ev: int) -> Any:
+    """The event arrays, grown when entry ``n_ev`` does not fit."""
+    if n_ev < ev_job.shape[0]:
+        return h_time, h_id, ev_job
+    return room(h_time, n_ev + 1), room(h_id, n_ev + 1), room(ev_job, n_ev + 1)
+
+
+# ---- the queue, sorted by rank ----
+
+
+def q_insert(q_job: Any, q_rank: Any, qn: int, job: int, r: int) -> int:
+    """Queue ``job`` of rank ``r`` in rank order; returns the new length."""
+    k = qn if qn == 0 or r > q_rank[qn - 1] else bisect_left(q_rank, qn, r)
+    for m in range(qn, k, -1):
+        q_rank[m] = q_rank[m - 1]
+        q_job[m] = q_job[m - 1]
+    q_rank[k] = r
+    q_job[k] = job
+    return qn + 1
+
+
+def q_compact(q_job: Any, q_rank: Any, q_gone: Any, qn: int) -> int:
+    """Drop the positions marked in ``q_gone`` (and clear the marks); returns the length."""
+    w = 0
+    for k in range(qn):
+        if q_gone[k]:
+            q_gone[k] = False
+        else:
+            q_job[w] = q_job[k]
+            q_rank[w] = q_rank[k]
+            w += 1
+    return w
+
+
+# ---- EASY: running jobs sorted by (expected end, job), the head's reservation ----
+
+
+def ends_find(e_time: Any, e_job: Any, en: int, e: int, job: int) -> int:
+    """The first position not before ``(e, job)``."""
+    a, b = 0, en
+    while a < b:
+        m = (a + b) >> 1
+        if e_time[m] < e or (e_time[m] == e and e_job[m] < job):
+            a = m + 1
+        else:
+            b = m
+    return a
+
+
+def ends_insert(e_time: Any, e_job: Any, en: int, e: int, job: int) -> int:
+    """Enter running ``job`` expected to end at ``e``; returns the new length."""
+    a = ends_find(e_time, e_job, en, e, job)
+    for m in range(en, a, -1):
+        e_time[m] = e_time[m - 1]
+        e_job[m] = e_job[m - 1]
+    e_time[a] = e
+    e_job[a] = job
+    return en + 1
+
+
+def ends_remove(e_time: Any, e_job: Any, en: int, e: int, job: int) -> int:
+    """Remove ``job`` (expected end ``e``); returns the new length."""
+    for m in range(ends_find(e_time, e_job, en, e, job), en - 1):
+        e_time[m] = e_time[m + 1]
+        e_job[m] = e_job[m + 1]
+    return en - 1
+
+
+def easy_shadow(e_time: Any, e_job: Any, en: int, units: Any, free: int, need: int,
+                t: int) -> tuple[int, int]:
+    """EASY's reservation for a head needing ``need`` units: ``(shadow time, extra
+    units)``, the time ``-1`` when the running jobs' ends never free enough."""
+    avail = free
+    soon = t + 1
+    shadow = -1
+    for k in range(en):
+        tk = e_time[k] if e_time[k] > soon else soon
+        if shadow >= 0 and tk > shadow:
+            break
+        avail += units[e_job[k]]
+        if shadow < 0 and avail >= need:
+            shadow = tk
+    return shadow, avail - need
+
+
+def backfill_kind(t: int, est: int, u: int, free: int, shadow: int, extra: int) -> int:
+    """How a job behind EASY's head may start: 2 ends by the shadow time, 3 on the extra
+    units, 0 not now."""
+    if t + est <= shadow:
+        return 2 if u <= free else 0
+    if u <= free and u <= extra:
+        return 3
+    return 0
+
+
+# ---- first fit on unit slots; placements as runs of (node, count) in flat arrays ----
+
+
+def first_fit(node_free: Any, lo: int, u: int, flat_nodes: Any, flat_counts: Any,
+              at: int) -> tuple[int, int]:
+    """Write the first-fit placement of ``u`` units (nodes from ``lo`` on, by index) at
+    ``flat_*[at:]`` without taking it; returns ``(entries written, units left unplaced)``."""
+    k = 0
+    left = u
+    nd = lo
+    n_nodes = node_free.shape[0]
+    while left > 0 and nd < n_nodes:
+        r = node_free[nd]
+        if r > 0:
+            c = r if r < left else left
+            flat_nodes[at + k] = nd
+            flat_counts[at + k] = c
+            k += 1
+            left -= c
+        nd += 1
+    return k, left
+
+
+def take(node_free: Any, flat_nodes: Any, flat_counts: Any, p: int, k: int, lo: int) -> int:
+    """Take placement ``flat_*[p:p + k]``; returns the first node with a free slot from
+    ``lo`` on."""
+    for a in range(k):
+        node_free[flat_nodes[p + a]] -= flat_counts[p + a]
+    n_nodes = node_free.shape[0]
+    first = lo
+    while first < n_nodes and node_free[first] == 0:
+        first += 1
+    return first
+
+
+def give_back(node_free: Any, flat_nodes: Any, flat_counts: Any, p: int, k: int,
+              lo: int) -> int:
+    """Give placement ``flat_*[p:p + k]`` back; returns the lowest node that may have a
+    free slot (its nodes are in increasing order)."""
+    for a in range(k):
+        node_free[flat_nodes[p + a]] += flat_counts[p + a]
+    return flat_nodes[p] if k > 0 and flat_nodes[p] < lo else lo
+
+
+def gather(pos: Any, length: Any, count: int, flat_nodes: Any, flat_counts: Any) -> Any:
+    """Placements ``flat_*[pos[i]:pos[i] + length[i]]`` for ``i < count``, in that order:
+    ``(offsets, nodes, counts)``, placement ``i`` at ``nodes[offsets[i]:offsets[i + 1]]``."""
+    offsets = np.zeros(count + 1, np.int64)
+    for i in range(count):
+        offsets[i + 1] = offsets[i] + length[i]
+    nodes = np.empty(offsets[count], np.int32)
+    counts = np.empty(offsets[count], np.int32)
+    for i in range(count):
+        p, o = pos[i], offsets[i]
+        for a in range(length[i]):
+            nodes[o + a] = flat_nodes[p + a]
+            counts[o + a] = flat_counts[p + a]
+    return offsets, nodes, counts

@@ -1,0 +1,57 @@
+"""What a dispatcher offers the compiled loops: its compiled plan.
+
+The engine knows no dispatcher class. A dispatcher whose decisions a compiled loop
+reproduces exactly offers them through :class:`OffersCompiledPlan`: given the workload and
+the engine's view of it it returns a :class:`CompiledPlan` (the selection loop to run, each
+job's rank in its queue ordering and its duration estimate) or the reason it has none. The
+engine adds what the run itself asks (the machine, power caps, scenarios) and picks a loop
+(:mod:`~dispatchlab.engine.compiled.eligibility`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from dispatchlab.engine.state import SystemView
+from dispatchlab.workload.workload import Workload
+
+IntArray = npt.NDArray[np.int64]
+
+#: The selection loops the compiled engine has.
+SELECTIONS = ("strict", "easy", "conservative")
+
+
+@dataclass(frozen=True)
+class CompiledPlan:
+    """A dispatcher's decisions as the compiled loops take them.
+
+    ``selection``: one of :data:`SELECTIONS`; ``depth``: EASY's backfill depth (-1: no
+    limit; the conservative loop takes none); ``estimate``: each job's duration estimate (s,
+    at least 1); ``ranks()``: each job's position in the queue ordering (computed only when
+    the run goes compiled).
+    """
+
+    selection: str
+    depth: int
+    estimate: IntArray
+    ranks: Callable[[], IntArray]
+
+    def __post_init__(self) -> None:
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"compiled plan: unknown selection '{self.selection}' "
+                             f"(known: {', '.join(SELECTIONS)})")
+
+
+@runtime_checkable
+class OffersCompiledPlan(Protocol):
+    """A dispatcher that may run in a compiled loop."""
+
+    def compiled_plan(self, workload: Workload, view: SystemView) -> CompiledPlan | str:
+        """Its plan for ``workload`` (``view``: the engine's view of it, every job known),
+        or why it has none."""
+        ...
