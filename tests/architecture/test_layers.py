@@ -16,7 +16,7 @@ PACKAGE = SRC / "dispatchlab"
 
 #: Bottom to top: the top-level modules and packages of each layer.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "arrays", "provenance", "keyvalue", "lazy", "params"}),
+    frozenset({"errors", "arrays", "provenance", "keyvalue", "lazy", "params", "numba_loader"}),
     frozenset({"traces", "stats"}),
     frozenset({"platform"}),
     frozenset({"workload"}),
