@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dispatchlab.dispatchers.registry import register
+from dispatchlab.dispatchers.registry import register, register_spec_parser
+from dispatchlab.dispatchers.variable_capacity.authors import parse_vc_spec
 from dispatchlab.dispatchers.variable_capacity.first_fit import FirstFitVC
 from dispatchlab.dispatchers.variable_capacity.target import TargetVC
 
@@ -27,3 +28,4 @@ def register_presets() -> None:
     register("packed-target-asap", lambda: TargetVC("packed"),
              "variable capacity: TargetASAP with targets at the first machine of packs of 5",
              family="variable-capacity", kind=TargetVC)
+    register_spec_parser(parse_vc_spec)  # vc=NAME[,semantics=slides|authors,…]
