@@ -114,9 +114,11 @@ def window_setup(name: str) -> tuple[int, int, int]:
     return int(start), int(days) * 86400, int(days) // 7
 
 
-def make_walk(folder: Path, model: str, seed: int) -> Path:
-    """A variation file of ``model`` (see the module docstring), made once."""
-    out = folder / "walks" / f"{model}_{seed}.txt"
+def make_walk(folder: Path, model: str, seed: int, length: int = VAR_LEN) -> Path:
+    """A variation file of ``model`` (see the module docstring) up to ``length`` s, made
+    once."""
+    tail = "" if length == VAR_LEN else f"_{length}"
+    out = folder / "walks" / f"{model}_{seed}{tail}.txt"
     if out.exists():
         return out
     out.parent.mkdir(exist_ok=True)
@@ -125,9 +127,9 @@ def make_walk(folder: Path, model: str, seed: int) -> Path:
                 "sys.argv = ['vargen.py'] + sys.argv[2:]; "
                 "exec(compile(open('vargen.py').read(), 'vargen.py', 'exec'))")
         subprocess.run([sys.executable, "-c", code, str(seed), str(out), str(VAR_MEAN),
-                        str(VAR_RANGE), str(VAR_PERIOD), str(VAR_LEN)], cwd=folder, check=True)
+                        str(VAR_RANGE), str(VAR_PERIOD), str(length)], cwd=folder, check=True)
     else:
-        n = -(-VAR_LEN // VAR_PERIOD)
+        n = -(-length // VAR_PERIOD)
         counts = walk_counts(VAR_MEAN, VAR_RANGE, n, seed, model="slides")
         rows = [str(VAR_MEAN)] + [f"{(k + 1) * VAR_PERIOD} {int(c)}"
                                   for k, c in enumerate(counts[1:])]

@@ -147,7 +147,7 @@ class AuthorsResult:
 def _g(v: float) -> str:
     """C++ ``ostream << double`` with the default precision."""
     if math.isnan(v):
-        return "-nan" if math.copysign(1, v) < 0 else "nan"
+        return "-nan"  # every NaN there is a 0 / 0, which x86 makes negative
     return f"{v:.6g}"
 
 
