@@ -316,8 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     folder = prepare(repo, Path(args.cache) / commit[:12])
     names = windows(repo) if args.windows == "all" else args.windows.split(",")
     models = args.models.split(",")
-    # every window with a first walk of each model first, then the further walks
-    tasks = [(str(folder), n, m, s) for s in range(args.walks) for n in names for m in models]
+    # a first walk of the first model on every window first, then the next model, then
+    # the further walks (an interrupted run covers every window)
+    tasks = [(str(folder), n, m, s) for s in range(args.walks) for m in models for n in names]
     if args.report_only:  # what earlier (maybe interrupted) runs left in the cache
         tasks = [t for t in tasks
                  if (folder / "runs" / f"{t[1]}_{t[2]}_{t[3]}.json").exists()]
