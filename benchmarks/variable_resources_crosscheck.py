@@ -161,11 +161,12 @@ def run_cpp(folder: Path, jobs: Path, var: Path, start: int, window: int, wins: 
 
 
 def run_ours(folder: Path, jobs: Path, var: Path, start: int, window: int, wins: int,
-             strategy: str, seed: int = 0) -> tuple[str, dict[str, Any], float]:
+             strategy: str, seed: int = 0, clock_seed: int | None = None
+             ) -> tuple[str, dict[str, Any], float]:
     """The authors semantics on the same files: result line, figures, wall time."""
     setup = AuthorsSetup(strategy, start, window,
                          metrics_from=start + window - window // wins if wins > 1 else None,
-                         seed=seed)
+                         seed=seed, clock_seed=clock_seed)
     t0 = time.perf_counter()
     res = simulate_authors(read_authors_jobs(jobs), var, setup,
                            read_quantiles(folder / "DATA.txt"))
@@ -208,28 +209,39 @@ def one_instance(task: tuple[str, str, str, int]) -> list[dict[str, Any]]:
     return rows
 
 
-def unaware_run(task: tuple[str, str, int]) -> tuple[str, float, float, float]:
+def unaware_run(task: tuple[str, str, int]) -> tuple[str, float, float, float, int]:
     """ff-unaware once in each simulator (theirs seeded by the clock, ours by ``k``):
-    the window and both goodputs and the wall clock when theirs started."""
+    the window, both goodputs, the wall clock when theirs started, and the clock second
+    with which ours (``clock_seed``: glibc's rand, libstdc++'s random_shuffle) prints
+    their very line (-1: none of the seconds the run spanned)."""
     folder_s, name, k = task
     folder = Path(folder_s)
     done = folder / "runs" / f"unaware_{name}_{k}.json"
     if done.exists():
-        n, a_g, o_g, t_g = json.loads(done.read_text())
-        return str(n), float(a_g), float(o_g), float(t_g)
+        got = json.loads(done.read_text())
+        match = int(got[4]) if len(got) > 4 else -2  # -2: not tried (older cache)
+        return str(got[0]), float(got[1]), float(got[2]), float(got[3]), match
     start, window, wins = window_setup(name)
     jobs = folder / "borgSO" / f"{name}.txt"
     var = make_walk(folder, "authors", 0)
     t0 = time.time()
-    a = figures(run_cpp(folder, jobs, var, start, window, wins, ["ff-unaware"],
-                        folder / "runs" / f"unaware_{name}_{k}")["ff-unaware"][0])
+    line = run_cpp(folder, jobs, var, start, window, wins, ["ff-unaware"],
+                   folder / "runs" / f"unaware_{name}_{k}")["ff-unaware"][0]
+    t1 = time.time()
+    a = figures(line)
     o = figures(run_ours(folder, jobs, var, start, window, wins, "ff-unaware", k)[0])
-    out = (name, a["util_total"] / a["area"], o["util_total"] / o["area"], t0)
+    match = -1
+    for sec in range(int(t0), int(t1) + 1):
+        if run_ours(folder, jobs, var, start, window, wins, "ff-unaware",
+                    clock_seed=sec)[0] == line:
+            match = sec
+            break
+    out = (name, a["util_total"] / a["area"], o["util_total"] / o["area"], t0, match)
     done.write_text(json.dumps(out))
     return out
 
 
-def unaware_summary(name: str, runs: list[tuple[str, float, float, float]]
+def unaware_summary(name: str, runs: list[tuple[str, float, float, float, int]]
                     ) -> dict[str, Any]:
     """Both distributions of one window and a two-sample KS test."""
     from scipy.stats import ks_2samp
@@ -238,9 +250,12 @@ def unaware_summary(name: str, runs: list[tuple[str, float, float, float]]
     ours = [r[2] for r in runs if r[0] == name]
     seconds = sorted(int(r[3]) for r in runs if r[0] == name)
     ks = ks_2samp(theirs, ours)
+    tried = [r[4] for r in runs if r[0] == name and r[4] != -2]
     return {"window": name, "model": "authors", "walk": 0, "runs": len(theirs),
             "goodput_authors": theirs, "goodput_ours": ours,
             "distinct_clock_seeds": len(set(seconds)),
+            "clock_seed_tried": len(tried),
+            "clock_seed_identical": sum(m >= 0 for m in tried),
             "ks_statistic": float(ks.statistic), "ks_pvalue": float(ks.pvalue)}
 
 
@@ -280,15 +295,18 @@ def report(rows: list[dict[str, Any]], unaware: list[dict[str, Any]], meta: dict
                 "seeds are counted); ours: the order drawn from "
                 "`numpy.random.default_rng(seed)`, seeds 0, 1, …. Goodput over the runs:", "",
                 "| window | walk | runs (distinct clock seeds) | theirs min / median / max | "
-                "ours min / median / max | KS statistic | KS p-value |",
-                "|---|---|---|---|---|---|---|"]
+                "ours min / median / max | KS statistic | KS p-value | identical line with "
+                "their clock second |",
+                "|---|---|---|---|---|---|---|---|"]
         for u in unaware:
             a = np.percentile(u["goodput_authors"], [0, 50, 100]) * 100
             b = np.percentile(u["goodput_ours"], [0, 50, 100]) * 100
             out.append(f"| {u['window']} | {u['model']} {u['walk']} | {u['runs']} "
                        f"({u['distinct_clock_seeds']}) | "
                        f"{a[0]:.2f} / {a[1]:.2f} / {a[2]:.2f} % | {b[0]:.2f} / {b[1]:.2f} / "
-                       f"{b[2]:.2f} % | {u['ks_statistic']:.3f} | {u['ks_pvalue']:.3f} |")
+                       f"{b[2]:.2f} % | {u['ks_statistic']:.3f} | {u['ks_pvalue']:.3f} | "
+                       + (f"{u['clock_seed_identical']} of {u['clock_seed_tried']} |"
+                          if u["clock_seed_tried"] else "not tried |"))
     return "\n".join(out) + "\n"
 
 
@@ -319,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     # a first walk of the first model on every window first, then the next model, then
     # the further walks (an interrupted run covers every window)
     tasks = [(str(folder), n, m, s) for s in range(args.walks) for m in models for n in names]
+    names = names or windows(repo)
     if args.report_only:  # what earlier (maybe interrupted) runs left in the cache
         tasks = [t for t in tasks
                  if (folder / "runs" / f"{t[1]}_{t[2]}_{t[3]}.json").exists()]

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from dispatchlab.cli.main import app
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.dispatchers.variable_capacity.authors import AuthorsVC, simulate_authors
-from dispatchlab.dispatchers.variable_capacity.authors_kernel import AuthorsSetup
+from dispatchlab.dispatchers.variable_capacity.authors_kernel import AuthorsSetup, glibc_shuffle
 from dispatchlab.dispatchers.variable_capacity.cpp_heap import heap_pop, heap_push
 from dispatchlab.dispatchers.variable_capacity.target import TargetVC
 from dispatchlab.engine.capacity import read_variation_rows
@@ -168,6 +168,33 @@ int main() {
     out = subprocess.run([str(exe)], input="\n".join(ops), capture_output=True, text=True,
                          check=True).stdout.split()
     assert [int(x) for x in out] == expected
+
+
+@needs_gxx
+def test_clock_seeded_shuffle_as_glibc(tmp_path: Path) -> None:
+    src = tmp_path / "shuffle.cc"
+    src.write_text("""#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <vector>
+int main(int argc, char** argv) {
+  for (int k = 1; k < argc; k++) {
+    srand(atol(argv[k]));
+    std::vector<int> v;
+    for (int i = 0; i < 152; i++) v.push_back(i);
+    std::random_shuffle(v.begin(), v.end());
+    for (int x : v) std::cout << x << " ";
+    std::cout << "\\n";
+  }
+}
+""")
+    exe = tmp_path / "shuffle"
+    subprocess.run(["g++", "-O2", str(src), "-o", str(exe)], check=True, capture_output=True)
+    seeds = [0, 1, 2, 1_764_230_000, 4_294_967_295]
+    out = subprocess.run([str(exe), *map(str, seeds)], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert [list(map(int, line.split())) for line in out] == \
+        [glibc_shuffle(152, s) for s in seeds]
 
 
 @needs_gxx

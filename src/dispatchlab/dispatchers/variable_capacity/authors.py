@@ -51,7 +51,7 @@ def simulate_authors(jobs: AuthorsJobs | str | Path, variation: str | Path,
 class AuthorsVC(BaseDispatcher):
     """A variable-capacity strategy with the ``authors`` semantics
     (``vc=NAME,semantics=authors[,quantiles=FILE,safe=16,neighbourhood=11,util_low=0.8,
-    util_high=0.95]``). It runs in its own kernel, on the authors' job and variation files
+    util_high=0.95,clock_seed=S]``). It runs in its own kernel, on the authors' job and variation files
     (``dispatchlab simulate`` does it), not in the engine: see :mod:`.authors_kernel`."""
 
     capabilities = Capabilities(
@@ -59,7 +59,8 @@ class AuthorsVC(BaseDispatcher):
         multi_unit_jobs=False)
 
     def __init__(self, strategy: str, quantiles: str | None = None, safe: int = 16,
-                 neighbourhood: int = 11, util_low: float = 0.80, util_high: float = 0.95):
+                 neighbourhood: int = 11, util_low: float = 0.80, util_high: float = 0.95,
+                 clock_seed: int | None = None):
         strategy = ALIASES.get(strategy, strategy)
         if strategy not in STRATEGIES:
             raise ConfigError(f"unknown variable-capacity strategy '{strategy}' (known: "
@@ -70,6 +71,7 @@ class AuthorsVC(BaseDispatcher):
         self.neighbourhood = neighbourhood
         self.util_low = util_low
         self.util_high = util_high
+        self.clock_seed = clock_seed  # ff-unaware: the order of their srand(this) shuffle
         self.name = f"{strategy}[authors]"
 
     def setup(self, start: int, window: int, machines: int, cores: int,
@@ -78,7 +80,8 @@ class AuthorsVC(BaseDispatcher):
         return AuthorsSetup(self.strategy, start, window, machines=machines, cores=cores,
                             safe=self.safe, neighbourhood=self.neighbourhood,
                             util_low=self.util_low, util_high=self.util_high,
-                            metrics_from=metrics_from, seed=seed)
+                            metrics_from=metrics_from, seed=seed,
+                            clock_seed=self.clock_seed)
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Not an engine dispatcher: say where it runs."""
@@ -93,7 +96,7 @@ class AuthorsVC(BaseDispatcher):
         return {"name": self.name, "family": "variable-capacity", "semantics": "authors",
                 "strategy": self.strategy, "quantiles": self.quantiles, "safe": self.safe,
                 "neighbourhood": self.neighbourhood, "util_low": self.util_low,
-                "util_high": self.util_high}
+                "util_high": self.util_high, "clock_seed": self.clock_seed}
 
 
 #: spellings of the strategies in specs
@@ -122,7 +125,7 @@ def parse_vc_spec(fields: dict[str, str]) -> Dispatcher | None:
                               f"{', '.join(STRATEGIES)})", field="vc")
         return get_dispatcher(name)
     known = {"quantiles": str, "safe": int, "neighbourhood": int, "util_low": float,
-             "util_high": float}
+             "util_high": float, "clock_seed": int}
     kwargs: dict[str, Any] = {}
     for k, v in rest.items():
         if k not in known:

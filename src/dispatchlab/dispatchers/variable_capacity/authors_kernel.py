@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -71,7 +71,9 @@ class AuthorsSetup:
     ``safe``: ``alwUse`` (``Av − Ra = 24 − 8``); ``metrics_from``: ``startcount``, the
     time from which goodput and waste count (``None``: the window start; the authors'
     14-day runs count the second week); ``seed``: the machine order of ff-unaware (the
-    authors' ``random_shuffle`` is seeded by the clock).
+    authors' ``random_shuffle`` is seeded by the clock); ``clock_seed``: instead, the
+    value their ``srand(time(NULL))`` got, which gives their very order
+    (:func:`glibc_shuffle`).
     """
 
     strategy: str
@@ -85,6 +87,7 @@ class AuthorsSetup:
     util_high: float = 0.95
     metrics_from: float | None = None
     seed: int = 0
+    clock_seed: int | None = None
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -169,6 +172,37 @@ def find_quantile(quantiles: list[int], length: int, ordered: bool = False) -> f
     return 1 - maxi / 1000
 
 
+def glibc_rand(seed: int) -> Iterator[int]:
+    """glibc's ``rand()`` after ``srand(seed)`` (the additive feedback generator of
+    ``random_r.c``, TYPE_3)."""
+    seed &= 0xFFFFFFFF
+    r = [seed if seed else 1]
+    for i in range(1, 31):
+        hi, lo = divmod(r[i - 1] if r[i - 1] < 2**31 else r[i - 1] - 2**32, 127773)
+        word = 16807 * lo - 2836 * hi
+        r.append(word + 2147483647 if word < 0 else word)
+    r += [r[i - 31] for i in range(31, 34)]
+    for i in range(34, 344):
+        r.append((r[i - 31] + r[i - 3]) & 0xFFFFFFFF)
+    while True:
+        nxt = (r[-31] + r[-3]) & 0xFFFFFFFF
+        r.append(nxt)
+        del r[0]
+        yield nxt >> 1
+
+
+def glibc_shuffle(n: int, seed: int) -> list[int]:
+    """``srand(seed); std::random_shuffle`` of ``0 … n − 1`` (libstdc++: for each ``i`` from
+    1, swap with ``rand() % (i + 1)``)."""
+    order = list(range(n))
+    rand = glibc_rand(seed)
+    for i in range(1, n):
+        j = next(rand) % (i + 1)
+        if i != j:
+            order[i], order[j] = order[j], order[i]
+    return order
+
+
 _loop: list[Callable[..., None]] = []
 
 
@@ -230,7 +264,9 @@ def simulate_rows(names: list[str], release: list[float], length: list[float],
     n = len(keep)
     shuf = np.arange(setup.machines, dtype=np.int64)
     if not algo and ff_dist > 0:
-        shuf = np.random.default_rng(setup.seed).permutation(setup.machines).astype(np.int64)
+        shuf = (np.array(glibc_shuffle(setup.machines, setup.clock_seed), dtype=np.int64)
+                if setup.clock_seed is not None else
+                np.random.default_rng(setup.seed).permutation(setup.machines).astype(np.int64))
     f32 = np.array([float(np.float32(p) / np.float32(setup.cores))
                     for p in range(setup.cores + 1)])
     var_t = np.array([float(t) for t, _ in variations], dtype=np.float64)
