@@ -51,8 +51,9 @@ def simulate_authors(jobs: AuthorsJobs | str | Path, variation: str | Path,
 class AuthorsVC(BaseDispatcher):
     """A variable-capacity strategy with the ``authors`` semantics
     (``vc=NAME,semantics=authors[,quantiles=FILE,safe=16,neighbourhood=11,util_low=0.8,
-    util_high=0.95,clock_seed=S]``). It runs in its own kernel, on the authors' job and variation files
-    (``dispatchlab simulate`` does it), not in the engine: see :mod:`.authors_kernel`."""
+    util_high=0.95,clock_seed=S]``). It runs in its own kernel, on the authors' job and
+    variation files (``dispatchlab simulate`` does it), not in the engine: see
+    :mod:`.authors_kernel`."""
 
     capabilities = Capabilities(
         family="variable-capacity", fixed_power_cap=False, varying_power_cap=False,
