@@ -263,11 +263,14 @@ def report(rows: list[dict[str, Any]], unaware: list[dict[str, Any]], meta: dict
            ) -> str:
     """The Markdown report."""
     out = ["# variableResources cross-check (authors semantics vs. the authors' simu.cc)", "",
-           f"Made by `{meta['command']}` on {meta['date']} (load average {meta['load']}), "
+           (f"Runs made by `{meta['runs_made_by']}`; report " if meta["runs_made_by"]
+            else "Made ") +
+           f"by `{meta['command']}` on {meta['date']} (load average {meta['load']}), "
            f"authors' repository at commit `{meta['commit']}`, simu.cc built with "
            f"`g++ -O3` ({meta['gxx']}), unmodified. Raw rows: "
            "[variable_resources.jsonl](variable_resources.jsonl).", ""]
     n_ident = sum(r["identical"] for r in rows)
+    models = sorted({r["model"] for r in rows})
     gaps = [abs(r["goodput_ours"] - r["goodput_authors"]) * 100 for r in rows]
     wrel = [abs(r["waste_ours"] - r["waste_authors"]) / r["waste_authors"]
             if r["waste_authors"] else abs(r["waste_ours"]) for r in rows]
@@ -279,6 +282,15 @@ def report(rows: list[dict[str, Any]], unaware: list[dict[str, Any]], meta: dict
             f"share, waste per abort). Largest goodput gap {max(gaps, default=0):.4f} points "
             f"(target ≤ 0.2), largest aborted-volume gap {100 * max(wrel, default=0):.4f} % "
             "(target ≤ 2 %).", "",
+            "Walks run per window (of the requested ones; a stopped run leaves the later "
+            "walks out):", "", "| window | " + " | ".join(f"{m} walks" for m in models)
+            + " |", "|---|" + "---|" * len(models)]
+    for w in sorted({r["window"] for r in rows}, key=lambda n: window_setup(n)[1::-1]):
+        done = [sorted({r["walk"] for r in rows if r["window"] == w and r["model"] == m})
+                for m in models]
+        out.append(f"| {w} | " + " | ".join(", ".join(map(str, d)) or "—" for d in done)
+                   + " |")
+    out += ["",
             "| window | walk | strategy | goodput theirs | goodput ours | aborted core-h "
             "theirs | ours | line identical | s theirs / ours |",
             "|---|---|---|---|---|---|---|---|---|"]
@@ -325,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(RESULTS / "variable_resources"))
     ap.add_argument("--report-only", action="store_true",
                     help="write the report from the runs already in the cache")
+    ap.add_argument("--runs-made-by", default="",
+                    help="with --report-only: the command (and when) that ran them")
     args = ap.parse_args(argv)
     repo = repo_dir(args.repo)
     if repo is None or shutil.which("g++") is None:
@@ -368,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
             "load": " ".join(f"{x:.1f}" for x in os.getloadavg()), "commit": commit,
             "gxx": subprocess.run(["g++", "--version"], capture_output=True,
                                   text=True).stdout.splitlines()[0],
-            "python": platform.python_version()}
+            "python": platform.python_version(), "runs_made_by": args.runs_made_by}
     out = Path(args.out)
     with out.with_suffix(".jsonl").open("w") as fh:
         fh.write(json.dumps({"meta": meta}) + "\n")
