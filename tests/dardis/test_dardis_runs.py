@@ -266,3 +266,26 @@ def test_short_windows_send_jobs_to_the_last_resort_and_all_run(how: str) -> Non
 def test_an_unknown_last_resort_is_refused() -> None:
     with pytest.raises(ValueError, match="last_resort"):
         Dardis(last_resort="cluster")
+
+
+def test_the_per_node_last_resort_with_a_random_generator_always_places_the_job() -> None:
+    # Regression (issue 28): 40 × 1 core, A holds 38 nodes until 30,000 s, B (2 units,
+    # planned at a random start of its 6,000 s window) the other two; C (2 units) fits
+    # nowhere in its window, and with no retry goes to the per-node last resort: the two
+    # nodes B frees. DARDIS Balanced's exponential generator lets each node offer 3 starts
+    # drawn from the 101 of the window, so the two often offer none in common: the run
+    # stopped with "fits no start even on the empty machine". The last resort now offers
+    # its start alone.
+    wl = Workload.from_columns(submit=[0, 0, 10], walltime=[30_000, 10_000, 600],
+                               runtime=[30_000, 10_000, 600], units=[38, 2, 2],
+                               req={"cores": [1, 1, 1]}, queues={"q": 6000})
+    fallbacks = 0
+    for seed in range(6):
+        disp = Dardis("exponential", "max-probability", slot=60, retries=0,
+                      last_resort="nodes")
+        res = simulate(wl, "nodes=40,cores=1", disp, seed=seed)
+        assert res.summary["jobs_run"] == 3 and res.summary["audited"]
+        st = res.summary["dispatcher_stats"]
+        assert st["after_last_termination"] >= 1
+        fallbacks += st["last_resort_at_est"]
+    assert fallbacks > 0  # the case that crashed did occur

@@ -165,6 +165,15 @@ def simulate_command(
     if loop not in ("auto", "compiled", "general"):
         raise ConfigError(f"unknown event loop '{loop}' (known: auto, compiled, general)",
                           field="--loop")
+    if "semantics=authors" in dispatcher.replace(" ", ""):  # its own kernel and files
+        from dispatchlab.cli.vc_authors import run_authors
+
+        if out is not None or schedule_format:
+            raise ConfigError("vc=…,semantics=authors prints its figures (--json for all "
+                              "of them); it writes no results folder", field="--out")
+        run_authors(get_dispatcher(dispatcher), workload, platform,  # type: ignore[arg-type]
+                    scenario, window_start, window, metrics_window, seed, as_json)
+        return
     if out is not None:
         check_out(out, force)
     check_schedule_formats(schedule_format, out)

@@ -167,3 +167,37 @@ def _whole(text: str, p: Path, line: int, field: str) -> int:
         raise ConfigError(f"{p}: line {line}: {field} {text} is not a whole number ≥ 0",
                           field=field)
     return int(v)
+
+
+def read_variation_rows(path: str | Path) -> tuple[int, list[tuple[int, int]]]:
+    """An authors' variation file as their simulator reads it: the starting count and
+    every ``time count`` row in file order, the rows that change nothing included (they
+    are events there, and reorder ties). Times are absolute, as in the file."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: no such variation file", field="scenario")
+    initial: int | None = None
+    rows: list[tuple[int, int]] = []
+    with p.open() as fh:
+        for n, line in enumerate(fh, start=1):
+            fields = line.split()
+            if not fields:
+                continue
+            if initial is None:
+                if len(fields) != 1:
+                    raise ConfigError(f"{p}: line {n}: expected the starting machine count "
+                                      f"alone on the first line, got '{line.strip()}'",
+                                      field="alive")
+                initial = _whole(fields[0], p, n, "alive")
+                continue
+            if len(fields) != 2:
+                raise ConfigError(f"{p}: line {n}: expected 'time count', got "
+                                  f"'{line.strip()}'", field="alive")
+            t = _whole(fields[0], p, n, "time")
+            if rows and t < rows[-1][0]:
+                raise ConfigError(f"{p}: line {n}: time {t} goes back (previous "
+                                  f"{rows[-1][0]})", field="time")
+            rows.append((t, _whole(fields[1], p, n, "alive")))
+    if initial is None:
+        raise ConfigError(f"{p}: empty variation file", field="scenario")
+    return initial, rows

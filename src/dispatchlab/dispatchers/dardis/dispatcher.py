@@ -138,7 +138,8 @@ class Dardis(BaseDispatcher):
         self._backfill_t: list[float] = []
         self._job_sched = self._job_disp = 0.0
         self._stats = {"rounds": 0, "messages": 0, "soft_placements": 0, "retried_jobs": 0,
-                       "after_last_termination": 0, "backfill_rounds": 0,
+                       "after_last_termination": 0, "last_resort_at_est": 0,
+                       "backfill_rounds": 0,
                        "backfill_moves": 0, "start_conflicts": 0}
 
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
@@ -215,6 +216,13 @@ class Dardis(BaseDispatcher):
         for with_profile in ((True, False) if self._profile else (False,)):
             if self._round(view, j, est, est + length, with_profile, alive, out):
                 return
+        # A random start-time generator lets each node offer a few starts drawn from the
+        # window; when only the nodes free from ``est`` can host the job (the per-node
+        # last resort), they may offer no start in common. ``est`` itself is certain:
+        # offered alone, every node free from then on offers it.
+        self._stats["last_resort_at_est"] += 1
+        if self._round(view, j, est, est, False, alive, out):
+            return
         raise DispatchlabError(
             f"DARDIS: job {view.jobs.ints('job_id')[j]} fits no start even on the empty "
             f"machine ({self._units[j]} units of {view.req[j].tolist()} over "
