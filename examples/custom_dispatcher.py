@@ -14,7 +14,7 @@ from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.workspace import Workspace
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
-from dispatchlab.engine.first_fit import first_fit
+from dispatchlab.dispatchers.allocators import first_fit
 from dispatchlab.engine.state import SystemView
 from dispatchlab.workload import SwfOptions, load_swf
 

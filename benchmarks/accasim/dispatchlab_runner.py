@@ -54,7 +54,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import dispatchlab
-    import dispatchlab.dispatchers.builtin  # the dispatcher catalogue
+    import dispatchlab.dispatchers.catalogue  # the dispatcher catalogue
     from dispatchlab import simulate
     from dispatchlab.workload.swf import SwfOptions, load_swf
 
