@@ -10,11 +10,11 @@ from collections.abc import Sequence
 
 from dispatchlab import simulate
 from dispatchlab.cli.demo_cmd import demo_trace
+from dispatchlab.dispatchers.allocators import first_fit
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.workspace import Workspace
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
-from dispatchlab.dispatchers.allocators import first_fit
 from dispatchlab.engine.state import SystemView
 from dispatchlab.workload import SwfOptions, load_swf
 
