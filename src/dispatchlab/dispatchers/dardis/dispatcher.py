@@ -123,6 +123,7 @@ class Dardis(BaseDispatcher):
         self._grid = UsageGrid(len(plat.resources), plat.n_nodes, self.slot)
         self._steps = [desired_steps(view.scenario, r) for r in plat.resources]
         self._profile = any(len(t) for t, _ in self._steps)
+        self._share_memo: tuple[tuple[int, ...], FloatArray] | None = None
         self._walltime = view.jobs.ints("walltime")
         self._units = view.jobs.ints("units")
         self._est = view.jobs.ints("est")
@@ -227,6 +228,17 @@ class Dardis(BaseDispatcher):
         return view.alive
 
     def _shares(self, first: int, last: int) -> FloatArray:
+        """Desired share of every resource in absolute slots ``[first, last)`` (read
+        from a table of the slots from 0 on, rebuilt when it is too short or the
+        profile grew)."""
+        key = tuple(len(t) for t, _ in self._steps)
+        memo = self._share_memo
+        if memo is None or memo[0] != key or memo[1].shape[1] < last:
+            size = max(last, 2 * memo[1].shape[1] if memo is not None else 1024)
+            memo = self._share_memo = (key, self._share_table(0, size))
+        return memo[1][:, first:last]
+
+    def _share_table(self, first: int, last: int) -> FloatArray:
         """Desired share of every resource in absolute slots ``[first, last)``."""
         times = np.arange(first, last, dtype=np.int64) * self.slot
         out = np.ones((len(self._steps), len(times)))
