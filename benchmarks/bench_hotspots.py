@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CASES = ("kth-conservative", "kth-conservative-power", "dardis-throughput", "hybrid-high")
@@ -58,7 +60,7 @@ def run_case(name: str, kth_jobs: int) -> dict[str, Any]:
         from dispatchlab.workload import load_swf
 
         wl = load_swf(KTH)
-        wl = wl.take(list(range(min(kth_jobs, wl.n_jobs))))
+        wl = wl.take(np.arange(min(kth_jobs, wl.n_jobs), dtype=np.int64))
         plat = resolve_platform("nodes=100,cores=1").with_node_model(GENERIC)
         disp = "conservative-power" if name.endswith("-power") else "conservative"
         kw = {"check": False, "tables": False, "engine": "general"}
@@ -67,14 +69,14 @@ def run_case(name: str, kth_jobs: int) -> dict[str, Any]:
         args: tuple[Any, ...] = (wl, plat, disp)
     elif name == "dardis-throughput":
         sys.path.insert(0, str(ROOT / "experiments" / "dardis"))
-        from run import PROFILE  # type: ignore[import-not-found]
+        from run import PROFILE
 
         from dispatchlab.dispatchers.dardis.presets import PRESETS
-        from workload import CORES, NODES, curie_workload  # type: ignore[import-not-found]
+        from workload import CORES, NODES, curie_workload
 
         wl = curie_workload()[0]
         d = PRESETS["dardis-throughput"][0]()
-        d.slot = 300
+        d.slot = 300  # type: ignore[attr-defined]
         args = (wl, f"nodes={NODES},cores={CORES}", d)
         kw = {"seed": 1, "scenario": PROFILE}
     elif name == "hybrid-high":
@@ -116,11 +118,20 @@ def tree_info() -> dict[str, str]:
         "numpy": numpy.__version__}
 
 
+def runs_per_case(results: dict[str, Any]) -> str:
+    """How many runs each case's median is of."""
+    counts = {len(r.get("cpu_runs", [0])) for r in results["cases"].values()}
+    if len(counts) == 1:
+        return f"{counts.pop()} run(s) per case"
+    return ", ".join(f"{n}: {len(r.get('cpu_runs', [0]))}"
+                     for n, r in results["cases"].items()) + " runs"
+
+
 def report(results: dict[str, Any], base: dict[str, Any] | None) -> str:
     """A markdown table: medians, the ratio to the baseline, digests equal or not."""
     cases = results["cases"]
     lines = ["# Family hot spots (benchmarks/bench_hotspots.py)", "",
-             f"{results['when']}, {results['repeats']} runs per case in fresh processes, "
+             f"{results['when']}, {runs_per_case(results)} in fresh processes, "
              f"medians of CPU s of the `simulate()` call; load average (1 min) "
              f"{results['load_before']:.1f} before, {results['load_after']:.1f} after; "
              f"dispatchlab {results['tree']['dispatchlab']}, Python "
@@ -159,8 +170,11 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=None, choices=CASES)
     ap.add_argument("--kth-jobs", type=int, default=5000)
-    ap.add_argument("--baseline", type=Path, default=None,
-                    help="JSON written by this script on the old tree")
+    ap.add_argument("--baseline", type=Path, nargs="+", default=None,
+                    help="JSON written by this script on the old tree (several: merged)")
+    ap.add_argument("--combine", type=Path, nargs="+", default=None,
+                    help="report JSONs written by this script on this tree (merged) "
+                         "instead of running")
     ap.add_argument("--json", type=Path, default=None, help="write the results here")
     ap.add_argument("--out", type=Path, default=None,
                     help="write OUT.json and OUT.md")
@@ -168,7 +182,10 @@ def main() -> None:
     if args.child:
         print(json.dumps(run_case(args.child, args.kth_jobs)))
         return
-    base = json.loads(args.baseline.read_text()) if args.baseline else None
+    base = merge(args.baseline) if args.baseline else None
+    if args.combine:
+        finish(merge(args.combine), base, args.out)
+        return
     load_before = os.getloadavg()[0]
     cases: dict[str, Any] = {}
     for name in args.only or CASES:
@@ -186,10 +203,29 @@ def main() -> None:
                "tree": tree_info(), "cases": cases}
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
-    if args.out:
-        args.out.with_suffix(".json").write_text(json.dumps(
+    finish(results, base, args.out)
+
+
+def merge(paths: list[Path]) -> dict[str, Any]:
+    """Results of several runs of this script as one (cases merged; the loads span them;
+    repeats: the fewest)."""
+    runs = [json.loads(p.read_text()) for p in paths]
+    out = dict(runs[0])
+    out["cases"] = {k: v for r in runs for k, v in r["cases"].items()}
+    out["load_before"] = min(r["load_before"] for r in runs)
+    out["load_after"] = max(r["load_after"] for r in runs)
+    out["repeats"] = min(r["repeats"] for r in runs)
+    out["when"] = " / ".join(sorted({r["when"] for r in runs}))
+    return out
+
+
+def finish(results: dict[str, Any], base: dict[str, Any] | None, out: Path | None) -> None:
+    """Write and print the report; fail when a schedule differs from the baseline's."""
+    cases = results["cases"]
+    if out:
+        out.with_suffix(".json").write_text(json.dumps(
             {"results": results, "baseline": base}, indent=1))
-        args.out.with_suffix(".md").write_text(report(results, base))
+        out.with_suffix(".md").write_text(report(results, base))
     print(report(results, base))
     if base is not None and any(base["cases"][n]["digest"] != r["digest"]
                                 for n, r in cases.items() if n in base["cases"]):
