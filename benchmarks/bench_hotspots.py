@@ -120,6 +120,11 @@ def tree_info() -> dict[str, str]:
         "numpy": numpy.__version__}
 
 
+def same_digest(a: str, b: str) -> bool:
+    """Equal digests (one may be a printed prefix of at least 12 characters)."""
+    return min(len(a), len(b)) >= 12 and (a.startswith(b) or b.startswith(a))
+
+
 def runs_per_case(results: dict[str, Any]) -> str:
     """How many runs each case's median is of."""
     counts = {len(r.get("cpu_runs", [0])) for r in results["cases"].values()}
@@ -149,7 +154,7 @@ def report(results: dict[str, Any], base: dict[str, Any] | None) -> str:
     for name, r in cases.items():
         if base is not None and name in base["cases"]:
             b = base["cases"][name]
-            same = "yes" if b["digest"] == r["digest"] else "**NO**"
+            same = "yes" if same_digest(b["digest"], r["digest"]) else "**NO**"
             lines.append(f"| {name} | {r['jobs']:,} | {b['cpu_s']:.2f} | {r['cpu_s']:.2f} | "
                          f"{b['cpu_s'] / r['cpu_s']:.2f}× | {r['wall_s']:.1f} | {same} |")
         else:
@@ -233,7 +238,7 @@ def finish(results: dict[str, Any], base: dict[str, Any] | None, out: Path | Non
             {"results": results, "baseline": base}, indent=1))
         out.with_suffix(".md").write_text(report(results, base))
     print(report(results, base))
-    if base is not None and any(base["cases"][n]["digest"] != r["digest"]
+    if base is not None and any(not same_digest(base["cases"][n]["digest"], r["digest"])
                                 for n, r in cases.items() if n in base["cases"]):
         raise SystemExit("a schedule differs from the baseline's")
 
