@@ -234,7 +234,9 @@ class Dardis(BaseDispatcher):
         key = tuple(len(t) for t, _ in self._steps)
         memo = self._share_memo
         if memo is None or memo[0] != key or memo[1].shape[1] < last:
-            size = max(last, 2 * memo[1].shape[1] if memo is not None else 1024)
+            held = memo[1].shape[1] if memo is not None else 512
+            size = max(last, 2 * held if memo is not None and memo[1].shape[1] < last
+                       else held)
             memo = self._share_memo = (key, self._share_table(0, size))
         return memo[1][:, first:last]
 
