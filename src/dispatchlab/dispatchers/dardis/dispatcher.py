@@ -48,7 +48,8 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.dispatchers.base import BaseDispatcher
-from dispatchlab.dispatchers.dardis.fitting import common_starts, fitting_index
+from dispatchlab.dispatchers.dardis.backfill_start import first_common_start
+from dispatchlab.dispatchers.dardis.fitting import fitting_index
 from dispatchlab.dispatchers.dardis.generators import get_generator, responses
 from dispatchlab.dispatchers.dardis.grid import UsageGrid
 from dispatchlab.dispatchers.dardis.task_manager import Choice, get_policy
@@ -122,6 +123,7 @@ class Dardis(BaseDispatcher):
         self._grid = UsageGrid(len(plat.resources), plat.n_nodes, self.slot)
         self._steps = [desired_steps(view.scenario, r) for r in plat.resources]
         self._profile = any(len(t) for t, _ in self._steps)
+        self._share_memo: tuple[tuple[int, ...], FloatArray] | None = None
         self._walltime = view.jobs.ints("walltime")
         self._units = view.jobs.ints("units")
         self._est = view.jobs.ints("est")
@@ -234,6 +236,19 @@ class Dardis(BaseDispatcher):
         return view.alive
 
     def _shares(self, first: int, last: int) -> FloatArray:
+        """Desired share of every resource in absolute slots ``[first, last)`` (read
+        from a table of the slots from 0 on, rebuilt when it is too short or the
+        profile grew)."""
+        key = tuple(len(t) for t, _ in self._steps)
+        memo = self._share_memo
+        if memo is None or memo[0] != key or memo[1].shape[1] < last:
+            held = memo[1].shape[1] if memo is not None else 512
+            size = max(last, 2 * held if memo is not None and memo[1].shape[1] < last
+                       else held)
+            memo = self._share_memo = (key, self._share_table(0, size))
+        return memo[1][:, first:last]
+
+    def _share_table(self, first: int, last: int) -> FloatArray:
         """Desired share of every resource in absolute slots ``[first, last)``."""
         times = np.arange(first, last, dtype=np.int64) * self.slot
         out = np.ones((len(self._steps), len(times)))
@@ -267,16 +282,6 @@ class Dardis(BaseDispatcher):
         index = fitting_index(up, share, cap, view.req[j].astype(np.float64), n_starts,
                               width, first_width)
         return index, j0, width
-
-    def _common(self, view: SystemView, j: int, est: int, lst: int, nodes: IntArray,
-                counts: IntArray) -> IntArray:
-        """Candidate starts in ``[est, lst]`` where all of ``nodes`` host ``counts``."""
-        j0, n_starts, width, first_width, span = self._slots(j, est, lst)
-        up = self._grid.window(j0, j0 + span)[:, nodes]
-        share = self._shares(j0, j0 + span) if self._profile else None
-        ok = common_starts(up, share, self._cap[nodes], view.req[j].astype(np.float64),
-                           counts, n_starts, width, first_width)
-        return np.flatnonzero(ok)
 
     def _round(self, view: SystemView, j: int, est: int, lst: int, with_profile: bool,
                alive: npt.NDArray[np.bool_], out: list[Decision]) -> bool:
@@ -397,29 +402,44 @@ class Dardis(BaseDispatcher):
         for n in sorted(freed):
             planned = sorted(self._on_node[n], key=lambda j: self._planned[j].start)
             chosen.update(planned[:self.depth])
+        freed_until = np.zeros(len(self._on_node), dtype=np.int64)
+        for n, f in freed.items():
+            freed_until[n] = f
+        j0 = now // self.slot
         for j in sorted(chosen, key=lambda j: (self._planned[j].start, j)):
             res = self._planned[j]
             if res.start <= now:
                 continue
             until = res.start
             if not self.full_window:
-                until = max(now, min(until, max(freed.get(n, 0) for n in res.nodes.tolist())))
+                until = max(now, min(until, int(freed_until[res.nodes].max())))
             t0 = time.perf_counter()
-            self._unreserve(view, j, res, now)
-            cols = self._common(view, j, now, until, res.nodes, res.counts)
-            j0 = now // self.slot
+            col = self._first_common(view, j, now, until, res)
             self._stats["backfill_rounds"] += 1
             self._stats["messages"] += 3 * len(res.nodes)
-            new_start = now if len(cols) and cols[0] == 0 else (
-                (j0 + int(cols[0])) * self.slot if len(cols) else res.start)
+            new_start = now if col == 0 else (
+                (j0 + col) * self.slot if col > 0 else res.start)
             if new_start < res.start:
+                self._unreserve(view, j, res, now)
                 self._drop_plan(j)
                 self._reserve(view, j, new_start, res, out)
                 self._stats["backfill_moves"] += 1
-            else:
-                self._grid.add(res.nodes, self._amounts(view, j, res.counts),
-                               max(res.first, now // self.slot), res.last)
             self._backfill_t.append(time.perf_counter() - t0)
+
+    def _first_common(self, view: SystemView, j: int, est: int, lst: int,
+                      res: Reservation) -> int:
+        """The first candidate start in ``[est, lst]`` (index from ``est``'s slot) at which
+        all of the job's nodes host its units with its own reservation taken out, or −1
+        (:func:`~dispatchlab.dispatchers.dardis.backfill_start.first_common_start`)."""
+        j0, n_starts, width, first_width, span = self._slots(j, est, lst)
+        nodes = res.nodes
+        up = self._grid.window(j0, j0 + span)[:, nodes]
+        share = self._shares(j0, j0 + span) if self._profile else None
+        own_lo = max(res.first, j0) - j0
+        return first_common_start(up, self._amounts(view, j, res.counts), own_lo,
+                                  res.last - j0, self._cap[nodes],
+                                  share, view.req[j].astype(np.float64), res.counts,
+                                  n_starts, width, first_width)
 
     # ---- reporting ------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ import numpy.typing as npt
 from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.dispatchers.group_placement import GroupPlacement
 from dispatchlab.dispatchers.profile import LiveRequests, NodeProfile
+from dispatchlab.dispatchers.rule_based.segment_power import SegmentMeter
 from dispatchlab.engine.budget import EPS
 from dispatchlab.engine.cap_schedule import announced_caps
 from dispatchlab.engine.constraints import Constraints
@@ -40,13 +41,14 @@ FloatArray = npt.NDArray[np.float64]
 class PowerProfile(NodeProfile):
     """Free capacity per node over time, and the IT power it implies, under ``budget``."""
 
-    __slots__ = ("_parts", "budget", "meter", "view")
+    __slots__ = ("_parts", "_segments", "budget", "meter", "view")
 
     def __init__(self, view: SystemView, capacity: IntArray, req: IntArray | LiveRequests,
                  units: list[int], alloc: Allocator, rules: Constraints | None,
                  meter: MachinePower, budget: Budget):
         super().__init__(capacity, req, units, alloc, rules)
         self.view, self.meter, self.budget = view, meter, budget
+        self._segments = SegmentMeter(meter)
         # job-power mode: the jobs' own power held over windows, (t0, t1, W); a give adds
         # the negative entry
         self._parts: list[tuple[int, int, float]] = []
@@ -82,9 +84,7 @@ class PowerProfile(NodeProfile):
     def segment_power(self) -> FloatArray:
         """The IT power (W) of each segment: nodes (from their free capacity, states as
         now) plus the jobs' own power held then."""
-        free = self.free
-        power = np.array([self.meter.nodes_power(free[k]) for k in range(len(free))],
-                         dtype=np.float64)
+        power = self._segments.nodes_power(self.free)
         if self._parts:
             times = np.asarray(self.times, dtype=np.int64)
             for t0, t1, w in self._parts:
@@ -115,11 +115,19 @@ class PowerProfile(NodeProfile):
                 seg.append(self.segment_power())
             power, free, times = seg[0], self.free, self.times
             i, e = self.timeline.window(t, dur)
+            limit = caps.now_cap if not caps.times else None
+            deltas = None if isinstance(placement, list) else self._segments.start_deltas(
+                job, placement[0], placement[1], free[i:e])
             for k in range(i, e):
-                lo = max(times[k], t)
-                hi = min(times[k + 1], t + dur) if k + 1 < len(times) else t + dur
-                cap = caps.lowest(lo, max(hi, lo + 1))
-                if power[k] + self._delta(job, placement, free[k]) > cap + EPS:
+                if limit is None:
+                    lo = max(times[k], t)
+                    hi = min(times[k + 1], t + dur) if k + 1 < len(times) else t + dur
+                    cap = caps.lowest(lo, max(hi, lo + 1))
+                else:
+                    cap = limit
+                delta = (self._delta(job, placement, free[k]) if deltas is None
+                         else deltas[k - i])
+                if power[k] + delta > cap + EPS:
                     return False
             return True
 
