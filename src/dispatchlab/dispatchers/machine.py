@@ -29,7 +29,7 @@ from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import DispatchlabError
-from dispatchlab.estimates.base import DurationEstimator
+from dispatchlab.estimates.base import DurationEstimator, WalltimeEstimate
 from dispatchlab.platform.platform import units_fitting
 
 IntArray = npt.NDArray[np.int64]
@@ -58,6 +58,11 @@ class Machine:
         self.end_of: dict[int, int] = {}
         self._start_of: dict[int, int] = {}
         self._ws: Workspace | None = None
+        #: the estimator's ``observe``, or None when it learns nothing (requested times)
+        self._observe = (None if type(estimator).observe is WalltimeEstimate.observe
+                         else estimator.observe)
+        #: whether estimates may change during the run (the estimator learns)
+        self.learns = self._observe is not None
 
     # ---- per call -------------------------------------------------------------------
 
@@ -65,18 +70,18 @@ class Machine:
         """Forget jobs that stopped running (telling the estimator the run time of those
         that finished); fresh scratch state."""
         now = view.now
-        left = events.left_running
+        left = events.left_running if events.aborted else events.finished
         if left:
             aborted = set(events.aborted) if events.aborted else ()
             ends, end_of, start_of = self.ends, self.end_of, self._start_of
-            observe = self.estimator.observe
+            observe = self._observe
             for j in left:
                 e = end_of.pop(j, None)
                 if e is None:
                     continue  # not started through this machine
                 del ends[bisect_left(ends, (e, j))]
                 started = start_of.pop(j)
-                if j not in aborted:
+                if observe is not None and j not in aborted:
                     observe(j, now - started)
                 self._finished(j)
         self.now = now
@@ -107,9 +112,16 @@ class Machine:
 
     def _record(self, job: int, nodes: IntArray, counts: IntArray) -> Start:
         """Commit a start now: scratch capacity, expected end, the Start decision."""
-        d = self.workspace().take(job, nodes, counts)
+        ws = self._ws
+        if ws is None:
+            ws = self._ws = Workspace(self.view)
+        d = ws.take(job, nodes, counts)
         e = self.now + self.estimator.estimate(job)
-        insort(self.ends, (e, job))
+        ends = self.ends
+        if not ends or (e, job) > ends[-1]:
+            ends.append((e, job))
+        else:
+            insort(ends, (e, job))
         self.end_of[job] = e
         self._start_of[job] = self.now
         return d
@@ -219,7 +231,26 @@ class SlotMachine(Machine):
 
     def begin(self, view: SystemView, events: Events) -> None:
         """Release the slots of jobs that stopped; recount slots when nodes changed."""
-        super().begin(view, events)
+        if events.aborted or self._observe is not None:
+            super().begin(view, events)
+        else:  # the common case, inlined: jobs that ended release their slots
+            finished = events.finished
+            if finished:
+                ends, end_of, start_of, units = self.ends, self.end_of, self._start_of, self.units
+                busy = self.busy
+                for j in finished:
+                    e = end_of.pop(j, None)
+                    if e is None:
+                        continue  # not started through this machine
+                    if ends[0][1] == j:
+                        del ends[0]
+                    else:
+                        del ends[bisect_left(ends, (e, j))]
+                    del start_of[j]
+                    busy -= units[j]
+                self.busy = busy
+            self.now = view.now
+            self._ws = None
         if events.nodes:
             self.total = int(self.slots[view.alive].sum())
         self.free = self.total - self.busy
@@ -261,7 +292,7 @@ class SlotMachine(Machine):
             raise DispatchlabError(f"slot accounting broke: job {job} does not fit")
         self.free -= u
         self.busy += u
-        return self._record(job, *placed)
+        return self._record(job, placed[0], placed[1])
 
     def reserve(self, job: int) -> int:
         """Release expected ends in order until ``job`` fits; extra = free then − need."""

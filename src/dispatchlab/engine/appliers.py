@@ -68,9 +68,14 @@ def start(sim: Simulator, d: Start) -> None:
             raise invalid(sim, f"job {sim.jid(job)} cannot start: {why}")
     if sim.meter is not None:
         _check_power(sim, job, nodes, counts, 0.0)
-    if kernels.check_and_take(view.free, nodes, counts, sim.req[job], units) != OK:
+    if kernels.check_and_take(view.free, nodes, counts, sim.req_of(job), units) != OK:
         raise explain(sim, job, nodes, counts, units)
-    _take_total(sim, job, units, -1)
+    if units == sim.units[job]:
+        ft = view.free_total
+        for r, amount in view.demand_nz[job]:
+            ft[r] -= amount
+    else:
+        _take_total(sim, job, units, -1)
     del queue[job]
     sim.held_units[job] = units
     if sim.meter is not None:

@@ -80,14 +80,14 @@ def release_job(sim: Simulator, job: int) -> Running:
     """Give back a running job's resources and power; it leaves ``view.running``."""
     view = sim.view
     run = view.running.pop(job)
-    req = sim.req[job]
+    req = sim.req_of(job)
     kernels.release(view.free, run.nodes, run.counts, req)
-    n = sim.held_units[job]
     ft = view.free_total
-    if n == sim.units[job]:
+    if sim.held_units[job] == sim.units[job]:
         for r, amount in view.demand_nz[job]:
             ft[r] += amount
     else:
+        n = sim.held_units[job]
         for r in np.flatnonzero(req).tolist():
             ft[r] += n * int(req[r])
     if view.budget is not None:

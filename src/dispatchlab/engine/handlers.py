@@ -17,7 +17,7 @@ from dispatchlab.engine.execution import (
     abort_job,
     bring_node_in,
     node_leaves,
-    stop_job,
+    release_job,
     take_node_out,
 )
 from dispatchlab.engine.recorder import COMPLETED, KILLED
@@ -34,7 +34,8 @@ def segment_end(sim: Simulator, job: int, seq: int) -> None:
     if sim.end_seq[job] != seq:
         return  # stale: the job was reconfigured, aborted or stopped since
     killed = sim.end_killed[job]
-    stop_job(sim, job, KILLED if killed else COMPLETED)
+    release_job(sim, job)  # a segment that ends whole loses nothing: no work to bank
+    sim.rec.close(job, sim.view.now, KILLED if killed else COMPLETED)
     ev = sim.events
     ev.finished.append(job)
     if killed:

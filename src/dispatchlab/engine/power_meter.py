@@ -117,6 +117,36 @@ class MachinePower:
             out += self._w(node, s, used + k * req) - self._w(node, s, used)
         return out
 
+    def unit_floor(self, req: IntArray) -> float:
+        """A lower bound of what each unit asking ``req`` adds to the IT power wherever it
+        starts (a job of ``u`` such units adds at least ``u`` times it); 0 when jobs draw
+        their own power (their start may lift a node's idle power off the total).
+
+        On a node of ``C`` cores, ``k`` units of ``c`` cores each landing on it idle add
+        ``first + (k·c − 1)·core`` (per unit the least at ``k = 1`` or ``k = C // c``); on
+        a node already in use (possible only when ``C > c``) ``c·core`` each; GPUs and MICs
+        add their own power per unit."""
+        if self.table is None or not self.node_mode:
+            return 0.0
+        c, g, m = self._cols
+        cores = int(req[c]) if c >= 0 else 0
+        gpus = int(req[g]) if g >= 0 else 0
+        mics = int(req[m]) if m >= 0 else 0
+        capacity = self.view.capacity
+        best = float("inf")
+        for node in range(len(self._idle)):
+            w = gpus * self._gpu[node] + mics * self._mic[node]
+            if cores:
+                first, core = self._first[node], self._core[node]
+                most = max(int(capacity[node, c]) // cores, 1)
+                per_unit = min(first + (cores - 1) * core,
+                               (first + (most * cores - 1) * core) / most)
+                if capacity[node, c] > cores:
+                    per_unit = min(per_unit, cores * core)
+                w += per_unit
+            best = min(best, w)
+        return best if best < float("inf") else 0.0
+
     def nodes_power(self, free: IntArray) -> float:
         """The node part of the IT power if the nodes had ``free`` capacity (states as now)."""
         if self.table is None:

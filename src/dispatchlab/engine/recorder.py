@@ -77,14 +77,10 @@ class Recorder:
         self.platform = platform
         self.req = req  # per-unit requests over the platform's resources (engine's mapping)
         self.walltime_kill = True
-        # open log (lists while running; arrays after finish())
-        self._job: list[int] = []
-        self._t0: list[int] = []
-        self._t1: list[int] = []
-        self._out: list[int] = []
-        self._lost: list[int] = []
-        self._nodes: list[IntArray] = []
-        self._counts: list[IntArray] = []
+        # open log (lists while running; arrays after finish()): one tuple per segment opened
+        # (job, t0, nodes, counts), one per segment closed (its index, t1, outcome, lost)
+        self._opened: list[tuple[int, int, IntArray, IntArray]] = []
+        self._closed: list[tuple[int, int, int, int]] = []
         self._power: list[float] = []
         self._open: dict[int, int] = {}
         self.segments = Segments.empty()
@@ -119,17 +115,11 @@ class Recorder:
              power: float | None = None) -> None:
         """Job ``job`` starts a segment at ``t`` on ``nodes`` × ``counts`` units (drawing
         ``power`` W when the run has a power budget)."""
-        if job in self._open:
+        opened = self._opened
+        if self._open.setdefault(job, len(opened)) != len(opened):
             raise DispatchlabError(f"job {int(self.workload.job_id[job])} started while "
                                    "running")
-        self._open[job] = len(self._job)
-        self._job.append(job)
-        self._t0.append(t)
-        self._t1.append(-1)
-        self._out.append(-1)
-        self._lost.append(0)
-        self._nodes.append(nodes)
-        self._counts.append(counts)
+        opened.append((job, t, nodes, counts))
         if power is not None:
             self._power.append(power)
 
@@ -139,9 +129,7 @@ class Recorder:
         if k < 0:
             raise DispatchlabError(f"job {int(self.workload.job_id[job])} ended while not "
                                    "running")
-        self._t1[k] = t
-        self._out[k] = outcome
-        self._lost[k] = lost
+        self._closed.append((k, t, outcome, lost))
 
     def node_state(self, t: int, node: int, state: int) -> None:
         """Node ``node`` enters ``state`` at ``t``."""
@@ -165,19 +153,29 @@ class Recorder:
         """Close the run: arrays from the log, every job accounted for."""
         self.sim_seconds = sim_seconds
         self.dispatcher_stats = dispatcher_stats
-        if self._job:
-            sizes = np.fromiter((len(a) for a in self._nodes), np.int64, len(self._nodes))
-            self.segments = Segments(
-                job=np.array(self._job, np.int64), t0=np.array(self._t0, np.int64),
-                t1=np.array(self._t1, np.int64), outcome=np.array(self._out, np.int8),
-                lost=np.array(self._lost, np.int64),
-                offsets=with_zero(np.cumsum(sizes)),
-                nodes=np.concatenate(self._nodes).astype(np.int32, copy=False),
-                counts=np.concatenate(self._counts).astype(np.int32, copy=False),
-                power=np.array(self._power) if self._power else None)
-        self._job, self._t0, self._t1, self._out, self._lost = [], [], [], [], []
-        self._nodes, self._counts, self._power = [], [], []
+        if self._opened:
+            self.segments = self._segments()
+        self._opened, self._closed, self._power = [], [], []
         self.index_jobs()
+
+    def _segments(self) -> Segments:
+        """The open log as arrays (segments still open have ``t1 = outcome = -1``)."""
+        jobs, t0, nodes, counts = zip(*self._opened, strict=True)
+        n = len(jobs)
+        t1 = np.full(n, -1, np.int64)
+        out = np.full(n, -1, np.int8)
+        lost = np.zeros(n, np.int64)
+        if self._closed:
+            k, end, outcome, lost_s = (np.array(c, np.int64)
+                                       for c in zip(*self._closed, strict=True))
+            t1[k], out[k], lost[k] = end, outcome, lost_s
+        sizes = np.fromiter((len(a) for a in nodes), np.int64, n)
+        return Segments(
+            job=np.array(jobs, np.int64), t0=np.array(t0, np.int64), t1=t1, outcome=out,
+            lost=lost, offsets=with_zero(np.cumsum(sizes)),
+            nodes=np.concatenate(nodes).astype(np.int32, copy=False),
+            counts=np.concatenate(counts).astype(np.int32, copy=False),
+            power=np.array(self._power) if self._power else None)
 
     def index_jobs(self) -> None:
         """Per-job first start, final end and final segment from the segment log."""

@@ -20,6 +20,7 @@ from dispatchlab.dispatchers.machine import Machine, NodeMachine, make_machine
 from dispatchlab.dispatchers.rule_based.compiled_plan import policy_plan
 from dispatchlab.dispatchers.rule_based.orderings import JobQueue, Ordering, get_ordering
 from dispatchlab.dispatchers.rule_based.selection import Selection, get_selection
+from dispatchlab.dispatchers.rule_based.selection.easy import Easy
 from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.compiled.plan import CompiledPlan
 from dispatchlab.engine.decisions import Decision, Start
@@ -89,6 +90,8 @@ class Policy(BaseDispatcher):
         self._queue = JobQueue(self.ordering)
         self._queue.reset(view, rng)
         self.selection.reset(view, rng)
+        if isinstance(self.selection, Easy):  # its scan may index a queue kept by job index
+            self.selection.by_index = self.ordering.by_arrival and not self.ordering.dynamic
 
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
         """One decision point: update the queue, select, allocate."""

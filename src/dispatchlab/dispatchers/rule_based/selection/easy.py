@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from dispatchlab.dispatchers.machine import NEVER, Machine
+from dispatchlab.dispatchers.machine import NEVER, Machine, SlotMachine
 from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, start_in_order
-from dispatchlab.engine.decisions import Decision, Plan
+from dispatchlab.dispatchers.rule_based.selection.queue_index import BackfillIndex
+from dispatchlab.engine.decisions import Decision, Plan, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
+
+#: Queued jobs behind the head from which the backfill scan jumps with a unit index.
+_INDEX_FROM = 256
 
 
 class Easy(Selection):
@@ -36,9 +40,15 @@ class Easy(Selection):
         self._shadow = -1
         self._planned: tuple[int, int] = (-1, -1)
         self._backfilled = 0
+        self._index: BackfillIndex | None = None
+        self._unit_floor = -1.0
+        #: (set by the policy) the order passed to :meth:`select` is the queue by job index
+        self.by_index = False
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
-        """Forget the previous run's reservation."""
+        """Forget the previous run's reservation and queue index."""
+        self._index = None
+        self._unit_floor = -1.0  # computed by the first backfill scan on unit slots
         self._head = -1
         self._shadow = -1
         self._planned = (-1, -1)
@@ -52,6 +62,18 @@ class Easy(Selection):
         self, view: SystemView, events: Events, order: list[int], machine: Machine
     ) -> list[Decision]:
         """Start the startable prefix, reserve for the head, backfill behind it."""
+        self._sync_index(view, events, order, machine)
+        out = self._select(view, events, order, machine)
+        index = self._index
+        if index is not None:
+            for d in out:
+                if type(d) is Start:
+                    index.drop(d.job)
+        return out
+
+    def _select(
+        self, view: SystemView, events: Events, order: list[int], machine: Machine
+    ) -> list[Decision]:
         out: list[Decision] = []
         n = len(order)
         if not n or not machine.any_free():
@@ -66,23 +88,133 @@ class Easy(Selection):
             self._planned = (head, shadow)
             out.append(Plan(head, shadow))
         stop = n if self.depth is None else min(n, i + self.depth)
-        estimate = machine.estimator.estimate
         before = len(out)
-        for k in range(i + 1, stop):
-            j = order[k]
-            if now + estimate(j) <= shadow:
-                if machine.fits(j):
-                    out.append(machine.start(j))
+        if type(machine) is SlotMachine and type(self)._beside_allowed is Easy._beside_allowed:
+            if self._unit_floor < 0:
+                self._unit_floor = unit_power_floor(view)
+            index = self._index
+            if index is not None and self.depth is None and view.rules is None:
+                self._backfill_indexed(index, head, now, shadow, machine, out)
+            else:
+                self._backfill_slots(order, i + 1, stop, now, shadow, machine, out)
+        else:
+            estimate = machine.estimator.estimate
+            for k in range(i + 1, stop):
+                j = order[k]
+                if now + estimate(j) <= shadow:
+                    if machine.fits(j):
+                        out.append(machine.start(j))
+                    else:
+                        continue
+                elif machine.fits_beside(j) and self._beside_allowed(view, machine, j):
+                    out.append(machine.start_beside(j))
                 else:
                     continue
-            elif machine.fits_beside(j) and self._beside_allowed(view, machine, j):
+                if not machine.any_free():
+                    break
+        self._backfilled += len(out) - before
+        return out
+
+    def _backfill_slots(self, order: list[int], first: int, stop: int, now: int, shadow: int,
+                        machine: SlotMachine, out: list[Decision]) -> None:
+        """The backfill scan on unit slots, where a job fits only if its units are free
+        and, under a power budget, the least its units draw fits what is left: a job asking
+        more is passed over at once (one comparison), the others are checked and start as
+        in the general scan (by the shadow time, or on the extra slots)."""
+        units, estimate = machine.units, machine.estimator.estimate
+        floor = self._unit_floor
+        limit = self._limit(machine, floor)
+        for k in range(first, stop):
+            j = order[k]
+            u = units[j]
+            if u > limit:
+                continue
+            if now + estimate(j) <= shadow:
+                if not machine.fits(j):
+                    continue
+                out.append(machine.start(j))
+            elif u <= machine.extra and machine.fits(j):
                 out.append(machine.start_beside(j))
             else:
                 continue
-            if not machine.any_free():
+            if machine.free <= 0:
                 break
-        self._backfilled += len(out) - before
-        return out
+            limit = self._limit(machine, floor)
+
+    def _backfill_indexed(self, index: BackfillIndex, head: int, now: int, shadow: int,
+                          machine: SlotMachine, out: list[Decision]) -> None:
+        """The same scan over a queue kept by job index, jumping with ``index`` from one job
+        that may start (its units are free and, under a power budget, its units' least
+        power fits what is left; it ends by the shadow time or fits the extra slots) to
+        the next: the jobs skipped could not start."""
+        estimate = machine.estimator.estimate
+        floor = self._unit_floor
+        limit = self._limit(machine, floor)
+        within = shadow - now
+        j = index.next_candidate(head + 1, limit, within, machine.extra)
+        while j >= 0:
+            if estimate(j) <= within:
+                started = machine.fits(j)
+                if started:
+                    out.append(machine.start(j))
+            else:
+                started = machine.units[j] <= machine.extra and machine.fits(j)
+                if started:
+                    out.append(machine.start_beside(j))
+            if started:
+                if machine.free <= 0:
+                    break
+                limit = self._limit(machine, floor)
+            j = index.next_candidate(j + 1, limit, within, machine.extra)
+
+    @staticmethod
+    def _limit(machine: SlotMachine, floor: float) -> int:
+        """The most units a job may ask and still possibly start now: the free slots and,
+        with a per-unit power floor, what the power left pays for (rounded up)."""
+        if floor <= 0:
+            return machine.free
+        left = machine.workspace().power_left
+        if left == float("inf"):
+            return machine.free
+        return min(machine.free, int((left + 1e-6) * (1 + 1e-9) / floor) + 1)
+
+    def _sync_index(self, view: SystemView, events: Events, order: list[int],
+                    machine: Machine) -> None:
+        """Keep the unit index of the queue while the queue is long (built when it reaches
+        :data:`_INDEX_FROM` jobs, dropped below half that); brought up to date with the
+        jobs that arrived or came back (started jobs leave it after each call), rebuilt if
+        it lost track."""
+        if not self.by_index or self.depth is not None or view.rules is not None \
+                or type(machine) is not SlotMachine or machine.learns \
+                or type(self)._beside_allowed is not Easy._beside_allowed:
+            self._index = None
+            return
+        behind = len(order)
+        index = self._index
+        if index is None:
+            if behind < _INDEX_FROM:
+                return
+            self._index = index = BackfillIndex(view.jobs.n_jobs)
+            index.known = -1
+        elif behind < _INDEX_FROM // 2:
+            self._index = None
+            return
+        units, estimate = machine.units, machine.estimator.estimate
+        known = view.jobs.known
+        if index.known >= 0:
+            queued = view.queue
+            for j in range(index.known, known):
+                if j in queued:
+                    index.put(j, units[j], estimate(j))
+            for j in events.requeued:
+                index.put(j, units[j], estimate(j))
+        index.known = known
+        if index.count != len(order):  # new, or calls it did not see re-queued jobs
+            fresh = BackfillIndex(view.jobs.n_jobs)
+            for j in order:
+                fresh.put(j, units[j], estimate(j))
+            fresh.known = known
+            self._index = fresh
 
     def _reserve_head(self, view: SystemView, events: Events, machine: Machine, head: int,
                       position: int) -> int:
@@ -97,3 +229,13 @@ class Easy(Selection):
     def _beside_allowed(self, view: SystemView, machine: Machine, job: int) -> bool:
         """Whether ``job``, which fits on the extra capacity, may start there now."""
         return True
+
+
+def unit_power_floor(view: SystemView) -> float:
+    """The least power one unit adds wherever it starts under the run's power budget (the
+    engine's node model), 0 without a budget or such a bound."""
+    model = view.power_model if view.budget is not None else None
+    floor = getattr(model, "unit_floor", None)
+    if floor is None or view.unit_request is None:
+        return 0.0
+    return float(floor(view.unit_request))
