@@ -8,7 +8,9 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
+#: The array types the package's signatures use (one definition for every module).
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 

@@ -20,16 +20,14 @@ GPU node. Ties always go to the lower node index, so allocations are reproducibl
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine import kernels
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 from dispatchlab.params import Parametrized
 from dispatchlab.platform.platform import units_fitting
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 Placement = tuple[IntArray, IntArray]
 
 

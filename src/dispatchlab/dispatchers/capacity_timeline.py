@@ -21,12 +21,10 @@ from collections.abc import Callable, Iterable
 from typing import Protocol, TypeVar
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.platform.platform import units_fitting
 
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 P = TypeVar("P")
 
 _FAR = 1 << 62

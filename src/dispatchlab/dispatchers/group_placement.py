@@ -5,16 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-
+from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.engine.constraints import Constraints
 
 if TYPE_CHECKING:
     from dispatchlab.dispatchers.profile import LiveRequests
 
-IntArray = npt.NDArray[np.int64]
 #: Per component of a job: (component job index, nodes, unit counts); the job comes first.
 GroupPlacement = list[tuple[int, IntArray, IntArray]]
 

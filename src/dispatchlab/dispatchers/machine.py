@@ -19,8 +19,8 @@ from bisect import bisect_left, insort
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.allocators import Allocator, Placement
 from dispatchlab.dispatchers.group_placement import GroupPlacement, place_all
 from dispatchlab.dispatchers.profile import LiveRequests, NodeProfile, Profile, SlotProfile
@@ -31,8 +31,6 @@ from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.estimates.base import DurationEstimator, WalltimeEstimate
 from dispatchlab.platform.platform import units_fitting
-
-IntArray = npt.NDArray[np.int64]
 
 _FAR = 1 << 62
 _MAX_STEPS = 100_000

@@ -20,16 +20,14 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.dispatchers.capacity_timeline import CapacityTimeline
 from dispatchlab.dispatchers.group_placement import GroupPlacement, place_all
 from dispatchlab.dispatchers.slot_profile import SlotProfile
 from dispatchlab.engine.constraints import Constraints
 from dispatchlab.engine.state import SystemView
-
-IntArray = npt.NDArray[np.int64]
 
 
 class Profile(Protocol):

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
-
+from dispatchlab.arrays import IntArray
 from dispatchlab.engine import kernels
 from dispatchlab.engine.budget import fits_cap
 from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.state import SystemView
-
-IntArray = npt.NDArray[np.int64]
 
 
 class Workspace:

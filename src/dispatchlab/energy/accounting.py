@@ -22,13 +22,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.platform.node_states import BOOTING, DOWN, OFF, ON, SHUTTING_DOWN, STATE_NAMES
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: Joules per kWh.
 J_PER_KWH = 3.6e6

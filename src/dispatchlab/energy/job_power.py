@@ -21,14 +21,11 @@ import math
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 class JobPower:

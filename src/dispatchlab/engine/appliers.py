@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.engine import kernels
 from dispatchlab.engine.budget import EPS, fits_cap
 from dispatchlab.engine.decisions import (
@@ -44,7 +44,6 @@ from dispatchlab.platform.node_states import BOOTING, OFF, ON, SHUTTING_DOWN, ST
 if TYPE_CHECKING:
     from dispatchlab.engine.simulator import Simulator
 
-IntArray = npt.NDArray[np.int64]
 
 
 def invalid(sim: Simulator, message: str) -> InvalidDecision:

@@ -19,12 +19,10 @@ import math
 from typing import Protocol
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.errors import ConfigError
 from dispatchlab.workload.workload import Workload
-
-IntArray = npt.NDArray[np.int64]
 
 #: Tolerance of the cap check (W): sums of float powers drift by far less.
 EPS = 1e-6

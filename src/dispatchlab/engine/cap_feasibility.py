@@ -18,13 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.engine.budget import EPS
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.platform.platform import units_fitting
-
-IntArray = npt.NDArray[np.int64]
 
 
 def over_cap(meter: MachinePower, req: IntArray, min_units: IntArray, cap: float,

@@ -23,17 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import BoolArray, IntArray
 from dispatchlab.engine import kernels
 from dispatchlab.engine.local_time import Clock, WindowCalendar
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.platform import Platform, units_fitting
 from dispatchlab.platform.queues import QueueConfig
 from dispatchlab.workload.workload import Workload
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 _FAR = 1 << 62
 

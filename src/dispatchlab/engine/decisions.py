@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
-
-IntArray = npt.NDArray[np.int64]
+from dispatchlab.arrays import IntArray
 
 
 @dataclass(slots=True)

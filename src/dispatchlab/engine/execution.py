@@ -11,8 +11,8 @@ from heapq import heappush
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.engine import kernels
 from dispatchlab.engine.events import END
 from dispatchlab.engine.recorder import ABORTED, PREEMPTED, RECONFIGURED
@@ -22,7 +22,6 @@ from dispatchlab.platform.node_states import DOWN, ON
 if TYPE_CHECKING:
     from dispatchlab.engine.simulator import Simulator
 
-IntArray = npt.NDArray[np.int64]
 _NEVER = 1 << 62
 
 

@@ -10,11 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.numba_loader import NUMBA, compiled
-
-IntArray = npt.NDArray[np.int64]
 
 #: Status codes of :func:`check_and_take`.
 OK, BAD_COUNTS, BAD_RANGE, NOT_INCREASING, NO_ROOM = 0, 1, 2, 3, 4

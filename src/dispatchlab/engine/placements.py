@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, overload
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.arrays import with_zero
+from dispatchlab.arrays import IntArray, with_zero
 
 if TYPE_CHECKING:
     from dispatchlab.engine.recorder import Recorder
 
-IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.platform.node_states import ON
 from dispatchlab.platform.power import NodePowerTable
 
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from dispatchlab.engine.budget import PowerModel
     from dispatchlab.engine.state import SystemView
 
-IntArray = npt.NDArray[np.int64]
 
 #: Placements on more nodes than this are costed with numpy, smaller ones node by node.
 _VECTOR_FROM = 8

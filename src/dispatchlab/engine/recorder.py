@@ -16,13 +16,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.arrays import one_of, with_zero
+from dispatchlab.arrays import IntArray, one_of, with_zero
 from dispatchlab.engine.placements import Placements, job_placements
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
 
-IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
 
 #: Segment outcomes.

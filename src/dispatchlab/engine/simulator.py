@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.engine import appliers, handlers
 from dispatchlab.engine.budget import OVER_CAP_POLICIES, JobColumnPower, PowerModel
 from dispatchlab.engine.capabilities import capabilities_of
@@ -46,7 +46,6 @@ from dispatchlab.errors import ConfigError, DispatchlabError, InfeasibleJob
 from dispatchlab.platform.platform import Platform, units_fitting
 from dispatchlab.workload.workload import Workload
 
-IntArray = npt.NDArray[np.int64]
 _clock = time.perf_counter
 
 #: Steps between two sweeps of the youngest garbage generation during a run. Each step

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Queue, Workload
 
@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from dispatchlab.engine.constraints import Constraints
     from dispatchlab.engine.scenario import Scenario
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 

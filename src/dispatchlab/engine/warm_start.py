@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.engine import appliers
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
@@ -26,8 +26,6 @@ from dispatchlab.engine.execution import take_node_out
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.platform.node_states import DOWN
-
-IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,13 +13,10 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-import numpy.typing as npt
 
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 from dispatchlab.params import Parametrized
-
-IntArray = npt.NDArray[np.int64]
 
 
 @runtime_checkable

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.arrays import group_starts, one_of, with_zero
+from dispatchlab.arrays import IntArray, group_starts, one_of, with_zero
 from dispatchlab.engine.recorder import (
     ABORTED,
     CANCELLED,
@@ -45,8 +45,6 @@ from dispatchlab.metrics.audit_sweep import (
 )
 from dispatchlab.metrics.power_audit import check_power_cap
 from dispatchlab.platform.node_states import ON, STATE_NAMES
-
-IntArray = npt.NDArray[np.int64]
 
 _NEVER = 1 << 62
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.engine.recorder import COMPLETED, KILLED
 from dispatchlab.errors import ConfigError
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from dispatchlab.engine.recorder import Recorder
     from dispatchlab.metrics.results import Results
 
-IntArray = npt.NDArray[np.int64]
 Granularity = Literal["auto", "core", "node"]
 
 COLUMNS = ("job_id", "workload_name", "profile", "submission_time",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.arrays import one_of
+from dispatchlab.arrays import BoolArray, FloatArray, IntArray, one_of
 from dispatchlab.engine.placements import end_nodes, flat_placements, placement_sizes
 from dispatchlab.engine.recorder import (
     ABORTED,
@@ -32,9 +32,6 @@ from dispatchlab.engine.recorder import (
 if TYPE_CHECKING:
     import pandas as pd
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: Default bound of bounded slowdown, seconds.
 TAU = 10

@@ -19,15 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.energy.accounting import NodePowerModel, node_energy
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.platform.node_states import BOOTING, ON, SHUTTING_DOWN
 from dispatchlab.platform.power import NodePowerTable
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 EPS = 1e-6
 
 

@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+from dispatchlab.arrays import FloatArray, IntArray
 
 
 def _steps_on(times: IntArray, values: FloatArray, grid: IntArray, default: float

@@ -14,12 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.engine.recorder import ABORTED, COMPLETED, PREEMPTED, RECONFIGURED, Recorder
 from dispatchlab.platform.node_states import ON
-
-IntArray = npt.NDArray[np.int64]
 
 
 def alive_steps(rec: Recorder) -> tuple[IntArray, IntArray, IntArray]:

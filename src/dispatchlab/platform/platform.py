@@ -9,12 +9,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.power import NodePowerSpec, NodePowerTable, delays
 from dispatchlab.platform.queues import QueueConfig
 from dispatchlab.platform.reservations import Reservation
-
-IntArray = npt.NDArray[np.int64]
 
 #: The resource every platform has; SWF processors map onto it.
 CORES = "cores"

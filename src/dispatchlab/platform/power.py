@@ -35,14 +35,10 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.node_states import BOOTING, DOWN, OFF, ON, SHUTTING_DOWN
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-
 
 #: Longest boot or shutdown delay (s): one year (1e30 s overflowed the engine's clock).
 MAX_DELAY_S = 365 * 86400

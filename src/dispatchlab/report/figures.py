@@ -24,9 +24,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
+from dispatchlab.arrays import FloatArray
 from dispatchlab.stats.job_classes import CLASS_BOUNDS, CLASS_LABELS, job_class
-
-FloatArray = npt.NDArray[np.float64]
 
 WIDTH = 10.0
 CLASS_COLORS = {"short": "#4C9BE8", "medium": "#F2A93B", "long": "#C8553D"}

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray
 from dispatchlab.dispatchers.malleable.bounds import Rule, bounds_for
 from dispatchlab.dispatchers.malleable.config import (
     PAPER,
@@ -43,8 +43,6 @@ from dispatchlab.dispatchers.malleable.config import (
 )
 from dispatchlab.errors import ConfigError
 from dispatchlab.workload.generators.mejri import JobSetParams, job_set
-
-FloatArray = npt.NDArray[np.float64]
 
 CHI = 0.1
 PHI_MAX = 2.0

@@ -35,12 +35,11 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload, check_time_base
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 ObjArray = npt.NDArray[np.object_]
 
 UnitMode = Literal["pool", "nodes"]

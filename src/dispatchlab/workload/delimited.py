@@ -14,13 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.csv as pv
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.errors import WorkloadError
-
-IntArray = npt.NDArray[np.int64]
 
 
 @dataclass

@@ -28,14 +28,11 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+from dispatchlab.arrays import BoolArray, FloatArray, IntArray
 
 #: Spellings of "no limit".
 UNLIMITED = frozenset({"UNLIMITED", "INFINITE", "-1"})

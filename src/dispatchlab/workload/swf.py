@@ -20,15 +20,12 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import BoolArray, FloatArray, IntArray
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.input_file import input_file
 from dispatchlab.workload.workload import Workload
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: SWF field names, in file order (1-based positions in the format definition).
 FIELDS = (

@@ -32,14 +32,13 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.errors import WorkloadError
 from dispatchlab.keyvalue import parses
 from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload.swf import FIELDS
 from dispatchlab.workload.workload import Workload
-
-IntArray = npt.NDArray[np.int64]
 
 #: SWF status codes written.
 STATUS_KILLED = 0

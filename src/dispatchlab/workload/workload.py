@@ -9,10 +9,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import WorkloadError
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: Marker for "unknown" in integer columns (as in SWF).
 UNKNOWN = -1

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray
 from dispatchlab.dispatchers.allocators import BestFit
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.cp.budget_guard import within_budget
@@ -40,9 +40,6 @@ from dispatchlab.engine.state import SystemView
 from dispatchlab.estimates.accuracy import TrackedEstimator
 from dispatchlab.estimates.base import DurationEstimator
 from dispatchlab.estimates.registry import get_estimator
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 _NOT_COUNTED = ("mem", "memory")  # left out of the "requested/available resources" sizes
 

@@ -11,15 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.cp.config import CPConfig
 from dispatchlab.dispatchers.cp.timeline import Timeline
 from dispatchlab.engine.state import SystemView
 from dispatchlab.estimates.base import DurationEstimator
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass

@@ -18,13 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 from ortools.sat.python import cp_model
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.cp.instance import Instance
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 Aux = tuple[cp_model.IntVar, Callable[[list[int]], int]]
 Terms = tuple[cp_model.LinearExprT, tuple[cp_model.LinearExprT, int] | None]
 

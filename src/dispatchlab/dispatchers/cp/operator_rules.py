@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from ortools.sat.python import cp_model
 
+from dispatchlab.arrays import BoolArray, FloatArray, IntArray
 from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.dispatchers.cp.instance import Instance
 from dispatchlab.dispatchers.cp.timeline import Timeline, best_fit, fit_units
@@ -37,10 +37,6 @@ from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.state import SystemView
 from dispatchlab.estimates.base import DurationEstimator
 from dispatchlab.platform.platform import units_fitting
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
 
 _FAR = 1 << 62
 _MAX_STEPS = 20_000

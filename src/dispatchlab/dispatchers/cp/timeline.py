@@ -10,12 +10,9 @@ fallback and as optimality witness.
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.capacity_timeline import CapacityTimeline
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 class Timeline(CapacityTimeline):

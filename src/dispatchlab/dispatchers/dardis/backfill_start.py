@@ -18,12 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.kernels import COMPILED
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 
 def _first_common_start(up: FloatArray, own: FloatArray, own_lo: int, own_hi: int,

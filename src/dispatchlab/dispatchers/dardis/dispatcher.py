@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.dardis.backfill_start import first_common_start
 from dispatchlab.dispatchers.dardis.fitting import fitting_index
@@ -61,8 +62,6 @@ from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.platform.platform import units_fitting
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 #: Where a job goes after its last retry window: after the machine's last planned
 #: termination (the thesis), or after its own nodes' last terminations.
 LAST_RESORTS = ("machine", "nodes")

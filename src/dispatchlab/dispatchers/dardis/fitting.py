@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+from dispatchlab.arrays import FloatArray, IntArray
 
 
 def sliding_min(a: FloatArray, w: int) -> FloatArray:

@@ -22,10 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
+from dispatchlab.arrays import BoolArray, FloatArray
 
 Generator = Callable[[FloatArray, int, np.random.Generator], BoolArray]
 

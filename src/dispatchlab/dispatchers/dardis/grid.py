@@ -10,10 +10,8 @@ array keeps only slots from the current one on (a rolling window that grows on d
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+from dispatchlab.arrays import FloatArray, IntArray
 
 
 class UsageGrid:

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.dardis.task_manager import pack
 from dispatchlab.engine.capabilities import Capabilities
@@ -33,9 +33,6 @@ from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.desired_utilization import desired_steps
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Ordering name → what the queue is sorted by.
 ORDERS = {"est": "earliest start (arrival)", "lst": "latest start (deadline)",

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.dardis.dispatcher import Dardis
 from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, PowerOff, PowerOn, Start, WakeAt
@@ -46,9 +47,6 @@ from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.platform.node_states import BOOTING, OFF, ON, SHUTTING_DOWN
 from dispatchlab.platform.platform import units_fitting
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: After the last announced change the profile is taken to hold this long (s).
 TAIL = 86_400

@@ -21,16 +21,14 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.dispatchers.cp.instance import Instance
 from dispatchlab.dispatchers.cp.model import true_objective
 from dispatchlab.engine.budget import EPS, fits_cap
 from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.state import SystemView
-
-IntArray = npt.NDArray[np.int64]
 
 
 @dataclass

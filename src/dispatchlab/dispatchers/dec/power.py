@@ -29,13 +29,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.cp.instance import Busy, Instance
 from dispatchlab.engine.state import SystemView
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: End of the last padding interval (the cap after the last announced change lasts).
 FAR = 1 << 40

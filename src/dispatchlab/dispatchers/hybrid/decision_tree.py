@@ -26,11 +26,10 @@ import pandas as pd
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.tree import DecisionTreeClassifier, export_text
 
+from dispatchlab.arrays import FloatArray
 from dispatchlab.energy.cooling import PueTable
 from dispatchlab.energy.profit import Prices
 from dispatchlab.errors import ConfigError
-
-FloatArray = npt.NDArray[np.float64]
 
 DAY = 86_400
 MAXIMIZE, OPTIMIZE = "maximize-utilization", "optimize-cooling"

@@ -42,8 +42,8 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.dardis.shutdown import DardisShutdown
 from dispatchlab.dispatchers.hybrid.forecast import DAY, Forecast, forecast_next_day
 from dispatchlab.dispatchers.hybrid.profile_extraction import (
@@ -69,7 +69,6 @@ if TYPE_CHECKING:
     from dispatchlab.dispatchers.offline_plan.planner.instance import PlanInstance
     from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel
 
-IntArray = npt.NDArray[np.int64]
 #: Who plans the forecast day: the job-based heuristic in arrival order, the
 #: profit-driven searches around it, or a FIFO simulation (ablation).
 PLANNERS = ("alg5", "multi", "delay", "fifo")
@@ -77,7 +76,6 @@ PLANNERS = ("alg5", "multi", "delay", "fifo")
 SEARCH_PLANNERS = ("multi", "delay")
 #: Delay-Search iterations per day when no budget is given (the offline-delay default).
 DEFAULT_DELAY_BUDGET = 500
-FloatArray = npt.NDArray[np.float64]
 
 
 class HybridDardis(DardisShutdown):

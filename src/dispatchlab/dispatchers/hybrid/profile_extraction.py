@@ -23,10 +23,9 @@ import numpy as np
 import numpy.typing as npt
 from numpy.lib.stride_tricks import sliding_window_view
 
+from dispatchlab.arrays import FloatArray
 from dispatchlab.engine.scenario import Change, Scenario
 from dispatchlab.errors import ConfigError
-
-FloatArray = npt.NDArray[np.float64]
 
 #: The thesis's threshold (§7.4, from §6.8.3's 84.82 % rounded as the thesis does).
 THRESHOLD = 0.84

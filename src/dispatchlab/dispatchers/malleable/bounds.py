@@ -7,11 +7,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray
 from dispatchlab.dispatchers.malleable.config import param_names
 
-FloatArray = npt.NDArray[np.float64]
 Rule = Literal["paper", "code"]
 
 

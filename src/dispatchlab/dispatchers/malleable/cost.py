@@ -12,16 +12,14 @@
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray
 from dispatchlab.dispatchers.malleable.config import TABLE1, ServerPower
 from dispatchlab.energy.accounting import node_energy
 from dispatchlab.engine.recorder import RECONFIGURED, Recorder
 from dispatchlab.platform.node_states import OFF, SHUTTING_DOWN
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
-
-FloatArray = npt.NDArray[np.float64]
 
 
 def malleable_platform(servers: int, power: ServerPower = TABLE1) -> Platform:

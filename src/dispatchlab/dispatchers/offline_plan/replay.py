@@ -23,13 +23,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.state import SystemView
 from dispatchlab.platform.platform import units_fitting
-
-IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,8 +34,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.pa_hpc_sim.cxx_sort import cxx_sort
 from dispatchlab.engine.budget import fits_cap
@@ -43,8 +43,6 @@ from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
-
-IntArray = npt.NDArray[np.int64]
 
 
 class _Collection:

@@ -19,14 +19,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 from dispatchlab.estimates.base import DurationEstimator
 from dispatchlab.params import Parametrized
 from dispatchlab.platform.platform import CORES
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 class Ordering(Parametrized):

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.dispatchers.group_placement import GroupPlacement
 from dispatchlab.dispatchers.profile import LiveRequests, NodeProfile
@@ -33,9 +33,6 @@ from dispatchlab.engine.cap_schedule import announced_caps
 from dispatchlab.engine.constraints import Constraints
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.state import Budget, SystemView
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 class PowerProfile(NodeProfile):

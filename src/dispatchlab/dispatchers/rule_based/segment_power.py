@@ -18,14 +18,12 @@ from __future__ import annotations
 import types
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.power_meter import _VECTOR_FROM, MachinePower
 from dispatchlab.platform.node_states import ON
 from dispatchlab.platform.power import NodePowerTable
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 #: The most nodes the compiled delta sums (numpy's pairwise block, which it reproduces).
 BLOCK = 128
 

@@ -5,13 +5,10 @@ meter's order (plain Python when Numba is missing or disabled)."""
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.kernels import COMPILED
 from dispatchlab.platform.node_states import ON
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 def small_deltas(used: IntArray, nodes: IntArray, counts: IntArray, req: IntArray,

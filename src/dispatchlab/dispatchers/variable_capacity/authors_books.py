@@ -11,11 +11,7 @@ after each merge. Plain functions on arrays, compiled by Numba with the kernel.
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
+from dispatchlab.arrays import FloatArray, IntArray
 
 
 def try_place(BP: IntArray, BT: FloatArray, BN: IntArray, m: int, nodes: int, now: float,

@@ -14,13 +14,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.variable_capacity.authors_books import trim, try_place
 from dispatchlab.dispatchers.variable_capacity.cpp_heap import heap_pop, heap_push
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 # event types, ranked as simu.cc's strings compare: Astart < Cend < Change < Farrival < xCut
 ASTART, CEND, CHANGE, ARRIVAL, CUT = 0, 1, 2, 3, 4

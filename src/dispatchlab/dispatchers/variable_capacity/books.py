@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.compiled.kernel import inlined, profile_helpers
 from dispatchlab.engine.compiled.slot_profile_ops import (
     NEVER,
@@ -25,9 +25,6 @@ from dispatchlab.engine.compiled.slot_profile_ops import (
     prof_fit,
 )
 from dispatchlab.numba_loader import compiled
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 STRETCH, ASAP, PACKED = 0, 1, 2
 

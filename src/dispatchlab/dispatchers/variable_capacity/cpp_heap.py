@@ -15,10 +15,7 @@ Plain functions on arrays, so that Numba compiles them inside the authors' kerne
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
-
-IntArray = npt.NDArray[np.int64]
+from dispatchlab.arrays import IntArray
 
 
 def heap_push(K: IntArray, P: IntArray, n: int, key: int, pay: int) -> int:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.engine.budget import JobColumnPower
 from dispatchlab.engine.compiled.kernel import AVAILABLE
 from dispatchlab.engine.compiled.plan import OffersCompiledPlan
@@ -30,8 +31,6 @@ from dispatchlab.engine.constraints import engine_rules_apply
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.state import SystemView
 from dispatchlab.platform.platform import units_fitting
-
-IntArray = npt.NDArray[np.int64]
 
 #: Engine features the compiled loop reproduces exactly (tests compare it with the general
 #: loop on each); anything else in :meth:`Simulator.features` sends a run to the general loop.

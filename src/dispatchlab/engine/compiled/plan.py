@@ -14,13 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
-
+from dispatchlab.arrays import IntArray
 from dispatchlab.engine.state import SystemView
 from dispatchlab.workload.workload import Workload
-
-IntArray = npt.NDArray[np.int64]
 
 #: The selection loops the compiled engine has.
 SELECTIONS = ("strict", "easy", "conservative")

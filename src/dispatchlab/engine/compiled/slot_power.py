@@ -14,16 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.budget import JobColumnPower
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.state import SystemView
 from dispatchlab.platform.node_states import ON
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)

@@ -35,15 +35,14 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.errors import WorkloadError
 from dispatchlab.keyvalue import parse_bool, parse_float, parse_int
 from dispatchlab.platform.platform import CORES
 from dispatchlab.workload.generators.registry import canonical_spec, register_generator
 from dispatchlab.workload.workload import Queue, Workload
 
-IntArray = npt.NDArray[np.int64]
 Proportions = Literal["exact", "random"]
 
 #: Queues of the generator, in order, with the waits CINECA declares (thesis §4.5.1).

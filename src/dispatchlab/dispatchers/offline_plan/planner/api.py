@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
+from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.offline_plan.planner.instance import from_workload
 from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel
 from dispatchlab.dispatchers.offline_plan.planner.plan import Plan
@@ -16,8 +14,6 @@ from dispatchlab.energy.cooling import PueTable
 from dispatchlab.energy.profit import DEFAULT_PRICES, Prices
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
-
-IntArray = npt.NDArray[np.int64]
 
 
 def plan_jobs(

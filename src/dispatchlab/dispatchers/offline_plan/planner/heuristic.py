@@ -16,13 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 from scipy.ndimage import minimum_filter1d
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.offline_plan.planner.instance import PlanInstance
 from dispatchlab.dispatchers.offline_plan.planner.plan import Alloc, Plan
-
-IntArray = npt.NDArray[np.int64]
 
 _BIG = np.iinfo(np.int64).max // 4
 

@@ -19,15 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.simulator import map_requests
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.workload.workload import Workload
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: Which duration the planner assumes: the requested wall-time or the actual run time.
 DURATIONS = ("walltime", "runtime")

@@ -34,14 +34,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from ortools.sat.python import cp_model
 
 from dispatchlab.dispatchers.offline_plan.planner.heuristic import Schedule, busy_slots
 from dispatchlab.dispatchers.offline_plan.planner.instance import PlanInstance
 from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel, Segment
 
-IntArray = npt.NDArray[np.int64]
 _INT_LIMIT = 4 * 10**18
 
 

@@ -28,16 +28,13 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.offline_plan.planner.plan import Plan
 from dispatchlab.energy.accounting import J_PER_KWH
 from dispatchlab.energy.cooling import PueTable
 from dispatchlab.energy.profit import DEFAULT_PRICES, CoolingSetup, Prices, cooling_series
 from dispatchlab.errors import ConfigError
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)

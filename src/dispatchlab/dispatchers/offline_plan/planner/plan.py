@@ -18,15 +18,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import ConfigError
 
 if TYPE_CHECKING:  # pandas is imported on use: listing the hybrid presets must not
     import pandas as pd
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 Alloc = tuple[tuple[int, int], ...]
 
 

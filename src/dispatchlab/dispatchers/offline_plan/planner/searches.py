@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.cp.config import SearchConfig
 from dispatchlab.dispatchers.cp.search import search as cp_search
 from dispatchlab.dispatchers.offline_plan.planner.heuristic import FreeGrid, Schedule, heuristic
@@ -49,9 +49,6 @@ from dispatchlab.dispatchers.offline_plan.planner.objective import (
 )
 from dispatchlab.dispatchers.offline_plan.planner.plan import Alloc, Plan
 from dispatchlab.errors import ConfigError
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 SEARCHES = ("heuristic", "multi", "relax", "delay")
 

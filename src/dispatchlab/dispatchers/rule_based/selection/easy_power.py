@@ -16,16 +16,14 @@ plain EASY.
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.machine import NEVER, Machine, NodeMachine, SlotMachine
 from dispatchlab.dispatchers.rule_based.selection.easy import Easy
 from dispatchlab.engine.budget import EPS
 from dispatchlab.engine.cap_schedule import announced_caps
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
-
-IntArray = npt.NDArray[np.int64]
 
 
 class EasyPower(Easy):
