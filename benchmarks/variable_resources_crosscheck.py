@@ -282,14 +282,15 @@ def report(rows: list[dict[str, Any]], unaware: list[dict[str, Any]], meta: dict
             f"share, waste per abort). Largest goodput gap {max(gaps, default=0):.4f} points "
             f"(target ≤ 0.2), largest aborted-volume gap {100 * max(wrel, default=0):.4f} % "
             "(target ≤ 2 %).", "",
-            "Walks run per window (of the requested ones; a stopped run leaves the later "
-            "walks out):", "", "| window | " + " | ".join(f"{m} walks" for m in models)
+            "Walks run per window: how many, and their seeds' indices in brackets (of the "
+            "requested ones; a stopped run leaves the later walks out):", "",
+            "| window | " + " | ".join(f"{m} walks" for m in models)
             + " |", "|---|" + "---|" * len(models)]
     for w in sorted({r["window"] for r in rows}, key=lambda n: window_setup(n)[1::-1]):
         done = [sorted({r["walk"] for r in rows if r["window"] == w and r["model"] == m})
                 for m in models]
-        out.append(f"| {w} | " + " | ".join(", ".join(map(str, d)) or "—" for d in done)
-                   + " |")
+        out.append(f"| {w} | " + " | ".join(
+            f"{len(d)} ({', '.join(map(str, d))})" if d else "0" for d in done) + " |")
     out += ["",
             "| window | walk | strategy | goodput theirs | goodput ours | aborted core-h "
             "theirs | ours | line identical | s theirs / ours |",
