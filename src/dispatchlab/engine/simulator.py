@@ -10,7 +10,6 @@ until every job has left the machine (or until a given time, SimPy-like).
 
 from __future__ import annotations
 
-import gc
 import heapq
 import time
 from collections.abc import Callable, Sequence
@@ -48,12 +47,6 @@ from dispatchlab.workload.workload import Workload
 
 _clock = time.perf_counter
 
-#: Steps between two sweeps of the youngest garbage generation during a run. Each step
-#: allocates a few short-lived containers (events, decisions, heap entries) and keeps some
-#: (running jobs, log entries): Python's automatic collector would sweep the young ones
-#: every 700 allocations and re-sweep the survivors in older generations, ~12 % of a FIFO
-#: run; one young sweep per 16,384 steps still reclaims the cycles a dispatcher leaves.
-_GC_STEPS = 1 << 14
 _IDLE_LIMIT = 400 * 86400  # idle machine, queued jobs, only timers: a stuck dispatcher
 ABORT_POLICIES = ("requeue", "fail")
 
@@ -147,21 +140,11 @@ class Simulator:
         if not self._started:
             self._begin()
         view, n = self.view, self.n_jobs
-        collecting = gc.isenabled()
-        gc.disable()  # young-generation sweeps every _GC_STEPS steps instead (see below)
-        try:
-            steps = 0
-            while self.nxt < n or view.queue or view.running:
-                t = self._next_time()
-                if until is not None and t > until:
-                    return self.rec
-                self.step(t)
-                steps += 1
-                if collecting and not steps % _GC_STEPS:
-                    gc.collect(0)
-        finally:
-            if collecting:
-                gc.enable()
+        while self.nxt < n or view.queue or view.running:
+            t = self._next_time()
+            if until is not None and t > until:
+                return self.rec
+            self.step(t)
         return self._finish()
 
     def step(self, t: int | None = None) -> None:
