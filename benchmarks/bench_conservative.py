@@ -8,7 +8,7 @@ process's CPU time over the same call (steadier on a loaded machine) — of:
 - ``-d conservative`` as a user runs it on the full trace (``engine=auto``: the compiled
   conservative loop; the target is ≥ 30,000 jobs/s);
 - the general loop on the full trace (``engine=general``: the ``Conservative`` selection
-  over the array slot profile; also what runs with a depth limit or a dynamic ordering);
+  over the array slot availability; also what runs with a depth limit or a dynamic ordering);
 - the general loop and the previous implementation (kept in
   ``tests/dispatchers/reference_conservative.py``) on the first ``--slice`` jobs, for a
   ratio measured in the same run (``--old-full`` runs the old one on the full trace too:
@@ -46,14 +46,14 @@ CHILD = r"""
 import json, sys, time
 from dispatchlab.dispatchers.rule_based.policy import Policy
 from dispatchlab.dispatchers.rule_based.selection import Conservative
-from dispatchlab.engine.compiled.kernel import slot_profile_ops
+from dispatchlab.engine.compiled.kernel import slot_availability_ops
 from dispatchlab.simulation import simulate
 from dispatchlab.workload import SwfOptions, load_swf
 from tests.dispatchers.reference_conservative import ReferenceConservative
 from tests.dispatchers.test_conservative_reference import schedule_digests
 path, plat, which, engine, limit = sys.argv[1:5] + [int(sys.argv[5])]
 wl = load_swf(path, SwfOptions(limit=limit or None))
-ops = slot_profile_ops()  # load (or build) the compiled code before the clock
+ops = slot_availability_ops()  # load (or build) the compiled code before the clock
 if ops.compiled:
     from dispatchlab.engine.compiled.kernel import conservative_loop_kernel
     conservative_loop_kernel()

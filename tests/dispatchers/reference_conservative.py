@@ -1,11 +1,12 @@
-"""Conservative backfilling as it was before its slot profile moved to compiled arrays: the
+"""Conservative backfilling as it was before its slot availability moved to compiled arrays: the
 reference the fast implementation must match decision for decision.
 
 Kept verbatim from ``dispatchers/selection/conservative.py`` and the list-based
-``SlotProfile`` of ``dispatchers/profile.py`` (commit 3ba3fe2), renamed; node profiles are
+``SlotAvailability`` of ``dispatchers/availability.py`` (commit 3ba3fe2), renamed; node
+availabilities are
 the machine's own. One line differs (marked FIX): with a depth limit, after a rebuild the
 old code looked up reservations in the dict the rebuild had replaced, so a job reserved
-in the rebuild could be reserved a second time — its units held twice in the profile.
+in the rebuild could be reserved a second time — its units held twice in the availability.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.dispatchers.availability import Availability
 from dispatchlab.dispatchers.machine import Machine, SlotMachine
-from dispatchlab.dispatchers.profile import Profile
 from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth
 from dispatchlab.engine.decisions import Decision, Plan, WakeAt
 from dispatchlab.engine.events import Events
@@ -25,7 +26,7 @@ from dispatchlab.engine.state import SystemView
 
 
 class ReferenceSlotProfile:
-    """Free unit slots over time (the list-based profile conservative used before)."""
+    """Free unit slots over time (the list-based availability conservative used before)."""
 
     __slots__ = ("free", "times", "units")
 
@@ -112,12 +113,12 @@ class ReferenceConservative(Selection):
     """Conservative backfilling as implemented before the slot kernels (unchanged)."""
 
     name = "conservative"
-    idle_when_full = False  # early ends must still compress the profile
+    idle_when_full = False  # early ends must still compress the availability
     plans_ahead = True
 
     def __init__(self, depth: int | None = None) -> None:
         self.depth = check_depth(depth)
-        self._profile: Profile | None = None
+        self._availability: Availability | None = None
         self._res: dict[int, tuple[int, int, Any]] = {}  # job → (start, end, placement)
         self._due: list[tuple[int, int]] = []  # (reserved start, job), stale entries skipped
         self._run: dict[int, tuple[int, Any]] = {}  # job → (expected end, placement)
@@ -125,26 +126,26 @@ class ReferenceConservative(Selection):
         self._wake = -1
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
-        """No profile until the first call (the engine's parts reset with the view now)."""
-        self._profile = None
+        """No availability until the first call (the engine's parts reset with the view now)."""
+        self._availability = None
         self._res, self._due, self._run = {}, [], {}
         self._stats = {"compressions": 0, "rebuilds": 0, "moves": 0}
         self._wake = -1
 
     def run_stats(self) -> dict[str, int]:
-        """How often the profile was compressed or rebuilt, and reservations moved."""
+        """How often the availability was compressed or rebuilt, and reservations moved."""
         return dict(self._stats)
 
     def select(
         self, view: SystemView, events: Events, order: list[int], machine: Machine
     ) -> list[Decision]:
-        """Update the profile, compress or rebuild reservations, start what is due now."""
-        if self._profile is None:
-            self._profile = (ReferenceSlotProfile(machine.total, machine.units)
-                             if isinstance(machine, SlotMachine) else machine.profile())
-        prof = self._profile
+        """Update the availability, compress or rebuild reservations, start what is due now."""
+        if self._availability is None:
+            self._availability = (ReferenceSlotProfile(machine.total, machine.units)
+                             if isinstance(machine, SlotMachine) else machine.availability())
+        avail = self._availability
         now = view.now
-        prof.advance(now)
+        avail.advance(now)
         run, res = self._run, self._res
         freed = False
         for j in events.finished:
@@ -153,7 +154,7 @@ class ReferenceConservative(Selection):
                 continue  # not started by this scheme (a reservation job or a component)
             end, held = ran
             if end > now:
-                prof.give(j, now, end, held)
+                avail.give(j, now, end, held)
                 freed = True
         out: list[Decision] = []
         estimate = machine.estimator.estimate
@@ -218,13 +219,13 @@ class ReferenceConservative(Selection):
 
     def _place(self, job: int, dur: int, before: int | None, out: list[Decision]) -> bool:
         """Reserve ``job`` at its earliest fit; with ``before``, only if earlier than that."""
-        prof = self._profile
-        assert prof is not None
-        found = prof.earliest(job, dur, before)
+        avail = self._availability
+        assert avail is not None
+        found = avail.earliest(job, dur, before)
         if found is None:
             return False
         t, held = found
-        prof.take(job, t, t + dur, held)
+        avail.take(job, t, t + dur, held)
         self._res[job] = (t, t + dur, held)
         heapq.heappush(self._due, (t, job))
         out.append(Plan(job, t))
@@ -232,8 +233,8 @@ class ReferenceConservative(Selection):
 
     def _compress(self, order: list[int], now: int, out: list[Decision]) -> None:
         """Move every reservation to its earliest fit, in priority order."""
-        prof = self._profile
-        assert prof is not None
+        avail = self._availability
+        assert avail is not None
         res = self._res
         self._stats["compressions"] += 1
         for j in order:
@@ -241,11 +242,11 @@ class ReferenceConservative(Selection):
             if r is None or r[0] <= now:
                 continue
             start, end, held = r
-            prof.give(j, start, end, held)
+            avail.give(j, start, end, held)
             if self._place(j, end - start, start, out):
                 self._stats["moves"] += 1
             else:
-                prof.take(j, start, end, held)
+                avail.take(j, start, end, held)
 
     def _rebuild(
         self,
@@ -256,19 +257,19 @@ class ReferenceConservative(Selection):
         out: list[Decision],
     ) -> None:
         """Hold overdue running jobs until ``now + 1``; re-plan every reservation."""
-        prof = self._profile
-        assert prof is not None
+        avail = self._availability
+        assert avail is not None
         self._stats["rebuilds"] += 1
         until = now + 1
         for j in overdue:
             _, held = self._run[j]
-            prof.take(j, now, until, held)
+            avail.take(j, now, until, held)
             self._run[j] = (until, held)
         machine.postpone(overdue, until)
         old = self._res
         for j, (start, end, held) in old.items():
             if end > now:
-                prof.give(j, max(start, now), end, held)
+                avail.give(j, max(start, now), end, held)
         self._res, self._due = {}, []
         for j in order:
             if j in old:

@@ -1,7 +1,7 @@
 """Conservative backfilling decides exactly as its previous implementation did.
 
 The reference (``reference_conservative.py``) gives back, searches and takes every
-reservation at every compression on a list-based profile; the implementation under test
+reservation at every compression on a list-based availability; the implementation under test
 searches without mutating, moves only what moves, and keeps the slot case in compiled
 arrays. Every call must return the same starts and plans in the same order, and every run
 the same starts, nodes and statistics: on real-trace slices (slot case) and on random
@@ -26,7 +26,7 @@ from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers.machine import Machine, SlotMachine
 from dispatchlab.dispatchers.rule_based.policy import Policy
 from dispatchlab.dispatchers.rule_based.selection import Conservative
-from dispatchlab.dispatchers.slot_profile import SlotProfile, SlotReservations
+from dispatchlab.dispatchers.slot_availability import SlotAvailability, SlotReservations
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
@@ -100,20 +100,20 @@ def test_rebuilds_are_exercised_and_identical(depth: int | None) -> None:
 
 
 class Checked(Conservative):
-    """Conservative that checks after every call: the slot profile is exactly the total
+    """Conservative that checks after every call: the slot availability is exactly the total
     less the running jobs' holds and the reservations (none counted twice)."""
 
     def select(self, view: SystemView, events: Events, order: list[int],
                machine: Machine) -> list[Decision]:
         out = super().select(view, events, order, machine)
-        prof, book = self._profile, self._book
-        assert isinstance(prof, SlotProfile) and isinstance(book, SlotReservations)
+        avail, book = self._availability, self._book
+        assert isinstance(avail, SlotAvailability) and isinstance(book, SlotReservations)
         assert isinstance(machine, SlotMachine)
         holds = [(view.now, end, held) for end, held in self._run.values() if end > view.now]
         reserved = [int(j) for j in book.heap[: book.hn]]
         assert len(set(reserved)) == len(reserved)
-        holds += [(int(book.start[j]), int(book.end[j]), prof.units[j]) for j in reserved]
-        times, free = prof.times, prof.free
+        holds += [(int(book.start[j]), int(book.end[j]), avail.units[j]) for j in reserved]
+        times, free = avail.times, avail.free
         assert times[0] == view.now
         assert all(free[k] != free[k - 1] for k in range(1, len(times)))  # minimal
         points = set(times) | {t for t0, t1, _ in holds for t in (t0, t1) if t > view.now}
@@ -184,10 +184,10 @@ import sys
 from dispatchlab import simulate
 from dispatchlab.workload import SwfOptions, load_swf
 from tests.dispatchers.test_conservative_reference import schedule_digests
-from dispatchlab.engine.compiled.kernel import slot_profile_ops
+from dispatchlab.engine.compiled.kernel import slot_availability_ops
 wl = load_swf(sys.argv[1], SwfOptions(limit=3000))
 res = simulate(wl, "nodes=100,cores=1", "conservative", check=False)
-print(slot_profile_ops().compiled, *schedule_digests(res))
+print(slot_availability_ops().compiled, *schedule_digests(res))
 """
 
 

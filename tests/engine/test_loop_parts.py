@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from dispatchlab.engine import kernels
 from dispatchlab.engine.compiled import loop_parts as lp
-from dispatchlab.engine.compiled import slot_profile_ops as ops
+from dispatchlab.engine.compiled import slot_availability_ops as ops
 
 I8 = np.int64
 NO_POS = np.zeros(0, I8)

@@ -1,5 +1,5 @@
 """Free capacity per node and resource as a step function of time — the one implementation
-behind conservative backfilling's node profile, operator-rule-aware earliest starts, and the
+behind conservative backfilling's node availability, operator-rule-aware earliest starts, and the
 CP dispatchers' greedy list schedules.
 
 Breakpoints ``times[0] < times[1] < …``; segment ``k`` covers ``[times[k], times[k+1])``

@@ -10,7 +10,7 @@ from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.engine.constraints import Constraints
 
 if TYPE_CHECKING:
-    from dispatchlab.dispatchers.profile import LiveRequests
+    from dispatchlab.dispatchers.availability import LiveRequests
 
 #: Per component of a job: (component job index, nodes, unit counts); the job comes first.
 GroupPlacement = list[tuple[int, IntArray, IntArray]]

@@ -22,8 +22,13 @@ import numpy as np
 
 from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.allocators import Allocator, Placement
+from dispatchlab.dispatchers.availability import (
+    Availability,
+    LiveRequests,
+    NodeAvailability,
+    SlotAvailability,
+)
 from dispatchlab.dispatchers.group_placement import GroupPlacement, place_all
-from dispatchlab.dispatchers.profile import LiveRequests, NodeProfile, Profile, SlotProfile
 from dispatchlab.dispatchers.workspace import Workspace
 from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.events import Events
@@ -42,7 +47,7 @@ class Machine:
     """Shared bookkeeping: running jobs by expected end, start times, the call's workspace.
 
     Per call, :meth:`begin` updates the running set from the engine's events; a selection
-    scheme then asks :meth:`fits` / :meth:`start` (and the EASY or profile helpers of the
+    scheme then asks :meth:`fits` / :meth:`start` (and the EASY or availability helpers of the
     subclasses) in priority order.
     """
 
@@ -189,12 +194,12 @@ class Machine:
         """EASY: start ``job`` (after :meth:`fits_beside`), consuming extra capacity."""
         raise NotImplementedError
 
-    def profile(self) -> Profile:
-        """An empty resource-time profile of the whole machine."""
+    def availability(self) -> Availability:
+        """An empty resource-time availability of the whole machine."""
         raise NotImplementedError
 
     def held(self, job: int) -> Any:
-        """What running ``job`` holds, in the profile's placement type."""
+        """What running ``job`` holds, in the availability's placement type."""
         raise NotImplementedError
 
     def running_parts(self) -> list[tuple[int, int, Any]]:
@@ -203,7 +208,7 @@ class Machine:
         return [(e, j, self.held(j)) for e, j in self.ends]
 
     def start_reserved(self, job: int, placement: Any) -> Start:
-        """Start ``job`` now on the placement its profile reservation holds."""
+        """Start ``job`` now on the placement its availability reservation holds."""
         raise NotImplementedError
 
 
@@ -321,9 +326,9 @@ class SlotMachine(Machine):
         self.extra -= self.units[job]
         return self.start(job)
 
-    def profile(self) -> SlotProfile:
-        """A slot-count profile of the usable nodes."""
-        return SlotProfile(self.total, self.units, n_jobs=self.view.jobs.n_jobs)
+    def availability(self) -> SlotAvailability:
+        """A slot-count availability of the usable nodes."""
+        return SlotAvailability(self.total, self.units, n_jobs=self.view.jobs.n_jobs)
 
     def held(self, job: int) -> int:
         """Slots = units."""
@@ -508,10 +513,10 @@ class NodeMachine(Machine):
         self.extra = ws.free.copy()
         return NEVER
 
-    def profile(self) -> NodeProfile:
-        """A nodes × resources profile of the usable nodes, placing reservations with this
+    def availability(self) -> NodeAvailability:
+        """A nodes × resources availability of the usable nodes, placing reservations with this
         machine's allocator, honouring the operator rules."""
-        return NodeProfile(alive_capacity(self.view), self._req, self.units, self.alloc,
+        return NodeAvailability(alive_capacity(self.view), self._req, self.units, self.alloc,
                            self.rules)
 
 

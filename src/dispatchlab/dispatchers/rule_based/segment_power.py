@@ -1,7 +1,7 @@
-"""The engine's power meter evaluated over many profile segments at once.
+"""The engine's power meter evaluated over many availability segments at once.
 
-:class:`~dispatchlab.dispatchers.rule_based.power_profile.PowerProfile` asks, for every
-segment of its profile, the IT power the nodes would draw with that segment's free
+:class:`~dispatchlab.dispatchers.rule_based.power_availability.PowerAvailability` asks, for every
+segment of its availability, the IT power the nodes would draw with that segment's free
 capacity, and for every segment of a job's window what its placement would add. Asked one
 segment at a time through :class:`~dispatchlab.engine.power_meter.MachinePower` that is a
 few numpy calls per segment and per node (the bulk of a ``conservative-power`` run); here

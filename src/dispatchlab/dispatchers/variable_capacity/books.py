@@ -1,7 +1,7 @@
 """Per-machine conservative-backfilling books of the target strategies, in arrays.
 
 Machine ``m``'s free cores over future time is the step function ``T[m, :N[m]]`` /
-``F[m, :N[m]]`` of :mod:`~dispatchlab.engine.compiled.slot_profile_ops` (the profile
+``F[m, :N[m]]`` of :mod:`~dispatchlab.engine.compiled.slot_availability_ops` (the availability
 conservative backfilling uses; here one slot = one core). The placement of a batch of jobs
 (every arrival, and all pending jobs when machines change) is one call of
 :func:`place_jobs`, compiled with Numba when it is available (plain Python otherwise, same
@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.arrays import FloatArray, IntArray
-from dispatchlab.engine.compiled.kernel import inlined, profile_helpers
-from dispatchlab.engine.compiled.slot_profile_ops import (
+from dispatchlab.engine.compiled.kernel import availability_helpers, inlined
+from dispatchlab.engine.compiled.slot_availability_ops import (
     NEVER,
     NONE,
-    prof_add,
-    prof_advance,
-    prof_fit,
+    avail_add,
+    avail_advance,
+    avail_fit,
 )
 from dispatchlab.numba_loader import compiled
 
@@ -43,7 +43,7 @@ def place_jobs(walltime: IntArray, submit: IntArray, cores: IntArray, share: Flo
                nbhd: int, pack: int, now: int, smax: float, out_node: IntArray,
                out_start: IntArray, first: int) -> tuple[int, float]:
     """Place jobs ``first …`` of the batch in order (see :mod:`..target`); returns how many
-    are done (fewer when a profile needs more room: grow and call again) and ``S⁺``."""
+    are done (fewer when an availability needs more room: grow and call again) and ``S⁺``."""
     cap = T.shape[1]
     order = np.empty(2 * nbhd + 1, np.int64)
     fs = np.empty(2 * nbhd + 1, np.int64)
@@ -76,7 +76,7 @@ def place_jobs(walltime: IntArray, submit: IntArray, cores: IntArray, share: Flo
         chosen = -1
         for q in range(no):
             node = ranks[order[q]]
-            s = prof_fit(T[node], F[node], N[node], c, w, NEVER, NEVER)
+            s = avail_fit(T[node], F[node], N[node], c, w, NEVER, NEVER)
             if s == NONE:
                 continue
             fs[nf] = s
@@ -103,7 +103,7 @@ def place_jobs(walltime: IntArray, submit: IntArray, cores: IntArray, share: Flo
             st = (s + w - r) / w
             if st > smax:
                 smax = st
-            N[node] = prof_add(T[node], F[node], N[node], s, s + w, -c)
+            N[node] = avail_add(T[node], F[node], N[node], s, s + w, -c)
             out_node[i] = node
             out_start[i] = s
         i += 1
@@ -120,15 +120,15 @@ def take_many(nodes: IntArray, t0: IntArray, t1: IntArray, cores: IntArray, T: I
         m = nodes[i]
         if N[m] + 2 > cap:
             return i
-        N[m] = prof_add(T[m], F[m], N[m], t0[i], t1[i], -cores[i])
+        N[m] = avail_add(T[m], F[m], N[m], t0[i], t1[i], -cores[i])
         i += 1
     return i
 
 
 def advance_all(T: IntArray, F: IntArray, N: IntArray, now: int) -> None:
-    """Drop the past of every machine's profile."""
+    """Drop the past of every machine's availability."""
     for m in range(len(N)):
-        N[m] = prof_advance(T[m], F[m], N[m], now)
+        N[m] = avail_advance(T[m], F[m], N[m], now)
 
 
 _kernels: dict[str, Callable[..., Any]] = {}
@@ -137,7 +137,7 @@ _kernels: dict[str, Callable[..., Any]] = {}
 def kernels() -> dict[str, Callable[..., Any]]:
     """The three functions, compiled with Numba (disk-cached) when it is available."""
     if not _kernels:
-        helpers = [*profile_helpers(), target_rank]
+        helpers = [*availability_helpers(), target_rank]
         _kernels.update({f.__name__: compiled(f, helpers=helpers, inline=inlined(),
                                               fallback=f)
                          for f in (place_jobs, take_many, advance_all)})
@@ -145,7 +145,7 @@ def kernels() -> dict[str, Callable[..., Any]]:
 
 
 class Books:
-    """Every machine's free-core profile (the arrays above) and its capacity."""
+    """Every machine's free-core availability (the arrays above) and its capacity."""
 
     __slots__ = ("F", "N", "T", "cap", "k")
 
@@ -198,5 +198,5 @@ class Books:
         return node, start, smax
 
     def free_now(self, m: int) -> int:
-        """Free cores of machine ``m`` at the profile's first breakpoint."""
+        """Free cores of machine ``m`` at the availability's first breakpoint."""
         return int(self.F[m, 0])

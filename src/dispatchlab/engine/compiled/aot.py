@@ -1,5 +1,5 @@
 """The compiled loops (strict/EASY, nodes leaving and coming back, conservative
-backfilling), the slot-profile operations and the audit's capacity sweep compiled ahead of
+backfilling), the slot-availability operations and the audit's capacity sweep compiled ahead of
 time into a plain extension module, built once per machine.
 
 Loading it costs well under a millisecond, where the first call of a Numba JIT function
@@ -29,8 +29,8 @@ from dispatchlab.engine.compiled import capacity_sweep as _sweep_source
 from dispatchlab.engine.compiled import conservative_loop as _cons_source
 from dispatchlab.engine.compiled import loop_parts as _parts_source
 from dispatchlab.engine.compiled import scenario_loop as _scenario_source
+from dispatchlab.engine.compiled import slot_availability_ops as _ops_source
 from dispatchlab.engine.compiled import slot_loop as _source
-from dispatchlab.engine.compiled import slot_profile_ops as _ops_source
 
 
 def module_name() -> str:

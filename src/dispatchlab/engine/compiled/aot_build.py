@@ -1,4 +1,4 @@
-"""Build the compiled loops, the slot-profile operations and the audit sweep ahead of time:
+"""Build the compiled loops, the slot-availability operations and the audit sweep ahead of time:
 ``python -m dispatchlab.engine.compiled.aot_build DIR NAME``.
 
 Runs in its own process (Numba's ``pycc`` and a C compiler), called by
@@ -12,7 +12,7 @@ import warnings
 
 
 def build(out_dir: str, name: str) -> None:
-    """Compile the strict/EASY, scenario and conservative loops, the slot-profile
+    """Compile the strict/EASY, scenario and conservative loops, the slot-availability
     operations and the audit sweep, each with its one signature, into extension module
     ``name``."""
     from numba import types as nt
@@ -21,7 +21,7 @@ def build(out_dir: str, name: str) -> None:
         warnings.simplefilter("ignore")  # pycc is deprecated; the JIT is the fallback
         from numba.pycc import CC
 
-    from dispatchlab.engine.compiled import slot_profile_ops as ops
+    from dispatchlab.engine.compiled import slot_availability_ops as ops
     from dispatchlab.engine.compiled.capacity_sweep import sweep
     from dispatchlab.engine.compiled.conservative_loop import conservative_loop
     from dispatchlab.engine.compiled.kernel import inlined, loop_helpers
@@ -45,13 +45,13 @@ def build(out_dir: str, name: str) -> None:
     i = nt.int64
     pair, triple = nt.UniTuple(i, 2), nt.UniTuple(i, 3)
     op_sigs = {
-        "prof_advance": i(i8, i8, i, i),
-        "prof_add": i(i8, i8, i, i, i, i),
-        "prof_fit": i(i8, i8, i, i, i, i, i),
-        "prof_compress": triple(i8, i8, i, i8, i, i, i8, i8, i8, i, i8, i8, i8, i8),
-        "prof_reserve": triple(i8, i8, i, i, i, i, i, i8, i8, i8, i8, i8, i),
+        "avail_advance": i(i8, i8, i, i),
+        "avail_add": i(i8, i8, i, i, i, i),
+        "avail_fit": i(i8, i8, i, i, i, i, i),
+        "avail_compress": triple(i8, i8, i, i8, i, i, i8, i8, i8, i, i8, i8, i8, i8),
+        "avail_reserve": triple(i8, i8, i, i, i, i, i, i8, i8, i8, i8, i8, i),
         "book_pop_due": pair(i8, i8, i8, i8, i, i, i8),
-        "prof_min_free": i(i8, i),
+        "avail_min_free": i(i8, i),
     }
     for op, op_sig in op_sigs.items():
         cc.export(op, op_sig)(getattr(ops, op))

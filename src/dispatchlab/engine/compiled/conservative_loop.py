@@ -5,9 +5,9 @@ driving a :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a stat
 :class:`~dispatchlab.dispatchers.rule_based.selection.conservative.Conservative` selection without a
 depth limit, first-fit allocation and a
 :class:`~dispatchlab.dispatchers.machine.SlotMachine`: same decision points (wake-ups
-included), same reservations and moves, same starts on the same nodes. The profile and the
+included), same reservations and moves, same starts on the same nodes. The availability and the
 book of reservations are those of the general loop — the same functions of
-:mod:`~dispatchlab.engine.compiled.slot_profile_ops` — so only the loop around them is
+:mod:`~dispatchlab.engine.compiled.slot_availability_ops` — so only the loop around them is
 written twice. Compiled by :mod:`dispatchlab.engine.compiled.kernel`.
 
 A run the loop cannot mirror (a reservation left in the past, which the general loop would
@@ -32,16 +32,16 @@ from dispatchlab.engine.compiled.loop_parts import (
     room_rows,
     take,
 )
-from dispatchlab.engine.compiled.slot_profile_ops import (
+from dispatchlab.engine.compiled.slot_availability_ops import (
     NEVER,
     NONE,
+    avail_add,
+    avail_advance,
+    avail_compress,
+    avail_reserve,
     book_pop_due,
     heap_pop,
     heap_push,
-    prof_add,
-    prof_advance,
-    prof_compress,
-    prof_reserve,
 )
 
 #: Status codes returned by :func:`conservative_loop` (``DONE``, ``STUCK`` and ``BROKEN`` as
@@ -86,7 +86,7 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     ev_job = np.empty(2 * n + 1, np.int64)
     hn = 0
     n_ev = 0
-    # the profile, the book of reservations, each running job's reserved end
+    # the availability, the book of reservations, each running job's reserved end
     times = np.zeros(64, np.int64)
     pfree = np.zeros(64, np.int64)
     pn = 1
@@ -135,9 +135,9 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
                 new[n_new] = nxt
                 n_new += 1
             nxt += 1
-        # 3. the policy's decision: the machine forgets finished jobs, the profile drops
+        # 3. the policy's decision: the machine forgets finished jobs, the availability drops
         # the past and gets back what ended early ...
-        pn = prof_advance(times, pfree, pn, t)
+        pn = avail_advance(times, pfree, pn, t)
         freed = False
         for f in range(n_fin):
             job = fin[f]
@@ -146,7 +146,7 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             if e > t:
                 times = room(times, pn + 2)
                 pfree = room(pfree, pn + 2)
-                pn = prof_add(times, pfree, pn, t, e, units[job])
+                pn = avail_add(times, pfree, pn, t, e, units[job])
                 freed = True
         if bn > 0 and r_start[b_heap[0]] < t:
             status = FALLBACK  # the general loop would rebuild every reservation
@@ -159,7 +159,7 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             while first < qn:
                 times = room(times, pn + 4)
                 pfree = room(pfree, pn + 4)
-                pn, n_moved, first = prof_compress(times, pfree, pn, q_job, first, qn,
+                pn, n_moved, first = avail_compress(times, pfree, pn, q_job, first, qn,
                                                    r_start, r_end, units, t, b_key, b_heap,
                                                    b_pos, moved)
                 for m in range(n_moved):
@@ -178,7 +178,7 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             j = new[a]
             times = room(times, pn + 2)
             pfree = room(pfree, pn + 2)
-            pn, bn, s = prof_reserve(times, pfree, pn, j, units[j], est[j], NEVER, r_start,
+            pn, bn, s = avail_reserve(times, pfree, pn, j, units[j], est[j], NEVER, r_start,
                                      r_end, b_key, b_heap, b_pos, bn)
             if s != NONE:
                 planned[j] = s

@@ -1,9 +1,9 @@
-"""The compiled loops and slot-profile operations, loaded through
+"""The compiled loops and slot-availability operations, loaded through
 :func:`dispatchlab.numba_loader.compiled`: ahead of time (:mod:`~dispatchlab.engine.compiled.aot`)
 or, where that cannot be built, through Numba's JIT with its disk cache.
 
 Unavailable when Numba is missing or disabled (``DISPATCHLAB_NO_NUMBA``): the general
-engine then runs every simulation, and slot profiles run their operations as plain Python.
+engine then runs every simulation, and slot availabilities run their operations as plain Python.
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.engine.compiled import loop_parts
-from dispatchlab.engine.compiled import slot_profile_ops as ops_source
+from dispatchlab.engine.compiled import slot_availability_ops as ops_source
 from dispatchlab.numba_loader import NUMBA, compiled, kind
 
 #: Whether the compiled engine can run in this process.
 AVAILABLE = NUMBA
 
-#: The functions of :mod:`~dispatchlab.engine.compiled.slot_profile_ops` a profile calls.
-SLOT_PROFILE_OPS = ("prof_advance", "prof_add", "prof_fit", "prof_compress",
-                    "prof_reserve", "book_pop_due", "prof_min_free")
+#: The functions of :mod:`~dispatchlab.engine.compiled.slot_availability_ops` an availability calls.
+SLOT_AVAILABILITY_OPS = ("avail_advance", "avail_add", "avail_fit", "avail_compress",
+                    "avail_reserve", "book_pop_due", "avail_min_free")
 #: The ones those call.
-SLOT_PROFILE_HELPERS = ("bisect_left", "prof_split", "prof_remove", "heap_up", "heap_down",
+SLOT_AVAILABILITY_HELPERS = ("bisect_left", "avail_split", "avail_remove", "heap_up", "heap_down",
                         "heap_push", "heap_pop", "grown")
 #: The pieces the loops are made of (:mod:`.loop_parts`).
 LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "q_insert",
@@ -33,9 +33,10 @@ LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "q_insert",
               "backfill_kind", "first_fit", "take", "give_back", "gather")
 
 
-def profile_helpers() -> list[Callable[..., Any]]:
-    """Every slot-profile function, for Numba to compile into its callers."""
-    return [getattr(ops_source, name) for name in (*SLOT_PROFILE_HELPERS, *SLOT_PROFILE_OPS)]
+def availability_helpers() -> list[Callable[..., Any]]:
+    """Every slot-availability function, for Numba to compile into its callers."""
+    names = (*SLOT_AVAILABILITY_HELPERS, *SLOT_AVAILABILITY_OPS)
+    return [getattr(ops_source, name) for name in names]
 
 
 def inlined() -> list[Callable[..., Any]]:
@@ -52,7 +53,7 @@ def loop_helpers() -> list[Callable[..., Any]]:
     """Every function the compiled loops call, for Numba to compile into them."""
     from dispatchlab.engine.compiled import slot_loop
 
-    return [*profile_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
+    return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
             slot_loop.idx_new, slot_loop.idx_put, slot_loop.idx_next, slot_loop._jump]
 
 
@@ -115,40 +116,40 @@ def kernel_kind() -> str:
 _ops: SimpleNamespace | None = None
 
 
-def slot_profile_ops() -> SimpleNamespace:
-    """The slot-profile operations, loaded on first use: ahead of time compiled, else
+def slot_availability_ops() -> SimpleNamespace:
+    """The slot-availability operations, loaded on first use: ahead of time compiled, else
     jitted (compiled now or loaded from Numba's cache), both on int64 arrays (attribute
     ``compiled`` true); the plain Python source on lists when Numba is unavailable."""
     global _ops
     if _ops is None:
         if not NUMBA:
-            _ops = python_slot_profile_ops()
+            _ops = python_slot_availability_ops()
             return _ops
-        helpers = profile_helpers()
+        helpers = availability_helpers()
         fns = {name: compiled(getattr(ops_source, name), helpers=helpers, inline=inlined(),
-                              aot_module=_aot_module) for name in SLOT_PROFILE_OPS}
+                              aot_module=_aot_module) for name in SLOT_AVAILABILITY_OPS}
         _ops = SimpleNamespace(compiled=True, **fns)
         _exercise(_ops)
     return _ops
 
 
-def python_slot_profile_ops() -> SimpleNamespace:
-    """The slot-profile operations as plain Python (on lists), whatever Numba's state."""
+def python_slot_availability_ops() -> SimpleNamespace:
+    """The slot-availability operations as plain Python (on lists), whatever Numba's state."""
     return SimpleNamespace(compiled=False,
-                           **{name: getattr(ops_source, name) for name in SLOT_PROFILE_OPS})
+                           **{name: getattr(ops_source, name) for name in SLOT_AVAILABILITY_OPS})
 
 
 def _exercise(ops: SimpleNamespace) -> None:
-    """Call every operation once on a tiny profile, so a JIT compiles them now."""
+    """Call every operation once on a tiny availability, so a JIT compiles them now."""
     times, free, jobs = np.zeros(8, np.int64), np.zeros(8, np.int64), np.zeros(1, np.int64)
     start, end = np.full(1, -1, np.int64), np.full(1, -1, np.int64)
     heap, pos, out = np.zeros(1, np.int64), np.full(1, -1, np.int64), np.zeros(1, np.int64)
     key = np.zeros(1, np.int64)
     free[0] = 1
-    n = ops.prof_advance(times, free, 1, 0)
-    n = ops.prof_add(times, free, n, 0, 1, 0)
-    ops.prof_fit(times, free, n, 1, 1, 1, 1)
-    n, hn, _ = ops.prof_reserve(times, free, n, 0, 1, 1, 9, start, end, key, heap, pos, 0)
-    ops.prof_compress(times, free, n, jobs, 0, 1, start, end, jobs, 0, key, heap, pos, out)
+    n = ops.avail_advance(times, free, 1, 0)
+    n = ops.avail_add(times, free, n, 0, 1, 0)
+    ops.avail_fit(times, free, n, 1, 1, 1, 1)
+    n, hn, _ = ops.avail_reserve(times, free, n, 0, 1, 1, 9, start, end, key, heap, pos, 0)
+    ops.avail_compress(times, free, n, jobs, 0, 1, start, end, jobs, 0, key, heap, pos, out)
     ops.book_pop_due(start, key, heap, pos, hn, 9, out)
-    ops.prof_min_free(free, n)
+    ops.avail_min_free(free, n)

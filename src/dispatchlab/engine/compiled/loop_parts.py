@@ -4,7 +4,7 @@ running list and reservation, first-fit placement on unit slots, growing arrays.
 Plain Python functions on arrays, written once and compiled into :mod:`.slot_loop`,
 :mod:`.scenario_loop` and :mod:`.conservative_loop` (Numba compiles a call to them into the
 caller: :func:`~dispatchlab.engine.compiled.kernel.loop_helpers`). The loops keep their end
-events in the book of reservations' heap (:func:`~.slot_profile_ops.heap_push`,
+events in the book of reservations' heap (:func:`~.slot_availability_ops.heap_push`,
 ``heap_pop``): entries numbered in the order they were pushed, keyed by their time, ties by
 number — the engine's (time, sequence) order.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled.slot_profile_ops import bisect_left, grown
+from dispatchlab.engine.compiled.slot_availability_ops import bisect_left, grown
 
 #: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
 IDLE_LIMIT = 400 * 86400
@@ -50,7 +50,7 @@ def idle_wait(idle_since: int, t: int, idle: bool) -> tuple[int, bool]:
 
 
 # ---- end events: entry e (numbered in push order) of job ev_job[e], in the heap of
-# slot_profile_ops (heap_push, heap_pop) keyed by time (h_time) with the entry numbers as
+# slot_availability_ops (heap_push, heap_pop) keyed by time (h_time) with the entry numbers as
 # ids (h_id); h_pos is empty (no entry moves once pushed: no positions tracked) ----
 
 

@@ -40,8 +40,8 @@ from dispatchlab.engine.compiled.loop_parts import (
     room_rows,
     take,
 )
+from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
 from dispatchlab.engine.compiled.slot_loop import _ABSENT, _jump, idx_new, idx_put
-from dispatchlab.engine.compiled.slot_profile_ops import heap_pop, heap_push
 
 #: Status codes returned by :func:`scenario_loop` (``FALLBACK``: the general loop must run,
 #: to raise its own error: a stuck queue, or an idle machine waiting too long).

@@ -41,7 +41,7 @@ from dispatchlab.engine.compiled.loop_parts import (
     room,
     take,
 )
-from dispatchlab.engine.compiled.slot_profile_ops import bisect_left, heap_pop, heap_push
+from dispatchlab.engine.compiled.slot_availability_ops import bisect_left, heap_pop, heap_push
 
 #: Status codes returned by :func:`slot_loop` (``FALLBACK``: an idle machine waited on cap
 #: rows beyond the engine's limit; the general loop runs, to report it).

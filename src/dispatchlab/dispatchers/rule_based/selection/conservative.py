@@ -1,10 +1,10 @@
 """Conservative backfilling: every queued job holds a reservation; none is ever delayed.
 
-Running jobs occupy a resource-time profile until their expected end; each queued job (the
+Running jobs occupy a resource-time availability until their expected end; each queued job (the
 first ``depth`` in priority order, or all) holds a reservation at the earliest time it
 fits without touching any earlier reservation. A job starts when its reservation is now.
 
-When a job ends before its expected end the profile gains a hole and is *compressed*:
+When a job ends before its expected end the availability gains a hole and is *compressed*:
 in priority order each reservation is taken out and put back at its earliest fit, which is
 never later than where it was — so no reservation ever moves later (Mu'alem & Feitelson
 2001). Only a running job outliving its estimate (possible with learned predictors, never
@@ -21,75 +21,75 @@ from __future__ import annotations
 
 import numpy as np
 
+from dispatchlab.dispatchers.availability import Availability
 from dispatchlab.dispatchers.machine import Machine
-from dispatchlab.dispatchers.profile import Profile
 from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth
 from dispatchlab.dispatchers.rule_based.selection.reservations import NEVER, Book, Reservations
-from dispatchlab.dispatchers.slot_profile import SlotProfile, SlotReservations
+from dispatchlab.dispatchers.slot_availability import SlotAvailability, SlotReservations
 from dispatchlab.engine.decisions import Decision, Plan, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 
 
 class Conservative(Selection):
-    """Conservative backfilling over a resource-time profile."""
+    """Conservative backfilling over a resource-time availability."""
 
     name = "conservative"
-    idle_when_full = False  # early ends must still compress the profile
+    idle_when_full = False  # early ends must still compress the availability
     plans_ahead = True
 
     def __init__(self, depth: int | None = None) -> None:
         self.depth = check_depth(depth)
-        self._profile: Profile | None = None
+        self._availability: Availability | None = None
         self._book: Book | None = None
         self._run: dict[int, tuple[int, object]] = {}  # job → (expected end, placement)
         self._stats = {"compressions": 0, "rebuilds": 0, "moves": 0}
         self._wake = -1
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
-        """No profile yet (the first call builds it from the machine); no reservation."""
-        self._profile = None
+        """No availability yet (the first call builds it from the machine); no reservation."""
+        self._availability = None
         self._book = None
         self._run = {}
         self._stats = {"compressions": 0, "rebuilds": 0, "moves": 0}
         self._wake = -1
 
-    def _reprofile(self, machine: Machine, now: int) -> dict[int, int]:
-        """A profile of the nodes usable now holding the running jobs until their expected
+    def _rebuild_availability(self, machine: Machine, now: int) -> dict[int, int]:
+        """An availability of the nodes usable now holding the running jobs until their expected
         ends, and an empty book (first call, or nodes left, came back, were switched off or
         on); returns the dropped reservations' durations, for the rebuild to re-place."""
         old = self._book.drain() if self._book is not None else []
-        prof = self._profile = self._new_profile(machine)
-        prof.advance(now)
+        avail = self._availability = self._new_availability(machine)
+        avail.advance(now)
         for j, (end, held) in self._run.items():
             if end > now:
-                prof.take(j, now, end, held)
-        self._book = SlotReservations(prof) if isinstance(prof, SlotProfile) \
-            else Reservations(prof)
+                avail.take(j, now, end, held)
+        self._book = SlotReservations(avail) if isinstance(avail, SlotAvailability) \
+            else Reservations(avail)
         return {j: end - start for j, start, end, _ in old}
 
-    def _new_profile(self, machine: Machine) -> Profile:
-        """An empty profile of the machine (subclasses may keep more in it)."""
-        return machine.profile()
+    def _new_availability(self, machine: Machine) -> Availability:
+        """An empty availability of the machine (subclasses may keep more in it)."""
+        return machine.availability()
 
     def run_stats(self) -> dict[str, int]:
-        """How often the profile was compressed or rebuilt, and reservations moved."""
+        """How often the availability was compressed or rebuilt, and reservations moved."""
         return dict(self._stats)
 
     def select(
         self, view: SystemView, events: Events, order: list[int], machine: Machine
     ) -> list[Decision]:
-        """Update the profile, compress or rebuild reservations, start what is due now."""
+        """Update the availability, compress or rebuild reservations, start what is due now."""
         now = view.now
         carried: dict[int, int] = {}
-        if self._profile is None:
+        if self._availability is None:
             for end, j in machine.ends:  # jobs running before the first call (warm start)
                 self._run.setdefault(j, (end, machine.held(j)))
-        if self._profile is None or events.nodes:
-            carried = self._reprofile(machine, now)
-        prof, book = self._profile, self._book
-        assert prof is not None and book is not None
-        prof.advance(now)
+        if self._availability is None or events.nodes:
+            carried = self._rebuild_availability(machine, now)
+        avail, book = self._availability, self._book
+        assert avail is not None and book is not None
+        avail.advance(now)
         run = self._run
         freed = False
         for j in events.left_running:
@@ -98,7 +98,7 @@ class Conservative(Selection):
                 continue  # not started by this scheme (a reservation job or a component)
             end, held = ran
             if end > now:
-                prof.give(j, now, end, held)
+                avail.give(j, now, end, held)
                 freed = True
         out: list[Decision] = []
         estimate = machine.estimator.estimate
@@ -140,13 +140,13 @@ class Conservative(Selection):
 
     def _start_due(self, machine: Machine, now: int, out: list[Decision]) -> list[int]:
         """Start every job whose reservation is now (one the power cap cannot take now is
-        reserved again: the profile does not model power)."""
-        assert self._book is not None and self._profile is not None
+        reserved again: the availability does not model power)."""
+        assert self._book is not None and self._availability is not None
         started = []
         for j, end, held in self._book.pop_due(now):
             if not machine.power_allows(j, held):
                 if end > now:
-                    self._profile.give(j, now, end, held)
+                    self._availability.give(j, now, end, held)
                 self._place(j, machine.estimator.estimate(j), out)
                 continue
             out.append(machine.start_reserved(j, held))
@@ -175,20 +175,20 @@ class Conservative(Selection):
         nodes_changed: bool,
     ) -> None:
         """Hold overdue running jobs until ``now + 1``; re-plan every reservation (and those
-        ``carried`` over from a profile dropped when nodes changed), in priority order."""
-        prof, book = self._profile, self._book
-        assert prof is not None and book is not None
+        ``carried`` over from an availability dropped when nodes changed), in priority order."""
+        avail, book = self._availability, self._book
+        assert avail is not None and book is not None
         self._stats["rebuilds"] += 1
         until = now + 1
         for j in overdue:
             _, held = self._run[j]
-            prof.take(j, now, until, held)
+            avail.take(j, now, until, held)
             self._run[j] = (until, held)
         machine.postpone(overdue, until)
         old = dict(carried)
         for j, start, end, held in book.drain():
             if end > now:
-                prof.give(j, max(start, now), end, held)
+                avail.give(j, max(start, now), end, held)
             old[j] = end - start
         estimate = machine.estimator.estimate
         for j in order:  # after a node change, also jobs that found no room before

@@ -3,7 +3,8 @@
 
 As :mod:`~dispatchlab.dispatchers.rule_based.selection.conservative`, under a machine-wide power
 cap:
-the profile is a :class:`~dispatchlab.dispatchers.rule_based.power_profile.PowerProfile`, so each
+the availability is a
+:class:`~dispatchlab.dispatchers.rule_based.power_availability.PowerAvailability`, so each
 queued job's reservation is the earliest time at which its nodes are free for its whole
 expected run *and* the IT power then (idle nodes included, through the engine's power
 meter), with every running job and earlier reservation held, leaves room for it on the
@@ -18,9 +19,9 @@ is plain conservative backfilling.
 
 from __future__ import annotations
 
+from dispatchlab.dispatchers.availability import Availability, LiveRequests
 from dispatchlab.dispatchers.machine import Machine, NodeMachine, alive_capacity
-from dispatchlab.dispatchers.profile import LiveRequests, Profile
-from dispatchlab.dispatchers.rule_based.power_profile import PowerProfile
+from dispatchlab.dispatchers.rule_based.power_availability import PowerAvailability
 from dispatchlab.dispatchers.rule_based.selection.conservative import Conservative
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.state import SystemView
@@ -35,12 +36,12 @@ class ConservativePower(Conservative):
         """Concrete nodes under a power budget: a reservation's power depends on them."""
         return _metered(view)
 
-    def _new_profile(self, machine: Machine) -> Profile:
+    def _new_availability(self, machine: Machine) -> Availability:
         view = machine.view
         if not (_metered(view) and isinstance(machine, NodeMachine)):
-            return machine.profile()
+            return machine.availability()
         assert view.budget is not None
-        return PowerProfile(view, alive_capacity(view), LiveRequests(view), machine.units,
+        return PowerAvailability(view, alive_capacity(view), LiveRequests(view), machine.units,
                             machine.alloc, view.rules, view.power_model, view.budget)
 
 

@@ -1,9 +1,9 @@
-"""The book of conservative backfilling: every queued job's reservation in the profile.
+"""The book of conservative backfilling: every queued job's reservation in the availability.
 
-:class:`Reservations` works over any :class:`~dispatchlab.dispatchers.profile.Profile`
+:class:`Reservations` works over any :class:`~dispatchlab.dispatchers.availability.Availability`
 (a dict of windows, a heap of starts with stale entries skipped);
-:class:`~dispatchlab.dispatchers.slot_profile.SlotReservations` is the same book for a slot
-profile, kept in arrays next to it and compressed in one compiled call. Both answer the same
+:class:`~dispatchlab.dispatchers.slot_availability.SlotReservations` is the same book for a slot
+availability, kept in arrays next to it and compressed in one compiled call. Both answer the same
 questions with the same results.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import heapq
 from typing import Any, Protocol
 
-from dispatchlab.dispatchers.profile import Profile
-from dispatchlab.engine.compiled.slot_profile_ops import NEVER
+from dispatchlab.dispatchers.availability import Availability
+from dispatchlab.engine.compiled.slot_availability_ops import NEVER
 
 
 class Book(Protocol):
@@ -46,13 +46,13 @@ class Book(Protocol):
 
 
 class Reservations:
-    """The book over any profile: windows in a dict, starts in a heap (stale entries —
+    """The book over any availability: windows in a dict, starts in a heap (stale entries —
     reservations that moved or started — are skipped when they surface)."""
 
-    __slots__ = ("_due", "_res", "profile")
+    __slots__ = ("_due", "_res", "availability")
 
-    def __init__(self, profile: Profile) -> None:
-        self.profile = profile
+    def __init__(self, availability: Availability) -> None:
+        self.availability = availability
         self._res: dict[int, tuple[int, int, Any]] = {}  # job → (start, end, placement)
         self._due: list[tuple[int, int]] = []  # (start, job)
 
@@ -60,24 +60,24 @@ class Reservations:
         return job in self._res
 
     def _put(self, job: int, dur: int, before: int | None) -> int | None:
-        prof = self.profile
-        found = prof.earliest(job, dur, before)
+        avail = self.availability
+        found = avail.earliest(job, dur, before)
         if found is None:
             return None
         t, held = found
-        prof.take(job, t, t + dur, held)
+        avail.take(job, t, t + dur, held)
         self._res[job] = (t, t + dur, held)
         heapq.heappush(self._due, (t, job))
         return t
 
     def reserve(self, job: int, dur: int) -> int | None:
-        """Earliest fit, taken from the profile."""
+        """Earliest fit, taken from the availability."""
         return self._put(job, dur, None)
 
     def compress(self, order: list[int], now: int) -> tuple[list[int], list[int]]:
         """Take each reservation out and put it back at its earliest fit before its start,
         else where it was."""
-        prof, res = self.profile, self._res
+        avail, res = self.availability, self._res
         jobs: list[int] = []
         starts: list[int] = []
         for j in order:
@@ -85,10 +85,10 @@ class Reservations:
             if r is None or r[0] <= now:
                 continue
             start, end, held = r
-            prof.give(j, start, end, held)
+            avail.give(j, start, end, held)
             t = self._put(j, end - start, start)
             if t is None:
-                prof.take(j, start, end, held)
+                avail.take(j, start, end, held)
             else:
                 jobs.append(j)
                 starts.append(t)

@@ -16,10 +16,10 @@ The other reading of "backfilling limited to the first N jobs" — only the firs
 jobs are looked at — is :class:`~dispatchlab.dispatchers.rule_based.selection.easy.Easy` with
 ``depth=N`` (presets ``pbs-fifo-window`` / ``pbs-walltime-window``).
 
-Each cycle builds a resource-time profile holding the running jobs until their expected
+Each cycle builds a resource-time availability holding the running jobs until their expected
 ends (an overdue one until ``now + 1``); the top jobs' reservations are added in priority
 order, lazily — only when a later job that fits now must be checked against them. A
-job starts now iff its earliest fit in that profile is now, on the placement the profile
+job starts now iff its earliest fit in that availability is now, on the placement the availability
 found (so on no node a reservation holds). Every computed reservation is returned as a
 :class:`~dispatchlab.engine.decisions.Plan` when it changed.
 """
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.dispatchers.availability import Availability
 from dispatchlab.dispatchers.machine import Machine
-from dispatchlab.dispatchers.profile import Profile
 from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, start_in_order
 from dispatchlab.engine.decisions import Decision, Plan
 from dispatchlab.engine.events import Events
@@ -73,21 +73,21 @@ class TopJobs(Selection):
             return out
         now = view.now
         estimate = machine.estimator.estimate
-        prof = self._running_profile(machine, now)
+        avail = self._running_availability(machine, now)
         limit = n if self.depth is None else self.depth
-        pending = [order[i]]  # top jobs whose reservation is not in the profile yet
+        pending = [order[i]]  # top jobs whose reservation is not in the availability yet
         tops = 1
-        self._reserve(prof, pending, estimate, out)
+        self._reserve(avail, pending, estimate, out)
         before = len(out)
         for k in range(i + 1, n):
             j = order[k]
             if machine.fits(j):
-                self._reserve(prof, pending, estimate, out)
+                self._reserve(avail, pending, estimate, out)
                 dur = estimate(j)
-                found = prof.earliest(j, dur, now + 1)
+                found = avail.earliest(j, dur, now + 1)
                 if found is not None and machine.power_allows(j, found[1]):
                     out.append(machine.start_reserved(j, found[1]))
-                    prof.take(j, now, now + dur, found[1])
+                    avail.take(j, now, now + dur, found[1])
                     if not machine.any_free():
                         break
                     continue
@@ -101,24 +101,24 @@ class TopJobs(Selection):
         return out
 
     @staticmethod
-    def _running_profile(machine: Machine, now: int) -> Profile:
+    def _running_availability(machine: Machine, now: int) -> Availability:
         """The usable nodes with every running job held until its expected end."""
-        prof = machine.profile()
-        prof.advance(now)
+        avail = machine.availability()
+        avail.advance(now)
         for end, job, part in machine.running_parts():
-            prof.take(job, now, max(end, now + 1), part)
-        return prof
+            avail.take(job, now, max(end, now + 1), part)
+        return avail
 
-    def _reserve(self, prof: Profile, pending: list[int], estimate: Any,
+    def _reserve(self, avail: Availability, pending: list[int], estimate: Any,
                  out: list[Decision]) -> None:
-        """Put the pending top jobs' reservations in the profile, in priority order."""
+        """Put the pending top jobs' reservations in the availability, in priority order."""
         for j in pending:
             dur = estimate(j)
-            found = prof.earliest(j, dur)
+            found = avail.earliest(j, dur)
             if found is None:
                 continue  # too large for the usable nodes now: nothing to protect
             t, held = found
-            prof.take(j, t, t + dur, held)
+            avail.take(j, t, t + dur, held)
             if self._planned.get(j) != t:
                 self._planned[j] = t
                 out.append(Plan(j, t))

@@ -1,14 +1,14 @@
-"""Resource-time profiles: free capacity as a step function of future time.
+"""Resource-time availabilities: free capacity as a step function of future time.
 
 Breakpoints ``times[0] = now < times[1] < …``; segment ``k`` covers
 ``[times[k], times[k+1])`` and the last one runs forever. Jobs *take* capacity over a
 window ``[t0, t1)`` and *give* it back when a reservation moves or a job ends early.
-Conservative backfilling keeps every running job and every reservation in one profile.
+Conservative backfilling keeps every running job and every reservation in one availability.
 
-- :class:`~dispatchlab.dispatchers.slot_profile.SlotProfile` (its own module, re-exported
+- :class:`~dispatchlab.dispatchers.slot_availability.SlotAvailability` (its own module, re-exported
   here) counts interchangeable unit slots (the common case: fast and exact when every unit
   asks the same resources), in arrays operated on by compiled kernels.
-- :class:`NodeProfile` keeps a nodes × resources matrix per segment (numpy, the shared
+- :class:`NodeAvailability` keeps a nodes × resources matrix per segment (numpy, the shared
   :class:`~dispatchlab.dispatchers.capacity_timeline.CapacityTimeline`) and places each
   reservation on concrete nodes with the dispatcher's allocator, honouring operator rules
   when there are any.
@@ -25,12 +25,12 @@ from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.dispatchers.capacity_timeline import CapacityTimeline
 from dispatchlab.dispatchers.group_placement import GroupPlacement, place_all
-from dispatchlab.dispatchers.slot_profile import SlotProfile
+from dispatchlab.dispatchers.slot_availability import SlotAvailability
 from dispatchlab.engine.constraints import Constraints
 from dispatchlab.engine.state import SystemView
 
 
-class Profile(Protocol):
+class Availability(Protocol):
     """What conservative backfilling needs; placements are opaque to it."""
 
     def __len__(self) -> int: ...
@@ -66,7 +66,7 @@ class LiveRequests:
         return self.view.req[job]
 
 
-class NodeProfile:
+class NodeAvailability:
     """Free capacity per node and resource over time (a
     :class:`~dispatchlab.dispatchers.capacity_timeline.CapacityTimeline`); reservations
     hold concrete nodes, chosen by the dispatcher's allocator on the room free over the
@@ -172,4 +172,4 @@ def _parts(job: int, placement: Any) -> GroupPlacement:
     return [(job, nodes, counts)]
 
 
-__all__ = ["JobEligibility", "LiveRequests", "NodeProfile", "Profile", "SlotProfile"]
+__all__ = ["Availability", "JobEligibility", "LiveRequests", "NodeAvailability", "SlotAvailability"]

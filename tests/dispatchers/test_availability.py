@@ -1,4 +1,4 @@
-"""Resource-time profiles against a brute-force second-by-second model."""
+"""Resource-time availabilities against a brute-force second-by-second model."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dispatchlab.dispatchers.allocators import get_allocator
-from dispatchlab.dispatchers.profile import NodeProfile, SlotProfile
-from dispatchlab.engine.compiled.kernel import python_slot_profile_ops, slot_profile_ops
+from dispatchlab.dispatchers.availability import NodeAvailability, SlotAvailability
+from dispatchlab.engine.compiled.kernel import python_slot_availability_ops, slot_availability_ops
 
 HORIZON = 60
 
@@ -25,7 +25,7 @@ def brute_earliest(free: np.ndarray, need: int, dur: int, now: int) -> int:
     raise AssertionError("horizon too short")
 
 
-@pytest.mark.parametrize("ops", [slot_profile_ops, python_slot_profile_ops])
+@pytest.mark.parametrize("ops", [slot_availability_ops, python_slot_availability_ops])
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_slot_profile_matches_a_per_second_model(
@@ -33,7 +33,7 @@ def test_slot_profile_matches_a_per_second_model(
     """The compiled operations on arrays and the plain Python ones on lists alike."""
     total = data.draw(st.integers(1, 6))
     units = list(range(total + 1))  # job j needs j slots
-    prof = SlotProfile(total, units, ops())
+    avail = SlotAvailability(total, units, ops())
     model = np.full(4 * HORIZON, total)
     held: list[tuple[int, int, int]] = []
     now = 0
@@ -43,32 +43,32 @@ def test_slot_profile_matches_a_per_second_model(
             need = data.draw(st.integers(1, total))
             dur = data.draw(st.integers(1, 15))
             before = data.draw(st.one_of(st.none(), st.integers(now, HORIZON)))
-            found = prof.earliest(need, dur, before)
+            found = avail.earliest(need, dur, before)
             expect = brute_earliest(model, need, dur, now)
             if before is not None and expect >= before:
                 assert found is None
                 continue
             assert found == (expect, need)
-            prof.take(need, expect, expect + dur, need)
+            avail.take(need, expect, expect + dur, need)
             model[expect:expect + dur] -= need
             held.append((expect, expect + dur, need))
         elif action == "give" and held:
             t0, t1, need = held.pop(data.draw(st.integers(0, len(held) - 1)))
             t0 = max(t0, now)
             if t1 > t0:
-                prof.give(need, t0, t1, need)
+                avail.give(need, t0, t1, need)
                 model[t0:t1] += need
         elif action == "advance":
             now = data.draw(st.integers(now, HORIZON))
-            prof.advance(now)
-        # The profile is a faithful, minimal step function of the model from now on.
-        times = prof.times
+            avail.advance(now)
+        # The availability is a faithful, minimal step function of the model from now on.
+        times = avail.times
         assert times[0] == now
         for k, t in enumerate(times):
             end = times[k + 1] if k + 1 < len(times) else len(model)
-            assert (model[t:end] == prof.free[k]).all()
+            assert (model[t:end] == avail.free[k]).all()
             if k:
-                assert prof.free[k] != prof.free[k - 1]
+                assert avail.free[k] != avail.free[k - 1]
 
 
 def test_node_profile_pins_reservations_to_nodes() -> None:
@@ -76,28 +76,28 @@ def test_node_profile_pins_reservations_to_nodes() -> None:
     cap = np.array([[4], [4]])
     req = np.array([[3], [2]])
     alloc = get_allocator("first-fit")
-    prof = NodeProfile(cap, req, [2, 1], alloc)
-    found = prof.earliest(0, 10)
+    avail = NodeAvailability(cap, req, [2, 1], alloc)
+    found = avail.earliest(0, 10)
     assert found is not None
     t, (nodes, counts) = found
     assert (t, nodes.tolist(), counts.tolist()) == (0, [0, 1], [1, 1])
-    prof.take(0, 0, 10, (nodes, counts))
+    avail.take(0, 0, 10, (nodes, counts))
     # One core is left on each node: job 1 (2 cores on one node) must wait until 10 —
     # although two cores are free in total.
-    found = prof.earliest(1, 5)
+    found = avail.earliest(1, 5)
     assert found is not None
     t, (nodes, counts) = found
     assert (t, nodes.tolist(), counts.tolist()) == (10, [0], [1])
-    prof.take(1, 10, 15, (nodes, counts))
-    assert prof.times == [0, 10, 15]
-    assert prof.free[:, :, 0].tolist() == [[1, 1], [2, 4], [4, 4]]
+    avail.take(1, 10, 15, (nodes, counts))
+    assert avail.times == [0, 10, 15]
+    assert avail.free[:, :, 0].tolist() == [[1, 1], [2, 4], [4, 4]]
     # Job 1 again, but only if it can start before 10: impossible.
-    assert prof.earliest(1, 5, before=10) is None
-    prof.give(0, 0, 10, (np.array([0, 1]), np.array([1, 1])))
-    found = prof.earliest(1, 5, before=10)
+    assert avail.earliest(1, 5, before=10) is None
+    avail.give(0, 0, 10, (np.array([0, 1]), np.array([1, 1])))
+    found = avail.earliest(1, 5, before=10)
     assert found is not None and found[0] == 0 and found[1][0].tolist() == [0]
-    prof.advance(12)
-    assert prof.times == [12, 15] and prof.free[:, :, 0].tolist() == [[2, 4], [4, 4]]
+    avail.advance(12)
+    assert avail.times == [12, 15] and avail.free[:, :, 0].tolist() == [[2, 4], [4, 4]]
 
 
 @settings(max_examples=150, deadline=None)
@@ -111,7 +111,7 @@ def test_node_profile_matches_a_per_second_model(data: st.DataObject) -> None:
                                       min_size=kinds, max_size=kinds)), dtype=np.int64)
     units = data.draw(st.lists(st.integers(1, 3), min_size=kinds, max_size=kinds))
     alloc = get_allocator("first-fit")
-    prof = NodeProfile(cap, req, units, alloc)
+    avail = NodeAvailability(cap, req, units, alloc)
     model = np.repeat(cap[None, :, :], 4 * HORIZON, axis=0)  # second × node × resource
     for _ in range(data.draw(st.integers(1, 10))):
         job = data.draw(st.integers(0, kinds - 1))
@@ -123,7 +123,7 @@ def test_node_profile_matches_a_per_second_model(data: st.DataObject) -> None:
                        if per_node[t:t + dur].min(axis=0).sum() >= units[job]), None)
         if expect is None:
             continue  # the job never fits this platform
-        found = prof.earliest(job, dur, before)
+        found = avail.earliest(job, dur, before)
         if before is not None and expect >= before:
             assert found is None
             continue
@@ -131,8 +131,8 @@ def test_node_profile_matches_a_per_second_model(data: st.DataObject) -> None:
         nodes, counts = found[1]
         window = model[expect:expect + dur, nodes] - counts[None, :, None] * req[job]
         assert (window >= 0).all()
-        prof.take(job, expect, expect + dur, (nodes, counts))
+        avail.take(job, expect, expect + dur, (nodes, counts))
         model[expect:expect + dur, nodes] -= counts[:, None] * req[job]
-    for k, t in enumerate(prof.times):
-        end = prof.times[k + 1] if k + 1 < len(prof.times) else len(model)
-        assert (model[t:end] == prof.free[k]).all()
+    for k, t in enumerate(avail.times):
+        end = avail.times[k + 1] if k + 1 < len(avail.times) else len(model)
+        assert (model[t:end] == avail.free[k]).all()

@@ -1,8 +1,9 @@
-"""A node profile that also keeps the machine's IT power over future time, under a cap.
+"""A node availability that also keeps the machine's IT power over future time, under a cap.
 
-:class:`PowerProfile` is a :class:`~dispatchlab.dispatchers.profile.NodeProfile` whose
+:class:`PowerAvailability` is a :class:`~dispatchlab.dispatchers.availability.NodeAvailability`
+whose
 reservations must fit the power cap as well as the nodes: at every segment of the window a
-job would occupy, the IT power then — rebuilt from the profile's free capacity through the
+job would occupy, the IT power then — rebuilt from the availability's free capacity through the
 engine's power meter (idle nodes, node states and the node model's first-core cost
 included), plus the own power of the jobs held then in job-power mode — plus what the job
 adds on the nodes the allocator gives it must stay within the cap. The power is a
@@ -11,7 +12,7 @@ end, a reservation moving) never takes any segment over the cap; only the cap fa
 
 The cap is the one in force now, then the announced ``power_cap`` changes of
 ``view.scenario``: each segment part a job would occupy is checked against the lowest cap
-announced over it, and every announced change is a breakpoint of the profile (a start time
+announced over it, and every announced change is a breakpoint of the availability (a start time
 tried), so a job may be reserved from the moment a rise lets it in.
 """
 
@@ -25,8 +26,8 @@ import numpy as np
 
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.allocators import Allocator
+from dispatchlab.dispatchers.availability import LiveRequests, NodeAvailability
 from dispatchlab.dispatchers.group_placement import GroupPlacement
-from dispatchlab.dispatchers.profile import LiveRequests, NodeProfile
 from dispatchlab.dispatchers.rule_based.segment_power import SegmentMeter
 from dispatchlab.engine.budget import EPS
 from dispatchlab.engine.cap_schedule import announced_caps
@@ -35,7 +36,7 @@ from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.state import Budget, SystemView
 
 
-class PowerProfile(NodeProfile):
+class PowerAvailability(NodeAvailability):
     """Free capacity per node over time, and the IT power it implies, under ``budget``."""
 
     __slots__ = ("_parts", "_segments", "budget", "meter", "view")

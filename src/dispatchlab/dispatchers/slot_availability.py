@@ -1,9 +1,9 @@
-"""The slot profile: free interchangeable unit slots as a step function of future time.
+"""The slot availability: free interchangeable unit slots as a step function of future time.
 
 Used by conservative backfilling when every job's unit asks the same resource vector. The
 breakpoints and counts live in two preallocated arrays (numpy when the compiled kernels are
 available, Python lists otherwise) operated on by
-:mod:`~dispatchlab.engine.compiled.slot_profile_ops` — the same source either way.
+:mod:`~dispatchlab.engine.compiled.slot_availability_ops` — the same source either way.
 :class:`SlotReservations` keeps conservative backfilling's reservations next to it, in
 arrays too, and compresses them all in one call.
 """
@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled.kernel import slot_profile_ops
-from dispatchlab.engine.compiled.slot_profile_ops import NEVER, NONE
+from dispatchlab.engine.compiled.kernel import slot_availability_ops
+from dispatchlab.engine.compiled.slot_availability_ops import NEVER, NONE
 
 
-class SlotProfile:
+class SlotAvailability:
     """Free unit slots over time; a job's placement is its unit count."""
 
     __slots__ = ("_free", "_known", "_ops", "_times", "n", "need", "size", "units")
@@ -28,8 +28,8 @@ class SlotProfile:
                  n_jobs: int | None = None):
         """``units``: each job's units — a list that may grow as jobs arrive, up to
         ``n_jobs`` (default: its length now); ``ops``: the operations (default: compiled
-        when available, see :func:`~dispatchlab.engine.compiled.kernel.slot_profile_ops`)."""
-        ops = ops or slot_profile_ops()
+        when available, see :func:`~dispatchlab.engine.compiled.kernel.slot_availability_ops`)."""
+        ops = ops or slot_availability_ops()
         self._ops = ops
         self.units = units
         self.size = len(units) if n_jobs is None else n_jobs
@@ -75,11 +75,11 @@ class SlotProfile:
             return np.full(size, fill, dtype=np.int64)
         return [fill] * size
 
-    # ---- the Profile operations -----------------------------------------------------
+    # ---- the Availability operations -----------------------------------------------------
 
     def advance(self, now: int) -> None:
         """Drop the past: the first segment starts at ``now``."""
-        self.n = self._ops.prof_advance(self._times, self._free, self.n, now)
+        self.n = self._ops.avail_advance(self._times, self._free, self.n, now)
 
     def _room(self, more: int) -> None:
         """Grow the arrays so that ``more`` breakpoints fit."""
@@ -98,77 +98,77 @@ class SlotProfile:
     def take(self, job: int, t0: int, t1: int, placement: int) -> None:
         """Occupy ``placement`` slots over ``[t0, t1)``."""
         self._room(2)
-        self.n = self._ops.prof_add(self._times, self._free, self.n, t0, t1, -placement)
+        self.n = self._ops.avail_add(self._times, self._free, self.n, t0, t1, -placement)
 
     def give(self, job: int, t0: int, t1: int, placement: int) -> None:
         """Free ``placement`` slots over ``[t0, t1)``."""
         self._room(2)
-        self.n = self._ops.prof_add(self._times, self._free, self.n, t0, t1, placement)
+        self.n = self._ops.avail_add(self._times, self._free, self.n, t0, t1, placement)
 
     def earliest(self, job: int, dur: int, before: int | None = None) -> tuple[int, int] | None:
         """Earliest start ``< before`` with ``units[job]`` slots free for ``dur`` seconds."""
         need = self.units[job]
-        t = self._ops.prof_fit(self._times, self._free, self.n, need, dur,
+        t = self._ops.avail_fit(self._times, self._free, self.n, need, dur,
                                NEVER if before is None else before, NEVER)
         return None if t == NONE else (int(t), need)
 
     def min_free(self) -> int:
         """Smallest free count anywhere (negative = overcommitted)."""
-        return int(self._ops.prof_min_free(self._free, self.n))
+        return int(self._ops.avail_min_free(self._free, self.n))
 
 
 class SlotReservations:
-    """The reservation book of conservative backfilling over a :class:`SlotProfile`.
+    """The reservation book of conservative backfilling over a :class:`SlotAvailability`.
 
     Per job its window ``[start, end)`` (``start`` = NONE: no reservation); a binary heap of
     the reserved jobs by (start, job) (``heap``, their starts by heap position in ``key``)
     with each job's position in it. The operations are
-    :mod:`~dispatchlab.engine.compiled.slot_profile_ops`, so a compression is one call
+    :mod:`~dispatchlab.engine.compiled.slot_availability_ops`, so a compression is one call
     whatever the queue length. Answers exactly as
     :class:`~dispatchlab.dispatchers.rule_based.selection.reservations.Reservations` would.
     """
 
-    __slots__ = ("_out", "end", "heap", "hn", "key", "pos", "profile", "start")
+    __slots__ = ("_out", "availability", "end", "heap", "hn", "key", "pos", "start")
 
-    def __init__(self, profile: SlotProfile) -> None:
-        self.profile = profile
-        self.start = profile.job_array(NONE)
-        self.end = profile.job_array(NONE)
-        self.key = profile.job_array(0)
-        self.heap = profile.job_array(0)
-        self.pos = profile.job_array(-1)
+    def __init__(self, availability: SlotAvailability) -> None:
+        self.availability = availability
+        self.start = availability.job_array(NONE)
+        self.end = availability.job_array(NONE)
+        self.key = availability.job_array(0)
+        self.heap = availability.job_array(0)
+        self.pos = availability.job_array(-1)
         self.hn = 0
-        self._out = profile.job_array(0)  # room for every job
+        self._out = availability.job_array(0)  # room for every job
 
     def __contains__(self, job: int) -> bool:
         return bool(self.pos[job] >= 0)
 
     def reserve(self, job: int, dur: int) -> int | None:
-        """Earliest fit, taken from the profile."""
-        prof = self.profile
-        prof._room(2)
-        prof.n, self.hn, t = prof._ops.prof_reserve(
-            prof._times, prof._free, prof.n, job, prof.units[job], dur, NEVER, self.start,
+        """Earliest fit, taken from the availability."""
+        avail = self.availability
+        avail._room(2)
+        avail.n, self.hn, t = avail._ops.avail_reserve(
+            avail._times, avail._free, avail.n, job, avail.units[job], dur, NEVER, self.start,
             self.end, self.key, self.heap, self.pos, self.hn)
         return None if t == NONE else int(t)
 
     def compress(self, order: list[int], now: int) -> tuple[list[int], list[int]]:
         """All of :meth:`Reservations.compress
         <dispatchlab.dispatchers.rule_based.selection.reservations.Reservations.compress>` in one
-        compiled call (more when the profile's arrays must grow on the way)."""
-        prof = self.profile
-        prof.sync()
-        ops = prof._ops
+        compiled call (more when the availability's arrays must grow on the way)."""
+        avail = self.availability
+        avail.sync()
+        ops = avail._ops
         count = len(order)
         seq: Any = np.array(order, dtype=np.int64) if ops.compiled else order
         out, start = self._out, self.start
         jobs: list[int] = []
         first = 0
         while first < count:
-            prof._room(len(prof._times) if first else 4)  # double when it ran out of room
-            prof.n, n_moved, first = ops.prof_compress(
-                prof._times, prof._free, prof.n, seq, first, count, start, self.end,
-                prof.need, now, self.key, self.heap, self.pos, out)
+            avail._room(len(avail._times) if first else 4)  # double when it ran out of room
+            avail.n, n_moved, first = ops.avail_compress(
+                avail._times, avail._free, avail.n, seq, first, count, start, self.end,
+                avail.need, now, self.key, self.heap, self.pos, out)
             jobs += out[:n_moved].tolist() if ops.compiled else out[:n_moved]
         if ops.compiled:
             return jobs, start[jobs].tolist()
@@ -182,16 +182,16 @@ class SlotReservations:
         """Pop the due jobs off the heap; a slot placement is the job's unit count."""
         if not self.hn or self.key[0] > now:
             return []
-        ops = self.profile._ops
+        ops = self.availability._ops
         self.hn, count = ops.book_pop_due(self.start, self.key, self.heap, self.pos, self.hn,
                                           now, self._out)
-        units, end = self.profile.units, self.end
+        units, end = self.availability.units, self.end
         jobs = self._out[:count].tolist() if ops.compiled else self._out[:count]
         return [(j, int(end[j]), units[j]) for j in jobs]
 
     def drain(self) -> list[tuple[int, int, int, Any]]:
         """Everything, emptied."""
-        units = self.profile.units
+        units = self.availability.units
         jobs = sorted(int(j) for j in self.heap[: self.hn])
         out = [(j, int(self.start[j]), int(self.end[j]), units[j]) for j in jobs]
         for j in jobs:

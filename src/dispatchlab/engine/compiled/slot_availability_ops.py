@@ -1,10 +1,10 @@
-"""Operations on a slot profile held in plain arrays, for conservative backfilling.
+"""Operations on a slot availability held in plain arrays, for conservative backfilling.
 
 One source for the compiled kernels (:mod:`dispatchlab.engine.compiled.kernel` compiles
 these functions ahead of time or with Numba's JIT) and for the pure-Python fallback, which
-runs them as they are — so both give the same profile, step by step.
+runs them as they are — so both give the same availability, step by step.
 
-A profile is ``times[:n]`` (strictly increasing breakpoints, ``times[0]`` = now) and
+An availability is ``times[:n]`` (strictly increasing breakpoints, ``times[0]`` = now) and
 ``free[:n]`` (free unit slots over ``[times[k], times[k + 1])``; the last segment runs
 forever). The arrays (or lists) have spare room past ``n``; no function allocates, and each
 returns the new ``n``. Adjacent segments never hold equal counts, so the representation is a
@@ -23,7 +23,7 @@ NONE = -(1 << 62)
 NEVER = 1 << 62
 
 
-def prof_advance(times: Any, free: Any, n: int, now: int) -> int:
+def avail_advance(times: Any, free: Any, n: int, now: int) -> int:
     """Drop the past: the first segment starts at ``now``."""
     k = 0
     while k + 1 < n and times[k + 1] <= now:
@@ -49,7 +49,7 @@ def bisect_left(a: Any, n: int, x: int) -> int:
     return lo
 
 
-def prof_split(times: Any, free: Any, n: int, t: int) -> tuple[int, int]:
+def avail_split(times: Any, free: Any, n: int, t: int) -> tuple[int, int]:
     """Index of the segment starting at ``t`` (a breakpoint added when missing), and ``n``."""
     a = bisect_left(times, n, t)
     if a == n or times[a] != t:
@@ -62,7 +62,7 @@ def prof_split(times: Any, free: Any, n: int, t: int) -> tuple[int, int]:
     return a, n
 
 
-def prof_remove(times: Any, free: Any, n: int, k: int) -> int:
+def avail_remove(times: Any, free: Any, n: int, k: int) -> int:
     """Delete breakpoint ``k`` (its segment joins the previous one)."""
     n -= 1
     for m in range(k, n):
@@ -71,21 +71,21 @@ def prof_remove(times: Any, free: Any, n: int, k: int) -> int:
     return n
 
 
-def prof_add(times: Any, free: Any, n: int, t0: int, t1: int, delta: int) -> int:
+def avail_add(times: Any, free: Any, n: int, t0: int, t1: int, delta: int) -> int:
     """Add ``delta`` free slots over ``[t0, t1)`` (``now ≤ t0 < t1``); needs room for two
     more breakpoints."""
-    a, n = prof_split(times, free, n, t0)
-    b, n = prof_split(times, free, n, t1)
+    a, n = avail_split(times, free, n, t0)
+    b, n = avail_split(times, free, n, t1)
     for k in range(a, b):
         free[k] += delta
     if b < n and free[b] == free[b - 1]:
-        n = prof_remove(times, free, n, b)
+        n = avail_remove(times, free, n, b)
     if a > 0 and free[a] == free[a - 1]:
-        n = prof_remove(times, free, n, a)
+        n = avail_remove(times, free, n, a)
     return n
 
 
-def prof_fit(times: Any, free: Any, n: int, need: int, dur: int, before: int,
+def avail_fit(times: Any, free: Any, n: int, need: int, dur: int, before: int,
              lifted: int) -> int:
     """Earliest start ``< before`` with ``need`` slots free for ``dur`` seconds, or NONE.
 
@@ -115,7 +115,7 @@ def prof_fit(times: Any, free: Any, n: int, need: int, dur: int, before: int,
     return NONE
 
 
-def prof_compress(times: Any, free: Any, n: int, jobs: Any, first: int, count: int,
+def avail_compress(times: Any, free: Any, n: int, jobs: Any, first: int, count: int,
                   start: Any, end: Any, need: Any, now: int, key: Any, heap: Any, pos: Any,
                   moved: Any) -> tuple[int, int, int]:
     """Move reservations earlier, one at a time in the order of ``jobs[first:count]``.
@@ -139,10 +139,10 @@ def prof_compress(times: Any, free: Any, n: int, jobs: Any, first: int, count: i
         if s > now:
             e = end[j]
             k = need[j]
-            t = prof_fit(times, free, n, k, e - s, s, s)
+            t = avail_fit(times, free, n, k, e - s, s, s)
             if t != NONE:
-                n = prof_add(times, free, n, s, e, k)
-                n = prof_add(times, free, n, t, t + e - s, -k)
+                n = avail_add(times, free, n, s, e, k)
+                n = avail_add(times, free, n, t, t + e - s, -k)
                 start[j] = t
                 end[j] = t + e - s
                 key[pos[j]] = t
@@ -153,16 +153,16 @@ def prof_compress(times: Any, free: Any, n: int, jobs: Any, first: int, count: i
     return n, n_moved, i
 
 
-def prof_reserve(times: Any, free: Any, n: int, job: int, need: int, dur: int, before: int,
+def avail_reserve(times: Any, free: Any, n: int, job: int, need: int, dur: int, before: int,
                  start: Any, end: Any, key: Any, heap: Any, pos: Any,
                  hn: int) -> tuple[int, int, int]:
     """Reserve ``need`` slots for ``job`` at its earliest fit before ``before`` (taking them
-    from the profile, entering the job in the book); needs room for two more breakpoints.
+    from the availability, entering the job in the book); needs room for two more breakpoints.
     Returns ``(n, hn, start)``, the start NONE (nothing changed) when there is no fit."""
-    t = prof_fit(times, free, n, need, dur, before, NEVER)
+    t = avail_fit(times, free, n, need, dur, before, NEVER)
     if t == NONE:
         return n, hn, t
-    n = prof_add(times, free, n, t, t + dur, -need)
+    n = avail_add(times, free, n, t, t + dur, -need)
     start[job] = t
     end[job] = t + dur
     return n, heap_push(key, heap, pos, hn, t, job), t
@@ -275,7 +275,7 @@ def grown(a: Any, size: int) -> Any:
     return out
 
 
-def prof_min_free(free: Any, n: int) -> int:
+def avail_min_free(free: Any, n: int) -> int:
     """Smallest free count (negative = overcommitted)."""
     low = free[0]
     for k in range(1, n):
