@@ -42,14 +42,11 @@ def main(folder: Path, rules: Path | None = None, pred: Path | None = None) -> N
     for cp in ("pcp", "hcp"):
         per = change_series(sd[f"{cp}1-real"], sd[f"{cp}3-real"])
         print(f"  {cp.upper()}1-real {pooled[f'{cp}1-real']:.3f} -> {cp.upper()}3-real "
-              f"{pooled[f'{cp}3-real']:.3f}: {change(pooled[f'{cp}1-real'],
-              pooled[f'{cp}3-real']):+.1f} %"
+              f"{pooled[f'{cp}3-real']:.3f}: {change(pooled[f'{cp}1-real'], pooled[f'{cp}3-real']):+.1f} %"
               f" pooled; best batch {per.min():+.1f} %, worst {per.max():+.1f} %; "
-              f"better/equal/worse {(per < -0.5).sum()}/{(per.abs() <= 0.5).sum()}/{(per >
-              0.5).sum()}")
+              f"better/equal/worse {(per < -0.5).sum()}/{(per.abs() <= 0.5).sum()}/{(per > 0.5).sum()}")
         per = change_series(sd[f"{cp}1"], sd[f"{cp}3-real"])
-        print(f"  (v1 wall-time -> v3 real: {change(pooled[f'{cp}1'], pooled[f'{cp}3-real']):+.1f}
-        % pooled,"
+        print(f"  (v1 wall-time -> v3 real: {change(pooled[f'{cp}1'], pooled[f'{cp}3-real']):+.1f} % pooled,"
               f" best batch {per.min():+.1f} %)")
 
     print("\nReversals of the paper:")

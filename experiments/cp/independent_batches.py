@@ -9,8 +9,7 @@ Usage::
 
     python experiments/cp/independent_batches.py --sizes 1000 800 \\
         --out experiments/cp/eurora_independent.toml
-    python experiments/cp/independent_batches.py --out experiments/cp/eurora_independent_small.toml
-    \\
+    python experiments/cp/independent_batches.py --out experiments/cp/eurora_independent_small.toml \\
         --dispatchers easy pbs-fifo hcp3 hcp3-real hcp3-heuristic-request pcp3 pcp3-real \\
         pcp3-heuristic-request
 """

@@ -1,6 +1,8 @@
 """Profit of a run: ``K1 · core-hours executed − K2 · (IT energy + cooling energy)``.
 
-Bridi's thesis (2018) §6.5.3, Eq. 6.3 (``G·K1 − W·K2 − J·K2``) and §6.8.1 (prices).
+Bridi's thesis (2018) §6.5.3, Eq. 6.3 (``G·K1 − W·K2 − J·K2``) and §6.8.1 (prices). K2 is a
+constant there; a scenario's ``energy_price`` rows (:mod:`dispatchlab.energy.tariff`) make
+it a tariff over time: each stretch of energy is priced at the price then in force.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 
 from dispatchlab.energy.accounting import J_PER_KWH
 from dispatchlab.energy.cooling import PueTable
+from dispatchlab.energy.tariff import price_steps, prices_at, tariff_summary
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
@@ -60,7 +63,8 @@ class CoolingSetup:
     ambient temperature step series (°C from ``temp_times[k]`` on; the first value holds
     before the first time, the last after the last), the prices and where the IT power
     comes from (``auto``: the platform's node power model if it has one, else the jobs'
-    ``power`` column; ``nodes``; ``jobs``)."""
+    ``power`` column; ``nodes``; ``jobs``). ``price_times`` / ``price_values``: the
+    scenario's ``energy_price`` steps, which replace the constant K2 when given."""
 
     table: PueTable
     temp_times: tuple[int, ...]
@@ -69,12 +73,16 @@ class CoolingSetup:
     it_power: str = "auto"
     source: dict[str, object] | None = None
     scale: bool = False  # fit the table to the machine's highest IT power when accounting
+    price_times: tuple[int, ...] = ()
+    price_values: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.temp_times or len(self.temp_times) != len(self.temp_values):
             raise ValueError("cooling: the ambient temperature series is empty")
         if any(b < a for a, b in zip(self.temp_times, self.temp_times[1:], strict=False)):
             raise ValueError("cooling: temperature times must not decrease")
+        if len(self.price_times) != len(self.price_values):
+            raise ValueError("cooling: energy price times and values differ in number")
         if self.it_power not in ("auto", "nodes", "jobs"):
             raise ValueError(f"cooling: it_power must be auto, nodes or jobs, "
                              f"got '{self.it_power}'")
@@ -123,11 +131,12 @@ def core_seconds(rec: Recorder, until: int | None = None) -> float:
 
 def cooling_series(times: np.ndarray, watts: np.ndarray, setup: CoolingSetup, t0: int,
                    t1: int) -> pd.DataFrame:
-    """The step series of IT power, temperature, PUE and cooling power over ``[t0, t1)``,
-    split at every change of either input."""
+    """The step series of IT power, temperature, PUE and cooling power (and the energy
+    price, with a tariff) over ``[t0, t1)``, split at every change of any input."""
     tt, tv = np.asarray(setup.temp_times, np.int64), np.asarray(setup.temp_values, float)
+    pt = np.asarray(setup.price_times, np.int64)
     edges = np.unique(np.concatenate(([t0], times[(times > t0) & (times < t1)],
-                                      tt[(tt > t0) & (tt < t1)])))
+                                      tt[(tt > t0) & (tt < t1)], pt[(pt > t0) & (pt < t1)])))
     k = np.searchsorted(times, edges, side="right") - 1
     it = np.where(k >= 0, watts[np.maximum(k, 0)], 0.0)
     j = np.searchsorted(tt, edges, side="right") - 1
@@ -136,8 +145,11 @@ def cooling_series(times: np.ndarray, watts: np.ndarray, setup: CoolingSetup, t0
     cool = it * (pue - 1.0)
     import pandas as pd
 
-    return pd.DataFrame({"time": edges, "it_power_w": it, "cooling_w": cool,
-                         "temperature_c": temp, "pue": pue})
+    frame = pd.DataFrame({"time": edges, "it_power_w": it, "cooling_w": cool,
+                          "temperature_c": temp, "pue": pue})
+    if len(pt):
+        frame["energy_price"] = prices_at(edges, pt, np.asarray(setup.price_values, float))
+    return frame
 
 
 def _integral(series: pd.DataFrame, column: str, t1: int) -> float:
@@ -154,7 +166,12 @@ def _figures(rec: Recorder, series: pd.DataFrame, prices: Prices, t0: int, t1: i
     core_h = core_s / 3600.0
     it_kwh, cool_kwh = it_j / J_PER_KWH, cool_j / J_PER_KWH
     income = prices.core_hour * core_h
-    cost = prices.energy_kwh * (it_kwh + cool_kwh)
+    if "energy_price" in part:  # a tariff: every stretch at the price then in force
+        dt = np.diff(np.r_[part["time"].to_numpy(), t1]).astype(np.float64)
+        joules = (part["it_power_w"].to_numpy() + part["cooling_w"].to_numpy()) * dt
+        cost = float((joules / J_PER_KWH * part["energy_price"].to_numpy()).sum())
+    else:
+        cost = prices.energy_kwh * (it_kwh + cool_kwh)
     return {"window_s": [t0, t1], "core_hours": core_h, "it_kwh": it_kwh,
             "cooling_kwh": cool_kwh, "mean_pue": (it_j + cool_j) / it_j if it_j > 0 else 1.0,
             "income": income, "energy_cost": cost, "profit": income - cost}
@@ -188,7 +205,9 @@ def run_profit(rec: Recorder, setup: CoolingSetup) -> ProfitResult:
         **run,
         "at_last_submission": at_sub,
         "prices": {"core_hour": setup.prices.core_hour,
-                   "energy_kwh": setup.prices.energy_kwh},
+                   "energy_kwh": setup.prices.energy_kwh if not setup.price_times
+                   else "tariff"},
+        **_tariff(setup, run),
         "cooling": setup.table.describe(),
         "it_power_source": source,
         "temperature": {"changes": len(setup.temp_times),
@@ -198,6 +217,16 @@ def run_profit(rec: Recorder, setup: CoolingSetup) -> ProfitResult:
                         **(setup.source or {})},
     }
     return ProfitResult(summary=summary, series=series)
+
+
+def _tariff(setup: CoolingSetup, run: dict[str, object]) -> dict[str, object]:
+    """The ``tariff`` entry of a priced run whose energy price changes over time."""
+    if not setup.price_times:
+        return {}
+    kwh = float(run["it_kwh"]) + float(run["cooling_kwh"])  # type: ignore[arg-type]
+    return {"tariff": tariff_summary(np.asarray(setup.price_times, np.int64),
+                                     np.asarray(setup.price_values, float), kwh,
+                                     float(run["energy_cost"]))}  # type: ignore[arg-type]
 
 
 def check_inputs(setup: CoolingSetup, workload: Workload, platform: Platform) -> None:
@@ -276,7 +305,8 @@ def make_cooling_setup(cooling: str | PueTable, temperature: object = None,
     | a CSV table (a ``:scaled`` suffix rescales it to the machine when the run is
     accounted), ``temperature`` a scenario argument (``gen:temperature:...``, a
     ``time,what,value`` file with ``temperature`` rows) or, when None, the ``temperature``
-    rows of the run's ``scenario``; ``prices`` ``cheap`` | ``expensive`` | ``K1,K2``."""
+    rows of the run's ``scenario``; ``prices`` ``cheap`` | ``expensive`` | ``K1,K2``; the
+    ``energy_price`` rows of the run's ``scenario``, if any, replace K2 over time."""
     from dispatchlab.energy.cooling import pue_table
     from dispatchlab.engine.scenario_gen import resolve_scenario
     from dispatchlab.engine.temperature import temperature_steps
@@ -303,6 +333,8 @@ def make_cooling_setup(cooling: str | PueTable, temperature: object = None,
                          "season=summer or a file with temperature rows)")
     if isinstance(prices, str):
         prices = parse_prices(prices)
+    pt, pv = price_steps(scenario)
     return CoolingSetup(table, tuple(int(t) for t in times), tuple(float(v) for v in values),
                         prices if prices is not None else DEFAULT_PRICES, it_power,
-                        source=source, scale=scale)
+                        source=source, scale=scale, price_times=tuple(int(t) for t in pt),
+                        price_values=tuple(float(v) for v in pv))

@@ -23,6 +23,8 @@ What each kind means (``value`` / ``target``):
 ``temperature``             ambient temperature in °C                        yes
 ``desired_utilization``     desired share (0–1) of resource ``target``       yes
                             (default ``cores``)
+``energy_price``            price of a kWh from now on (the profit model's   yes
+                            currency); priced by the energy accounting
 ``signal``                  any named value ``target`` for dispatchers       yes
 ==========================  ===============================================  ==========
 
@@ -47,7 +49,8 @@ from dispatchlab.errors import ConfigError
 #: Kinds that change which nodes are usable.
 NODE_KINDS = ("node_down", "node_up", "alive_nodes")
 #: Kinds dispatchers may see ahead of time.
-ANNOUNCED_KINDS = ("power_cap", "temperature", "desired_utilization", "signal")
+ANNOUNCED_KINDS = ("power_cap", "temperature", "desired_utilization", "energy_price",
+                   "signal")
 KINDS = NODE_KINDS + ANNOUNCED_KINDS
 #: Latest time a row may have (s): later ones overflowed the engine's 64-bit clock.
 MAX_TIME = 10**12
@@ -163,6 +166,9 @@ def _check(c: Change, where: str) -> None:
                           field="value")
     if c.what == "desired_utilization" and not (0 <= c.value <= 1):
         raise ConfigError(f"{where}: desired_utilization must be within [0, 1], got "
+                          f"{c.value}", field="value")
+    if c.what == "energy_price" and not (math.isfinite(c.value) and c.value >= 0):
+        raise ConfigError(f"{where}: energy_price must be a finite price >= 0 per kWh, got "
                           f"{c.value}", field="value")
     if c.what in ("temperature", "signal") and not math.isfinite(c.value):
         raise ConfigError(f"{where}: {c.what} needs a finite value, got {c.value}",
