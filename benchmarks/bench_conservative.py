@@ -5,9 +5,9 @@ excluded; the compiled code is loaded before the clock starts). The table gives 
 median of ``--repeats`` runs — simulation wall time as the summary reports it and the
 process's CPU time over the same call (steadier on a loaded machine) — of:
 
-- ``-d conservative`` as a user runs it on the full trace (``engine=auto``: the compiled
+- ``-d conservative`` as a user runs it on the full trace (``loop=auto``: the compiled
   conservative loop; the target is ≥ 30,000 jobs/s);
-- the general loop on the full trace (``engine=general``: the ``Conservative`` selection
+- the general loop on the full trace (``loop=general``: the ``Conservative`` selection
   over the array slot availability; also what runs with a depth limit or a dynamic ordering);
 - the general loop and the previous implementation (kept in
   ``tests/dispatchers/reference_conservative.py``) on the first ``--slice`` jobs, for a
@@ -59,7 +59,7 @@ if ops.compiled:
     conservative_loop_kernel()
 sel = Conservative() if which == "new" else ReferenceConservative()
 cpu = time.process_time()
-res = simulate(wl, plat, Policy("fifo", sel), check=False, engine=engine)
+res = simulate(wl, plat, Policy("fifo", sel), check=False, loop=engine)
 cpu = time.process_time() - cpu
 s = res.summary
 print(json.dumps({"jobs": wl.n_jobs, "sim_s": s["sim_seconds"], "cpu_s": cpu,

@@ -37,12 +37,12 @@ wl = load_swf(path)
 t1 = time.perf_counter()
 platform = platform_for(wl)[0] if plat == "-" else resolve_platform(plat)
 t15 = time.perf_counter()
-res = simulate(wl, platform, disp, check=False, engine=sys.argv[4])
+res = simulate(wl, platform, disp, check=False, loop=sys.argv[4])
 t2 = time.perf_counter()
 print(json.dumps({
     "jobs": wl.n_jobs, "load_s": t1 - t0, "sim_s": res.summary["sim_seconds"],
     "call_s": t2 - t15, "total_s": t2 - t0, "platform": platform.name,
-    "engine": res.summary.get("engine", "general"),
+    "engine": res.summary.get("loop", "general"),
     "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
 }))
 """

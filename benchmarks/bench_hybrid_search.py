@@ -50,7 +50,7 @@ def run(planner: str, days: int, seed: int, budget: int | None,
                         seed=seed, last_resort=last_resort,
                         name=f"hybrid-dardis70,planner={planner}")
     t0 = time.perf_counter()
-    res = simulate(wl, plat, disp, seed=seed, engine="general")
+    res = simulate(wl, plat, disp, seed=seed, loop="general")
     wall = time.perf_counter() - t0
     s = res.summary
     span = int(np.ceil((int(res.recorder.segments.t1.max()) + 1) / 86_400)) + 1

@@ -76,7 +76,7 @@ def main() -> None:
         assert res is not None
         w, s = statistics.median(wall), statistics.median(loop)
         peak = res.summary.get("power", {}).get("peak_w")
-        print(f"| {label} | {res.summary['engine']} | {repeats} | {s:.2f} | "
+        print(f"| {label} | {res.summary['loop']} | {repeats} | {s:.2f} | "
               f"{wl.n_jobs / s:,.0f} | {w:.2f} | {wl.n_jobs / w:,.0f} | "
               f"{'-' if peak is None else f'{peak:,.0f}'} | {res.summary['mean_wait']:.0f} |",
               flush=True)

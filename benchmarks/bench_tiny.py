@@ -42,9 +42,9 @@ def time_runs(wls: list[Workload], engine: str, check: bool) -> list[float]:
     out = []
     for wl in wls:
         t0 = time.perf_counter()
-        res = simulate(wl, NODES, "fifo", engine=engine, tables=False, check=check)
+        res = simulate(wl, NODES, "fifo", loop=engine, tables=False, check=check)
         out.append(time.perf_counter() - t0)
-        assert res.summary["engine"] == engine
+        assert res.summary["loop"] == engine
     return out
 
 

@@ -106,11 +106,11 @@ def run_case(name: str, engine: str, canonical: bool = False) -> dict[str, Any]:
     if generic:
         plat = plat.with_node_model(GENERIC)
     t0, c0 = time.perf_counter(), time.process_time()
-    res = simulate(wl, plat, disp, check=False, tables=False, engine=engine, **kw)
+    res = simulate(wl, plat, disp, check=False, tables=False, loop=engine, **kw)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     rec = res.recorder
     assert rec is not None
-    return {"digest": digest_recorder(rec, canonical), "engine": res.summary["engine"],
+    return {"digest": digest_recorder(rec, canonical), "engine": res.summary["loop"],
             "sim_seconds": round(float(res.summary["sim_seconds"]), 3),
             "call_seconds": round(wall, 3), "call_cpu_seconds": round(cpu, 3),
             "jobs": int(wl.n_jobs),

@@ -73,7 +73,7 @@ def main() -> None:
         from dataclasses import replace
 
         simulate(load_swf(args.swf, replace(options, limit=args.warmup)), platform,
-                 args.dispatcher, engine=args.engine)
+                 args.dispatcher, loop=args.engine)
 
     prof = None
     if args.profile:
@@ -84,7 +84,7 @@ def main() -> None:
     t0 = time.perf_counter()
     workload = load_swf(args.swf, options)
     t1 = time.perf_counter()
-    results = simulate(workload, platform, args.dispatcher, engine=args.engine)
+    results = simulate(workload, platform, args.dispatcher, loop=args.engine)
     t2 = time.perf_counter()
     if args.write_jobs:
         results.jobs.to_csv(args.write_jobs, index=False)
@@ -107,7 +107,7 @@ def main() -> None:
         "maxrss_kb": peak_rss_kb(),
         "cpu": usage.ru_utime + usage.ru_stime,
         "dispatcher": results.config.get("dispatcher"),
-        "engine": results.summary.get("engine", "general"),
+        "engine": results.summary.get("loop", "general"),
         "kernel": _kernel_kind(),
         "version": getattr(dispatchlab, "__version__", None),
     }

@@ -514,7 +514,7 @@ def write_outputs(out: Path, meta: dict[str, Any], infos: list[inputs.InputInfo]
               f"{WARMUP_JOBS} jobs untimed in the same process (one-off per-process costs such "
               "as loading compiled kernels paid before the clock starts: the steady state of "
               "a process running many simulations); *in memory, general engine* forces "
-              "`simulate(..., engine=\"general\")` (the Python event loop; the other "
+              "`simulate(..., loop=\"general\")` (the Python event loop; the other "
               "dispatchlab modes run the compiled engine where it applies). Interpreter "
               "start-up and imports are "
               "excluded for both (process wall time is in results.csv). Peak RSS: VmHWM of "

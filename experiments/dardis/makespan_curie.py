@@ -85,7 +85,7 @@ def main() -> None:
     days: list[tuple[int, float, float]] = []
     for name, disp in chosen.items():
         t0 = time.perf_counter()
-        res = simulate(wl, plat, disp, seed=args.seed, engine="general")
+        res = simulate(wl, plat, disp, seed=args.seed, loop="general")
         wall = time.perf_counter() - t0
         start = res.recorder.start_time
         span = float((start + wl.runtime).max()) / DAY

@@ -9,9 +9,10 @@ from typing import Any
 from dispatchlab.dispatchers.base import BaseDispatcher, Dispatcher
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.energy.accounting import run_energy
+from dispatchlab.energy.tariff import energy_entry
 from dispatchlab.engine.budget import PowerModel
 from dispatchlab.engine.capabilities import check_composition
-from dispatchlab.engine.compiled.select import run_engine
+from dispatchlab.engine.compiled.select import run_loop
 from dispatchlab.engine.desired_utilization import desired_profiles
 from dispatchlab.engine.scenario_gen import ScenarioArg, resolve_scenario
 from dispatchlab.engine.simulator import Simulator
@@ -33,7 +34,7 @@ def simulate(
     on_infeasible: str = "error",
     progress: Callable[[int, int], None] | None = None,
     check: bool = True,
-    engine: str = "auto",
+    loop: str = "auto",
     scenario: ScenarioArg = None,
     walltime_kill: bool = True,
     on_abort: str = "requeue",
@@ -56,7 +57,7 @@ def simulate(
     looked up in the registry, a scenario path or ``gen:`` spec is read or generated.
     ``check`` audits the finished schedule independently of the engine (capacity never
     exceeded, nodes used only while on, every job accounted for, durations as the work
-    model says, power under the cap) and against the operator rules. ``engine``: ``auto``
+    model says, power under the cap) and against the operator rules. ``loop``: ``auto``
     runs common rule-based setups in the compiled loop (identical results) and everything
     else in the general one; ``compiled`` / ``general`` force one. ``walltime_kill=False``
     lets every job run its actual run time (dispatchers still see requested times).
@@ -114,14 +115,14 @@ def simulate(
         "on_infeasible": on_infeasible,
         "engine_settings": sim.engine_info(),
     }
-    rec, ran_on = run_engine(sim, engine)
+    rec, ran_on = run_loop(sim, loop)
     rec.desired = desired_profiles(scen, plat.resources)
     if check:
         audit(rec)
         audit_rules(rec)
     res = Results.from_recorder(rec, config)
     if plat.power_table is not None:
-        res.summary["energy"] = run_energy(rec).summary()
+        res.summary["energy"] = energy_entry(run_energy(rec), scen)
     res.summary["audited"] = check
     if scen is not None and "desired_utilization" in scen.kinds():
         from dispatchlab.metrics.profile_run import run_profile_summary
@@ -143,7 +144,7 @@ def simulate(
         res.summary.update(vc_metrics(rec, metrics_window[1], metrics_window[0]))
     if isinstance(disp, BaseDispatcher):
         res.summary.update(disp.run_summary(rec))
-    res.summary["engine"] = ran_on
+    res.summary["loop"] = ran_on
     if tables:
         res.jobs  # noqa: B018 - built now, as documented
         res.timeseries  # noqa: B018

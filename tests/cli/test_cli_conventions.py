@@ -119,7 +119,7 @@ def test_loop_and_backend_options(tmp_path: Path) -> None:
     new = runner.invoke(app, [*base, "--loop", "general"])
     old = runner.invoke(app, [*base, "--engine", "general"])
     assert new.exit_code == old.exit_code == 0, new.output + old.output
-    assert json.loads(new.stdout)["engine"] == json.loads(old.stdout)["engine"] == "general"
+    assert json.loads(new.stdout)["loop"] == json.loads(old.stdout)["loop"] == "general"
     assert "deprecated" in old.stderr and "--loop" in old.stderr
     bad = runner.invoke(app, [*base, "--loop", "foo"])
     assert bad.exit_code == 2 and "field '--loop'" in bad.output

@@ -44,8 +44,8 @@ def run_both(wl: Workload, platform: str | Platform, order: str = "fifo",
     """The new and the reference implementation on the same run, every decision compared."""
     new = Recorded(Policy(order, Conservative(depth), alloc, estimate))
     ref = Recorded(Policy(order, ReferenceConservative(depth), alloc, estimate))
-    got = simulate(wl, platform, new, on_infeasible="reject", engine="general")
-    want = simulate(wl, platform, ref, on_infeasible="reject", engine="general")
+    got = simulate(wl, platform, new, on_infeasible="reject", loop="general")
+    want = simulate(wl, platform, ref, on_infeasible="reject", loop="general")
     assert len(new.recording.calls) == len(ref.recording.calls)
     for a, b in zip(new.recording.calls, ref.recording.calls, strict=True):
         assert a == b, (a, b)
@@ -133,7 +133,7 @@ def test_profile_holds_exactly_the_running_jobs_and_reservations(
     if len(plat.resources) > 1:
         return  # the node case keeps placements; this check is for slot counts
     simulate(wl, plat, Policy("ljf", Checked(depth), "first-fit", estimate),
-             on_infeasible="reject", engine="general")
+             on_infeasible="reject", loop="general")
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

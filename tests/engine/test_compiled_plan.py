@@ -70,8 +70,8 @@ def test_a_subclass_has_no_plan_unless_it_offers_one() -> None:
     assert isinstance(Offering("fifo", "easy").compiled_plan(WL, view), CompiledPlan)
     if AVAILABLE:
         res = simulate(WL, PLAT, Offering("fifo", "easy"))
-        assert res.summary["engine"] == "compiled"
-        ref = simulate(WL, PLAT, "easy", engine="general")
+        assert res.summary["loop"] == "compiled"
+        ref = simulate(WL, PLAT, "easy", loop="general")
         assert res.jobs["start"].tolist() == ref.jobs["start"].tolist()
 
 
@@ -81,7 +81,7 @@ def test_a_plan_names_a_known_selection() -> None:
 
 
 def test_the_engine_side_imports_no_dispatcher() -> None:
-    """The compiled engine reads the protocol, never a dispatcher class."""
+    """The compiled loops read the protocol, never a dispatcher class."""
     for path in Path(compiled_pkg.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom):

@@ -397,15 +397,15 @@ def test_scenario_runs_take_the_general_loop() -> None:
     """Except scenarios of nodes leaving and coming back, or of power caps alone."""
     wl = jobs((0, 10, 100, 1))
     plain = simulate(wl, "nodes=1,cores=1", "fifo")
-    assert plain.summary["engine"] == "compiled"
+    assert plain.summary["loop"] == "compiled"
     scen = simulate(wl, "nodes=1,cores=1", "fifo",
                     scenario=Scenario([Change(5, "temperature", 20.0)]))
-    assert scen.summary["engine"] == "general"
+    assert scen.summary["loop"] == "general"
     nodes = simulate(wl, "nodes=2,cores=1", "fifo",
                      scenario=Scenario([Change(5, "alive_nodes", 1.0)]))
-    assert nodes.summary["engine"] == "compiled"
+    assert nodes.summary["loop"] == "compiled"
     with pytest.raises(ConfigError, match=r"scenario kind.*temperature"):
-        simulate(wl, "nodes=1,cores=1", "fifo", engine="compiled",
+        simulate(wl, "nodes=1,cores=1", "fifo", loop="compiled",
                  scenario=Scenario([Change(5, "temperature", 20.0)]))
 
 

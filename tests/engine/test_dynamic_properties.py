@@ -83,7 +83,7 @@ def test_alive_count_walk_on_a_real_slice(dispatcher: str) -> None:
                              f"until={span},seed=4")
     scen = scen.merged(Scenario([Change(span + 1, "alive_nodes", 100.0)]))
     # (the general loop: test_fastpath_scenario.py compares the compiled one with it)
-    res = simulate(wl, "nodes=100,cores=1", dispatcher, scenario=scen, engine="general")
-    assert res.summary["engine"] == "general"
+    res = simulate(wl, "nodes=100,cores=1", dispatcher, scenario=scen, loop="general")
+    assert res.summary["loop"] == "general"
     assert 0 < res.summary["utilization"] <= 1
     assert res.jobs["end"].min() >= 0

@@ -1,4 +1,4 @@
-"""The compiled engine gives exactly the general engine's results wherever it runs."""
+"""The compiled loop gives exactly the general loop's results wherever it runs."""
 
 from __future__ import annotations
 
@@ -25,15 +25,15 @@ DISPATCHERS = ["fifo", "sjf", "ljf", "easy", "easy-sjf", "pbs-fifo-window",
                "conservative", "order=ljf,select=conservative,estimate=real"]
 #: Summary entries that are measured times, or name the engine: they differ by design.
 TIMED = {"dispatch_time_mean_ms", "dispatch_time_max_ms", "dispatch_time_total_s",
-         "dispatch_overhead_pct", "sim_seconds", "jobs_per_second", "engine"}
+         "dispatch_overhead_pct", "sim_seconds", "jobs_per_second", "loop"}
 
 
 def assert_same(wl: Workload, platform: str | Platform, dispatcher: str,
                 **kwargs: object) -> Results:
     """Run both engines and compare everything they record."""
-    fast = simulate(wl, platform, dispatcher, engine="compiled", **kwargs)  # type: ignore[arg-type]
-    ref = simulate(wl, platform, dispatcher, engine="general", **kwargs)  # type: ignore[arg-type]
-    assert fast.summary["engine"] == "compiled" and ref.summary["engine"] == "general"
+    fast = simulate(wl, platform, dispatcher, loop="compiled", **kwargs)  # type: ignore[arg-type]
+    ref = simulate(wl, platform, dispatcher, loop="general", **kwargs)  # type: ignore[arg-type]
+    assert fast.summary["loop"] == "compiled" and ref.summary["loop"] == "general"
     pd.testing.assert_frame_equal(fast.jobs, ref.jobs)
     pd.testing.assert_frame_equal(fast.timeseries, ref.timeseries)
     a, b = fast.recorder, ref.recorder
@@ -156,18 +156,18 @@ def test_backfill_boundaries() -> None:
 
 def test_auto_picks_the_engine() -> None:
     wl = jobs((0, 5, 5, 2), (1, 3, 4, 1))
-    assert simulate(wl, "nodes=2,cores=2", "easy").summary["engine"] == "compiled"
-    assert simulate(wl, "nodes=2,cores=2", "conservative").summary["engine"] == "compiled"
+    assert simulate(wl, "nodes=2,cores=2", "easy").summary["loop"] == "compiled"
+    assert simulate(wl, "nodes=2,cores=2", "conservative").summary["loop"] == "compiled"
     assert simulate(wl, "nodes=2,cores=2", "order=fifo,select=conservative,depth=2"
-                    ).summary["engine"] == "general"
-    assert simulate(wl, "nodes=2,cores=2", "wfp3").summary["engine"] == "general"
+                    ).summary["loop"] == "general"
+    assert simulate(wl, "nodes=2,cores=2", "wfp3").summary["loop"] == "general"
     assert simulate(wl, "nodes=2,cores=2", "order=fifo,select=strict,alloc=best-fit"
-                    ).summary["engine"] == "general"
+                    ).summary["loop"] == "general"
     with pytest.raises(ConfigError, match="depth limit"):
         simulate(wl, "nodes=2,cores=2", "order=fifo,select=conservative,depth=2",
-                 engine="compiled")
-    with pytest.raises(ConfigError, match="unknown engine"):
-        simulate(wl, "nodes=2,cores=2", "fifo", engine="fast")
+                 loop="compiled")
+    with pytest.raises(ConfigError, match="unknown loop"):
+        simulate(wl, "nodes=2,cores=2", "fifo", loop="fast")
 
 
 def test_placements_and_node_lists() -> None:
@@ -186,7 +186,7 @@ def test_placements_and_node_lists() -> None:
     flat_n = np.concatenate([p[0] for p in per_job if p is not None])
     flat_c = np.concatenate([p[1] for p in per_job if p is not None])
     expected = [fmt_alloc(p, names) for p in per_job]
-    rec = simulate(jobs((0, 1, 1, 1)), "nodes=1,cores=1", engine="general").recorder
+    rec = simulate(jobs((0, 1, 1, 1)), "nodes=1,cores=1", loop="general").recorder
     assert rec is not None
     ran = [j for j, p in enumerate(per_job) if p is not None]
     for order in (ran, list(rng.permutation(ran))):  # job order (one run), start order
@@ -284,4 +284,4 @@ def test_the_compiled_loop_runs_only_supported_features() -> None:
         why = slot_run(sim)
         assert isinstance(why, str) and feature in why
         res = simulate(wl, plat, "fifo", **kwargs)  # type: ignore[arg-type]
-        assert res.summary["engine"] == "general"
+        assert res.summary["loop"] == "general"

@@ -28,8 +28,8 @@ TWO_CORE = NodePowerSpec(idle=50.0, core_first=40.0, core=15.0)
 
 def _binds(wl: Workload, plat: Platform, dispatcher: str, cap: float) -> None:
     """The cap changes the schedule, and power reaches close to it."""
-    free = simulate(wl, plat, dispatcher, engine="compiled")
-    capped = simulate(wl, plat, dispatcher, engine="compiled", power_cap=cap)
+    free = simulate(wl, plat, dispatcher, loop="compiled")
+    capped = simulate(wl, plat, dispatcher, loop="compiled", power_cap=cap)
     assert capped.jobs["start"].tolist() != free.jobs["start"].tolist()
     assert capped.summary["power"]["peak_w"] <= cap + 1e-6
 
@@ -112,8 +112,8 @@ def test_the_compiled_loop_takes_only_a_cap_with_node_or_column_power() -> None:
     wl = jobs((0, 5, 5, 2), (1, 3, 4, 1), power=[10.0, 10.0])
     plat = Platform.homogeneous(2, {"cores": 2})
     varying = Scenario([Change(3, "power_cap", 50.0)])
-    assert simulate(wl, plat, "easy", power_cap=100.0).summary["engine"] == "compiled"
-    assert simulate(wl, plat, "easy", scenario=varying).summary["engine"] == "compiled"
+    assert simulate(wl, plat, "easy", power_cap=100.0).summary["loop"] == "compiled"
+    assert simulate(wl, plat, "easy", scenario=varying).summary["loop"] == "compiled"
     for disp, kwargs in [
         ("conservative", {"power_cap": 100.0}),  # its compiled loop has no cap
         ("easy-power", {"power_cap": 100.0}),
@@ -122,7 +122,7 @@ def test_the_compiled_loop_takes_only_a_cap_with_node_or_column_power() -> None:
                                         Change(4, "alive_nodes", 1.0)])}),
         ("easy", {"power_model": _Flat()}),  # another job power source
     ]:
-        assert simulate(wl, plat, disp, **kwargs).summary["engine"] == "general"  # type: ignore[arg-type]
+        assert simulate(wl, plat, disp, **kwargs).summary["loop"] == "general"  # type: ignore[arg-type]
 
 
 class _Flat:
@@ -142,10 +142,10 @@ def test_the_compiled_loop_reports_a_cap_below_the_idle_machine() -> None:
     wl = jobs((0, 5, 5, 1), (1, 5, 5, 1))
     for engine in ("compiled", "general"):
         with pytest.raises(Exception, match="over the fixed power cap of 200 W"):
-            simulate(wl, plat, "easy", power_cap=200.0, engine=engine)
-        res = simulate(wl, plat, "easy", power_cap=200.0, engine=engine,
+            simulate(wl, plat, "easy", power_cap=200.0, loop=engine)
+        res = simulate(wl, plat, "easy", power_cap=200.0, loop=engine,
                        on_infeasible="reject")
-        assert res.summary["rejected"] == 2 and res.summary["engine"] == engine
+        assert res.summary["rejected"] == 2 and res.summary["loop"] == engine
     assert np.isfinite(GENERIC.idle)
 
 
@@ -159,7 +159,7 @@ def test_a_capped_run_uses_the_ahead_of_time_module_when_it_is_built() -> None:
     plat = Platform.homogeneous(3, {"cores": 1}).with_node_model(GENERIC)
     res = simulate(jobs((0, 5, 5, 1), (1, 5, 5, 2)), plat, "easy",
                    power_cap=3 * 95.0 + 2 * 95.74 + 1.0)
-    assert res.summary["engine"] == "compiled"
+    assert res.summary["loop"] == "compiled"
     assert res.jobs["start"].tolist() == [0, 5]  # 3 busy nodes would need 572 W
     if not os.environ.get("DISPATCHLAB_NO_AOT") and load_module() is not None:
         assert kernel_kind() == "aot"

@@ -90,7 +90,7 @@ def test_a_stall_under_a_varying_cap_names_the_cap_in_force(kth: Workload) -> No
     messages = []
     for engine in ("compiled", "general"):
         with pytest.raises(DispatchlabError) as err:
-            simulate(kth, plat, "easy", scenario=scen, engine=engine)
+            simulate(kth, plat, "easy", scenario=scen, loop=engine)
         messages.append(str(err.value))
     caps = [m.split("the power cap of ")[1].split(" W")[0] for m in messages]
     assert caps[0] == caps[1] == f"{100 * GENERIC.idle + 20.0:.6g}", messages

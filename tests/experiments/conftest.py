@@ -31,7 +31,7 @@ def kth() -> Path:
 def grid_dispatchers() -> list[str]:
     """Strict FIFO and conservative backfilling, both run by the general engine (best-fit
     keeps them out of the compiled one): the worker-kill tests need runs that last long
-    enough (tens of milliseconds) for a worker to be caught busy; the compiled engine
+    enough (tens of milliseconds) for a worker to be caught busy; the compiled loop
     finishes a 2,000-job window in a few milliseconds."""
     return ["order=fifo,select=strict,alloc=best-fit",
             "order=fifo,select=conservative,alloc=best-fit"]

@@ -138,7 +138,7 @@ def test_dask_local_cluster_gives_the_pool_results(
     assert outcome.ok and outcome.stored == len(runs)
     assert same_results(reference, tmp_path) == len(runs)
     doc = json.loads(next((tmp_path / "runs").glob("*/run.json")).read_text())
-    assert doc["worker"]["engine"] == "dask-local"
+    assert doc["worker"]["backend"] == "dask-local"
 
 
 def test_dask_scheduler_and_workers_give_the_pool_results(

@@ -55,7 +55,10 @@ CASES = [
         "unknown SWF option",
     ),
     (("", '[stats]\nmetrics = ["happiness"]'), "stats.metrics", "unknown metric 'happiness'"),
-    (("", '[execution]\nengine = "spark"'), "execution.engine", "'local', 'dask-local' or 'dask'"),
+    (("", '[execution]\nbackend = "spark"'), "execution.backend",
+     "'local', 'dask-local' or 'dask'"),
+    (("", '[execution]\nbackend = "local"\nengine = "local"'), "execution",
+     "give 'backend' only"),
     (('name = "check"', 'name = "check'), None, "not valid TOML"),
     (
         ("limit = 300", 'limit = 300\ncooling = "water"'),
@@ -133,3 +136,15 @@ def test_example_experiments_are_valid(path: Path) -> None:
         pytest.skip(f"presets not registered yet: {missing}")
     runs = plan(spec, path.parent, source=str(path))
     assert runs and len({r.key for r in runs}) == len(runs)
+
+
+def test_old_execution_key_is_read_with_a_warning(tmp_path: Path, kth: Path) -> None:
+    """``[execution] engine`` was the backend's name: old files still load, with a warning."""
+    import tomllib
+
+    from dispatchlab.experiments.spec import parse_experiment
+
+    text = GOOD.replace("{trace}", str(kth)) + '[execution]\nengine = "dask-local"\n'
+    with pytest.warns(FutureWarning, match="write backend"):
+        spec = parse_experiment(tomllib.loads(text), source="old.toml")
+    assert spec.execution.backend == "dask-local"

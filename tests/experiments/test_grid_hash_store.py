@@ -144,8 +144,8 @@ def test_store_writes_atomically_and_never_twice(kth: Path, tmp_path: Path) -> N
     assert [r.key for r in store.records()] == []
     assert store.clean_temporary() == 1
     out = execute_run(run.config)
-    assert store.save(run, out, engine="test") is True
-    assert store.save(run, out, engine="test") is False
+    assert store.save(run, out, backend="test") is True
+    assert store.save(run, out, backend="test") is False
     folder = tmp_path / "runs" / run.key
     for name in (
         "run.json",
@@ -162,7 +162,7 @@ def test_store_writes_atomically_and_never_twice(kth: Path, tmp_path: Path) -> N
     assert len(rec.jobs()) == 200
     assert set(rec.breakdown()["group"]) == {"short", "medium", "long"}
     with pytest.raises(ValueError):
-        store.save(plan(parse_experiment(spec(kth, seeds=[5])))[0], out, engine="test")
+        store.save(plan(parse_experiment(spec(kth, seeds=[5])))[0], out, backend="test")
 
 
 @pytest.mark.parametrize("harm", ["no-run-json", "truncated-run-json", "truncated-jobs",
@@ -173,7 +173,7 @@ def test_damaged_runs_are_detected_and_rerun(kth: Path, tmp_path: Path, harm: st
     run = plan(parse_experiment(spec(kth)))[0]
     store = RunStore(tmp_path)
     out = execute_run(run.config)
-    assert store.save(run, out, engine="test")
+    assert store.save(run, out, backend="test")
     folder = tmp_path / "runs" / run.key
     if harm == "no-run-json":
         (folder / "run.json").unlink()
@@ -189,7 +189,7 @@ def test_damaged_runs_are_detected_and_rerun(kth: Path, tmp_path: Path, harm: st
     assert not store.is_done(run.key)
     assert list(store.records()) == []
     assert [k for k, _ in store.damaged()] == [run.key]
-    assert store.save(run, out, engine="test") is True  # replaced, not "Directory not empty"
+    assert store.save(run, out, backend="test") is True  # replaced, not "Directory not empty"
     assert store.is_done(run.key) and store.damaged() == []
     assert len(next(store.records()).jobs()) == 200
 

@@ -40,7 +40,7 @@ def cases(draw: st.DrawFn) -> tuple[Workload, Platform, float, str]:
 def test_it_power_stays_under_any_fixed_cap(case: tuple[Workload, Platform, float, str]
                                             ) -> None:
     wl, plat, cap, disp = case
-    res = simulate(wl, plat, disp, power_cap=cap, engine="general")  # audited
+    res = simulate(wl, plat, disp, power_cap=cap, loop="general")  # audited
     _, watts = it_power(res.recorder)
     assert watts.max() <= cap + 1e-6
     assert res.summary["power"]["over_cap_seconds"] == 0.0

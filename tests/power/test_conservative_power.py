@@ -84,7 +84,7 @@ def test_no_job_starts_after_its_first_reservation_and_power_stays_under_the_cap
 
     wl, plat, cap = case
     disp = Recorded(Policy("fifo", ConservativePower(), alloc))
-    res = simulate(wl, plat, disp, power_cap=cap, engine="general")
+    res = simulate(wl, plat, disp, power_cap=cap, loop="general")
     starts = res.jobs["start"].tolist()
     assert all(s >= 0 for s in starts)
     plans = disp.recording.plans_of()

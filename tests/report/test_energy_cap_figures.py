@@ -44,7 +44,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     })
     rs = RunStore(out / "store")
     for run in plan(spec):
-        rs.save(run, execute_run(run.config), engine="inline")
+        rs.save(run, execute_run(run.config), backend="inline")
     return out / "store"
 
 

@@ -36,7 +36,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     store = RunStore(out)
     for run in plan(spec):
-        store.save(run, execute_run(run.config), engine="inline")
+        store.save(run, execute_run(run.config), backend="inline")
     return out
 
 

@@ -30,7 +30,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
                              "dispatchers": DISPATCHERS})
     store = RunStore(out)
     for run in plan(spec):
-        store.save(run, execute_run(run.config), engine="inline")
+        store.save(run, execute_run(run.config), backend="inline")
     cmp = build_comparison(list(store.records()), title="Browser test", order=DISPATCHERS,
                            context={"workload": f"kth ({JOBS} jobs)"})
     return write_report(cmp, out / "report", gantt_max_jobs=GANTT_BARS).html

@@ -36,7 +36,7 @@ def priced(tmp_path_factory: pytest.TempPathFactory) -> Path:
                             "temperature": temp.format(s="winter"), "prices": "cheap"}]}]})
     store = RunStore(out)
     for run in plan(spec):
-        store.save(run, execute_run(run.config), engine="inline")
+        store.save(run, execute_run(run.config), backend="inline")
     return out
 
 
@@ -74,7 +74,7 @@ def test_malleable_cost_is_each_dispatchers_stored_summary(tmp_path: Path) -> No
         "workloads": [{"path": "gen:mejri:jobs=30,seed=1", "walltime_kill": False}]})
     store = RunStore(tmp_path)
     for run in plan(spec):
-        store.save(run, execute_run(run.config), engine="inline")
+        store.save(run, execute_run(run.config), backend="inline")
     records = list(RunStore(tmp_path).records())
     cmp = build_comparison(records, title="m", order=MALLEABLE)
     sections = {sec.id: (sec, figs) for sec, figs in family_sections(cmp, [], {})}

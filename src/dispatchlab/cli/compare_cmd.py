@@ -116,7 +116,7 @@ class CompareRequest:
     platform: str = "auto"
     seeds: list[int] = field(default_factory=lambda: [0])
     windows: int = 1
-    engine: str = "local"
+    backend: str = "local"
     scheduler: str | None = None
     workers: int | None = None
     on_infeasible: str = "error"
@@ -216,18 +216,18 @@ def progress_bar(enabled: bool) -> tuple[Bar | None, Callable[[Progress], None] 
 def execute(
     runs: Sequence[PlannedRun],
     out: Path,
-    engine: str,
+    backend: str,
     scheduler: str | None,
     workers: int | None,
     *,
     quiet: bool,
 ) -> CampaignOutcome:
-    """Run the runs not yet in ``out/runs`` on the chosen engine, with a progress bar.
+    """Run the runs not yet in ``out/runs`` on the chosen backend, with a progress bar.
 
     Ctrl-C stops with exit code 130 and says how to resume.
     """
     store = RunStore(out)
-    eng = make_backend(engine, scheduler=scheduler, workers=workers)
+    eng = make_backend(backend, scheduler=scheduler, workers=workers)
     bar, update = progress_bar(not quiet and console.is_terminal)
     try:
         with eng:
@@ -253,7 +253,7 @@ def report_outcome(outcome: CampaignOutcome, runs: Sequence[PlannedRun], *, quie
         console.print(
             f"{outcome.total} runs: {outcome.stored} run now, {outcome.skipped} "
             f"already done, {len(outcome.failures)} failed "
-            f"(engine {outcome.engine})",
+            f"(backend {outcome.backend})",
             highlight=False,
             soft_wrap=True,
         )
@@ -396,7 +396,7 @@ def run_compare(req: CompareRequest) -> int:
     quiet = req.as_json
     experiment, runs = build_runs(req)
     RunStore(req.out).write_plan(experiment, runs)
-    outcome = execute(runs, req.out, req.engine, req.scheduler, req.workers, quiet=quiet)
+    outcome = execute(runs, req.out, req.backend, req.scheduler, req.workers, quiet=quiet)
     report_outcome(outcome, runs, quiet=quiet)
     records = list(RunStore(req.out).records({r.key for r in runs}))
     if not any(r.labels.get("window") is None for r in records):
@@ -623,7 +623,7 @@ def compare_command(
         platform=platform or "auto",
         seeds=parse_seeds(seeds),
         windows=windows,
-        engine=backend_from(backend, engine) or "local",
+        backend=backend_from(backend, engine) or "local",
         scheduler=scheduler,
         workers=workers,
         on_infeasible="reject" if reject_infeasible else "error",

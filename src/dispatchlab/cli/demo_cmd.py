@@ -80,7 +80,7 @@ def demo_command(
         dispatchers=chosen,
         out=out,
         windows=windows,
-        engine=backend_from(backend, engine) or "local",
+        backend=backend_from(backend, engine) or "local",
         scheduler=scheduler,
         workers=workers,
         title="Dispatchers on the KTH SP2 trace (first 5,000 jobs)",

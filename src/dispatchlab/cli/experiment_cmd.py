@@ -58,7 +58,7 @@ def run_experiment_command(
     if out is None:
         out = experiment.parent / spec.out if spec.out else Path(spec.name)
     ex = spec.execution
-    eng = backend_from(backend, engine) or ex.engine
+    eng = backend_from(backend, engine) or ex.backend
     sched = scheduler or ex.scheduler
     n_workers = workers or ex.workers
     dims = {
@@ -102,7 +102,7 @@ def run_experiment_command(
             "stored": outcome.stored,
             "skipped": outcome.skipped,
             "failed": outcome.failures,
-            "engine": outcome.engine,
+            "backend": outcome.backend,
         },
     )
     if outcome.failures:

@@ -212,12 +212,12 @@ def simulate_command(
                       "{task.total:,} jobs"), TimeElapsedColumn(), console=console,
                       transient=True) as bar:
             task = bar.add_task("sim", total=wl.n_jobs)
-            res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=loop,
+            res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, loop=loop,
                            tables=False, progress=lambda done, _n: bar.update(task, completed=done),
                            **dynamic)
     else:
         # tables=False: the per-job table and time series are built only by --out
-        res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=loop,
+        res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, loop=loop,
                        tables=False, **dynamic)
     cleaning = cleaning_counts(wl)
     if cleaning:

@@ -164,7 +164,8 @@ def shed_youngest(sim: Simulator, requeue: bool) -> None:
 
 
 def _informational(sim: Simulator, c: Change) -> None:
-    """Temperature, desired utilization, signals: ``view.env`` carries the value."""
+    """Temperature, desired utilization, energy prices, signals: ``view.env`` carries the
+    value."""
 
 
 _CHANGES: dict[str, Callable[[Simulator, Change], None]] = {
@@ -174,5 +175,6 @@ _CHANGES: dict[str, Callable[[Simulator, Change], None]] = {
     "power_cap": _power_cap,
     "temperature": _informational,
     "desired_utilization": _informational,
+    "energy_price": _informational,
     "signal": _informational,
 }

@@ -139,7 +139,7 @@ def _first_fit_nb(free: Any, req: Any, units: int) -> Any:
     return nodes, counts
 
 
-#: Whether the kernels (and the compiled engine) can be compiled in this process.
+#: Whether the kernels (and the compiled loops) can be compiled in this process.
 COMPILED = NUMBA
 
 

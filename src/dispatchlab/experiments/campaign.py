@@ -37,7 +37,7 @@ class CampaignOutcome:
     stored: int
     duplicates: int
     failures: dict[str, str] = field(default_factory=dict)
-    engine: str = ""
+    backend: str = ""
 
     @property
     def ok(self) -> bool:
@@ -48,11 +48,11 @@ class CampaignOutcome:
 def run_campaign(
     runs: Sequence[PlannedRun],
     store: RunStore,
-    engine: Backend,
+    backend: Backend,
     *,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> CampaignOutcome:
-    """Execute the runs of ``runs`` that ``store`` lacks on ``engine`` (already entered).
+    """Execute the runs of ``runs`` that ``store`` lacks on ``backend`` (already entered).
 
     Finished runs are skipped, so calling this again after an interruption resumes the
     campaign. A failing run is reported (first line of its error) and not stored; the
@@ -71,7 +71,7 @@ def run_campaign(
         return cfgs[0].key  # every run is in one group: unique
 
     groups = [tuple(r.config for r in g) for g in simulation_groups(todo)]
-    for cfgs, result in engine.map_unordered(execute_group, groups, key_of):
+    for cfgs, result in backend.map_unordered(execute_group, groups, key_of):
         if isinstance(result, BaseException):
             outcome = GroupOutput([], {c.key: describe_error(result) for c in cfgs})
         elif isinstance(result, GroupOutput):
@@ -81,7 +81,7 @@ def run_campaign(
         for out in outcome.outputs:
             run = by_key[out.key]
             state.last = run
-            if store.save(run, out, engine=engine.name):
+            if store.save(run, out, backend=backend.name):
                 state.stored += 1
             else:
                 state.duplicates += 1
@@ -100,7 +100,7 @@ def run_campaign(
         stored=state.stored,
         duplicates=state.duplicates,
         failures=failures,
-        engine=engine.name,
+        backend=backend.name,
     )
 
 

@@ -62,6 +62,12 @@ def _energy_columns(energy: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+def _backend(worker: dict[str, Any]) -> Any:
+    """The backend that ran a stored run (stores written before 2026-11-27 call it
+    ``engine``)."""
+    return worker.get("backend", worker.get("engine"))
+
+
 def run_row(rec: RunRecord) -> dict[str, Any]:
     """The tidy row of one run: labels, parameters, configuration and summary metrics."""
     labels = rec.labels
@@ -78,7 +84,7 @@ def run_row(rec: RunRecord) -> dict[str, Any]:
             "dispatcher_spec": cfg["dispatcher"],
             "on_infeasible": cfg["on_infeasible"],
             **{f"pricing_{k}": v for k, v in (cfg["workload"].get("cooling") or {}).items()},
-            "engine": rec.doc.get("worker", {}).get("engine"),
+            "backend": _backend(rec.doc.get("worker", {})),
             "worker_host": rec.doc.get("worker", {}).get("host"),
             "run_seconds": rec.doc.get("worker", {}).get("seconds"),
         }

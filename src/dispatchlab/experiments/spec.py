@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+import warnings
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -13,6 +14,7 @@ from pydantic import (
     StringConstraints,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from dispatchlab.errors import ConfigError
@@ -21,7 +23,7 @@ from dispatchlab.stats.metrics import METRICS
 Scalar = str | int | float | bool
 #: A ``{name}`` placeholder standing for a parameter's value.
 Placeholder = Annotated[str, StringConstraints(pattern=r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")]
-ENGINES = ("local", "dask-local", "dask")
+BACKENDS = ("local", "dask-local", "dask")
 
 
 class _Strict(BaseModel):
@@ -108,11 +110,23 @@ class StatsSection(_Strict):
 
 
 class ExecutionSection(_Strict):
-    """Default engine for this experiment (command-line options override it)."""
+    """Default backend for this experiment (command-line options override it)."""
 
-    engine: Literal["local", "dask-local", "dask"] = "local"
+    backend: Literal["local", "dask-local", "dask"] = "local"
     scheduler: str | None = None
     workers: Annotated[int | None, Field(ge=1)] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_key(cls, data: Any) -> Any:
+        """``engine`` was this key's name until 2026-11-27: read with a warning."""
+        if isinstance(data, dict) and "engine" in data:
+            if "backend" in data:
+                raise ValueError("give 'backend' only ('engine' is its old name)")
+            warnings.warn("[execution] engine = ... is deprecated: write backend = ...",
+                          FutureWarning, stacklevel=2)
+            data = {("backend" if k == "engine" else k): v for k, v in data.items()}
+        return data
 
 
 class ExperimentSpec(_Strict):

@@ -111,7 +111,7 @@ class RunStore:
                     out.append((p.name, why))
         return out
 
-    def save(self, run: PlannedRun, out: RunOutput, *, engine: str) -> bool:
+    def save(self, run: PlannedRun, out: RunOutput, *, backend: str) -> bool:
         """Store ``out`` as run ``run.key``; False when it was already stored (a duplicate)."""
         key = run.key
         if out.key != key:
@@ -138,7 +138,7 @@ class RunStore:
                 "summary": out.summary,
                 "breakdown": out.breakdown.to_dict(orient="records"),
                 "simulation": out.sim_config,
-                "worker": {**out.worker, "engine": engine},
+                "worker": {**out.worker, "backend": backend},
                 "stored_by": versions(),
                 "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
             }

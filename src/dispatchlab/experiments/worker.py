@@ -158,10 +158,10 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
             continue
         t1 = time.perf_counter()
         summary = dict(res.summary)
-        engine = summary.pop("engine")  # the key order simulate() gives a priced run
+        loop = summary.pop("loop")  # the key order simulate() gives a priced run
         prof = run_profit(rec, setups[cfg.key])
         summary["profit"] = prof.summary
-        summary["engine"] = engine
+        summary["loop"] = loop
         _add_vc_metrics(cfg, summary, rec)
         info = _worker_info(sim_s / len(cfgs) + time.perf_counter() - t1)
         info["shared_simulation"] = {"runs": len(cfgs), "seconds": sim_s}

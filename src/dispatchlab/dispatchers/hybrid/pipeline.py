@@ -349,7 +349,7 @@ class HybridDardis(DardisShutdown):
                                 ) -> tuple[FloatArray, dict[str, Any]]:
         """FIFO simulation of the forecast on the empty machine (``planner="fifo"``)."""
         from dispatchlab.dispatchers.rule_based.presets import PolicySpec
-        from dispatchlab.engine.compiled.select import run_engine
+        from dispatchlab.engine.compiled.select import run_loop
         from dispatchlab.engine.simulator import Simulator
         from dispatchlab.workload.workload import Workload
 
@@ -357,7 +357,7 @@ class HybridDardis(DardisShutdown):
         wl = Workload.from_columns(
             submit=submit, walltime=np.maximum(duration, 1), runtime=np.maximum(duration, 1),
             units=units, req={r: req[:, k] for k, r in enumerate(plat.resources)})
-        rec, _ = run_engine(Simulator(wl, plat, PolicySpec().build("fifo"), seed=0))
+        rec, _ = run_loop(Simulator(wl, plat, PolicySpec().build("fifo"), seed=0))
         cores = (req[:, self._cores_k] * units).astype(np.float64)
         t = np.concatenate([rec.start_time, rec.end_time])
         d = np.concatenate([cores, -cores])

@@ -1,4 +1,4 @@
-"""Which runs the compiled engine can take: the parts it reproduces exactly, nothing else.
+"""Which runs the compiled loops can take: the parts it reproduces exactly, nothing else.
 
 A dispatcher that offers a compiled plan (:mod:`~dispatchlab.engine.compiled.plan`: the
 rule-based ``Policy`` with a static ordering, strict or EASY selection (any depth) or

@@ -18,7 +18,7 @@ from dispatchlab.engine.compiled import loop_parts
 from dispatchlab.engine.compiled import slot_availability_ops as ops_source
 from dispatchlab.numba_loader import NUMBA, compiled, kind
 
-#: Whether the compiled engine can run in this process.
+#: Whether the compiled loops can run in this process.
 AVAILABLE = NUMBA
 
 #: The functions of :mod:`~dispatchlab.engine.compiled.slot_availability_ops` an availability calls.
@@ -67,7 +67,7 @@ def _loop(source: Callable[..., Any], warm: Callable[[Callable[..., Any]], None]
           ) -> Callable[..., Any]:
     """A compiled loop: ahead of time, else Numba's JIT (compiled now by ``warm``)."""
     return compiled(source, helpers=loop_helpers(), inline=inlined(), aot_module=_aot_module,
-                    warm=warm, what="the compiled engine")
+                    warm=warm, what="the compiled loops")
 
 
 def slot_loop_kernel() -> Callable[..., Any]:

@@ -18,7 +18,7 @@ from dispatchlab.arrays import IntArray
 from dispatchlab.engine.state import SystemView
 from dispatchlab.workload.workload import Workload
 
-#: The selection loops the compiled engine has.
+#: The selection loops compiled.
 SELECTIONS = ("strict", "easy", "conservative")
 
 

@@ -168,7 +168,7 @@ def _check(sim: Simulator, status: int, bad_job: int, run: SlotRun | None = None
             f"dispatcher '{sim.dispatcher.name}' left job(s) queued on an idle machine with "
             f"no pending event (first job id: {int(wl.job_id[bad_job])}){hint}")
     if status != 0:  # pragma: no cover - the slot invariant rules this out
-        raise DispatchlabError(f"compiled engine: slot accounting broke at job "
+        raise DispatchlabError(f"compiled loop: slot accounting broke at job "
                                f"{int(wl.job_id[bad_job])}")
 
 

@@ -1,4 +1,4 @@
-"""Engine choice: the compiled loop when the run qualifies (``auto``), else the general one."""
+"""Loop choice: the compiled loop when the run qualifies (``auto``), else the general one."""
 
 from __future__ import annotations
 
@@ -8,19 +8,19 @@ from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import ConfigError
 
-ENGINES = ("auto", "compiled", "general")
+LOOPS = ("auto", "compiled", "general")
 
 
-def run_engine(sim: Simulator, engine: str = "auto") -> tuple[Recorder, str]:
-    """Run ``sim`` on ``engine`` and say which one ran (``"compiled"`` or ``"general"``).
+def run_loop(sim: Simulator, loop: str = "auto") -> tuple[Recorder, str]:
+    """Run ``sim`` on ``loop`` and say which one ran (``"compiled"`` or ``"general"``).
 
-    ``auto`` takes the compiled engine whenever it qualifies; ``compiled`` insists (a
+    ``auto`` takes the compiled loop whenever it qualifies; ``compiled`` insists (a
     :class:`ConfigError` says why it cannot); ``general`` always runs the Python loop.
     """
-    if engine not in ENGINES:
-        raise ConfigError(f"unknown engine '{engine}' (known: {', '.join(ENGINES)})",
-                          field="engine")
-    if engine != "general":
+    if loop not in LOOPS:
+        raise ConfigError(f"unknown loop '{loop}' (known: {', '.join(LOOPS)})",
+                          field="loop")
+    if loop != "general":
         run = slot_run(sim)
         if not isinstance(run, str) and run.conservative:
             rec = run_conservative(sim, run)
@@ -38,7 +38,7 @@ def run_engine(sim: Simulator, engine: str = "auto") -> tuple[Recorder, str]:
             if found is not None:
                 return found, "compiled"
             run = "an idle machine waited on cap changes too long (the general loop reports it)"
-        if engine == "compiled":
-            raise ConfigError(f"the compiled engine cannot run this simulation: {run}",
-                              field="engine")
+        if loop == "compiled":
+            raise ConfigError(f"the compiled loop cannot run this simulation: {run}",
+                              field="loop")
     return sim.run(), "general"
