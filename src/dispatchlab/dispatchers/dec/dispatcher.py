@@ -34,7 +34,7 @@ from ortools.sat.python import cp_model
 
 from dispatchlab.dispatchers.allocators import MarginalPowerFirst
 from dispatchlab.dispatchers.cp.config import CPConfig
-from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
+from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher, Plan
 from dispatchlab.dispatchers.cp.instance import (
     Instance,
     build_instance,
@@ -166,9 +166,7 @@ class DecDispatcher(CPDispatcher):
         return out
 
     # ---- the decision ----------------------------------------------------------------
-    def _plan(
-        self, view: SystemView, row: dict[str, Any]
-    ) -> tuple[Instance, dict[int, int], Built | None, Any]:
+    def _plan(self, view: SystemView, row: dict[str, Any]) -> Plan:
         if view.rules is not None:  # operator rules: HCP's rule-aware path (cap after)
             return super()._plan(view, row)
         cfg = self.config
@@ -313,12 +311,7 @@ class DecDispatcher(CPDispatcher):
         m.add_cumulative(ivs, [1] * len(ivs), len(ivs) - 1)
 
     # ---- turning the mapping into engine decisions -------------------------------------
-    def _starts(
-        self,
-        view: SystemView,
-        plan: tuple[Instance, dict[int, int], Built | None, Any],
-        row: dict[str, Any],
-    ) -> list[Decision]:
+    def _starts(self, view: SystemView, plan: Plan, row: dict[str, Any]) -> list[Decision]:
         out: list[Decision] = list(self._now_starts)
         if self._stuck and not view.running:
             # the mapper postponed everything the plan started now, and nothing runs to

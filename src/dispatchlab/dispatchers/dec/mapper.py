@@ -26,6 +26,7 @@ from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.dispatchers.cp.instance import Instance
 from dispatchlab.dispatchers.cp.model import true_objective
+from dispatchlab.dispatchers.dec.power import cap_at
 from dispatchlab.engine.budget import EPS, fits_cap
 from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.state import SystemView
@@ -100,7 +101,7 @@ def map_schedule(
             pending.extend(by_start[plan_times[pi]])
             pi += 1
         pending.sort()  # priority order
-        cap = _cap_at(caps, t)
+        cap = cap_at(caps, t)
         waiting: list[int] = []
         fresh_fail = False
         for k in pending:
@@ -146,14 +147,6 @@ def map_schedule(
     if full:
         out.objective = true_objective(inst, "wait", mapped)
     return out
-
-
-def _cap_at(caps: list[tuple[int, float]], t: int) -> float:
-    cap = caps[0][1]
-    for s, c in caps:
-        if s <= t:
-            cap = c
-    return cap
 
 
 def _conflict(
