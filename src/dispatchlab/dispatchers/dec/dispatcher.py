@@ -52,7 +52,7 @@ from dispatchlab.dispatchers.cp.model import (
     wait_coefficients,
 )
 from dispatchlab.dispatchers.cp.stats import DecisionLog
-from dispatchlab.dispatchers.dec.mapper import Conflict, Mapped, map_schedule
+from dispatchlab.dispatchers.dec.mapper import Conflict, Machine, Mapped, map_schedule
 from dispatchlab.dispatchers.dec.names import DEC_CAPABILITIES, dec_name
 from dispatchlab.dispatchers.dec.power import LinearPower, add_power, cap_steps
 from dispatchlab.dispatchers.workspace import Workspace
@@ -204,11 +204,12 @@ class DecDispatcher(CPDispatcher):
             built = self._model(inst, greedy)
             row["build_ms"] = (time.perf_counter() - t0) * 1e3
             plan = self._solve_plan(built, inst, greedy, row)
-        mapped = map_schedule(view, inst, plan, self._alloc, rem, caps, full)
+        machine = Machine(view, self._alloc, rem, caps)
+        mapped = map_schedule(machine, inst, plan, full)
         if full and mapped.conflicts:
             if built is None:
                 built = self._model(inst, greedy)
-            mapped = self._feedback(view, inst, built, plan, mapped, rem, caps, row)
+            mapped = self._feedback(machine, inst, built, plan, mapped, row)
         row.update(postponed=mapped.postponed_now,
                    mapped_objective=mapped.objective if full else None)
         self._now_starts = mapped.now
@@ -250,20 +251,18 @@ class DecDispatcher(CPDispatcher):
 
     def _feedback(
         self,
-        view: SystemView,
+        machine: Machine,
         inst: Instance,
         built: Built,
         plan: list[int],
         mapped: Mapped,
-        rem: list[tuple[int, int]],
-        caps: list[tuple[int, float]],
         row: dict[str, Any],
     ) -> Mapped:
         """Conflict sets and strictly better bounds, up to ``feedback`` re-solves."""
         m = built.model
         coefs = wait_coefficients(inst)
         objective = cp_model.LinearExpr.weighted_sum(built.starts, coefs)
-        occ = {j: max(r, 1) for j, r in rem}
+        occ = {j: max(r, 1) for j, r in machine.remaining}
         seen: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
         best, current = mapped, mapped
         iterations = conflicts = 0
@@ -293,7 +292,7 @@ class DecDispatcher(CPDispatcher):
             if not (got.has_solution and got.solver is not None):
                 break
             plan = [int(got.solver.value(v)) for v in built.starts]
-            current = map_schedule(view, inst, plan, self._alloc, rem, caps, True)
+            current = map_schedule(machine, inst, plan, True)
             if current.objective < best.objective - 1e-9:
                 best = current
         row.update(iterations=iterations, conflicts=conflicts,

@@ -54,20 +54,23 @@ class Mapped:
     complete: bool = True  # False: only the first step was mapped
 
 
-def map_schedule(
-    view: SystemView,
-    inst: Instance,
-    plan: list[int],
-    allocator: Allocator,
-    remaining: list[tuple[int, int]],
-    caps: list[tuple[int, float]],
-    full: bool,
-) -> Mapped:
-    """Map ``plan`` (relative starts per model position) on the real machine.
+@dataclass(frozen=True)
+class Machine:
+    """What a plan is mapped on: the system now, the node order (``allocator``), the
+    running jobs with their predicted remaining time (``remaining``) and the cap from now
+    on (``caps``, :func:`~dispatchlab.dispatchers.dec.power.cap_steps`)."""
 
-    ``remaining``: running jobs and their predicted remaining time; ``caps``: the cap from
-    now on (``dec_power.cap_steps``); ``full``: map every step (else only now).
-    """
+    view: SystemView
+    allocator: Allocator
+    remaining: list[tuple[int, int]]
+    caps: list[tuple[int, float]]
+
+
+def map_schedule(machine: Machine, inst: Instance, plan: list[int], full: bool) -> Mapped:
+    """Map ``plan`` (relative starts per model position) on the real machine; ``full``: map
+    every step (else only now)."""
+    view, allocator = machine.view, machine.allocator
+    remaining, caps = machine.remaining, machine.caps
     n = len(inst.jobs)
     req = view.req
     units = view.jobs.units
