@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 import numpy as np
 
@@ -40,6 +40,10 @@ from dispatchlab.engine.state import SystemView
 from dispatchlab.estimates.accuracy import TrackedEstimator
 from dispatchlab.estimates.base import DurationEstimator
 from dispatchlab.estimates.registry import get_estimator
+
+#: A decision's plan: the instance, the chosen relative start per job (job → s), and the
+#: CP-SAT model and solver whose placements are read (``None``: greedy or no solve).
+Plan: TypeAlias = tuple[Instance, dict[int, int], Built | None, Any]
 
 _NOT_COUNTED = ("mem", "memory")  # left out of the "requested/available resources" sizes
 
@@ -163,9 +167,7 @@ class CPDispatcher(BaseDispatcher):
                 out.append(WakeAt(max(wake, now + 1)))  # nothing else would wake us up
         return out
 
-    def _plan(
-        self, view: SystemView, row: dict[str, Any]
-    ) -> tuple[Instance, dict[int, int], Built | None, Any]:
+    def _plan(self, view: SystemView, row: dict[str, Any]) -> Plan:
         """Instance and starts (job → relative start) chosen by greedy or by CP-SAT."""
         cfg = self.config
         assert self._est is not None
@@ -246,7 +248,7 @@ class CPDispatcher(BaseDispatcher):
 
     def _solve(
         self, inst: Instance, greedy_starts: list[int], row: dict[str, Any], t0: float
-    ) -> tuple[Instance, dict[int, int], Built | None, Any]:
+    ) -> Plan:
         """Build the CP-SAT model, search, and read the starts (or fall back)."""
         cfg = self.config
         objective = cfg.objective_name
@@ -319,12 +321,7 @@ class CPDispatcher(BaseDispatcher):
         return out
 
     # ---- turning a plan into engine decisions -----------------------------------------
-    def _starts(
-        self,
-        view: SystemView,
-        plan: tuple[Instance, dict[int, int], Built | None, Any],
-        row: dict[str, Any],
-    ) -> list[Decision]:
+    def _starts(self, view: SystemView, plan: Plan, row: dict[str, Any]) -> list[Decision]:
         inst, starts, built, solver = plan
         now_jobs = [j for j in inst.jobs if starts.get(j, 1) == 0]  # priority order
         if not now_jobs:

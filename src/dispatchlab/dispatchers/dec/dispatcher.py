@@ -34,7 +34,7 @@ from ortools.sat.python import cp_model
 
 from dispatchlab.dispatchers.allocators import MarginalPowerFirst
 from dispatchlab.dispatchers.cp.config import CPConfig
-from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher
+from dispatchlab.dispatchers.cp.dispatcher import CPDispatcher, Plan
 from dispatchlab.dispatchers.cp.instance import (
     Instance,
     build_instance,
@@ -52,7 +52,7 @@ from dispatchlab.dispatchers.cp.model import (
     wait_coefficients,
 )
 from dispatchlab.dispatchers.cp.stats import DecisionLog
-from dispatchlab.dispatchers.dec.mapper import Conflict, Mapped, map_schedule
+from dispatchlab.dispatchers.dec.mapper import Conflict, Machine, Mapped, map_schedule
 from dispatchlab.dispatchers.dec.names import DEC_CAPABILITIES, dec_name
 from dispatchlab.dispatchers.dec.power import LinearPower, add_power, cap_steps
 from dispatchlab.dispatchers.workspace import Workspace
@@ -166,9 +166,7 @@ class DecDispatcher(CPDispatcher):
         return out
 
     # ---- the decision ----------------------------------------------------------------
-    def _plan(
-        self, view: SystemView, row: dict[str, Any]
-    ) -> tuple[Instance, dict[int, int], Built | None, Any]:
+    def _plan(self, view: SystemView, row: dict[str, Any]) -> Plan:
         if view.rules is not None:  # operator rules: HCP's rule-aware path (cap after)
             return super()._plan(view, row)
         cfg = self.config
@@ -206,11 +204,12 @@ class DecDispatcher(CPDispatcher):
             built = self._model(inst, greedy)
             row["build_ms"] = (time.perf_counter() - t0) * 1e3
             plan = self._solve_plan(built, inst, greedy, row)
-        mapped = map_schedule(view, inst, plan, self._alloc, rem, caps, full)
+        machine = Machine(view, self._alloc, rem, caps)
+        mapped = map_schedule(machine, inst, plan, full)
         if full and mapped.conflicts:
             if built is None:
                 built = self._model(inst, greedy)
-            mapped = self._feedback(view, inst, built, plan, mapped, rem, caps, row)
+            mapped = self._feedback(machine, inst, built, plan, mapped, row)
         row.update(postponed=mapped.postponed_now,
                    mapped_objective=mapped.objective if full else None)
         self._now_starts = mapped.now
@@ -252,20 +251,18 @@ class DecDispatcher(CPDispatcher):
 
     def _feedback(
         self,
-        view: SystemView,
+        machine: Machine,
         inst: Instance,
         built: Built,
         plan: list[int],
         mapped: Mapped,
-        rem: list[tuple[int, int]],
-        caps: list[tuple[int, float]],
         row: dict[str, Any],
     ) -> Mapped:
         """Conflict sets and strictly better bounds, up to ``feedback`` re-solves."""
         m = built.model
         coefs = wait_coefficients(inst)
         objective = cp_model.LinearExpr.weighted_sum(built.starts, coefs)
-        occ = {j: max(r, 1) for j, r in rem}
+        occ = {j: max(r, 1) for j, r in machine.remaining}
         seen: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
         best, current = mapped, mapped
         iterations = conflicts = 0
@@ -295,7 +292,7 @@ class DecDispatcher(CPDispatcher):
             if not (got.has_solution and got.solver is not None):
                 break
             plan = [int(got.solver.value(v)) for v in built.starts]
-            current = map_schedule(view, inst, plan, self._alloc, rem, caps, True)
+            current = map_schedule(machine, inst, plan, True)
             if current.objective < best.objective - 1e-9:
                 best = current
         row.update(iterations=iterations, conflicts=conflicts,
@@ -313,12 +310,7 @@ class DecDispatcher(CPDispatcher):
         m.add_cumulative(ivs, [1] * len(ivs), len(ivs) - 1)
 
     # ---- turning the mapping into engine decisions -------------------------------------
-    def _starts(
-        self,
-        view: SystemView,
-        plan: tuple[Instance, dict[int, int], Built | None, Any],
-        row: dict[str, Any],
-    ) -> list[Decision]:
+    def _starts(self, view: SystemView, plan: Plan, row: dict[str, Any]) -> list[Decision]:
         out: list[Decision] = list(self._now_starts)
         if self._stuck and not view.running:
             # the mapper postponed everything the plan started now, and nothing runs to

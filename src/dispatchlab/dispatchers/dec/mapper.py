@@ -26,6 +26,7 @@ from dispatchlab.arrays import IntArray
 from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.dispatchers.cp.instance import Instance
 from dispatchlab.dispatchers.cp.model import true_objective
+from dispatchlab.dispatchers.dec.power import cap_at
 from dispatchlab.engine.budget import EPS, fits_cap
 from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.state import SystemView
@@ -53,20 +54,23 @@ class Mapped:
     complete: bool = True  # False: only the first step was mapped
 
 
-def map_schedule(
-    view: SystemView,
-    inst: Instance,
-    plan: list[int],
-    allocator: Allocator,
-    remaining: list[tuple[int, int]],
-    caps: list[tuple[int, float]],
-    full: bool,
-) -> Mapped:
-    """Map ``plan`` (relative starts per model position) on the real machine.
+@dataclass(frozen=True)
+class Machine:
+    """What a plan is mapped on: the system now, the node order (``allocator``), the
+    running jobs with their predicted remaining time (``remaining``) and the cap from now
+    on (``caps``, :func:`~dispatchlab.dispatchers.dec.power.cap_steps`)."""
 
-    ``remaining``: running jobs and their predicted remaining time; ``caps``: the cap from
-    now on (``dec_power.cap_steps``); ``full``: map every step (else only now).
-    """
+    view: SystemView
+    allocator: Allocator
+    remaining: list[tuple[int, int]]
+    caps: list[tuple[int, float]]
+
+
+def map_schedule(machine: Machine, inst: Instance, plan: list[int], full: bool) -> Mapped:
+    """Map ``plan`` (relative starts per model position) on the real machine; ``full``: map
+    every step (else only now)."""
+    view, allocator = machine.view, machine.allocator
+    remaining, caps = machine.remaining, machine.caps
     n = len(inst.jobs)
     req = view.req
     units = view.jobs.units
@@ -100,7 +104,7 @@ def map_schedule(
             pending.extend(by_start[plan_times[pi]])
             pi += 1
         pending.sort()  # priority order
-        cap = _cap_at(caps, t)
+        cap = cap_at(caps, t)
         waiting: list[int] = []
         fresh_fail = False
         for k in pending:
@@ -146,14 +150,6 @@ def map_schedule(
     if full:
         out.objective = true_objective(inst, "wait", mapped)
     return out
-
-
-def _cap_at(caps: list[tuple[int, float]], t: int) -> float:
-    cap = caps[0][1]
-    for s, c in caps:
-        if s <= t:
-            cap = c
-    return cap
 
 
 def _conflict(

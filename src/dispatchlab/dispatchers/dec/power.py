@@ -95,6 +95,15 @@ def cap_steps(view: SystemView) -> list[tuple[int, float]]:
     return steps
 
 
+def cap_at(steps: list[tuple[int, float]], t: int) -> float:
+    """The cap in force at relative time ``t`` among :func:`cap_steps`' ``steps``."""
+    cap = steps[0][1]
+    for s, c in steps:
+        if s <= t:
+            cap = c
+    return cap
+
+
 def add_power(
     inst: Instance,
     view: SystemView,
@@ -139,7 +148,7 @@ def add_power(
     cuts = sorted({t for t, _ in steps} | set(run_by_end))
     pads: list[tuple[int, int, int]] = []
     for k, t in enumerate(cuts):
-        c = _cap_at(steps, t)
+        c = cap_at(steps, t)
         pad = 0 if not math.isfinite(c) else cap_max - math.floor(c)
         running = sum(w for end, w in run_by_end.items() if end > t)
         pad = max(0, min(pad, cap_max - running))
@@ -157,14 +166,6 @@ def add_power(
     pad0 = pads[0][2] if pads and pads[0][0] == 0 else 0
     inst.free = np.hstack([inst.free, [[cap_max - run0 - pad0]]]).astype(np.int64)
     return {"cap_max": float(cap_max), "running_w": float(run0)}
-
-
-def _cap_at(steps: list[tuple[int, float]], t: int) -> float:
-    cap = steps[0][1]
-    for s, c in steps:
-        if s <= t:
-            cap = c
-    return cap
 
 
 def _running_figures(view: SystemView, power: LinearPower, jobs: list[int]) -> dict[int, int]:

@@ -18,47 +18,32 @@ semantics are provided and documented in ``docs/malleable.md``:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 from dispatchlab.energy.accounting import StatePowerModel
 from dispatchlab.errors import ConfigError
 from dispatchlab.params import Attributes, Parametrized
+from dispatchlab.platform.power import GENERIC, NodePowerSpec
 
 Clock = Literal["engine", "float"]
 Order = Literal["largest-first", "smallest-first"]
 
 
-@dataclass(frozen=True)
-class ServerPower:
-    """Power (W) per server state and the switching delays (s): Mejri et al. Table 1."""
-
-    idle: float = 95.0
-    busy: float = 190.74
-    booting: float = 125.17
-    shutting_down: float = 101.0
-    off: float = 9.75
-    boot_s: float = 151.52
-    shutdown_s: float = 6.10
-
-    def state_model(self) -> StatePowerModel:
-        """The engine's per-state node power model with these values."""
-        return StatePowerModel(idle=self.idle, busy=self.busy, off=self.off,
-                               booting=self.booting, shutting_down=self.shutting_down)
-
-    def delays(self) -> tuple[int, int]:
-        """Boot and shutdown delays in the engine's whole seconds (rounded up: a server is
-        usable, or off, only once the transition is over)."""
-        return math.ceil(self.boot_s - 1e-9), math.ceil(self.shutdown_s - 1e-9)
-
-
-#: Table 1 of the paper.
-TABLE1 = ServerPower()
+#: Table 1 of the paper: the platform's generic node (one unit, computing = idle + first
+#: core; boot and shutdown delays in s).
+TABLE1 = GENERIC
 #: The constants of the authors' code (``Server.Consumption``/``Duration``): rounded, and
 #: booting/shutting-down powers swapped with respect to Table 1.
-CODE_POWER = ServerPower(idle=95.0, busy=191.0, booting=101.0, shutting_down=125.0,
-                         off=10.0, boot_s=151.0, shutdown_s=6.0)
+CODE_POWER = NodePowerSpec(idle=95.0, core_first=96.0, booting=101.0, shutting_down=125.0,
+                           off=10.0, boot_time=151.0, shutdown_time=6.0,
+                           source="Mejri et al.'s code (Server.Consumption, Duration)")
+
+
+def state_model(power: NodePowerSpec) -> StatePowerModel:
+    """The engine's per-state power model of a one-unit server with these figures."""
+    return StatePowerModel(idle=power.idle, busy=power.busy(1), off=power.off,
+                           booting=power.booting, shutting_down=power.shutting_down)
 
 
 @dataclass(frozen=True)
@@ -88,7 +73,7 @@ class Semantics:
     poweroff_scope: Literal["all", "each"] = "all"
     accounting: Literal["states", "code"] = "states"
     decide_at_zero: bool = False
-    power: ServerPower = field(default_factory=ServerPower)
+    power: NodePowerSpec = field(default_factory=NodePowerSpec)
 
     def __post_init__(self) -> None:
         if self.poll < 0:
@@ -152,7 +137,7 @@ class GreedyConfig(Parametrized):
             raise ConfigError(f"data_max must be > 0, got {self.data_max}", field="data_max")
         if self.power_off:
             p = self.semantics.power
-            least = p.boot_s + p.shutdown_s
+            least = p.boot_time + p.shutdown_time
             for name in ("t1", "t2") if self.decide_poweroff else ("t1",):
                 value = getattr(self, name)
                 if not value >= least:

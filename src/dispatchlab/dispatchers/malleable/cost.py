@@ -14,22 +14,22 @@ from __future__ import annotations
 import numpy as np
 
 from dispatchlab.arrays import FloatArray
-from dispatchlab.dispatchers.malleable.config import TABLE1, ServerPower
+from dispatchlab.dispatchers.malleable.config import TABLE1, state_model
 from dispatchlab.energy.accounting import node_energy
 from dispatchlab.engine.recorder import RECONFIGURED, Recorder
 from dispatchlab.platform.node_states import OFF, SHUTTING_DOWN
 from dispatchlab.platform.platform import Platform
+from dispatchlab.platform.power import NodePowerSpec, delays
 from dispatchlab.workload.workload import Workload
 
 
-def malleable_platform(servers: int, power: ServerPower = TABLE1) -> Platform:
+def malleable_platform(servers: int, power: NodePowerSpec = TABLE1) -> Platform:
     """``servers`` identical one-unit servers with the boot and shutdown delays of
     ``power`` (in whole seconds)."""
     base = Platform.homogeneous(servers, {"cores": 1})
-    boot, shutdown = power.delays()
+    boot, shutdown = delays((power,) * servers)
     return Platform(base.resources, base.capacity, base.node_names, name=f"mejri-{servers}",
-                    boot_time=np.full(servers, boot, np.int64),
-                    shutdown_time=np.full(servers, shutdown, np.int64))
+                    boot_time=boot, shutdown_time=shutdown)
 
 
 def job_masses(wl: Workload) -> FloatArray:
@@ -41,12 +41,12 @@ def job_masses(wl: Workload) -> FloatArray:
     return np.asarray(wl.runtime * wl.units.astype(np.float64) ** wl.alpha, dtype=np.float64)
 
 
-def run_metrics(rec: Recorder, power: ServerPower = TABLE1) -> dict[str, float]:
+def run_metrics(rec: Recorder, power: NodePowerSpec = TABLE1) -> dict[str, float]:
     """Cost, mean stretch, normalised mean power, reconfigurations and power-offs of a run."""
     wl = rec.workload
     mass = job_masses(wl)
     stretch = (rec.end_time - wl.submit) / mass
-    energy = node_energy(rec, power.state_model())
+    energy = node_energy(rec, state_model(power))
     norm = energy.mean_power / (rec.platform.n_nodes * power.idle)
     mean_stretch = float(stretch.mean())
     log = np.frombuffer(rec.node_log, dtype=np.int64).reshape(-1, 3)

@@ -37,7 +37,8 @@ from dispatchlab.dispatchers.malleable.algorithm1 import (
     wants_power_off,
     wants_reconfiguration,
 )
-from dispatchlab.dispatchers.malleable.config import GreedyConfig, ServerPower
+from dispatchlab.dispatchers.malleable.config import GreedyConfig
+from dispatchlab.platform.power import NodePowerSpec, delays
 from dispatchlab.workload.generators.mejri import JobSet
 from dispatchlab.workload.workload import Workload
 
@@ -121,9 +122,9 @@ def run_job_set(jobs: JobSetJobs, cfg: GreedyConfig, *, seed: int = 0,
     else:
         draw = np.random.default_rng(seed).random
     sample = code_random.sample if code_random is not None else None
-    boot_i, sd_i = power.delays()
-    boot = float(boot_i) if engine_clock else power.boot_s
-    sd = float(sd_i) if engine_clock else power.shutdown_s
+    boot_i, sd_i = delays((power,))
+    boot = float(boot_i[0]) if engine_clock else power.boot_time
+    sd = float(sd_i[0]) if engine_clock else power.shutdown_time
     code_arith = sem.reconfig_time == "code"
     rtime = code_reconfiguration_time if code_arith else paper_reconfiguration_time
     largest_first = sem.order == "largest-first"
@@ -178,7 +179,7 @@ def run_job_set(jobs: JobSetJobs, cfg: GreedyConfig, *, seed: int = 0,
 
     def piece(start: float, stop: float, n: int) -> None:
         nonlocal pieces_energy, pieces_area, first_piece
-        pieces_energy += power.busy * (stop - start) * n
+        pieces_energy += power.busy(1) * (stop - start) * n
         pieces_area += (stop - start) * n
         if start < first_piece:
             first_piece = start
@@ -330,7 +331,7 @@ def run_job_set(jobs: JobSetJobs, cfg: GreedyConfig, *, seed: int = 0,
     t0 = min(submit)
     t1 = max(final_end)
     span = t1 - t0
-    energy = power.busy * busy_area
+    energy = power.busy(1) * busy_area
     dark = 0.0
     for c0, length in cycles:
         for a, b, p in ((c0, c0 + sd, power.shutting_down),
@@ -346,7 +347,7 @@ def run_job_set(jobs: JobSetJobs, cfg: GreedyConfig, *, seed: int = 0,
                         energy, t0, t1, final_end)
 
 
-def _code_result(jobs: JobSetJobs, power: ServerPower, cycles: list[tuple[float, float]],
+def _code_result(jobs: JobSetJobs, power: NodePowerSpec, cycles: list[tuple[float, float]],
                  pieces_energy: float, pieces_area: float, first_piece: float, last: float,
                  stop: float, final_end: list[float], mean_stretch: float, reconfigs: int
                  ) -> JobSetResult:
@@ -356,7 +357,7 @@ def _code_result(jobs: JobSetJobs, power: ServerPower, cycles: list[tuple[float,
     energy = pieces_energy
     area = pieces_area
     first, latest = first_piece, max(final_end)
-    sd_s, boot_s = power.shutdown_s, power.boot_s
+    sd_s, boot_s = power.shutdown_time, power.boot_time
     for c0, length in cycles:
         c1 = c0 + length
         if c1 > last:

@@ -47,20 +47,19 @@ def _partition_pivot(a: list[T], first: int, last: int, less: Less[T]) -> int:
 
 
 def _median_to_first(a: list[T], result: int, x: int, y: int, z: int, less: Less[T]) -> None:
-    if less(a[x], a[y]):
-        if less(a[y], a[z]):
-            pick = y
-        elif less(a[x], a[z]):
-            pick = z
-        else:
-            pick = x
-    elif less(a[x], a[z]):
-        pick = x
-    elif less(a[y], a[z]):
-        pick = z
-    else:
-        pick = y
+    pick = _median(a, x, y, z, less) if less(a[x], a[y]) else _median(a, y, x, z, less)
     a[result], a[pick] = a[pick], a[result]
+
+
+def _median(a: list[T], low: int, high: int, z: int, less: Less[T]) -> int:
+    """The median of three once ``a[high]`` is known not to be below ``a[low]`` (one of
+    ``__move_median_to_first``'s two mirrored branches): ``high`` if below ``z``, else ``z``
+    if above ``low``, else ``low``."""
+    if less(a[high], a[z]):
+        return high
+    if less(a[low], a[z]):
+        return z
+    return low
 
 
 def _unguarded_partition(a: list[T], first: int, last: int, pivot: int, less: Less[T]) -> int:

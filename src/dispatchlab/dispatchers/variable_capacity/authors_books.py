@@ -51,18 +51,11 @@ def try_place(BP: IntArray, BT: FloatArray, BN: IntArray, m: int, nodes: int, no
         p_u = SP[i]
         t_u = ST[i]
         if doable and t_u >= t_try + t:
-            for j in range(in_try, i):
-                SP[j] += np_
             stretch = (t_try + t - release) / length
             if stretch > stretch_max:
                 return False, t_try, stretch
-            if t_chan < t_try and now == t_try:
-                n = _insert(SP, ST, n, in_try, p_try, t_try)
-                at = in_try
-            else:
-                SP[in_try - 1] = p_try
-                ST[in_try - 1] = t_try
-                at = 0
+            n, at = _open_try(SP, ST, n, in_try, i, np_, p_try, t_try,
+                              t_chan < t_try and now == t_try)
             if t_u > t_try + t:
                 n = _insert(SP, ST, n, at + max(in_try, i), p_old, t_try + t)
             _commit(BP, BT, BN, m, SP, ST, n)
@@ -78,16 +71,11 @@ def try_place(BP: IntArray, BT: FloatArray, BN: IntArray, m: int, nodes: int, no
         i += 1
         p_old = p_u
     if doable:
-        for j in range(in_try, i):
-            SP[j] += np_
         stretch = (t_try + t - release) / length
         if stretch > stretch_max:
             return False, t_try, stretch
-        if t_chan < t_try and now == t_try:
-            n = _insert(SP, ST, n, in_try, p_try, t_try)
-        else:
-            SP[in_try - 1] = p_try
-            ST[in_try - 1] = t_try
+        n, _ = _open_try(SP, ST, n, in_try, i, np_, p_try, t_try,
+                         t_chan < t_try and now == t_try)
         n = _insert(SP, ST, n, n, 0, t_try + t)
         _commit(BP, BT, BN, m, SP, ST, n)
         return True, t_try, stretch
@@ -99,6 +87,21 @@ def try_place(BP: IntArray, BT: FloatArray, BN: IntArray, m: int, nodes: int, no
     n = _insert(SP, ST, n, n, 0, t + t_u)
     _commit(BP, BT, BN, m, SP, ST, n)
     return True, t_u, stretch
+
+
+def _open_try(SP: IntArray, ST: FloatArray, n: int, in_try: int, i: int, np_: int,
+              p_try: int, t_try: float, inserted: bool) -> tuple[int, int]:
+    """The job taken on the try that began at step ``in_try − 1``: its cores added to the
+    steps ``in_try … i − 1`` and its first step ``(p_try, t_try)`` written, ``inserted``
+    before step ``in_try`` (a start now between two steps) or over step ``in_try − 1``.
+    Returns the new length and how far the later steps moved (``in_try`` or 0)."""
+    for j in range(in_try, i):
+        SP[j] += np_
+    if inserted:
+        return _insert(SP, ST, n, in_try, p_try, t_try), in_try
+    SP[in_try - 1] = p_try
+    ST[in_try - 1] = t_try
+    return n, 0
 
 
 def _insert(SP: IntArray, ST: FloatArray, n: int, at: int, p: int, t: float) -> int:
