@@ -95,6 +95,15 @@ def test_specs() -> None:
         assert err.value.field == field
     with pytest.raises(ConfigError, match="authors' kernel"):
         d.reset(None, np.random.default_rng())  # type: ignore[arg-type]
+    # an engine run refuses it before anything runs, saying how to run it
+    from dispatchlab import simulate
+    from dispatchlab.workload.workload import Workload
+
+    wl = Workload.from_columns(submit=[0], runtime=[10], walltime=[10], units=[1],
+                               req={"cores": [1]})
+    with pytest.raises(ConfigError, match="runs in its own simulator.*semantics=authors") as err:
+        simulate(wl, "nodes=2,cores=4", d)
+    assert err.value.field == "dispatcher"
 
 
 def test_readers_name_the_line(tmp_path: Path) -> None:

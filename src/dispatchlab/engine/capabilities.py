@@ -32,7 +32,9 @@ class Capabilities:
     requirements a run may have; the others describe behaviour and never refuse:
     ``oracle`` (the decisions read the jobs' actual run times: a what-if bound, flagged in
     the results) and ``chooses_leaving_nodes`` (the dispatcher picks which nodes leave or
-    join through its ``choose_nodes`` hook) are read by the engine."""
+    join through its ``choose_nodes`` hook) are read by the engine. ``own_simulator``:
+    a family that runs in a simulator of its own, not in the engine, says here how to run
+    it, and every engine run refuses it up front."""
 
     family: str = "custom"
     nodes_leaving: bool = True
@@ -45,6 +47,7 @@ class Capabilities:
     reads_pricing: bool = False
     oracle: bool = False
     chooses_leaving_nodes: bool = False
+    own_simulator: str = ""
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready form (``dispatchlab dispatchers --json``)."""
@@ -99,6 +102,11 @@ def check_composition(dispatcher: object, *, scenario_kinds: set[str] | frozense
         frozenset()), power_cap: float | None = None, max_units: int = 1) -> None:
     """Refuse (``ConfigError``) a run whose needs the dispatcher's family does not declare."""
     caps = capabilities_of(dispatcher)
+    if caps.own_simulator:
+        name = getattr(dispatcher, "name", type(dispatcher).__name__)
+        raise ConfigError(f"dispatcher '{name}' (family {caps.family}) runs in its own "
+                          f"simulator, not in the engine: {caps.own_simulator}",
+                          field="dispatcher")
     missing = [text for name, text in required(scenario_kinds, power_cap, max_units)
                if not getattr(caps, name)]
     if missing:

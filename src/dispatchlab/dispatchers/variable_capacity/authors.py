@@ -4,6 +4,7 @@ quantile file): :func:`simulate_authors`; its dispatcher spec ``vc=NAME,semantic
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -50,6 +51,12 @@ def simulate_authors(jobs: AuthorsJobs | str | Path, variation: str | Path,
                          q, setup)
 
 
+#: How the authors' semantics is run (it has its own simulation, not the engine's loop).
+RUN_AUTHORS = ("`dispatchlab simulate -w JOBFILE --scenario VARFILE --window-start S --window W "
+               "-d vc=…,semantics=authors` (or "
+               "dispatchers.variable_capacity.authors.simulate_authors)")
+
+
 class AuthorsVC(BaseDispatcher):
     """A variable-capacity strategy with the ``authors`` semantics
     (``vc=NAME,semantics=authors[,quantiles=FILE,safe=16,neighbourhood=11,util_low=0.8,
@@ -57,7 +64,7 @@ class AuthorsVC(BaseDispatcher):
     variation files (``dispatchlab simulate`` does it), not in the engine: see
     :mod:`.authors_kernel`."""
 
-    capabilities = CAPABILITIES
+    capabilities = replace(CAPABILITIES, own_simulator=RUN_AUTHORS)
     semantics = "authors"
     described_attributes: ClassVar[Attributes] = {**WITH_FAMILY, "semantics": "semantics"}
 
@@ -87,12 +94,10 @@ class AuthorsVC(BaseDispatcher):
                             clock_seed=self.clock_seed)
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
-        """Not an engine dispatcher: say where it runs."""
+        """Not an engine dispatcher (``simulate()`` refuses it before the run; this guards
+        a :class:`Simulator` built by hand): say where it runs."""
         raise ConfigError(f"{self.name} runs in the authors' kernel, not in the engine: "
-                          "`dispatchlab simulate -w JOBFILE --scenario VARFILE "
-                          "--window-start S --window W -d vc=…,semantics=authors` (or "
-                          "dispatchers.variable_capacity.authors.simulate_authors)",
-                          field="semantics")
+                          f"{RUN_AUTHORS}", field="semantics")
 
 
 #: spellings of the strategies in specs
