@@ -101,7 +101,7 @@ def test_specs() -> None:
 
     wl = Workload.from_columns(submit=[0], runtime=[10], walltime=[10], units=[1],
                                req={"cores": [1]})
-    with pytest.raises(ConfigError, match="runs in its own simulator.*semantics=authors") as err:
+    with pytest.raises(ConfigError, match=r"runs in its own simulator.*semantics=authors") as err:
         simulate(wl, "nodes=2,cores=4", d)
     assert err.value.field == "dispatcher"
 
