@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.variable_capacity.authors import simulate_authors
-from dispatchlab.dispatchers.variable_capacity.authors_kernel import AuthorsSetup
+from dispatchlab.dispatchers.variable_capacity.authors_sim import AuthorsSetup
 from dispatchlab.engine.capacity import walk_counts
 from dispatchlab.workload.vc_authors import read_authors_jobs, read_quantiles
 

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from dispatchlab.cli.main import app
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.dispatchers.variable_capacity.authors import AuthorsVC, simulate_authors
-from dispatchlab.dispatchers.variable_capacity.authors_kernel import AuthorsSetup, glibc_shuffle
+from dispatchlab.dispatchers.variable_capacity.authors_sim import AuthorsSetup, glibc_shuffle
 from dispatchlab.dispatchers.variable_capacity.cpp_heap import heap_pop, heap_push
 from dispatchlab.dispatchers.variable_capacity.target import TargetVC
 from dispatchlab.engine.capacity import read_variation_rows
@@ -93,7 +93,7 @@ def test_specs() -> None:
         with pytest.raises(ConfigError) as err:
             get_dispatcher(spec)
         assert err.value.field == field
-    with pytest.raises(ConfigError, match="authors' kernel"):
+    with pytest.raises(ConfigError, match="authors' simulation"):
         d.reset(None, np.random.default_rng())  # type: ignore[arg-type]
     # an engine run refuses it before anything runs, saying how to run it
     from dispatchlab import simulate

@@ -165,7 +165,7 @@ def simulate_command(
     if loop not in ("auto", "compiled", "general"):
         raise ConfigError(f"unknown event loop '{loop}' (known: auto, compiled, general)",
                           field="--loop")
-    if "semantics=authors" in dispatcher.replace(" ", ""):  # its own kernel and files
+    if "semantics=authors" in dispatcher.replace(" ", ""):  # its own simulation and files
         from dispatchlab.cli.vc_authors import run_authors
 
         if out is not None or schedule_format:

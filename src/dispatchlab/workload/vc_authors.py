@@ -3,7 +3,7 @@
 ``simu.cc`` (github.com/lucasperotin/variableResources) reads a job file as a stream of
 ``name release length cores state`` records and keeps them in file order, the jobs
 released after the window included: the order and the count matter to its results
-(:mod:`~dispatchlab.dispatchers.variable_capacity.authors_kernel`). :func:`read_authors_jobs`
+(:mod:`~dispatchlab.dispatchers.variable_capacity.authors_sim`). :func:`read_authors_jobs`
 keeps all of it; :func:`read_vc_jobs <dispatchlab.workload.generators.variable_capacity.
 read_vc_jobs>` is the reader for the engine (one window, sorted, rebased).
 """

@@ -73,7 +73,8 @@ class MalleableGreedy(BaseDispatcher):
         self.config = config or GreedyConfig()
         if config is not None and config.semantics.clock != "engine":
             raise ConfigError("the engine runs the 'engine' clock; the float clock runs in "
-                              "the kernel (dispatchers.malleable.job_set_sim)", field="semantics")
+                              "the job-set simulation (dispatchers.malleable.job_set_sim)",
+                              field="semantics")
         if name:
             self.name = name
 

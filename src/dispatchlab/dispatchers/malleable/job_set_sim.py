@@ -47,7 +47,7 @@ _END, _BACK = 0, 1
 
 @dataclass(frozen=True)
 class JobSetJobs:
-    """Per-job inputs of the kernel (Python lists: read per event).
+    """Per-job inputs of the job-set simulation (Python lists: read per event).
 
     ``left0``: the work to do — reference seconds on ``units`` (engine clock) or the mass
     (float clock); ``mass``: the stretch denominator.

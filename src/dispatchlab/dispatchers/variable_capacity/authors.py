@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dispatchlab.dispatchers.base import BaseDispatcher, Dispatcher
-from dispatchlab.dispatchers.variable_capacity.authors_kernel import (
+from dispatchlab.dispatchers.variable_capacity.authors_sim import (
     STRATEGIES,
     AuthorsResult,
     AuthorsSetup,
@@ -60,9 +60,9 @@ RUN_AUTHORS = ("`dispatchlab simulate -w JOBFILE --scenario VARFILE --window-sta
 class AuthorsVC(BaseDispatcher):
     """A variable-capacity strategy with the ``authors`` semantics
     (``vc=NAME,semantics=authors[,quantiles=FILE,safe=16,neighbourhood=11,util_low=0.8,
-    util_high=0.95,clock_seed=S]``). It runs in its own kernel, on the authors' job and
+    util_high=0.95,clock_seed=S]``). It runs in its own simulation, on the authors' job and
     variation files (``dispatchlab simulate`` does it), not in the engine: see
-    :mod:`.authors_kernel`."""
+    :mod:`.authors_sim`."""
 
     capabilities = replace(CAPABILITIES, own_simulator=RUN_AUTHORS)
     semantics = "authors"
@@ -96,7 +96,7 @@ class AuthorsVC(BaseDispatcher):
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
         """Not an engine dispatcher (``simulate()`` refuses it before the run; this guards
         a :class:`Simulator` built by hand): say where it runs."""
-        raise ConfigError(f"{self.name} runs in the authors' kernel, not in the engine: "
+        raise ConfigError(f"{self.name} runs in the authors' simulation, not in the engine: "
                           f"{RUN_AUTHORS}", field="semantics")
 
 

@@ -6,7 +6,7 @@ per start or end event). :func:`try_place` is ``allocToMach`` line by line, incl
 quirks: the first fit scans the steps with its own "doable" bookkeeping (a new try begins
 only at a step that is not the last one), a machine with a one-step book takes the job at
 once without the stretch test, and the merge of equal neighbouring steps skips one step
-after each merge. Plain functions on arrays, compiled by Numba with the kernel.
+after each merge. Plain functions on arrays, compiled by Numba with the simulation.
 """
 
 from __future__ import annotations

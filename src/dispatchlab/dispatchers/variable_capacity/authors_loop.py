@@ -1,6 +1,6 @@
 """The event loop of the authors' simulator (``simu.cc``'s ``simulate`` and the functions it
 calls), statement by statement, on arrays, so that Numba compiles it whole
-(:mod:`.authors_kernel` sets it up and reads the result).
+(:mod:`.authors_sim` sets it up and reads the result).
 
 Names follow the C++: ``find_and_alloc`` is ``findAndAlloc``, ``first_fit`` ``FFit``,
 ``try_queue`` ``tryQueue``, ``realloc`` ``realloc``, ``update_muse`` ``updateMuse``.

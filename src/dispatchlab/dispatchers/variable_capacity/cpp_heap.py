@@ -10,7 +10,7 @@ the right one on ties, then sift the last element up from there).
 
 A heap is two arrays, whole-number keys ``K`` and payloads ``P``, and its size ``n``; a
 smaller key comes out first (the C++ comparator ``comp(a, b)`` is ``a.key > b.key``).
-Plain functions on arrays, so that Numba compiles them inside the authors' kernel.
+Plain functions on arrays, so that Numba compiles them inside the authors' simulation.
 """
 
 from __future__ import annotations

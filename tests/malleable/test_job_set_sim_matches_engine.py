@@ -49,6 +49,6 @@ def test_scale_up_set_matches_too() -> None:
 
 
 def test_engine_clock_refuses_the_float_clock() -> None:
-    with pytest.raises(Exception, match="float clock runs in the kernel"):
+    with pytest.raises(Exception, match="float clock runs in the job-set simulation"):
         MalleableGreedy(replace(setup_configs()["FIFO"],
                                 semantics=replace(PAPER, clock="float")))

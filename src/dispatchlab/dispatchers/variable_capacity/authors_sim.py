@@ -238,7 +238,7 @@ def simulate_rows(names: list[str], release: list[float], length: list[float],
     times = list(release) + list(length) + [float(t) for t, _ in variations] + [end]
     if any(x != int(x) for x in times) or max(times) * 5 + 5 >= (1 << 62) // MULT \
             or max(release, default=0) + 1 >= MULT:
-        raise ConfigError("the authors' kernel needs whole-number times below 2^31 s",
+        raise ConfigError("the authors' simulation needs whole-number times below 2^31 s",
                           field="release")
     keep: list[int] = []
     at: list[float] = []
