@@ -63,7 +63,7 @@ res = simulate(wl, plat, Policy("fifo", sel), check=False, loop=engine)
 cpu = time.process_time() - cpu
 s = res.summary
 print(json.dumps({"jobs": wl.n_jobs, "sim_s": s["sim_seconds"], "cpu_s": cpu,
-                  "engine": s["engine"], "compiled": bool(ops.compiled),
+                  "engine": s["loop"], "compiled": bool(ops.compiled),
                   "digests": schedule_digests(res)}))
 """
 
