@@ -20,22 +20,8 @@ from rich.table import Table
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import check_level, err_console, friendly_errors
-from dispatchlab.cli.simulate_cmd import (
-    BadOpt,
-    CpnOpt,
-    FormatOpt,
-    KeepOpt,
-    LimitOpt,
-    MissingOpt,
-    PlatformOpt,
-    ProcsOpt,
-    SkipOpt,
-    UnitsOpt,
-    WorkloadOpt,
-    ZeroOpt,
-    console,
-    load_options,
-)
+from dispatchlab.cli.options import LoadOptions, PlatformOpt, WorkloadOpt, with_load_options
+from dispatchlab.cli.simulate_cmd import console
 from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.experiments.backends import make_backend
 from dispatchlab.experiments.campaign import CampaignOutcome, Progress, run_campaign
@@ -456,28 +442,15 @@ def run_compare(req: CompareRequest) -> int:
     return 1 if outcome.failures else 0
 
 
-def workload_entry(
-    path: str,
-    fmt: str | None,
-    skip: int,
-    limit: int | None,
-    procs: str,
-    missing: str,
-    units: str,
-    cpn: int | None,
-    zero: bool,
-    keep: bool,
-    bad: bool,
-) -> dict[str, Any]:
+def workload_entry(path: str, opts: LoadOptions) -> dict[str, Any]:
     """The experiment-file form of the loading flags shared with ``simulate``."""
     from dispatchlab.workload.load import detect_format
 
-    opts = load_options(fmt, skip, limit, procs, missing, units, cpn, zero, keep, bad)
-    entry: dict[str, Any] = {"path": path, "skip": skip, "limit": limit}
-    if fmt is not None:
-        entry["format"] = fmt
+    entry: dict[str, Any] = {"path": path, "skip": opts.skip, "limit": opts.limit}
+    if opts.format is not None:
+        entry["format"] = opts.format
     p = Path(path)
-    detected = fmt
+    detected = opts.format
     if detected is None and p.exists():
         try:
             detected = detect_format(p)
@@ -498,6 +471,7 @@ def workload_entry(
 
 @app.command("compare")
 @friendly_errors
+@with_load_options
 def compare_command(
     workload: WorkloadOpt,
     dispatchers: Annotated[
@@ -539,16 +513,8 @@ def compare_command(
         int, typer.Option(help="Draw Gantt charts up to this many jobs.")
     ] = 5000,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
-    format: FormatOpt = None,
-    skip: SkipOpt = 0,
-    limit: LimitOpt = None,
-    swf_procs: ProcsOpt = "allocated",
-    swf_missing_estimate: MissingOpt = "runtime",
-    swf_units: UnitsOpt = "pool",
-    swf_cores_per_node: CpnOpt = None,
-    drop_zero_runtime: ZeroOpt = False,
-    keep_invalid: KeepOpt = False,
-    skip_bad_lines: BadOpt = False,
+    *,
+    load: LoadOptions,
     reject_infeasible: Annotated[
         bool,
         typer.Option(
@@ -594,19 +560,7 @@ def compare_command(
         raise ConfigError("must be between 0 and 1", field="alpha")
     from dispatchlab.cli.simulate_cmd import parse_metrics_window
 
-    entry = workload_entry(
-        workload,
-        format,
-        skip,
-        limit,
-        swf_procs,
-        swf_missing_estimate,
-        swf_units,
-        swf_cores_per_node,
-        drop_zero_runtime,
-        keep_invalid,
-        skip_bad_lines,
-    )
+    entry = workload_entry(workload, load)
     window = parse_metrics_window(metrics_window, None)
     machine = {"scenario": scenario, "power_cap": power_cap, "cooling": cooling,
                "temperature": temperature, "prices": prices,
