@@ -54,6 +54,7 @@ def convert_command(
         output_format,
         save_workload,
     )
+    from dispatchlab.workload.load_report import cleaning_counts
 
     fmt_out = to or output_format(target)
     if fmt_out not in OUTPUT_FORMATS:
@@ -73,9 +74,7 @@ def convert_command(
         if nb_res is not None:
             raise ConfigError("--nb-res applies to Batsim output only", field="--nb-res")
         save_workload(wl, target, fmt_out)
-    report = wl.meta.get("load_report") or {}
-    counts = {k: v for k, v in report.items() if isinstance(v, int) and not isinstance(v, bool)
-              and v and k not in ("records", "jobs")}
+    counts = cleaning_counts(wl.meta.get("load_report") or {})
     if counts:
         typer.echo("cleaning: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
     typer.echo(f"{wl.n_jobs:,} jobs ({wl.meta.get('format', 'workload')}) written to {target} "

@@ -23,6 +23,7 @@ from dispatchlab.metrics.results import Results
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
+from dispatchlab.workload.load_report import cleaning_counts
 from dispatchlab.workload.platform_for import platform_for
 from dispatchlab.workload.workload import Workload
 
@@ -177,7 +178,7 @@ def simulate_command(
         # tables=False: the per-job table and time series are built only by --out
         res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, engine=loop,
                        tables=False, **dynamic)
-    cleaning = cleaning_counts(wl)
+    cleaning = cleaning_counts(wl.meta.get("load_report") or {})  # reported, never silent
     if cleaning:
         res.summary["cleaning"] = cleaning
     if out is not None:
@@ -348,14 +349,6 @@ def save_atomically(res: Results, out: Path,
         raise ConfigError(f"cannot write results to {out}: {exc.strerror or exc}",
                           field="--out") from None
     shutil.rmtree(old, ignore_errors=True)
-
-
-def cleaning_counts(wl: Workload) -> dict[str, int]:
-    """Non-zero counts of what loading dropped or changed (reported, never silent)."""
-    report = wl.meta.get("load_report") or {}
-    return {k: int(v) for k, v in report.items()
-            if isinstance(v, int) and not isinstance(v, bool) and v
-            and k not in ("records", "jobs")}
 
 
 def require_jobs(wl: Workload, source: str) -> None:

@@ -38,6 +38,7 @@ import numpy.typing as npt
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
+from dispatchlab.workload.load_report import LoadReport
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload, check_time_base
 
 ObjArray = npt.NDArray[np.object_]
@@ -95,13 +96,11 @@ class AccountingOptions:
             raise WorkloadError("cores_per_node must be positive", field="cores_per_node")
 
 
-@dataclass
-class AccountingReport:
+@dataclass(kw_only=True)
+class AccountingReport(LoadReport):
     """What reading an accounting log did: records read and every count of a change."""
 
-    source: str
     format: str
-    records: int = 0
     bad_lines_skipped: int = 0
     steps_skipped: int = 0
     other_records_skipped: int = 0
@@ -123,22 +122,8 @@ class AccountingReport:
     array_groups_unmarked: int = 0
     het_groups_unmarked: int = 0
     job_ids_assigned: int = 0
-    jobs: int = 0
     states: dict[str, int] = field(default_factory=dict)
     header: dict[str, str] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
-
-    def lines(self) -> list[str]:
-        """Human-readable lines, one per non-zero count."""
-        out = [f"{self.records} records read from {self.source}"]
-        for key, value in asdict(self).items():
-            if isinstance(value, int) and value and key not in ("records", "jobs"):
-                out.append(f"{value} {key.replace('_', ' ')}")
-        out.append(f"{self.jobs} jobs kept")
-        return out
 
 
 @dataclass

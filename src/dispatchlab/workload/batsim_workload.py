@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +37,7 @@ import numpy as np
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
+from dispatchlab.workload.load_report import LoadReport
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload
 
 SUPPORTED_PROFILES = ("delay", "parallel_homogeneous")
@@ -63,13 +64,11 @@ class BatsimOptions:
             raise WorkloadError("unsupported must be drop or error", field="unsupported")
 
 
-@dataclass
-class BatsimReport:
+@dataclass(kw_only=True)
+class BatsimReport(LoadReport):
     """What reading a Batsim workload did."""
 
-    source: str
     format: str = "batsim"
-    records: int = 0
     dropped_profiles: dict[str, int] = field(default_factory=dict)
     dropped_unsupported_profile: int = 0
     communication_ignored: int = 0
@@ -77,12 +76,7 @@ class BatsimReport:
     runtime_over_request: int = 0
     fractional_times_rounded: int = 0
     job_ids_assigned: int = 0
-    jobs: int = 0
     header: dict[str, str] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
 
 
 def load_batsim(path: str | Path, options: BatsimOptions | None = None) -> Workload:
