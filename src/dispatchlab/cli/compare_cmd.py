@@ -32,7 +32,7 @@ from dispatchlab.experiments.spec import parse_experiment
 from dispatchlab.experiments.store import RunStore
 from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, Comparison, build_comparison
 from dispatchlab.report.format import fmt_metric
-from dispatchlab.report.tables import best_rows, group_label, groups_of
+from dispatchlab.report.tables import best_rows, group_label, group_rows, groups_of
 from dispatchlab.stats.metrics import METRICS
 from dispatchlab.stats.ranking import Ranking
 
@@ -301,13 +301,7 @@ def print_comparison(cmp: Comparison) -> None:
             )
             gt.add_column(f"{label}{jobs}\nmean wait", justify="right")
             gt.add_column("\nmean bsld", justify="right")
-        for d, row in table.iterrows():
-            cells = [str(d)]
-            for g in groups:
-                cells += [
-                    fmt_metric("mean_wait", row[(g, "mean_wait")]),
-                    fmt_metric("mean_bounded_slowdown", row[(g, "mean_bounded_slowdown")]),
-                ]
+        for cells in group_rows(table, ("mean_wait", "mean_bounded_slowdown")):
             gt.add_row(*cells)
         show(gt)
     if cmp.stats is not None:
