@@ -20,7 +20,13 @@ from rich.table import Table
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import check_level, err_console, friendly_errors
-from dispatchlab.cli.options import LoadOptions, PlatformOpt, WorkloadOpt, with_load_options
+from dispatchlab.cli.options import (
+    LoadOptions,
+    PlatformOpt,
+    WalltimeKillOpt,
+    WorkloadOpt,
+    with_load_options,
+)
 from dispatchlab.cli.simulate_cmd import console
 from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.experiments.backends import make_backend
@@ -520,10 +526,7 @@ def compare_command(
         "file or gen:NAME:k=v,… (as simulate).")] = None,
     power_cap: Annotated[float | None, typer.Option(
         help="Machine-wide power cap in W (as simulate).")] = None,
-    walltime_kill: Annotated[bool, typer.Option(
-        "--walltime-kill/--no-walltime-kill",
-        help="Kill jobs at their requested time, or let each run its actual run time.")]
-    = True,
+    walltime_kill: WalltimeKillOpt = True,
     cooling: Annotated[str | None, typer.Option(
         help="Cooling model for the profit entry: air | hybrid | a PUE table CSV.")] = None,
     temperature: Annotated[str | None, typer.Option(

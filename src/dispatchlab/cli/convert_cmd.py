@@ -9,6 +9,7 @@ import typer
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.options import BadOpt
 from dispatchlab.errors import ConfigError
 
 
@@ -34,9 +35,7 @@ def convert_command(
     = None,
     cores_per_node: Annotated[int | None, typer.Option(
         help="Accounting logs with --units nodes: cores per node.")] = None,
-    skip_bad_lines: Annotated[bool, typer.Option(
-        "--skip-bad-lines", help="Skip (and count) malformed lines instead of failing.")]
-    = False,
+    skip_bad_lines: BadOpt = False,
     speed: Annotated[float | None, typer.Option(
         help="Batsim input: host speed in flop/s for parallel_homogeneous profiles.")] = None,
     batsim_platform: Annotated[str | None, typer.Option(

@@ -42,6 +42,11 @@ KeepOpt = Annotated[bool, typer.Option("--keep-invalid",
                     help="Fail on jobs without processors/run time instead of dropping them.")]
 BadOpt = Annotated[bool, typer.Option("--skip-bad-lines",
                    help="Skip (and count) malformed lines instead of failing.")]
+# options that several commands declare alike
+WalltimeKillOpt = Annotated[bool, typer.Option(
+    "--walltime-kill/--no-walltime-kill",
+    help="Kill jobs at their requested time, or let each run its actual run time.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 # the command-line form of each LoadOptions field (eurora_units is simulate's own option)
 LOAD_OPTIONS: dict[str, Any] = {

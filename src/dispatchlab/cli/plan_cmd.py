@@ -13,6 +13,7 @@ from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
 from dispatchlab.cli.options import (
     FormatOpt,
+    JsonOpt,
     LimitOpt,
     LoadOptions,
     PlatformOpt,
@@ -64,7 +65,7 @@ def plan_command(
     watts_per_core: Annotated[float | None, typer.Option(
         help="Power (W per core) of jobs without a power figure.")] = None,
     seed: Annotated[int, typer.Option(help="CP-SAT seed.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: JsonOpt = False,
     format: FormatOpt = None,
     skip: SkipOpt = 0,
     limit: LimitOpt = None,

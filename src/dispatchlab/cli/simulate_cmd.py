@@ -15,7 +15,13 @@ from rich.table import Table
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import err_console, friendly_errors
-from dispatchlab.cli.options import LoadOptions, PlatformOpt, WorkloadOpt, with_load_options
+from dispatchlab.cli.options import (
+    LoadOptions,
+    PlatformOpt,
+    WalltimeKillOpt,
+    WorkloadOpt,
+    with_load_options,
+)
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.energy.job_power import job_power_source, parse_fallback
 from dispatchlab.errors import ConfigError, WorkloadError
@@ -64,10 +70,7 @@ def simulate_command(
     scenario: Annotated[list[str] | None, typer.Option(
         help="Changes over time: a CSV/Parquet file (time,what,value[,target]) or "
         "gen:NAME:k=v,… (repeat to merge).")] = None,
-    walltime_kill: Annotated[bool, typer.Option(
-        "--walltime-kill/--no-walltime-kill",
-        help="Kill jobs at their requested time, or let each run its actual run time.")]
-    = True,
+    walltime_kill: WalltimeKillOpt = True,
     power_cap: Annotated[str | None, typer.Option(
         help="Machine-wide power cap in W (idle nodes count), or a varying cap: an Eurora "
         "seconds;watts profile FILE (the same as --scenario FILE; --scenario also takes a "
