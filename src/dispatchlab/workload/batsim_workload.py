@@ -37,6 +37,7 @@ import numpy as np
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
+from dispatchlab.workload.accounting import requested_times
 from dispatchlab.workload.load_report import LoadReport
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload
 
@@ -233,11 +234,7 @@ def _workload(rows: list[dict[str, Any]], extra: dict[str, Any], cores_per_host:
     runtime = np.array([r["runtime"] for r in rows], np.int64)
     wall = np.array([np.nan if r["walltime"] is None else r["walltime"] for r in rows],
                     np.float64)
-    missing = np.isnan(wall) | (wall <= 0)
-    report.estimate_from_runtime = int(missing.sum())
-    walltime = np.where(missing, np.maximum(runtime, 1),
-                        np.ceil(np.nan_to_num(wall, nan=1.0))).astype(np.int64)
-    report.runtime_over_request = int((runtime > walltime).sum())
+    walltime, _ = requested_times(wall, runtime, report)
     submit = np.array([r["subtime"] for r in rows], np.int64)
     req_extra = [j.get("req") if isinstance(j.get("req"), dict) else None for j in jobs]
     named = extra.get("resources")
