@@ -59,3 +59,22 @@ def test_cleaning_counts_leave_out_what_is_no_count() -> None:
     report = {"source": "f", "records": 4, "jobs": 3, "flag": True, "states": {"a": 1},
               "dropped_x": 2, "zero": 0}
     assert cleaning_counts(report) == {"dropped_x": 2}
+
+
+def test_header_number_reads_the_first_word_of_a_positive_field() -> None:
+    from dispatchlab.workload.load_report import header_number, report_header
+
+    meta = {"load_report": {"header": {"MaxProcs": "128 cores", "MaxNodes": "0",
+                                       "Note": "x"}}}
+    assert header_number(meta, "MaxProcs") == 128
+    assert header_number(meta, "MaxNodes") is None
+    assert header_number(meta, "Note") is None
+    assert header_number(meta, "Absent") is None
+    assert report_header({}) == {} and report_header({"load_report": "odd"}) == {}
+
+
+def test_zone_or_utc_falls_back_to_utc() -> None:
+    from dispatchlab.workload.workload import zone_or_utc
+
+    assert str(zone_or_utc("Europe/Rome")) == "Europe/Rome"
+    assert str(zone_or_utc(None)) == str(zone_or_utc("Not/AZone")) == "UTC"

@@ -38,7 +38,7 @@ import numpy as np
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.workload.accounting import requested_times
-from dispatchlab.workload.load_report import LoadReport
+from dispatchlab.workload.load_report import LoadReport, header_number
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload
 
 SUPPORTED_PROFILES = ("delay", "parallel_homogeneous")
@@ -277,7 +277,7 @@ def write_batsim(workload: Workload, path: str | Path, *, nb_res: int | None = N
     p = Path(path)
     one_core = wl.resources == (CORES,) and bool((wl.req[:, 0] == 1).all())
     if nb_res is None:
-        nb_res = _header_procs(wl) if one_core else None
+        nb_res = header_number(wl.meta, "MaxProcs") if one_core else None
         nb_res = nb_res or (int(wl.units.max()) if wl.n_jobs else 1)
     if wl.n_jobs and nb_res < int(wl.units.max()):
         raise WorkloadError(f"nb_res {nb_res} is below the widest job's {int(wl.units.max())} "
@@ -318,11 +318,3 @@ def write_batsim(workload: Workload, path: str | Path, *, nb_res: int | None = N
     return p
 
 
-def _header_procs(wl: Workload) -> int | None:
-    rep = wl.meta.get("load_report")
-    header = rep.get("header") if isinstance(rep, dict) else None
-    try:
-        value = int(str((header or {}).get("MaxProcs", "")).split()[0])
-    except (ValueError, IndexError):
-        return None
-    return value if value > 0 else None

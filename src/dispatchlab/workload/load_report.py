@@ -45,6 +45,23 @@ class LoadReport:
         return []
 
 
+def report_header(meta: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The file header's fields a reader kept in ``meta["load_report"]`` (empty if none)."""
+    report = meta.get("load_report")
+    header = report.get("header") if isinstance(report, Mapping) else None
+    return header if isinstance(header, Mapping) else {}
+
+
+def header_number(meta: Mapping[str, Any], key: str) -> int | None:
+    """Header field ``key`` (see :func:`report_header`) as a positive whole number (its
+    first word: ``MaxProcs: 128 cores`` gives 128), else None."""
+    try:
+        value = int(str(report_header(meta).get(key, "")).split()[0])
+    except (ValueError, IndexError):
+        return None
+    return value if value > 0 else None
+
+
 def cleaning_counts(report: Mapping[str, Any]) -> dict[str, int]:
     """The non-zero counts of what loading dropped or changed, from a report's dict."""
     return {k: int(v) for k, v in report.items()
