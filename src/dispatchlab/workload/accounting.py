@@ -96,13 +96,11 @@ class AccountingOptions:
             raise WorkloadError("cores_per_node must be positive", field="cores_per_node")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AccountingReport(LoadReport):
     """What reading an accounting log did: records read and every count of a change."""
 
-    source: str
     format: str
-    records: int = 0
     bad_lines_skipped: int = 0
     steps_skipped: int = 0
     other_records_skipped: int = 0
@@ -124,7 +122,6 @@ class AccountingReport(LoadReport):
     array_groups_unmarked: int = 0
     het_groups_unmarked: int = 0
     job_ids_assigned: int = 0
-    jobs: int = 0
     states: dict[str, int] = field(default_factory=dict)
     header: dict[str, str] = field(default_factory=dict)
 

@@ -65,13 +65,11 @@ class BatsimOptions:
             raise WorkloadError("unsupported must be drop or error", field="unsupported")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BatsimReport(LoadReport):
     """What reading a Batsim workload did."""
 
-    source: str
     format: str = "batsim"
-    records: int = 0
     dropped_profiles: dict[str, int] = field(default_factory=dict)
     dropped_unsupported_profile: int = 0
     communication_ignored: int = 0
@@ -79,7 +77,6 @@ class BatsimReport(LoadReport):
     runtime_over_request: int = 0
     fractional_times_rounded: int = 0
     job_ids_assigned: int = 0
-    jobs: int = 0
     header: dict[str, str] = field(default_factory=dict)
 
 

@@ -138,7 +138,7 @@ class EuroraOptions:
             object.__setattr__(self, "power_predictions", str(self.power_predictions))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class EuroraReport(LoadReport):
     """What loading a Eurora batch did: lines read and every anomaly counted."""
 
@@ -158,8 +158,6 @@ class EuroraReport(LoadReport):
         "power_predicted": "jobs with a power prediction",
     }
 
-    source: str
-    records: int = 0
     bad_lines_skipped: int = 0
     duplicate_lines_dropped: int = 0
     runtime_over_walltime: int = 0
@@ -172,7 +170,6 @@ class EuroraReport(LoadReport):
     unknown_queues: list[str] = field(default_factory=list)
     power_predicted: int = 0
     app_types: dict[str, int] = field(default_factory=dict)
-    jobs: int = 0
 
     def notes(self) -> list[str]:
         """The queues whose expected wait is unknown."""

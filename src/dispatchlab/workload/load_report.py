@@ -1,22 +1,22 @@
 """What loading a trace did, counted the same way by every reader.
 
-Each reader's report is a dataclass extending :class:`LoadReport`: the fields ``source``,
-``records`` (read) and ``jobs`` (kept), one integer field per cleaning step it counts, in the
-order its ``workload.meta["load_report"]`` (:meth:`LoadReport.as_dict`) lists them.
+Each reader extends :class:`LoadReport` with one integer field per cleaning step it counts;
+``workload.meta["load_report"]`` holds :meth:`LoadReport.as_dict`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 #: Counts of a report that are no cleaning step: what was read and what was kept.
 NOT_CLEANING = ("records", "jobs")
 
 
+@dataclass(kw_only=True)
 class LoadReport:
-    """The file read, its records, the jobs kept and the counts of a reader's dataclass."""
+    """The file read, its records, and the jobs kept; a reader's subclass adds its counts."""
 
     #: Human labels of the counts (a count without one reads as its name, spaced).
     LABELS: ClassVar[Mapping[str, str]] = {}
@@ -24,12 +24,12 @@ class LoadReport:
     READ: ClassVar[str] = "records"
 
     source: str
-    records: int
-    jobs: int
+    records: int = 0
+    jobs: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return asdict(self)  # type: ignore[call-overload]
+        return asdict(self)
 
     def lines(self) -> list[str]:
         """Human-readable lines, one per non-zero count."""

@@ -99,7 +99,7 @@ class SwfOptions:
             raise WorkloadError("cores_per_node must be positive", field="cores_per_node")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SwfReport(LoadReport):
     """What loading did: records read and what each cleaning step changed."""
 
@@ -116,8 +116,6 @@ class SwfReport(LoadReport):
         "limited": "cut (--limit)",
     }
 
-    source: str
-    records: int = 0
     bad_lines_skipped: int = 0
     dropped_unknown_submit: int = 0
     dropped_no_procs: int = 0
@@ -128,7 +126,6 @@ class SwfReport(LoadReport):
     runtime_over_request: int = 0
     skipped: int = 0
     limited: int = 0
-    jobs: int = 0
     header: dict[str, str] = field(default_factory=dict)
 
 
