@@ -20,22 +20,14 @@ from rich.table import Table
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import check_level, err_console, friendly_errors
-from dispatchlab.cli.simulate_cmd import (
-    BadOpt,
-    CpnOpt,
-    FormatOpt,
-    KeepOpt,
-    LimitOpt,
-    MissingOpt,
+from dispatchlab.cli.options import (
+    LoadOptions,
     PlatformOpt,
-    ProcsOpt,
-    SkipOpt,
-    UnitsOpt,
+    WalltimeKillOpt,
     WorkloadOpt,
-    ZeroOpt,
-    console,
-    load_options,
+    with_load_options,
 )
+from dispatchlab.cli.simulate_cmd import console
 from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.experiments.backends import make_backend
 from dispatchlab.experiments.campaign import CampaignOutcome, Progress, run_campaign
@@ -46,7 +38,7 @@ from dispatchlab.experiments.spec import parse_experiment
 from dispatchlab.experiments.store import RunStore
 from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, Comparison, build_comparison
 from dispatchlab.report.format import fmt_metric
-from dispatchlab.report.tables import best_rows, group_label, groups_of
+from dispatchlab.report.tables import best_rows, group_label, group_rows, groups_of
 from dispatchlab.stats.metrics import METRICS
 from dispatchlab.stats.ranking import Ranking
 
@@ -315,13 +307,7 @@ def print_comparison(cmp: Comparison) -> None:
             )
             gt.add_column(f"{label}{jobs}\nmean wait", justify="right")
             gt.add_column("\nmean bsld", justify="right")
-        for d, row in table.iterrows():
-            cells = [str(d)]
-            for g in groups:
-                cells += [
-                    fmt_metric("mean_wait", row[(g, "mean_wait")]),
-                    fmt_metric("mean_bounded_slowdown", row[(g, "mean_bounded_slowdown")]),
-                ]
+        for cells in group_rows(table, ("mean_wait", "mean_bounded_slowdown")):
             gt.add_row(*cells)
         show(gt)
     if cmp.stats is not None:
@@ -456,28 +442,15 @@ def run_compare(req: CompareRequest) -> int:
     return 1 if outcome.failures else 0
 
 
-def workload_entry(
-    path: str,
-    fmt: str | None,
-    skip: int,
-    limit: int | None,
-    procs: str,
-    missing: str,
-    units: str,
-    cpn: int | None,
-    zero: bool,
-    keep: bool,
-    bad: bool,
-) -> dict[str, Any]:
+def workload_entry(path: str, opts: LoadOptions) -> dict[str, Any]:
     """The experiment-file form of the loading flags shared with ``simulate``."""
     from dispatchlab.workload.load import detect_format
 
-    opts = load_options(fmt, skip, limit, procs, missing, units, cpn, zero, keep, bad)
-    entry: dict[str, Any] = {"path": path, "skip": skip, "limit": limit}
-    if fmt is not None:
-        entry["format"] = fmt
+    entry: dict[str, Any] = {"path": path, "skip": opts.skip, "limit": opts.limit}
+    if opts.format is not None:
+        entry["format"] = opts.format
     p = Path(path)
-    detected = fmt
+    detected = opts.format
     if detected is None and p.exists():
         try:
             detected = detect_format(p)
@@ -498,6 +471,7 @@ def workload_entry(
 
 @app.command("compare")
 @friendly_errors
+@with_load_options
 def compare_command(
     workload: WorkloadOpt,
     dispatchers: Annotated[
@@ -539,16 +513,8 @@ def compare_command(
         int, typer.Option(help="Draw Gantt charts up to this many jobs.")
     ] = 5000,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
-    format: FormatOpt = None,
-    skip: SkipOpt = 0,
-    limit: LimitOpt = None,
-    swf_procs: ProcsOpt = "allocated",
-    swf_missing_estimate: MissingOpt = "runtime",
-    swf_units: UnitsOpt = "pool",
-    swf_cores_per_node: CpnOpt = None,
-    drop_zero_runtime: ZeroOpt = False,
-    keep_invalid: KeepOpt = False,
-    skip_bad_lines: BadOpt = False,
+    *,
+    load: LoadOptions,
     reject_infeasible: Annotated[
         bool,
         typer.Option(
@@ -560,10 +526,7 @@ def compare_command(
         "file or gen:NAME:k=v,… (as simulate).")] = None,
     power_cap: Annotated[float | None, typer.Option(
         help="Machine-wide power cap in W (as simulate).")] = None,
-    walltime_kill: Annotated[bool, typer.Option(
-        "--walltime-kill/--no-walltime-kill",
-        help="Kill jobs at their requested time, or let each run its actual run time.")]
-    = True,
+    walltime_kill: WalltimeKillOpt = True,
     cooling: Annotated[str | None, typer.Option(
         help="Cooling model for the profit entry: air | hybrid | a PUE table CSV.")] = None,
     temperature: Annotated[str | None, typer.Option(
@@ -594,19 +557,7 @@ def compare_command(
         raise ConfigError("must be between 0 and 1", field="alpha")
     from dispatchlab.cli.simulate_cmd import parse_metrics_window
 
-    entry = workload_entry(
-        workload,
-        format,
-        skip,
-        limit,
-        swf_procs,
-        swf_missing_estimate,
-        swf_units,
-        swf_cores_per_node,
-        drop_zero_runtime,
-        keep_invalid,
-        skip_bad_lines,
-    )
+    entry = workload_entry(workload, load)
     window = parse_metrics_window(metrics_window, None)
     machine = {"scenario": scenario, "power_cap": power_cap, "cooling": cooling,
                "temperature": temperature, "prices": prices,

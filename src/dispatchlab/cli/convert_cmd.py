@@ -9,6 +9,7 @@ import typer
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.options import BadOpt
 from dispatchlab.errors import ConfigError
 
 
@@ -34,9 +35,7 @@ def convert_command(
     = None,
     cores_per_node: Annotated[int | None, typer.Option(
         help="Accounting logs with --units nodes: cores per node.")] = None,
-    skip_bad_lines: Annotated[bool, typer.Option(
-        "--skip-bad-lines", help="Skip (and count) malformed lines instead of failing.")]
-    = False,
+    skip_bad_lines: BadOpt = False,
     speed: Annotated[float | None, typer.Option(
         help="Batsim input: host speed in flop/s for parallel_homogeneous profiles.")] = None,
     batsim_platform: Annotated[str | None, typer.Option(
@@ -54,6 +53,7 @@ def convert_command(
         output_format,
         save_workload,
     )
+    from dispatchlab.workload.load_report import cleaning_counts
 
     fmt_out = to or output_format(target)
     if fmt_out not in OUTPUT_FORMATS:
@@ -73,9 +73,7 @@ def convert_command(
         if nb_res is not None:
             raise ConfigError("--nb-res applies to Batsim output only", field="--nb-res")
         save_workload(wl, target, fmt_out)
-    report = wl.meta.get("load_report") or {}
-    counts = {k: v for k, v in report.items() if isinstance(v, int) and not isinstance(v, bool)
-              and v and k not in ("records", "jobs")}
+    counts = cleaning_counts(wl.meta.get("load_report") or {})
     if counts:
         typer.echo("cleaning: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
     typer.echo(f"{wl.n_jobs:,} jobs ({wl.meta.get('format', 'workload')}) written to {target} "

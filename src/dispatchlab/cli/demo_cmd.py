@@ -22,6 +22,7 @@ from dispatchlab.cli.compare_cmd import (
     workload_entry,
 )
 from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.options import LoadOptions
 from dispatchlab.cli.simulate_cmd import console
 
 DEMO_TRACE = "KTH-SP2-1996-2.1-cln.slice.swf.gz"
@@ -72,9 +73,7 @@ def demo_command(
         highlight=False,
         soft_wrap=True,
     )
-    entry = workload_entry(
-        str(demo_trace()), None, 0, None, "allocated", "runtime", "pool", None, False, False, False
-    )
+    entry = workload_entry(str(demo_trace()), LoadOptions())
     req = CompareRequest(
         workload=entry,
         dispatchers=chosen,

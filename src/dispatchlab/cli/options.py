@@ -1,12 +1,59 @@
-"""Options shared by the commands that load a workload (SWF cleaning and slicing)."""
+"""Options shared by the commands that load a workload (SWF cleaning and slicing).
+
+The reading options are declared once here; :func:`with_load_options` gives a command all of
+them in place of its ``load: LoadOptions`` parameter and hands the command one record.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Annotated, Any, TypeVar
+
+import typer
 
 from dispatchlab.workload.eurora import EuroraOptions
 from dispatchlab.workload.swf import SwfOptions
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+WorkloadOpt = Annotated[str, typer.Option("--workload", "-w",
+                        help="Trace path (SWF, .swf.gz, Eurora batch, Parquet, CSV) or generator.")]
+FormatOpt = Annotated[str | None,
+                      typer.Option(help="swf|eurora|sacct|sacct-json|jobcomp|pbs|batsim|"
+                                        "parquet|csv|vcjobs (detected if omitted).")]
+PlatformOpt = Annotated[str | None, typer.Option("--platform", "-p",
+                        help="Inline spec (nodes=128,cores=16), preset (eurora) or file. "
+                             "Default: from the SWF header.")]
+SkipOpt = Annotated[int, typer.Option(help="Skip the first N jobs (after cleaning).")]
+LimitOpt = Annotated[int | None, typer.Option(help="Keep at most N jobs (after cleaning).")]
+ProcsOpt = Annotated[str, typer.Option("--swf-procs",
+                     help="SWF processor count: allocated|requested|max.")]
+MissingOpt = Annotated[str, typer.Option("--swf-missing-estimate",
+                       help="Missing requested time: runtime (use run time) | reject.")]
+UnitsOpt = Annotated[str, typer.Option("--swf-units",
+                     help="pool: each processor a 1-core unit | nodes: whole exclusive nodes.")]
+CpnOpt = Annotated[int | None, typer.Option("--swf-cores-per-node",
+                   help="Cores per node for --swf-units nodes (default: header).")]
+ZeroOpt = Annotated[bool, typer.Option("--drop-zero-runtime", help="Drop jobs with run time 0.")]
+KeepOpt = Annotated[bool, typer.Option("--keep-invalid",
+                    help="Fail on jobs without processors/run time instead of dropping them.")]
+BadOpt = Annotated[bool, typer.Option("--skip-bad-lines",
+                   help="Skip (and count) malformed lines instead of failing.")]
+# options that several commands declare alike
+WalltimeKillOpt = Annotated[bool, typer.Option(
+    "--walltime-kill/--no-walltime-kill",
+    help="Kill jobs at their requested time, or let each run its actual run time.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+# the command-line form of each LoadOptions field (eurora_units is simulate's own option)
+LOAD_OPTIONS: dict[str, Any] = {
+    "format": FormatOpt, "skip": SkipOpt, "limit": LimitOpt, "swf_procs": ProcsOpt,
+    "swf_missing_estimate": MissingOpt, "swf_units": UnitsOpt, "swf_cores_per_node": CpnOpt,
+    "drop_zero_runtime": ZeroOpt, "keep_invalid": KeepOpt, "skip_bad_lines": BadOpt,
+}
 
 
 @dataclass
@@ -47,3 +94,28 @@ class LoadOptions:
         kwargs["skip"] = self.skip
         kwargs["limit"] = self.limit
         return kwargs
+
+
+def with_load_options(command: F) -> F:
+    """``command`` with the reading options of :data:`LOAD_OPTIONS`, in the place of its
+    ``load: LoadOptions`` parameter (so ``--help`` lists them there), collected into one
+    :class:`LoadOptions` handed to it as ``load``."""
+    signature = inspect.signature(command, eval_str=True)
+    defaults = asdict(LoadOptions())
+    params: list[inspect.Parameter] = []
+    for param in signature.parameters.values():
+        if param.name != "load":
+            params.append(param)
+            continue
+        params += [inspect.Parameter(name, param.kind, annotation=annotation,
+                                     default=defaults[name])
+                   for name, annotation in LOAD_OPTIONS.items()]
+
+    @functools.wraps(command)
+    def with_load(*args: Any, **kwargs: Any) -> Any:
+        given = {name: kwargs.pop(name) for name in LOAD_OPTIONS if name in kwargs}
+        return command(*args, load=LoadOptions(**given), **kwargs)
+
+    with_load.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    with_load.__annotations__ = {p.name: p.annotation for p in params}
+    return with_load  # type: ignore[return-value]

@@ -11,15 +11,16 @@ import typer
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
-from dispatchlab.cli.simulate_cmd import (
+from dispatchlab.cli.options import (
     FormatOpt,
+    JsonOpt,
     LimitOpt,
+    LoadOptions,
     PlatformOpt,
     SkipOpt,
     WorkloadOpt,
-    console,
-    load_options,
 )
+from dispatchlab.cli.simulate_cmd import console
 from dispatchlab.errors import ConfigError
 
 
@@ -64,7 +65,7 @@ def plan_command(
     watts_per_core: Annotated[float | None, typer.Option(
         help="Power (W per core) of jobs without a power figure.")] = None,
     seed: Annotated[int, typer.Option(help="CP-SAT seed.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: JsonOpt = False,
     format: FormatOpt = None,
     skip: SkipOpt = 0,
     limit: LimitOpt = None,
@@ -81,8 +82,7 @@ def plan_command(
     if search not in SEARCHES:
         raise ConfigError(f"unknown search '{search}' (known: {', '.join(SEARCHES)})",
                           field="--search")
-    opts = load_options(format, skip, limit, "allocated", "runtime", "pool", None, False,
-                        False, False)
+    opts = LoadOptions(format=format, skip=skip, limit=limit)
     wl = load_workload(workload, **opts.reader_kwargs())
     if not wl.n_jobs:
         raise ConfigError(f"{workload}: no jobs to plan", field="--workload")

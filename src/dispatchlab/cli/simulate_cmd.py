@@ -15,7 +15,13 @@ from rich.table import Table
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import err_console, friendly_errors
-from dispatchlab.cli.options import LoadOptions
+from dispatchlab.cli.options import (
+    LoadOptions,
+    PlatformOpt,
+    WalltimeKillOpt,
+    WorkloadOpt,
+    with_load_options,
+)
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.energy.job_power import job_power_source, parse_fallback
 from dispatchlab.errors import ConfigError, WorkloadError
@@ -23,46 +29,15 @@ from dispatchlab.metrics.results import Results
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
+from dispatchlab.workload.load_report import cleaning_counts
 from dispatchlab.workload.platform_for import platform_for
 from dispatchlab.workload.workload import Workload
 
 console = Console()
 
-WorkloadOpt = Annotated[str, typer.Option("--workload", "-w",
-                        help="Trace path (SWF, .swf.gz, Eurora batch, Parquet, CSV) or generator.")]
-FormatOpt = Annotated[str | None,
-                      typer.Option(help="swf|eurora|sacct|sacct-json|jobcomp|pbs|batsim|"
-                                        "parquet|csv|vcjobs (detected if omitted).")]
-PlatformOpt = Annotated[str | None, typer.Option("--platform", "-p",
-                        help="Inline spec (nodes=128,cores=16), preset (eurora) or file. "
-                             "Default: from the SWF header.")]
-SkipOpt = Annotated[int, typer.Option(help="Skip the first N jobs (after cleaning).")]
-LimitOpt = Annotated[int | None, typer.Option(help="Keep at most N jobs (after cleaning).")]
-ProcsOpt = Annotated[str, typer.Option("--swf-procs",
-                     help="SWF processor count: allocated|requested|max.")]
-MissingOpt = Annotated[str, typer.Option("--swf-missing-estimate",
-                       help="Missing requested time: runtime (use run time) | reject.")]
-UnitsOpt = Annotated[str, typer.Option("--swf-units",
-                     help="pool: each processor a 1-core unit | nodes: whole exclusive nodes.")]
-CpnOpt = Annotated[int | None, typer.Option("--swf-cores-per-node",
-                   help="Cores per node for --swf-units nodes (default: header).")]
-ZeroOpt = Annotated[bool, typer.Option("--drop-zero-runtime", help="Drop jobs with run time 0.")]
-KeepOpt = Annotated[bool, typer.Option("--keep-invalid",
-                    help="Fail on jobs without processors/run time instead of dropping them.")]
-BadOpt = Annotated[bool, typer.Option("--skip-bad-lines",
-                   help="Skip (and count) malformed lines instead of failing.")]
-
-
-def load_options(fmt: str | None, skip: int, limit: int | None, procs: str, missing: str,
-                 units: str, cpn: int | None, zero: bool, keep: bool, bad: bool) -> LoadOptions:
-    """Bundle the shared loading flags."""
-    return LoadOptions(format=fmt, skip=skip, limit=limit, swf_procs=procs,
-                       swf_missing_estimate=missing, swf_units=units, swf_cores_per_node=cpn,
-                       drop_zero_runtime=zero, keep_invalid=keep, skip_bad_lines=bad)
-
-
 @app.command("simulate")
 @friendly_errors
+@with_load_options
 def simulate_command(
     workload: WorkloadOpt,
     platform: PlatformOpt = None,
@@ -78,16 +53,8 @@ def simulate_command(
         "layout that evalys reads) or swf (schedule.swf); repeatable.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")]
     = False,
-    format: FormatOpt = None,
-    skip: SkipOpt = 0,
-    limit: LimitOpt = None,
-    swf_procs: ProcsOpt = "allocated",
-    swf_missing_estimate: MissingOpt = "runtime",
-    swf_units: UnitsOpt = "pool",
-    swf_cores_per_node: CpnOpt = None,
-    drop_zero_runtime: ZeroOpt = False,
-    keep_invalid: KeepOpt = False,
-    skip_bad_lines: BadOpt = False,
+    *,
+    load: LoadOptions,
     eurora_units: Annotated[str, typer.Option(
         help="Eurora batches: job units from the requested nodes, or the number of chunks "
         "listed (chunks: PA-HPC-SIM's reading).")] = "requested",
@@ -103,10 +70,7 @@ def simulate_command(
     scenario: Annotated[list[str] | None, typer.Option(
         help="Changes over time: a CSV/Parquet file (time,what,value[,target]) or "
         "gen:NAME:k=v,… (repeat to merge).")] = None,
-    walltime_kill: Annotated[bool, typer.Option(
-        "--walltime-kill/--no-walltime-kill",
-        help="Kill jobs at their requested time, or let each run its actual run time.")]
-    = True,
+    walltime_kill: WalltimeKillOpt = True,
     power_cap: Annotated[str | None, typer.Option(
         help="Machine-wide power cap in W (idle nodes count), or a varying cap: an Eurora "
         "seconds;watts profile FILE (the same as --scenario FILE; --scenario also takes a "
@@ -155,9 +119,7 @@ def simulate_command(
         "stretch, aborted volume, alive capacity).")] = None,
 ) -> None:
     """Simulate one dispatcher on one workload and print the summary."""
-    opts = load_options(format, skip, limit, swf_procs, swf_missing_estimate, swf_units,
-                        swf_cores_per_node, drop_zero_runtime, keep_invalid, skip_bad_lines)
-    opts.eurora_units = eurora_units
+    load.eurora_units = eurora_units
     if engine is not None:
         err_console.print("warning: simulate --engine is deprecated; use --loop",
                           highlight=False)
@@ -177,9 +139,9 @@ def simulate_command(
     if out is not None:
         check_out(out, force)
     check_schedule_formats(schedule_format, out)
-    reader: dict[str, Any] = {**opts.reader_kwargs(),
-                              **job_file_window(workload, format, window_start, window),
-                              **batsim_platform(workload, format, platform)}
+    reader: dict[str, Any] = {**load.reader_kwargs(),
+                              **job_file_window(workload, load.format, window_start, window),
+                              **batsim_platform(workload, load.format, platform)}
     wl = load_workload(workload, **reader)
     require_jobs(wl, workload)
     if platform is None:
@@ -219,7 +181,7 @@ def simulate_command(
         # tables=False: the per-job table and time series are built only by --out
         res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, loop=loop,
                        tables=False, **dynamic)
-    cleaning = cleaning_counts(wl)
+    cleaning = cleaning_counts(wl.meta.get("load_report") or {})  # reported, never silent
     if cleaning:
         res.summary["cleaning"] = cleaning
     if out is not None:
@@ -390,14 +352,6 @@ def save_atomically(res: Results, out: Path,
         raise ConfigError(f"cannot write results to {out}: {exc.strerror or exc}",
                           field="--out") from None
     shutil.rmtree(old, ignore_errors=True)
-
-
-def cleaning_counts(wl: Workload) -> dict[str, int]:
-    """Non-zero counts of what loading dropped or changed (reported, never silent)."""
-    report = wl.meta.get("load_report") or {}
-    return {k: int(v) for k, v in report.items()
-            if isinstance(v, int) and not isinstance(v, bool) and v
-            and k not in ("records", "jobs")}
 
 
 def require_jobs(wl: Workload, source: str) -> None:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import err_console, friendly_errors
+from dispatchlab.cli.options import JsonOpt
 from dispatchlab.cli.simulate_cmd import console
 
 
@@ -21,7 +22,7 @@ def trace_info_command(
                                          "JSON, …).")],
     platform: Annotated[str | None, typer.Option(
         "--platform", "-p", help="Compute the offered load against this platform.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: JsonOpt = False,
     format: Annotated[str | None, typer.Option(
         help="Input format (detected if omitted): swf, eurora, sacct, sacct-json, "
         "jobcomp, pbs, batsim, …")] = None,

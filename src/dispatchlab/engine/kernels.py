@@ -97,20 +97,26 @@ def _release_nb(free: Any, nodes: Any, counts: Any, req: Any) -> None:
             free[nd, r] += c * req[r]
 
 
+def _units_on_node(free: Any, nd: int, req: Any, most: int) -> int:
+    """How many units of ``req`` node ``nd`` can host now, at most ``most``."""
+    fit = most
+    for r in range(free.shape[1]):
+        q = req[r]
+        if q > 0:
+            m = free[nd, r] // q
+            if m < fit:
+                fit = m
+    return fit
+
+
 def _first_fit_nb(free: Any, req: Any, units: int) -> Any:
-    n_nodes, n_res = free.shape
+    n_nodes = free.shape[0]
     # pass 1: how many nodes are needed (exact-size outputs keep no oversized buffers alive)
     k = 0
     left = units
     last = -1
     for nd in range(n_nodes):
-        fit = left
-        for r in range(n_res):
-            q = req[r]
-            if q > 0:
-                m = free[nd, r] // q
-                if m < fit:
-                    fit = m
+        fit = _units_on_node(free, nd, req, left)
         if fit > 0:
             k += 1
             left -= fit
@@ -124,13 +130,7 @@ def _first_fit_nb(free: Any, req: Any, units: int) -> Any:
     k = 0
     left = units
     for nd in range(last + 1):
-        fit = left
-        for r in range(n_res):
-            q = req[r]
-            if q > 0:
-                m = free[nd, r] // q
-                if m < fit:
-                    fit = m
+        fit = _units_on_node(free, nd, req, left)
         if fit > 0:
             nodes[k] = nd
             counts[k] = fit
@@ -149,7 +149,7 @@ def _compile() -> None:
     check_and_take, release, first_fit_nodes = (
         compiled(_check_and_take_nb, fallback=_check_and_take_py),
         compiled(_release_nb, fallback=_release_py),
-        compiled(_first_fit_nb, fallback=_first_fit_py))
+        compiled(_first_fit_nb, helpers=(_units_on_node,), fallback=_first_fit_py))
 
 
 # The kernels are compiled on first call (importing Numba costs ~0.5 s, which a command

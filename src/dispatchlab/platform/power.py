@@ -30,7 +30,6 @@ energy of a transition is its state power × that whole-second delay.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -39,6 +38,7 @@ import numpy as np
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.node_states import BOOTING, DOWN, OFF, ON, SHUTTING_DOWN
+from dispatchlab.platform.tables import checked_table
 
 #: Longest boot or shutdown delay (s): one year (1e30 s overflowed the engine's clock).
 MAX_DELAY_S = 365 * 86400
@@ -107,14 +107,10 @@ def parse_spec(doc: object, where: str, source: str | None,
             return GENERIC
         raise ConfigError(f"unknown power model '{doc}' (a table of values, or 'generic')",
                           field=where, source=source)
-    if not isinstance(doc, Mapping):
-        raise ConfigError("must be a table of power values", field=where, source=source)
-    unknown = sorted(set(doc) - set(SPEC_KEYS))
-    if unknown:
-        raise ConfigError(f"unknown key (allowed: {', '.join(SPEC_KEYS)})",
-                          field=f"{where}.{unknown[0]}", source=source)
+    table = checked_table(doc, SPEC_KEYS, where=where, source=source,
+                          what="a table of power values")
     values: dict[str, Any] = {}
-    for k, v in doc.items():
+    for k, v in table.items():
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) \
                 or v < 0:
             raise ConfigError(f"must be a finite number ≥ 0, got {v!r}",

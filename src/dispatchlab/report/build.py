@@ -76,120 +76,59 @@ def write_report(
     views = _views(cmp, colors, with_alloc=True)
     notes: list[str] = []
     figs: list[FigureFile] = []
+
+    def add(fig: Figure, name: str, title: str, caption: str) -> None:
+        figs.append(_save(fig, out, name, title, caption))
+
     if views:
-        figs.append(
-            _save(
-                F.utilization_figure(views),
-                out,
-                "utilization",
-                "Utilization over time",
-                "Share of each resource held by running jobs, averaged per bin; "
-                "one line per dispatcher.",
-            )
-        )
-        figs.append(
-            _save(
-                F.queue_figure(views),
-                out,
-                "queue_length",
-                "Queue length over time",
-                "Jobs waiting in the queue, averaged per bin.",
-            )
-        )
+        add(F.utilization_figure(views), "utilization", "Utilization over time",
+            "Share of each resource held by running jobs, averaged per bin; "
+            "one line per dispatcher.")
+        add(F.queue_figure(views), "queue_length", "Queue length over time",
+            "Jobs waiting in the queue, averaged per bin.")
         if F.has_power(views):
-            figs.append(
-                _save(
-                    F.power_figure(views),
-                    out,
-                    "power",
-                    "IT power over time",
-                    "Power drawn by the machine (jobs and, when counted, idle and "
-                    "transitioning nodes), averaged per bin; dashed: the power cap.",
-                )
-            )
+            add(F.power_figure(views), "power", "IT power over time",
+                "Power drawn by the machine (jobs and, when counted, idle and "
+                "transitioning nodes), averaged per bin; dashed: the power cap.")
         if F.has_cooling(views):
-            figs.append(
-                _save(
-                    F.cooling_figure(views),
-                    out,
-                    "cooling",
-                    "IT power, cooling power and temperature over time",
-                    "From each run's profit accounting (its cooling model and ambient "
-                    "temperature): cooling power = IT power × (PUE − 1), averaged per bin; "
-                    "mean PUE over the run in the legend.",
-                )
-            )
+            add(F.cooling_figure(views), "cooling",
+                "IT power, cooling power and temperature over time",
+                "From each run's profit accounting (its cooling model and ambient "
+                "temperature): cooling power = IT power × (PUE − 1), averaged per bin; "
+                "mean PUE over the run in the legend.")
         if F.has_energy(cmp.runs):
-            figs.append(
-                _save(
-                    F.energy_figure(cmp.runs, cmp.order, colors),
-                    out,
-                    "energy",
-                    "Energy per dispatcher",
-                    "Energy of each run from its first submission to its last end (kWh), "
-                    "split by node state; the mean when a dispatcher has several runs.",
-                )
-            )
+            add(F.energy_figure(cmp.runs, cmp.order, colors), "energy", "Energy per dispatcher",
+                "Energy of each run from its first submission to its last end (kWh), "
+                "split by node state; the mean when a dispatcher has several runs.")
         if F.has_cap_sweep(cmp.runs):
-            figs.append(
-                _save(
-                    F.cap_curves_figure(cmp.runs, cmp.order, colors),
-                    out,
-                    "wait_vs_cap",
-                    "Waiting against the power cap",
-                    "Mean wait (and mean weighted queue time in EWT units, each job's wait "
-                    "÷ its queue's expected wait) per dispatcher at each power cap the "
-                    "runs had (a varying cap: its time-weighted mean).",
-                )
-            )
-        figs.append(
-            _save(
-                F.cdf_figure(views),
-                out,
-                "cdf_wait_bsld",
-                "Distributions of wait time and bounded slowdown",
-                "Empirical CDFs over all jobs that ran: the higher and further "
-                "left a curve, the better.",
-            )
-        )
+            add(F.cap_curves_figure(cmp.runs, cmp.order, colors), "wait_vs_cap",
+                "Waiting against the power cap",
+                "Mean wait (and mean weighted queue time in EWT units, each job's wait "
+                "÷ its queue's expected wait) per dispatcher at each power cap the "
+                "runs had (a varying cap: its time-weighted mean).")
+        add(F.cdf_figure(views), "cdf_wait_bsld",
+            "Distributions of wait time and bounded slowdown",
+            "Empirical CDFs over all jobs that ran: the higher and further "
+            "left a curve, the better.")
         keys, labels = F.group_axis(cmp.breakdown, "class")
-        figs.append(
-            _save(
-                F.group_bars_figure(views, cmp.breakdown, "class", keys, labels),
-                out,
-                "classes",
-                "Per duration class",
-                "Mean wait and mean bounded slowdown of short, medium and long "
-                "jobs (classes by actual run time).",
-            )
-        )
+        add(F.group_bars_figure(views, cmp.breakdown, "class", keys, labels), "classes",
+            "Per duration class",
+            "Mean wait and mean bounded slowdown of short, medium and long "
+            "jobs (classes by actual run time).")
         if len(cmp.queues):
             qs, qlabels = F.group_axis(cmp.breakdown, "queue")
-            figs.append(
-                _save(
-                    F.group_bars_figure(views, cmp.breakdown, "queue", qs, qlabels),
-                    out,
-                    "queues",
-                    "Per queue",
-                    "Mean wait and mean bounded slowdown per submission queue.",
-                )
-            )
+            add(F.group_bars_figure(views, cmp.breakdown, "queue", qs, qlabels), "queues",
+                "Per queue",
+                "Mean wait and mean bounded slowdown per submission queue.")
     if gantt:
         span = max(F.end_time(v) for v in views)
         for v in views:
             if v.alloc is None:
                 continue
-            figs.append(
-                _save(
-                    F.gantt_figure(v, span),
-                    out,
-                    f"gantt_{_slug(v.label)}",
-                    f"Gantt chart: {v.label}",
-                    "Each job drawn on the nodes it ran on, colored by duration "
-                    "class; within a node, the band height is the share of its "
-                    "cores the job used.",
-                )
-            )
+            add(F.gantt_figure(v, span), f"gantt_{_slug(v.label)}", f"Gantt chart: {v.label}",
+                "Each job drawn on the nodes it ran on, colored by duration "
+                "class; within a node, the band height is the share of its "
+                "cores the job used.")
     elif n_jobs:
         notes.append(
             f"Static Gantt charts are drawn for runs of up to {gantt_max_jobs:,} jobs; "
@@ -217,16 +156,10 @@ def write_report(
                 spec.append((m, label, 0.01))
             else:
                 spec.append((m, info.label, 1.0))
-        figs.append(
-            _save(
-                F.means_figure(cmp.stats.means, spec, colors),
-                out,
-                "means_ci",
-                "Means with confidence intervals",
-                f"Over {cmp.sets_label}; bars show the "
-                f"{cmp.stats.confidence:.0%} Student-t interval.",
-            )
-        )
+        add(F.means_figure(cmp.stats.means, spec, colors), "means_ci",
+            "Means with confidence intervals",
+            f"Over {cmp.sets_label}; bars show the "
+            f"{cmp.stats.confidence:.0%} Student-t interval.")
     static = out / "static.html"
     static.write_text(render(cmp, figs, colors, notes), encoding="utf-8")
     page = write_interactive(out / "index.html", interactive_html(

@@ -51,6 +51,17 @@ def legend_columns(n: int, most: int = 7) -> int:
     rows = -(-n // most)
     return max(1, -(-n // rows))
 
+def legend_below(fig: Figure, handles: Sequence[Any], labels: Sequence[str] | None = None,
+                 *, ncol: int) -> None:
+    """The figure's legend under its axes, in ``ncol`` columns, without a frame (labels from
+    the handles when not given)."""
+    where: dict[str, Any] = {"loc": "outside lower center", "ncol": ncol, "frameon": False}
+    if labels is None:
+        fig.legend(handles=handles, **where)
+    else:  # positional: matplotlib takes empty handles and labels only so
+        fig.legend(handles, labels, **where)
+
+
 def _subplots(
     nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], **kwargs: Any
 ) -> tuple[Figure, Any]:
@@ -233,7 +244,7 @@ def utilization_figure(runs: Sequence[RunView]) -> Figure:
             for k, r in enumerate(resources)
             if k
         ]
-        fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
+        legend_below(fig, handles, ncol=len(handles))
     return fig
 
 
@@ -264,12 +275,7 @@ def queue_figure(runs: Sequence[RunView]) -> Figure:
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.set_title(f"Queue length over time ({bin_label(edges[1] - edges[0])} means)")
-    fig.legend(
-        *ax.get_legend_handles_labels(),
-        loc="outside lower center",
-        ncol=min(len(runs), 4),
-        frameon=False,
-    )
+    legend_below(fig, *ax.get_legend_handles_labels(), ncol=min(len(runs), 4))
     return fig
 
 
@@ -311,8 +317,7 @@ def power_figure(runs: Sequence[RunView]) -> Figure:
     ax.set_title(f"IT power over time ({bin_label(edges[1] - edges[0])} means; "
                  "dashed: the cap in force)")
     handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center",
-               ncol=legend_columns(len(handles), 4), frameon=False)
+    legend_below(fig, handles, labels, ncol=legend_columns(len(handles), 4))
     return fig
 
 
@@ -368,8 +373,7 @@ def cooling_figure(runs: Sequence[RunView]) -> Figure:
     a1.set_title(f"IT power, cooling power and ambient temperature "
                  f"({bin_label(edges[1] - edges[0])} means)")
     handles, labels = a1.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center",
-               ncol=legend_columns(len(handles), 3), frameon=False)
+    legend_below(fig, handles, labels, ncol=legend_columns(len(handles), 3))
     return fig
 
 
@@ -417,7 +421,7 @@ def energy_figure(runs: pd.DataFrame, order: Sequence[str], colors: dict[str, st
     ax.grid(alpha=0.3, axis="x")
     ax.set_title("Energy per dispatcher (first submission to last end)")
     if split:
-        fig.legend(handles=legend, loc="outside lower center", ncol=3, frameon=False)
+        legend_below(fig, legend, ncol=3)
     return fig
 
 
@@ -462,8 +466,7 @@ def cap_curves_figure(runs: pd.DataFrame, order: Sequence[str],
     runs_note = f"{int(n.min())}" if n.min() == n.max() else f"{int(n.min())}–{int(n.max())}"
     fig.suptitle(f"Waiting against the power cap (mean over {runs_note} run(s) per point)")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center",
-               ncol=legend_columns(len(handles), 5), frameon=False)
+    legend_below(fig, handles, labels, ncol=legend_columns(len(handles), 5))
     return fig
 
 
@@ -519,12 +522,7 @@ def cdf_figure(runs: Sequence[RunView]) -> Figure:
         ax.set_ylabel("fraction of jobs ≤ x")
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3, which="major")
-    fig.legend(
-        *a1.get_legend_handles_labels(),
-        loc="outside lower center",
-        ncol=legend_columns(len(runs)),
-        frameon=False,
-    )
+    legend_below(fig, *a1.get_legend_handles_labels(), ncol=legend_columns(len(runs)))
     return fig
 
 
@@ -586,12 +584,7 @@ def group_bars_figure(
     what = "duration class (actual run time)" if kind == "class" else "queue"
     a1.set_xlabel(what)
     a2.set_xlabel(what)
-    fig.legend(
-        *a1.get_legend_handles_labels(),
-        loc="outside lower center",
-        ncol=legend_columns(len(runs)),
-        frameon=False,
-    )
+    legend_below(fig, *a1.get_legend_handles_labels(), ncol=legend_columns(len(runs)))
     return fig
 
 
@@ -674,12 +667,8 @@ def gantt_figure(run: RunView, span: float | None = None) -> Figure:
     ax.set_ylabel(f"node (0–{run.nodes - 1})")
     n_jobs = int((~jobs["rejected"]).sum())
     ax.set_title(f"{run.label}: jobs on nodes over time ({n_jobs:,} jobs; white = idle)")
-    fig.legend(
-        handles=[Patch(color=c, label=CLASS_LABELS[k]) for k, c in CLASS_COLORS.items()],
-        loc="outside lower center",
-        ncol=3,
-        frameon=False,
-    )
+    legend_below(fig, [Patch(color=c, label=CLASS_LABELS[k]) for k, c in CLASS_COLORS.items()],
+                 ncol=3)
     return fig
 
 

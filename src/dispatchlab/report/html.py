@@ -14,7 +14,7 @@ import pandas as pd
 
 from dispatchlab.report.analysis import Comparison
 from dispatchlab.report.format import fmt_ci, fmt_metric
-from dispatchlab.report.tables import best_rows, group_label, groups_of
+from dispatchlab.report.tables import GROUP_METRICS, best_rows, group_label, group_rows, groups_of
 from dispatchlab.stats.metrics import METRICS
 from dispatchlab.stats.ranking import Ranking
 
@@ -106,18 +106,7 @@ def groups_html(table: pd.DataFrame, kind: str) -> str:
             f"{label}: p90 wait",
             f"{label}: mean bsld",
         ]
-    rows = []
-    for d, row in table.iterrows():
-        cells = [str(d)]
-        for g in groups:
-            cells += [
-                fmt_metric("", row[(g, "jobs")]),
-                fmt_metric("mean_wait", row[(g, "mean_wait")]),
-                fmt_metric("p90_wait", row[(g, "p90_wait")]),
-                fmt_metric("mean_bounded_slowdown", row[(g, "mean_bounded_slowdown")]),
-            ]
-        rows.append(cells)
-    return _table(header, rows)
+    return _table(header, group_rows(table, GROUP_METRICS))
 
 
 def ranking_html(r: Ranking) -> str:

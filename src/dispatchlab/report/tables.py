@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from dispatchlab.report.format import fmt_metric
 from dispatchlab.stats.job_classes import CLASS_LABELS
 from dispatchlab.stats.metrics import METRICS
 
@@ -61,6 +62,14 @@ def group_table(
 def groups_of(table: pd.DataFrame) -> list[str]:
     """The group names of a :func:`group_table`, in column order."""
     return list(dict.fromkeys(str(col[0]) for col in table.columns))
+
+
+def group_rows(table: pd.DataFrame, metrics: Sequence[str]) -> list[list[str]]:
+    """Per dispatcher of a :func:`group_table`: its name, then each group's ``metrics``
+    formatted in their units."""
+    groups = groups_of(table)
+    return [[str(d), *(fmt_metric(m, row[(g, m)]) for g in groups for m in metrics)]
+            for d, row in table.iterrows()]
 
 
 def best_rows(summary: pd.DataFrame, key: str) -> set[str]:

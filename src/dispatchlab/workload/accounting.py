@@ -30,7 +30,7 @@ state) is an error naming the file, line, job and field.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ import numpy.typing as npt
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
+from dispatchlab.workload.load_report import LoadReport
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload, check_time_base
 
 ObjArray = npt.NDArray[np.object_]
@@ -95,13 +96,11 @@ class AccountingOptions:
             raise WorkloadError("cores_per_node must be positive", field="cores_per_node")
 
 
-@dataclass
-class AccountingReport:
+@dataclass(kw_only=True)
+class AccountingReport(LoadReport):
     """What reading an accounting log did: records read and every count of a change."""
 
-    source: str
     format: str
-    records: int = 0
     bad_lines_skipped: int = 0
     steps_skipped: int = 0
     other_records_skipped: int = 0
@@ -123,22 +122,8 @@ class AccountingReport:
     array_groups_unmarked: int = 0
     het_groups_unmarked: int = 0
     job_ids_assigned: int = 0
-    jobs: int = 0
     states: dict[str, int] = field(default_factory=dict)
     header: dict[str, str] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
-
-    def lines(self) -> list[str]:
-        """Human-readable lines, one per non-zero count."""
-        out = [f"{self.records} records read from {self.source}"]
-        for key, value in asdict(self).items():
-            if isinstance(value, int) and value and key not in ("records", "jobs"):
-                out.append(f"{value} {key.replace('_', ' ')}")
-        out.append(f"{self.jobs} jobs kept")
-        return out
 
 
 @dataclass
@@ -227,6 +212,26 @@ def check_unique_ids(rec: JobRecords, src: str, field: str, why: str,
                             job=int(rec.job_id[j]), field=field)
 
 
+class RequestedTimeCounts(Protocol):
+    """A load report that counts how requested times were filled in."""
+
+    estimate_from_runtime: int
+    runtime_over_request: int
+
+
+def requested_times(wall: FloatArray, runtime: IntArray,
+                    report: RequestedTimeCounts) -> tuple[IntArray, npt.NDArray[np.bool_]]:
+    """Each job's requested time in whole seconds (the logged one rounded up; its run time,
+    at least 1 s, where none was logged: NaN or ≤ 0) and which were missing; both counts
+    go to ``report``."""
+    missing = np.isnan(wall) | (wall <= 0)
+    report.estimate_from_runtime = int(missing.sum())
+    walltime = np.where(missing, np.maximum(runtime, 1),
+                        np.ceil(np.nan_to_num(wall, nan=1.0))).astype(np.int64)
+    report.runtime_over_request = int((runtime > walltime).sum())
+    return walltime, missing
+
+
 def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOptions,
                    fmt: str, fields: dict[str, str], duplicates: str) -> Workload:
     """The workload of ``rec`` after the module's rules; ``fields`` names the file's
@@ -281,14 +286,9 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     runtime_f = np.where(np.isnan(rec.runtime[idx]), rec.end[idx] - rec.start[idx],
                          rec.runtime[idx])
     runtime = np.ceil(np.maximum(runtime_f, 0)).astype(np.int64)
-    wall_f = rec.walltime[idx]
-    missing = np.isnan(wall_f) | (wall_f <= 0)
-    report.estimate_from_runtime = int(missing.sum())
+    walltime, missing = requested_times(rec.walltime[idx], runtime, report)
     report.unlimited_walltime = int((missing & rec.unlimited[idx]).sum())
     report.partition_limit_walltime = int((missing & rec.partition_limit[idx]).sum())
-    walltime = np.where(missing, np.maximum(runtime, 1),
-                        np.ceil(np.nan_to_num(wall_f, nan=1.0))).astype(np.int64)
-    report.runtime_over_request = int((runtime > walltime).sum())
     submit = rec.submit[idx].astype(np.int64)
     start = rec.start[idx].astype(np.int64)
     early = start < submit

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +37,8 @@ import numpy as np
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
+from dispatchlab.workload.accounting import requested_times
+from dispatchlab.workload.load_report import LoadReport, header_number
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload
 
 SUPPORTED_PROFILES = ("delay", "parallel_homogeneous")
@@ -63,13 +65,11 @@ class BatsimOptions:
             raise WorkloadError("unsupported must be drop or error", field="unsupported")
 
 
-@dataclass
-class BatsimReport:
+@dataclass(kw_only=True)
+class BatsimReport(LoadReport):
     """What reading a Batsim workload did."""
 
-    source: str
     format: str = "batsim"
-    records: int = 0
     dropped_profiles: dict[str, int] = field(default_factory=dict)
     dropped_unsupported_profile: int = 0
     communication_ignored: int = 0
@@ -77,12 +77,7 @@ class BatsimReport:
     runtime_over_request: int = 0
     fractional_times_rounded: int = 0
     job_ids_assigned: int = 0
-    jobs: int = 0
     header: dict[str, str] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
 
 
 def load_batsim(path: str | Path, options: BatsimOptions | None = None) -> Workload:
@@ -239,11 +234,7 @@ def _workload(rows: list[dict[str, Any]], extra: dict[str, Any], cores_per_host:
     runtime = np.array([r["runtime"] for r in rows], np.int64)
     wall = np.array([np.nan if r["walltime"] is None else r["walltime"] for r in rows],
                     np.float64)
-    missing = np.isnan(wall) | (wall <= 0)
-    report.estimate_from_runtime = int(missing.sum())
-    walltime = np.where(missing, np.maximum(runtime, 1),
-                        np.ceil(np.nan_to_num(wall, nan=1.0))).astype(np.int64)
-    report.runtime_over_request = int((runtime > walltime).sum())
+    walltime, _ = requested_times(wall, runtime, report)
     submit = np.array([r["subtime"] for r in rows], np.int64)
     req_extra = [j.get("req") if isinstance(j.get("req"), dict) else None for j in jobs]
     named = extra.get("resources")
@@ -286,7 +277,7 @@ def write_batsim(workload: Workload, path: str | Path, *, nb_res: int | None = N
     p = Path(path)
     one_core = wl.resources == (CORES,) and bool((wl.req[:, 0] == 1).all())
     if nb_res is None:
-        nb_res = _header_procs(wl) if one_core else None
+        nb_res = header_number(wl.meta, "MaxProcs") if one_core else None
         nb_res = nb_res or (int(wl.units.max()) if wl.n_jobs else 1)
     if wl.n_jobs and nb_res < int(wl.units.max()):
         raise WorkloadError(f"nb_res {nb_res} is below the widest job's {int(wl.units.max())} "
@@ -327,11 +318,3 @@ def write_batsim(workload: Workload, path: str | Path, *, nb_res: int | None = N
     return p
 
 
-def _header_procs(wl: Workload) -> int | None:
-    rep = wl.meta.get("load_report")
-    header = rep.get("header") if isinstance(rep, dict) else None
-    try:
-        value = int(str((header or {}).get("MaxProcs", "")).split()[0])
-    except (ValueError, IndexError):
-        return None
-    return value if value > 0 else None

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
@@ -49,6 +49,7 @@ from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.input_file import input_file
+from dispatchlab.workload.load_report import LoadReport
 from dispatchlab.workload.workload import Queue, Workload
 
 #: Expected waiting time (s) per queue, from the data set's ``system_configs/system_queues``.
@@ -137,12 +138,26 @@ class EuroraOptions:
             object.__setattr__(self, "power_predictions", str(self.power_predictions))
 
 
-@dataclass
-class EuroraReport:
+@dataclass(kw_only=True)
+class EuroraReport(LoadReport):
     """What loading a Eurora batch did: lines read and every anomaly counted."""
 
-    source: str
-    records: int = 0
+    READ: ClassVar[str] = "lines"
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "bad_lines_skipped": "malformed lines skipped",
+        "duplicate_lines_dropped": "duplicate lines dropped",
+        "runtime_over_walltime": "run time above wall-time (killed at wall-time unless "
+        "clipped/extended)",
+        "runtime_clipped": "run time clipped to the wall-time",
+        "walltime_extended": "wall-time extended to the run time",
+        "chunk_count_mismatch": "chunk count differs from requested nodes (the option "
+        "'units' says which is used)",
+        "cores_mismatch": "requested cores differ from units × chunk cores",
+        "heterogeneous_chunks": "jobs with unequal chunks (largest per resource used)",
+        "reservation_queue": "jobs of reservation queues ('R…') put in 'reservation'",
+        "power_predicted": "jobs with a power prediction",
+    }
+
     bad_lines_skipped: int = 0
     duplicate_lines_dropped: int = 0
     runtime_over_walltime: int = 0
@@ -155,34 +170,12 @@ class EuroraReport:
     unknown_queues: list[str] = field(default_factory=list)
     power_predicted: int = 0
     app_types: dict[str, int] = field(default_factory=dict)
-    jobs: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
-
-    def lines(self) -> list[str]:
-        """Human-readable lines, one per non-zero count."""
-        labels = {
-            "bad_lines_skipped": "malformed lines skipped",
-            "duplicate_lines_dropped": "duplicate lines dropped",
-            "runtime_over_walltime": "run time above wall-time (killed at wall-time unless "
-            "clipped/extended)",
-            "runtime_clipped": "run time clipped to the wall-time",
-            "walltime_extended": "wall-time extended to the run time",
-            "chunk_count_mismatch": "chunk count differs from requested nodes (the option "
-            "'units' says which is used)",
-            "cores_mismatch": "requested cores differ from units × chunk cores",
-            "heterogeneous_chunks": "jobs with unequal chunks (largest per resource used)",
-            "reservation_queue": "jobs of reservation queues ('R…') put in 'reservation'",
-            "power_predicted": "jobs with a power prediction",
-        }
-        out = [f"{self.records} lines read from {self.source}"]
-        out += [f"{getattr(self, k)} {v}" for k, v in labels.items() if getattr(self, k)]
-        if self.unknown_queues:
-            out.append(f"queues without a known expected wait: {', '.join(self.unknown_queues)}")
-        out.append(f"{self.jobs} jobs kept")
-        return out
+    def notes(self) -> list[str]:
+        """The queues whose expected wait is unknown."""
+        if not self.unknown_queues:
+            return []
+        return [f"queues without a known expected wait: {', '.join(self.unknown_queues)}"]
 
 
 @dataclass(slots=True)

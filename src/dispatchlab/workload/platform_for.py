@@ -6,6 +6,7 @@ import numpy as np
 
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.platform import CORES, Platform, check_size
+from dispatchlab.workload.load_report import report_header
 from dispatchlab.workload.workload import Workload
 
 
@@ -20,7 +21,7 @@ def platform_for(workload: Workload) -> tuple[Platform, str]:
         raise ConfigError("an Eurora batch carries no machine description: add -p eurora "
                           "(or another Eurora preset: eurora-8, eurora-32, …)", field="platform",
                           source=workload.source)
-    header = workload.meta.get("load_report", {}).get("header", {})
+    header = report_header(workload.meta)
     opts = workload.meta.get("options", {})
 
     def num(key: str) -> int | None:

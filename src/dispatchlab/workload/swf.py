@@ -12,10 +12,10 @@ import gzip
 import io
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +25,7 @@ from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.input_file import input_file
+from dispatchlab.workload.load_report import LoadReport
 from dispatchlab.workload.workload import Workload
 
 #: SWF field names, in file order (1-based positions in the format definition).
@@ -98,12 +99,23 @@ class SwfOptions:
             raise WorkloadError("cores_per_node must be positive", field="cores_per_node")
 
 
-@dataclass
-class SwfReport:
+@dataclass(kw_only=True)
+class SwfReport(LoadReport):
     """What loading did: records read and what each cleaning step changed."""
 
-    source: str
-    records: int = 0
+    LABELS: ClassVar[Mapping[str, str]] = {
+        "bad_lines_skipped": "malformed lines skipped",
+        "dropped_unknown_submit": "dropped: unknown submit time",
+        "dropped_no_procs": "dropped: no processor count",
+        "dropped_unknown_runtime": "dropped: unknown run time",
+        "dropped_zero_runtime": "dropped: zero run time",
+        "procs_fallback": "processor count taken from the other field",
+        "estimate_from_runtime": "requested time missing, run time used",
+        "runtime_over_request": "run time above requested time (killed at wall-time)",
+        "skipped": "skipped (--skip)",
+        "limited": "cut (--limit)",
+    }
+
     bad_lines_skipped: int = 0
     dropped_unknown_submit: int = 0
     dropped_no_procs: int = 0
@@ -114,31 +126,7 @@ class SwfReport:
     runtime_over_request: int = 0
     skipped: int = 0
     limited: int = 0
-    jobs: int = 0
     header: dict[str, str] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
-
-    def lines(self) -> list[str]:
-        """Human-readable lines, one per non-zero count."""
-        labels = {
-            "bad_lines_skipped": "malformed lines skipped",
-            "dropped_unknown_submit": "dropped: unknown submit time",
-            "dropped_no_procs": "dropped: no processor count",
-            "dropped_unknown_runtime": "dropped: unknown run time",
-            "dropped_zero_runtime": "dropped: zero run time",
-            "procs_fallback": "processor count taken from the other field",
-            "estimate_from_runtime": "requested time missing, run time used",
-            "runtime_over_request": "run time above requested time (killed at wall-time)",
-            "skipped": "skipped (--skip)",
-            "limited": "cut (--limit)",
-        }
-        out = [f"{self.records} records read from {self.source}"]
-        out += [f"{getattr(self, k)} {v}" for k, v in labels.items() if getattr(self, k)]
-        out.append(f"{self.jobs} jobs kept")
-        return out
 
 
 def chosen_procs(col: dict[str, FloatArray], option: str) -> tuple[FloatArray, BoolArray]:

@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import numpy.typing as npt
@@ -37,8 +36,9 @@ from dispatchlab.errors import WorkloadError
 from dispatchlab.keyvalue import parses
 from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.platform.resolve import resolve_platform
+from dispatchlab.workload.load_report import report_header
 from dispatchlab.workload.swf import FIELDS
-from dispatchlab.workload.workload import Workload
+from dispatchlab.workload.workload import Workload, zone_or_utc
 
 #: SWF status codes written.
 STATUS_KILLED = 0
@@ -245,21 +245,15 @@ def _header(
 
 
 def _source_header(wl: Workload) -> dict[str, str]:
-    rep = wl.meta.get("load_report")
-    header = rep.get("header") if isinstance(rep, Mapping) else None
-    if not isinstance(header, Mapping):
-        return {}
+    header = report_header(wl.meta)
     return {str(k): str(v) for k, v in header.items() if k in _PASS_THROUGH}
 
 
 def _human_time(unix: int, tz_name: str | None) -> str | None:
     """``Mon Mar 31 09:08:42 CEST 2014``; None when the date cannot be written."""
     try:
-        tz = ZoneInfo(tz_name) if tz_name else ZoneInfo("UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        tz = ZoneInfo("UTC")
-    try:
-        return datetime.fromtimestamp(unix, tz).strftime("%a %b %d %H:%M:%S %Z %Y")
+        when = datetime.fromtimestamp(unix, zone_or_utc(tz_name))
+        return when.strftime("%a %b %d %H:%M:%S %Z %Y")
     except (ValueError, OverflowError, OSError):
         return None
 

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.generators.registry import is_generator_spec
 from dispatchlab.workload.load import ACCOUNTING, detect_format, load_workload, reader_options
+from dispatchlab.workload.load_report import header_number
 from dispatchlab.workload.swf import (
     FIELDS,
     SwfOptions,
@@ -30,7 +30,7 @@ from dispatchlab.workload.swf import (
     read_header,
     read_swf_table,
 )
-from dispatchlab.workload.workload import Workload
+from dispatchlab.workload.workload import Workload, zone_or_utc
 
 _COL = {name: k for k, name in enumerate(FIELDS)}
 
@@ -131,7 +131,7 @@ def describe_workload(wl: Workload, *, platform: Platform | str | None = None) -
         capacity = dict(zip(plat.resources, plat.total.tolist(), strict=True))
         capacity_from = f"platform {plat.name}"
     else:
-        max_procs = _header_int(wl, "MaxProcs")
+        max_procs = header_number(wl.meta, "MaxProcs")
         if max_procs:
             capacity = {CORES: max_procs}
             capacity_from = "header MaxProcs"
@@ -204,21 +204,5 @@ def human_duration(seconds: float) -> str:
     return " ".join(parts)
 
 
-def _header_int(wl: Workload, key: str) -> int | None:
-    rep = wl.meta.get("load_report")
-    header = rep.get("header") if isinstance(rep, Mapping) else None
-    if not isinstance(header, Mapping) or key not in header:
-        return None
-    try:
-        value = int(str(header[key]).split()[0])
-    except (ValueError, IndexError):
-        return None
-    return value if value > 0 else None
-
-
 def _iso(unix: int, tz_name: str | None) -> str:
-    try:
-        tz = ZoneInfo(tz_name) if tz_name else ZoneInfo("UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        tz = ZoneInfo("UTC")
-    return datetime.fromtimestamp(unix, tz).isoformat()
+    return datetime.fromtimestamp(unix, zone_or_utc(tz_name)).isoformat()

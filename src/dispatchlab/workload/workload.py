@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import tzinfo
 from typing import Any
 
 import numpy as np
@@ -357,6 +358,16 @@ def _encode_queues(
 
 #: Latest accepted ``origin_unix`` (year ~5138): later dates are not representable.
 MAX_ORIGIN = 10**11
+
+
+def zone_or_utc(name: str | None) -> tzinfo:
+    """The IANA zone ``name`` for writing dates; UTC when it is None or unknown."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name) if name else ZoneInfo("UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
 
 
 def check_time_base(origin: object, timezone: object, source: str | None) -> None:

@@ -100,20 +100,20 @@ def generate(spec: str, **overrides: Any) -> Workload:
     """Run the generator a spec names; keyword ``overrides`` win over the spec's values."""
     name, raw = parse_generator_spec(spec)
     info = get_generator(name)
+
+    def check_known(key: str) -> None:
+        if key not in info.params:
+            raise WorkloadError(
+                f"unknown parameter of generator '{name}' (known: {', '.join(info.params)})",
+                field=key,
+            )
+
     kwargs: dict[str, Any] = {}
     for key, text in raw.items():
-        if key not in info.params:
-            raise WorkloadError(
-                f"unknown parameter of generator '{name}' (known: {', '.join(info.params)})",
-                field=key,
-            )
+        check_known(key)
         kwargs[key] = convert(key, text, info.params[key], error=WorkloadError)
     for key in overrides:
-        if key not in info.params:
-            raise WorkloadError(
-                f"unknown parameter of generator '{name}' (known: {', '.join(info.params)})",
-                field=key,
-            )
+        check_known(key)
     kwargs.update(overrides)
     for key in ("jobs",):
         value = kwargs.get(key)

@@ -1,0 +1,68 @@
+"""What loading a trace did, counted the same way by every reader.
+
+Each reader extends :class:`LoadReport` with one integer field per cleaning step it counts;
+``workload.meta["load_report"]`` holds :meth:`LoadReport.as_dict`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+#: Counts of a report that are no cleaning step: what was read and what was kept.
+NOT_CLEANING = ("records", "jobs")
+
+
+@dataclass(kw_only=True)
+class LoadReport:
+    """The file read, its records, and the jobs kept; a reader's subclass adds its counts."""
+
+    #: Human labels of the counts (a count without one reads as its name, spaced).
+    LABELS: ClassVar[Mapping[str, str]] = {}
+    #: What a record of the format is called in :meth:`lines`.
+    READ: ClassVar[str] = "records"
+
+    source: str
+    records: int = 0
+    jobs: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        """Human-readable lines, one per non-zero count."""
+        out = [f"{self.records} {self.READ} read from {self.source}"]
+        out += [f"{n} {self.LABELS.get(k, k.replace('_', ' '))}"
+                for k, n in cleaning_counts(self.as_dict()).items()]
+        out += self.notes()
+        out.append(f"{self.jobs} jobs kept")
+        return out
+
+    def notes(self) -> list[str]:
+        """Lines :meth:`lines` adds after the counts (none unless a reader has some)."""
+        return []
+
+
+def report_header(meta: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The file header's fields a reader kept in ``meta["load_report"]`` (empty if none)."""
+    report = meta.get("load_report")
+    header = report.get("header") if isinstance(report, Mapping) else None
+    return header if isinstance(header, Mapping) else {}
+
+
+def header_number(meta: Mapping[str, Any], key: str) -> int | None:
+    """Header field ``key`` (see :func:`report_header`) as a positive whole number (its
+    first word: ``MaxProcs: 128 cores`` gives 128), else None."""
+    try:
+        value = int(str(report_header(meta).get(key, "")).split()[0])
+    except (ValueError, IndexError):
+        return None
+    return value if value > 0 else None
+
+
+def cleaning_counts(report: Mapping[str, Any]) -> dict[str, int]:
+    """The non-zero counts of what loading dropped or changed, from a report's dict."""
+    return {k: int(v) for k, v in report.items()
+            if isinstance(v, int) and not isinstance(v, bool) and v and k not in NOT_CLEANING}
