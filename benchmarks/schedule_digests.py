@@ -5,7 +5,8 @@ times, outcomes, lost work, nodes, counts, power), planned starts, rejections, t
 log, the decision points and the per-decision samples (queue, running, free and alive
 capacity, power). Two trees give the same digest for a case exactly when they produced the
 same run. Cases: FIFO, EASY and conservative on full HPC2N and KTH; scenario runs (20 % of
-the nodes leaving and coming back on a seeded random walk, a varying power cap); the
+the nodes leaving and coming back on a seeded random walk, a varying power cap, both in one
+scenario); the
 overloaded binding-cap EASY run.
 
 Usage: ``python benchmarks/schedule_digests.py --out digests.json [--only SUBSTR ...]
@@ -58,6 +59,8 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
     "kth-easy-nodewalk-fail": (KTH, "nodes=100,cores=1", "easy", False,
                                {"scenario": KTH_WALK, "on_abort": "fail"}),
     "hpc2n-easy-capwalk": (HPC2N, "nodes=240,cores=1", "easy", True, {"scenario": CAP_WALK}),
+    "hpc2n-easy-nodewalk-capwalk": (HPC2N, "nodes=240,cores=1", "easy", True,
+                                    {"scenario": [NODE_WALK, CAP_WALK]}),
     "hpc2n-easy-cap44000": (HPC2N, "nodes=240,cores=1", "easy", True,
                             {"power_cap": 44_000.0}),
     "kth-conservative-power-cap": (KTH, "nodes=100,cores=1", "conservative-power", True,

@@ -30,7 +30,7 @@ SLOT_AVAILABILITY_HELPERS = ("bisect_left", "avail_split", "avail_remove", "heap
 #: The pieces the loops are made of (:mod:`.loop_parts`).
 LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "q_insert",
               "q_compact", "ends_find", "ends_insert", "ends_remove", "easy_shadow",
-              "backfill_kind", "first_fit", "take", "give_back", "gather")
+              "backfill_kind", "first_fit", "take", "give_back", "release_power", "gather")
 
 
 def availability_helpers() -> list[Callable[..., Any]]:
@@ -51,10 +51,11 @@ def inlined() -> list[Callable[..., Any]]:
 
 def loop_helpers() -> list[Callable[..., Any]]:
     """Every function the compiled loops call, for Numba to compile into them."""
-    from dispatchlab.engine.compiled import slot_loop
+    from dispatchlab.engine.compiled import queue_index, start_scan
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
-            slot_loop.idx_new, slot_loop.idx_put, slot_loop.idx_next, slot_loop._jump]
+            queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
+            queue_index.idx_jump, start_scan.start_scan]
 
 
 def _aot_module() -> Any:
@@ -89,7 +90,9 @@ def scenario_loop_kernel() -> Callable[..., Any]:
     def warm(fn: Callable[..., Any]) -> None:
         one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
         fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True, -1,
-           np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1)
+           np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1,
+           False, 0.0, 0.0, np.zeros((1, 2)), np.zeros(1), np.zeros(1), 0.0, none,
+           np.zeros(0))
 
     return _loop(scenario_loop, warm)
 

@@ -193,6 +193,20 @@ def give_back(node_free: Any, flat_nodes: Any, flat_counts: Any, p: int, k: int,
     return flat_nodes[p] if k > 0 and flat_nodes[p] < lo else lo
 
 
+def release_power(used: float, own_w: float, node_w: Any, cur_w: Any, node_free: Any,
+                   slots: Any, flat_nodes: Any, p: int, k: int) -> float:
+    """The engine's running sum after a job drawing ``own_w`` gave back its nodes
+    ``flat_nodes[p:p + k]``: its own power off, then its nodes re-read (one sum)."""
+    used -= own_w
+    delta = 0.0
+    for a in range(k):
+        nd = flat_nodes[p + a]
+        w = node_w[nd, slots[nd] - node_free[nd]]
+        delta += w - cur_w[nd]
+        cur_w[nd] = w
+    return used + delta
+
+
 def gather(pos: Any, length: Any, count: int, flat_nodes: Any, flat_counts: Any) -> Any:
     """Placements ``flat_*[pos[i]:pos[i] + length[i]]`` for ``i < count``, in that order:
     ``(offsets, nodes, counts)``, placement ``i`` at ``nodes[offsets[i]:offsets[i + 1]]``."""

@@ -7,12 +7,10 @@ EASY selection, first-fit allocation and a
 :class:`~dispatchlab.dispatchers.machine.SlotMachine`: same decision points, same starts,
 same nodes, same EASY reservations. Compiled by :mod:`dispatchlab.engine.compiled.kernel`.
 
-Under a fixed power cap (node model or job power column, :mod:`.slot_power`) a job also
-needs its power to fit: the loop tries its first-fit placement, costs it node by node from
-the tabulated node power (what the dispatcher's workspace computes) against what the cap
-left at the start of the decision, and keeps the machine's power as the engine's running sum
-(each start adds the job's own power plus its nodes' change, each end removes them), so a
-job that fits in slots but not in power is EASY's head exactly as in the general loop.
+Each decision is :func:`~.start_scan.start_scan` (shared with :mod:`.scenario_loop`).
+Under a power cap (node model or job power column, :mod:`.slot_power`) a job also needs its
+power to fit; the loop keeps the machine's power as the engine's running sum (each start
+adds the job's own power plus its nodes' change, each end removes them).
 
 State is plain arrays (:mod:`.loop_parts`): the queue sorted by rank, a heap of end
 events by (end, sequence) like the engine's, the running jobs sorted by (expected end, job)
@@ -28,94 +26,20 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.engine.compiled.loop_parts import (
-    backfill_kind,
-    easy_shadow,
-    ends_insert,
     ends_remove,
-    first_fit,
     gather,
     give_back,
     idle_wait,
-    q_compact,
     q_insert,
-    room,
-    take,
+    release_power,
 )
-from dispatchlab.engine.compiled.slot_availability_ops import bisect_left, heap_pop, heap_push
+from dispatchlab.engine.compiled.queue_index import idx_new, idx_put
+from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
+from dispatchlab.engine.compiled.start_scan import EXTRA, start_scan
 
 #: Status codes returned by :func:`slot_loop` (``FALLBACK``: an idle machine waited on cap
 #: rows beyond the engine's limit; the general loop runs, to report it).
 DONE, STUCK, BROKEN, FALLBACK = 0, 1, 2, 3
-#: A shadow time meaning "no reservation can be made now" (the machine's ``NEVER``).
-NEVER = 1 << 62
-#: Tolerance of the power cap check (W), as :data:`dispatchlab.engine.budget.EPS`.
-EPS = 1e-6
-
-
-#: The queue index's value for a rank with no queued job.
-_ABSENT = 1 << 62
-
-
-def idx_new(n: int, indexed: bool, power: bool) -> Any:
-    """An empty queue index for ``n`` jobs (arrays of length 0 when not ``indexed``; the
-    power minima only with ``power``): ``(size, units, estimates, power)``."""
-    size = 1
-    while size < n:
-        size *= 2
-    t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_p = np.full(2 * size if indexed and power else 0, np.inf, np.float64)
-    return size, t_u, t_e, t_p
-
-
-def idx_put(tu: Any, te: Any, tp: Any, size: int, r: int, u: int, e: int, p: float) -> None:
-    """Queue index: the job of rank ``r`` (``u`` units, estimate ``e``, least power ``p``)
-    is queued (``u = _ABSENT``: it left); every ancestor's minima follow."""
-    v = r + size
-    tu[v] = u
-    te[v] = e
-    if tp.shape[0]:
-        tp[v] = p
-    v >>= 1
-    while v >= 1:
-        a, b = 2 * v, 2 * v + 1
-        tu[v] = tu[a] if tu[a] < tu[b] else tu[b]
-        te[v] = te[a] if te[a] < te[b] else te[b]
-        if tp.shape[0]:
-            tp[v] = tp[a] if tp[a] < tp[b] else tp[b]
-        v >>= 1
-
-
-def idx_next(tu: Any, te: Any, tp: Any, size: int, r: int, free: int, left: float,
-             extra: int, horizon: int) -> int:
-    """Queue index: the lowest rank ≥ ``r`` whose queued job may start in EASY's backfill —
-    at most ``free`` units, power within ``left`` (as the scan's lower bound), and ending
-    by ``horizon`` s from now or at most ``extra`` units — or ``-1``. Subtrees whose minima
-    rule every job out are skipped whole."""
-    if r >= size:
-        return -1
-    v = r + size
-    while True:
-        ok = tu[v] <= free and (te[v] <= horizon or tu[v] <= extra)
-        if ok and tp.shape[0]:
-            ok = not tp[v] - 1e-3 > left + EPS
-        if ok:
-            if v >= size:
-                return v - size
-            v = 2 * v  # the left child first; its right sibling next
-            continue
-        while v & 1:  # the next subtree to the right
-            v >>= 1
-        if v == 0:
-            return -1
-        v += 1
-
-
-def _jump(tu: Any, te: Any, tp: Any, size: int, q_rank: Any, qn: int, r: int, free: int,
-          left: float, extra: int, horizon: int) -> int:
-    """The queue position of the next job from rank ``r`` on that may start (``qn``: none)."""
-    found = idx_next(tu, te, tp, size, r, free, left, extra, horizon)
-    return qn if found < 0 else bisect_left(q_rank, qn, found)
 
 
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
@@ -167,9 +91,6 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         for nd in range(n_nodes):
             cur_w[nd] = node_w[nd, 0]
     used = used_w  # the engine's running sum, updated in its order
-    left = 0.0  # what the cap leaves in this decision (the dispatcher's workspace)
-    job_p = 0.0  # what the job being tried adds
-    n_try = 0  # its tentative placement: flat entries [n_flat, n_flat + n_try)
     least_w = 0.0  # a lower bound of what any job adds
     if power:
         least_w = unit_w
@@ -201,11 +122,11 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     free = total
     running = 0
     seq = 0
-    head = -1
-    shadow = -1
-    plan_head = -1
-    plan_time = -1
-    extra = 0
+    res = np.full(5, -1, np.int64)  # EASY's head, shadow, extra, last plan (start_scan)
+    res[EXTRA] = 0
+    started = np.empty(n, np.int64)  # one decision's starts and their placements
+    st_pos = np.empty(n, np.int64)
+    st_len = np.empty(n, np.int64)
     backfilled = 0
     scanned = 0  # queue entries the backfill scans examined
     order = np.empty(n, np.int64)  # jobs in the order they started
@@ -231,15 +152,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             hn = heap_pop(h_time, h_id, h_pos, hn)
             p = alloc_pos[job]
             lo = give_back(node_free, flat_nodes, flat_counts, p, alloc_len[job], lo)
-            if power:  # the engine: used −= the job's own power, then its nodes re-read
-                used -= job_w[job]
-                delta = 0.0
-                for a in range(alloc_len[job]):
-                    nd = flat_nodes[p + a]
-                    w = node_w[nd, slots[nd] - node_free[nd]]
-                    delta += w - cur_w[nd]
-                    cur_w[nd] = w
-                used += delta
+            if power:
+                used = release_power(used, job_w[job], node_w, cur_w, node_free, slots,
+                                     flat_nodes, p, alloc_len[job])
             running -= 1
             end[job] = t
             fin[n_fin] = job
@@ -264,126 +179,28 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             if easy:
                 en = ends_remove(e_time, e_job, en, end_of[job], job)
         # ... then starts the startable prefix (and, for EASY, backfills)
-        n_gone = 0
         if qn > 0 and free > 0:
-            left = cap_w - used
-            i = 0
-            stop = 0
-            while True:
-                if i >= qn:
-                    break
-                # kind: 0 = does not start, 1 = starts in order, 2 = backfilled ending by
-                # the shadow time, 3 = backfilled on extra slots
-                if stop == 0:
-                    j = q_job[i]
-                    u = units[j]
-                    kind = 1 if u <= free else 0
-                else:
-                    if i >= stop:
-                        break
-                    if power and least_w - 1e-3 > left + EPS:
-                        break  # the power left cannot take any job any more
-                    scanned += 1
-                    j = q_job[i]
-                    u = units[j]
-                    kind = backfill_kind(t, est[j], u, free, shadow, extra)
-                if kind > 0 and power and job_w[j] + u * unit_w - 1e-3 > left + EPS:
-                    kind = 0  # its power cannot fit wherever it lands
-                if kind > 0:
-                    # first-fit over the nodes' free slots, tentatively (power decides)
-                    flat_nodes = room(flat_nodes, n_flat + n_nodes)
-                    flat_counts = room(flat_counts, n_flat + n_nodes)
-                    n_try, left_u = first_fit(node_free, lo, u, flat_nodes, flat_counts,
-                                              n_flat)
-                    if left_u > 0:
-                        status = BROKEN
-                        bad_job = j
-                        break
-                    if power:  # what the start adds, node by node (the dispatcher's sum)
-                        job_p = job_w[j]
-                        for a in range(n_try):
-                            nd = flat_nodes[n_flat + a]
-                            k = slots[nd] - node_free[nd]
-                            job_p += node_w[nd, k + flat_counts[n_flat + a]] - node_w[nd, k]
-                        if not job_p <= left + EPS:
-                            kind = 0
-                if kind == 0:
-                    if stop > 0:
-                        i += 1
-                        if indexed and i < qn:
-                            i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free,
-                                      left, extra, shadow - t)
-                        continue
-                    if not easy or free <= 0:
-                        break
-                    # EASY: reserve for the head, then backfill behind it
-                    if i > 0 or n_fin > 0 or j != head or shadow <= t:
-                        head = j
-                        shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j],
-                                                    t)
-                        if shadow < 0:
-                            if not power:
-                                status = BROKEN
-                                bad_job = j
-                                break
-                            # its slots are free but never its power: nothing to protect
-                            shadow = NEVER
-                            extra = free
-                    if shadow < NEVER and (plan_head != j or plan_time != shadow):
-                        plan_head = j
-                        plan_time = shadow
-                        planned[j] = shadow
-                    stop = qn if depth < 0 else min(qn, i + depth)
-                    i += 1
-                    if indexed and i < qn:
-                        i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left,
-                                  extra, shadow - t)
-                    continue
-                if kind == 3:
-                    extra -= u
-                if kind > 1:
-                    backfilled += 1
-                # start job j on its placement
-                p = n_flat
-                lo = take(node_free, flat_nodes, flat_counts, p, n_try, lo)
-                n_flat += n_try
-                if power:  # the dispatcher's workspace, then the engine's running sum
-                    left -= job_p
-                    delta = 0.0
-                    for a in range(n_try):
-                        nd = flat_nodes[p + a]
-                        w = node_w[nd, slots[nd] - node_free[nd]]
-                        delta += w - cur_w[nd]
-                        cur_w[nd] = w
-                    used += job_w[j] + delta
-                alloc_pos[j] = p
-                alloc_len[j] = n_flat - p
-                free -= u
+            (status, bad_job, qn, n_new, lo, n_flat, flat_nodes, flat_counts, free, used, en,
+             n_back, n_scan) = start_scan(
+                t, n_fin > 0, q_job, q_rank, q_gone, qn, units, est, planned, node_free, lo,
+                slots, flat_nodes, flat_counts, n_flat, free, easy, depth, power, size, t_u,
+                t_e, t_p, e_time, e_job, en, end_of, res, power, cap_w - used, used,
+                least_w, unit_w, node_w, cur_w, job_w, started, st_pos, st_len)
+            backfilled += n_back
+            scanned += n_scan
+            if status != DONE:
+                break
+            for k in range(n_new):  # the engine records each start and schedules its end
+                j = started[k]
+                alloc_pos[j] = st_pos[k]
+                alloc_len[j] = st_len[k]
                 start[j] = t
                 order[n_started] = j
                 n_started += 1
                 running += 1
-                q_gone[i] = True
-                n_gone += 1
-                if indexed:
-                    idx_put(t_u, t_e, t_p, size, q_rank[i], _ABSENT, _ABSENT, np.inf)
-                # the engine schedules the end
                 ev_job[seq] = j
                 hn = heap_push(h_time, h_id, h_pos, hn, t + dur[j], seq)
                 seq += 1
-                if easy:  # expected end, kept sorted by (end, job)
-                    end_of[j] = t + est[j]
-                    en = ends_insert(e_time, e_job, en, end_of[j], j)
-                i += 1
-                if stop > 0 and free <= 0:
-                    break
-                if stop > 0 and indexed and i < qn:
-                    i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left, extra,
-                              shadow - t)
-            if status != DONE:
-                break
-            if n_gone:
-                qn = q_compact(q_job, q_rank, q_gone, qn)
         # 4. one sample per decision point
         points[n_points, 0] = t
         points[n_points, 1] = qn
