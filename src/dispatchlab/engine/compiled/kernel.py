@@ -28,9 +28,10 @@ SLOT_AVAILABILITY_OPS = ("avail_advance", "avail_add", "avail_fit", "avail_compr
 SLOT_AVAILABILITY_HELPERS = ("bisect_left", "avail_split", "avail_remove", "heap_up", "heap_down",
                         "heap_push", "heap_pop", "grown")
 #: The pieces the loops are made of (:mod:`.loop_parts`).
-LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "q_insert",
-              "q_compact", "ends_find", "ends_insert", "ends_remove", "easy_shadow",
-              "backfill_kind", "first_fit", "take", "give_back", "release_power", "gather")
+LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shift_in",
+              "q_insert", "q_compact", "ends_find", "ends_insert", "ends_remove",
+              "easy_shadow", "backfill_kind", "first_fit", "take", "give_back",
+              "reread_nodes", "release_power", "least_power", "fixed_machine", "gather")
 
 
 def availability_helpers() -> list[Callable[..., Any]]:

@@ -30,7 +30,9 @@ from dispatchlab.engine.compiled.loop_parts import (
     gather,
     give_back,
     idle_wait,
+    least_power,
     q_insert,
+    queue_arrays,
     release_power,
     room,
     room_rows,
@@ -121,24 +123,17 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     watts = np.empty(2 * n + n_rows + n_c + 16 if power else 0, np.float64)
     caps = np.empty(2 * n + n_rows + n_c + 16 if power else 0, np.float64)
     cur_w = np.zeros(n_nodes, np.float64)
-    least_w = 0.0  # a lower bound of what any job adds
+    least_w = least_power(job_w, unit_w, power)  # a lower bound of what any job adds
     if power:
         for nd in range(n_nodes):
             cur_w[nd] = node_w[nd, 0]
-        low = np.inf
-        for j in range(n):
-            if job_w[j] < low:
-                low = job_w[j]
-        least_w = unit_w + (low if n > 0 else 0.0)
     used = used_w
     # running jobs in start order (the engine's dict order: victims are aborted in it)
     run_list = np.empty(n, np.int64)
     moving = np.empty(n_nodes, np.int64)  # the nodes a scenario row moves
     rn = 0
     # queue sorted by rank
-    q_job = np.empty(n, np.int64)
-    q_rank = np.empty(n, np.int64)
-    q_gone = np.zeros(n, np.bool_)
+    q_job, q_rank, q_gone = queue_arrays(n)
     qn = 0
     # EASY without a depth limit: the queue indexed by rank, as in the slot loop
     indexed = easy and depth < 0

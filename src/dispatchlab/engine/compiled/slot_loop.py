@@ -27,10 +27,13 @@ import numpy as np
 
 from dispatchlab.engine.compiled.loop_parts import (
     ends_remove,
+    fixed_machine,
     gather,
     give_back,
     idle_wait,
+    least_power,
     q_insert,
+    queue_arrays,
     release_power,
 )
 from dispatchlab.engine.compiled.queue_index import idx_new, idx_put
@@ -65,18 +68,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     """
     n = submit.shape[0]
     n_nodes = slots.shape[0]
-    total = 0
-    for nd in range(n_nodes):
-        total += slots[nd]
-    node_free = slots.copy()
+    (total, node_free, start, end, planned, alloc_pos, alloc_len, flat_nodes,
+     flat_counts) = fixed_machine(n, slots)
     lo = 0  # every node below lo has no free slot
-    start = np.full(n, -1, np.int64)
-    end = np.full(n, -1, np.int64)
-    planned = np.full(n, -1, np.int64)
-    alloc_pos = np.zeros(n, np.int64)
-    alloc_len = np.zeros(n, np.int64)
-    flat_nodes = np.empty(n + n_nodes, np.int32)
-    flat_counts = np.empty(n + n_nodes, np.int32)
     n_flat = 0
     n_c = c_time.shape[0]
     crow = 0  # the next cap row
@@ -91,18 +85,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         for nd in range(n_nodes):
             cur_w[nd] = node_w[nd, 0]
     used = used_w  # the engine's running sum, updated in its order
-    least_w = 0.0  # a lower bound of what any job adds
-    if power:
-        least_w = unit_w
-        low = np.inf
-        for j in range(n):
-            if job_w[j] < low:
-                low = job_w[j]
-        if n > 0:
-            least_w += low
-    q_job = np.empty(n, np.int64)
-    q_rank = np.empty(n, np.int64)
-    q_gone = np.zeros(n, np.bool_)
+    least_w = least_power(job_w, unit_w, power)  # a lower bound of what any job adds
+    q_job, q_rank, q_gone = queue_arrays(n)
     qn = 0
     # EASY without a depth limit: the queue indexed by rank (minima of units, estimate and
     # least power per subtree), so a backfill scan jumps from one job that may start to the

@@ -25,6 +25,7 @@ from dispatchlab.engine.compiled.loop_parts import (
     ends_insert,
     first_fit,
     q_compact,
+    reread_nodes,
     room,
     take,
 )
@@ -147,13 +148,8 @@ def start_scan(t: int, renew: bool, q_job: Any, q_rank: Any, q_gone: Any, qn: in
         n_flat += n_try
         if power:  # the dispatcher's workspace, then the engine's running sum
             left -= job_p
-            delta = 0.0
-            for a in range(n_try):
-                nd = flat_nodes[p + a]
-                w = node_w[nd, slots[nd] - node_free[nd]]
-                delta += w - cur_w[nd]
-                cur_w[nd] = w
-            used += job_w[j] + delta
+            used += job_w[j] + reread_nodes(node_w, cur_w, node_free, slots, flat_nodes, p,
+                                            n_try)
         started[n_started] = j
         st_pos[n_started] = p
         st_len[n_started] = n_try
