@@ -25,8 +25,8 @@ AVAILABLE = NUMBA
 SLOT_AVAILABILITY_OPS = ("avail_advance", "avail_add", "avail_fit", "avail_compress",
                     "avail_reserve", "book_pop_due", "avail_min_free")
 #: The ones those call.
-SLOT_AVAILABILITY_HELPERS = ("bisect_left", "avail_split", "avail_remove", "heap_up", "heap_down",
-                        "heap_push", "heap_pop", "grown")
+SLOT_AVAILABILITY_HELPERS = ("bisect_left", "avail_split", "avail_remove", "heap_fix",
+                             "heap_push", "heap_pop", "grown")
 #: The pieces the loops are made of (:mod:`.loop_parts`).
 LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shift_in",
               "q_insert", "q_compact", "ends_find", "ends_insert", "ends_remove",
@@ -45,7 +45,7 @@ def inlined() -> list[Callable[..., Any]]:
     the heap's and the per-start placement steps, on the loops' hottest path. (Copies of
     copies of copies were miscompiled by Numba 0.68: the loops call these directly, never
     through another copied helper.)"""
-    return [ops_source.heap_up, ops_source.heap_down, ops_source.heap_push,
+    return [ops_source.heap_fix, ops_source.heap_push,
             ops_source.heap_pop, loop_parts.room, loop_parts.first_fit, loop_parts.take,
             loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind]
 
