@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled import loop_parts
+from dispatchlab.engine.compiled import loop_parts, start_scan
 from dispatchlab.engine.compiled import slot_availability_ops as ops_source
 from dispatchlab.numba_loader import NUMBA, compiled, kind
 
@@ -47,12 +47,13 @@ def inlined() -> list[Callable[..., Any]]:
     through another copied helper.)"""
     return [ops_source.heap_fix, ops_source.heap_push,
             ops_source.heap_pop, loop_parts.room, loop_parts.first_fit, loop_parts.take,
-            loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind]
+            loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind,
+            loop_parts.shift_in, start_scan.start_scan]
 
 
 def loop_helpers() -> list[Callable[..., Any]]:
     """Every function the compiled loops call, for Numba to compile into them."""
-    from dispatchlab.engine.compiled import queue_index, start_scan
+    from dispatchlab.engine.compiled import queue_index
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,

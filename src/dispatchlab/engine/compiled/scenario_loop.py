@@ -360,14 +360,13 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
         free = alive_slots - busy
         # ... then starts the startable prefix (and, for EASY, backfills)
         if qn > 0 and free > 0:
-            renew = n_fin > 0 or nodes_changed  # (no control flow in a long call: Numba)
+            renew = n_fin > 0 or nodes_changed
             (status, bad_job, qn, n_new, lo, n_flat, flat_nodes, flat_counts, free, used, en,
              n_back, _) = start_scan(
-                t, renew, q_job, q_rank, q_gone, qn, units, est, planned,
-                node_free, lo, slots, flat_nodes, flat_counts, n_flat, free, easy, depth,
-                True, size, t_u, t_e, t_p, e_time, e_job, en, end_of, res, power,
-                cap_w - used, used, least_w, unit_w, node_w, cur_w, job_w, started, st_pos,
-                st_len)
+                t, renew, (q_job, q_rank, q_gone), qn, units, est, planned, node_free, lo,
+                slots, flat_nodes, flat_counts, n_flat, free, easy, depth, True, size,
+                (t_u, t_e, t_p), (e_time, e_job, end_of), en, res, power, cap_w - used,
+                used, least_w, unit_w, (node_w, cur_w, job_w), (started, st_pos, st_len))
             backfilled += n_back
             if status != DONE:
                 break

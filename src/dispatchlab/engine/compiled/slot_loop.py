@@ -7,10 +7,16 @@ EASY selection, first-fit allocation and a
 :class:`~dispatchlab.dispatchers.machine.SlotMachine`: same decision points, same starts,
 same nodes, same EASY reservations. Compiled by :mod:`dispatchlab.engine.compiled.kernel`.
 
-Each decision is :func:`~.start_scan.start_scan` (shared with :mod:`.scenario_loop`).
-Under a power cap (node model or job power column, :mod:`.slot_power`) a job also needs its
-power to fit; the loop keeps the machine's power as the engine's running sum (each start
-adds the job's own power plus its nodes' change, each end removes them).
+Under a fixed power cap (node model or job power column, :mod:`.slot_power`) a job also
+needs its power to fit: the loop tries its first-fit placement, costs it node by node from
+the tabulated node power (what the dispatcher's workspace computes) against what the cap
+left at the start of the decision, and keeps the machine's power as the engine's running sum
+(each start adds the job's own power plus its nodes' change, each end removes them), so a
+job that fits in slots but not in power is EASY's head exactly as in the general loop.
+
+The decision is written out here rather than calling :func:`~.start_scan.start_scan` (the
+scenario loop's): as a part, copied in by Numba, it cost this loop 1.45–1.7× on HPC2N FIFO
+and EASY (loop CPU time, 2026-11-27), its arrays bound anew at every decision.
 
 State is plain arrays (:mod:`.loop_parts`): the queue sorted by rank, a heap of end
 events by (end, sequence) like the engine's, the running jobs sorted by (expected end, job)
@@ -26,23 +32,32 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.engine.compiled.loop_parts import (
+    backfill_kind,
+    easy_shadow,
+    ends_insert,
     ends_remove,
+    first_fit,
     fixed_machine,
     gather,
     give_back,
     idle_wait,
     least_power,
+    q_compact,
     q_insert,
     queue_arrays,
     release_power,
+    reread_nodes,
+    room,
+    take,
 )
-from dispatchlab.engine.compiled.queue_index import idx_new, idx_put
+from dispatchlab.engine.compiled.queue_index import ABSENT, EPS, idx_jump, idx_new, idx_put
 from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
-from dispatchlab.engine.compiled.start_scan import EXTRA, start_scan
 
 #: Status codes returned by :func:`slot_loop` (``FALLBACK``: an idle machine waited on cap
 #: rows beyond the engine's limit; the general loop runs, to report it).
 DONE, STUCK, BROKEN, FALLBACK = 0, 1, 2, 3
+#: A shadow time meaning "no reservation can be made now" (the machine's ``NEVER``).
+NEVER = 1 << 62
 
 
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
@@ -85,6 +100,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         for nd in range(n_nodes):
             cur_w[nd] = node_w[nd, 0]
     used = used_w  # the engine's running sum, updated in its order
+    left = 0.0  # what the cap leaves in this decision (the dispatcher's workspace)
+    job_p = 0.0  # what the job being tried adds
+    n_try = 0  # its tentative placement: flat entries [n_flat, n_flat + n_try)
     least_w = least_power(job_w, unit_w, power)  # a lower bound of what any job adds
     q_job, q_rank, q_gone = queue_arrays(n)
     qn = 0
@@ -106,11 +124,11 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     free = total
     running = 0
     seq = 0
-    res = np.full(5, -1, np.int64)  # EASY's head, shadow, extra, last plan (start_scan)
-    res[EXTRA] = 0
-    started = np.empty(n, np.int64)  # one decision's starts and their placements
-    st_pos = np.empty(n, np.int64)
-    st_len = np.empty(n, np.int64)
+    head = -1
+    shadow = -1
+    plan_head = -1
+    plan_time = -1
+    extra = 0
     backfilled = 0
     scanned = 0  # queue entries the backfill scans examined
     order = np.empty(n, np.int64)  # jobs in the order they started
@@ -163,28 +181,121 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             if easy:
                 en = ends_remove(e_time, e_job, en, end_of[job], job)
         # ... then starts the startable prefix (and, for EASY, backfills)
+        n_gone = 0
         if qn > 0 and free > 0:
-            (status, bad_job, qn, n_new, lo, n_flat, flat_nodes, flat_counts, free, used, en,
-             n_back, n_scan) = start_scan(
-                t, n_fin > 0, q_job, q_rank, q_gone, qn, units, est, planned, node_free, lo,
-                slots, flat_nodes, flat_counts, n_flat, free, easy, depth, power, size, t_u,
-                t_e, t_p, e_time, e_job, en, end_of, res, power, cap_w - used, used,
-                least_w, unit_w, node_w, cur_w, job_w, started, st_pos, st_len)
-            backfilled += n_back
-            scanned += n_scan
-            if status != DONE:
-                break
-            for k in range(n_new):  # the engine records each start and schedules its end
-                j = started[k]
-                alloc_pos[j] = st_pos[k]
-                alloc_len[j] = st_len[k]
+            left = cap_w - used
+            i = 0
+            stop = 0
+            while True:
+                if i >= qn:
+                    break
+                # kind: 0 = does not start, 1 = starts in order, 2 = backfilled ending by
+                # the shadow time, 3 = backfilled on extra slots
+                if stop == 0:
+                    j = q_job[i]
+                    u = units[j]
+                    kind = 1 if u <= free else 0
+                else:
+                    if i >= stop:
+                        break
+                    if power and least_w - 1e-3 > left + EPS:
+                        break  # the power left cannot take any job any more
+                    scanned += 1
+                    j = q_job[i]
+                    u = units[j]
+                    kind = backfill_kind(t, est[j], u, free, shadow, extra)
+                if kind > 0 and power and job_w[j] + u * unit_w - 1e-3 > left + EPS:
+                    kind = 0  # its power cannot fit wherever it lands
+                if kind > 0:
+                    # first-fit over the nodes' free slots, tentatively (power decides)
+                    flat_nodes = room(flat_nodes, n_flat + n_nodes)
+                    flat_counts = room(flat_counts, n_flat + n_nodes)
+                    n_try, left_u = first_fit(node_free, lo, u, flat_nodes, flat_counts,
+                                              n_flat)
+                    if left_u > 0:
+                        status = BROKEN
+                        bad_job = j
+                        break
+                    if power:  # what the start adds, node by node (the dispatcher's sum)
+                        job_p = job_w[j]
+                        for a in range(n_try):
+                            nd = flat_nodes[n_flat + a]
+                            k = slots[nd] - node_free[nd]
+                            job_p += node_w[nd, k + flat_counts[n_flat + a]] - node_w[nd, k]
+                        if not job_p <= left + EPS:
+                            kind = 0
+                if kind == 0:
+                    if stop > 0:
+                        i += 1
+                        if indexed and i < qn:
+                            i = idx_jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free,
+                                      left, extra, shadow - t)
+                        continue
+                    if not easy or free <= 0:
+                        break
+                    # EASY: reserve for the head, then backfill behind it
+                    if i > 0 or n_fin > 0 or j != head or shadow <= t:
+                        head = j
+                        shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j],
+                                                    t)
+                        if shadow < 0:
+                            if not power:
+                                status = BROKEN
+                                bad_job = j
+                                break
+                            # its slots are free but never its power: nothing to protect
+                            shadow = NEVER
+                            extra = free
+                    if shadow < NEVER and (plan_head != j or plan_time != shadow):
+                        plan_head = j
+                        plan_time = shadow
+                        planned[j] = shadow
+                    stop = qn if depth < 0 else min(qn, i + depth)
+                    i += 1
+                    if indexed and i < qn:
+                        i = idx_jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left,
+                                  extra, shadow - t)
+                    continue
+                if kind == 3:
+                    extra -= u
+                if kind > 1:
+                    backfilled += 1
+                # start job j on its placement
+                p = n_flat
+                lo = take(node_free, flat_nodes, flat_counts, p, n_try, lo)
+                n_flat += n_try
+                if power:  # the dispatcher's workspace, then the engine's running sum
+                    left -= job_p
+                    used += job_w[j] + reread_nodes(node_w, cur_w, node_free, slots,
+                                                    flat_nodes, p, n_try)
+                alloc_pos[j] = p
+                alloc_len[j] = n_flat - p
+                free -= u
                 start[j] = t
                 order[n_started] = j
                 n_started += 1
                 running += 1
+                q_gone[i] = True
+                n_gone += 1
+                if indexed:
+                    idx_put(t_u, t_e, t_p, size, q_rank[i], ABSENT, ABSENT, np.inf)
+                # the engine schedules the end
                 ev_job[seq] = j
                 hn = heap_push(h_time, h_id, h_pos, hn, t + dur[j], seq)
                 seq += 1
+                if easy:  # expected end, kept sorted by (end, job)
+                    end_of[j] = t + est[j]
+                    en = ends_insert(e_time, e_job, en, end_of[j], j)
+                i += 1
+                if stop > 0 and free <= 0:
+                    break
+                if stop > 0 and indexed and i < qn:
+                    i = idx_jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left, extra,
+                              shadow - t)
+            if status != DONE:
+                break
+            if n_gone:
+                qn = q_compact(q_job, q_rank, q_gone, qn)
         # 4. one sample per decision point
         points[n_points, 0] = t
         points[n_points, 1] = qn

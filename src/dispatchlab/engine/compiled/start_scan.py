@@ -39,26 +39,34 @@ NEVER = 1 << 62
 HEAD, SHADOW, EXTRA, PLAN_HEAD, PLAN_TIME = 0, 1, 2, 3, 4
 
 
-def start_scan(t: int, renew: bool, q_job: Any, q_rank: Any, q_gone: Any, qn: int,
-               units: Any, est: Any, planned: Any, node_free: Any, lo: int, slots: Any,
-               flat_nodes: Any, flat_counts: Any, n_flat: int, free: int, easy: bool,
-               depth: int, no_room_ok: bool, size: int, t_u: Any, t_e: Any, t_p: Any,
-               e_time: Any, e_job: Any, en: int, end_of: Any, res: Any, power: bool,
-               left: float, used: float, least_w: float, unit_w: float, node_w: Any,
-               cur_w: Any, job_w: Any, started: Any, st_pos: Any, st_len: Any) -> Any:
-    """Start what the policy starts at time ``t``; see the module docstring.
+def start_scan(t: int, renew: bool, queue: Any, qn: int, units: Any, est: Any,
+               planned: Any, node_free: Any, lo: int, slots: Any, flat_nodes: Any,
+               flat_counts: Any, n_flat: int, free: int, easy: bool, depth: int,
+               no_room_ok: bool, size: int, index: Any, ends: Any, en: int, res: Any,
+               power: bool, left: float, used: float, least_w: float, unit_w: float,
+               tables: Any, out: Any) -> Any:
+    """Start what the policy starts at time ``t``; see the module docstring. (At most 30
+    parameters, the arrays grouped in tuples: Numba copies the function into the loops.)
 
     ``renew``: jobs ended or nodes changed since the last decision (EASY re-reserves);
-    ``no_room_ok``: a head whose units the running jobs' ends never free gets no
-    reservation (else the slot accounting broke). ``size``/``t_u``/``t_e``/``t_p``: the
-    queue index (``t_u`` empty: not indexed). ``res``: EASY's head, shadow time, extra
-    units, and the last plan recorded (job, time), kept between calls.
+    ``queue``: ``(q_job, q_rank, q_gone)``; ``no_room_ok``: a head whose units the running
+    jobs' ends never free gets no reservation (else the slot accounting broke);
+    ``size``, ``index`` ``(t_u, t_e, t_p)``: the queue index (``t_u`` empty: not indexed);
+    ``ends``: EASY's running jobs ``(e_time, e_job, end_of)``; ``res``: EASY's head, shadow
+    time, extra units, and the last plan recorded (job, time), kept between calls;
+    ``tables``: ``(node_w, cur_w, job_w)`` under a cap; ``out``: ``(started, st_pos,
+    st_len)``.
 
     Returns ``(status, bad_job, qn, n_started, lo, n_flat, flat_nodes, flat_counts, free,
     used, en, backfilled, scanned)``: job ``started[k]`` took ``flat_*[st_pos[k]:st_pos[k]
     + st_len[k]]`` for ``k < n_started``; ``scanned`` counts the queue entries the backfill
     examined.
     """
+    q_job, q_rank, q_gone = queue
+    t_u, t_e, t_p = index
+    e_time, e_job, end_of = ends
+    node_w, cur_w, job_w = tables
+    started, st_pos, st_len = out
     indexed = t_u.shape[0] > 0
     head = res[HEAD]
     shadow = res[SHADOW]
