@@ -42,9 +42,10 @@ def availability_helpers() -> list[Callable[..., Any]]:
 
 def inlined() -> list[Callable[..., Any]]:
     """The helpers Numba copies into their callers (a call costs more than their work):
-    the heap's and the per-start placement steps, on the loops' hottest path. (Copies of
-    copies of copies were miscompiled by Numba 0.68: the loops call these directly, never
-    through another copied helper.)"""
+    the heap's and the per-start placement steps, on the loops' hottest path, and the
+    scenario loop's decision (``start_scan``, which copies the placement steps in turn).
+    (Copies of copies of copies were miscompiled by Numba 0.68: nothing copied here goes
+    deeper than two levels.)"""
     return [ops_source.heap_fix, ops_source.heap_push,
             ops_source.heap_pop, loop_parts.room, loop_parts.first_fit, loop_parts.take,
             loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind,
