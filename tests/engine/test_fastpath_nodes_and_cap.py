@@ -88,6 +88,12 @@ def test_job_power_column(kth: Workload) -> None:
     idle = 100 * GENERIC.idle
     cap_idle = cap.replace(f"mean={top + 1500}", f"mean={idle + top + 1500}")
     assert_same(wl, plat, "easy", scenario=[NODE_WALK, cap_idle], power_model=model)
+    # no cap at all: power is only measured (samples, energy), never binding
+    assert_same(wl, plat, "easy", scenario=NODE_WALK, power_model=model)
+    res = assert_same(kth, plat, "fifo", scenario=NODE_WALK, power_cap=1e9,
+                      on_over_cap="kill-youngest")  # a fixed cap never falls: none stopped
+    assert res.recorder is not None
+    assert res.recorder.engine_info["power"]["jobs_stopped_over_cap"] == 0
 
 
 def test_fixed_cap_with_node_rows_at_the_cap_rows_times(kth: Workload) -> None:

@@ -229,7 +229,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                         i += 1
                         if indexed and i < qn:
                             i = idx_jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free,
-                                      left, extra, shadow - t)
+                                         left, extra, shadow - t)
                         continue
                     if not easy or free <= 0:
                         break
@@ -253,8 +253,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     stop = qn if depth < 0 else min(qn, i + depth)
                     i += 1
                     if indexed and i < qn:
-                        i = idx_jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left,
-                                  extra, shadow - t)
+                        i = idx_jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free,
+                                     left, extra, shadow - t)
                     continue
                 if kind == 3:
                     extra -= u
@@ -290,8 +290,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 if stop > 0 and free <= 0:
                     break
                 if stop > 0 and indexed and i < qn:
-                    i = idx_jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left, extra,
-                              shadow - t)
+                    i = idx_jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left,
+                                 extra, shadow - t)
             if status != DONE:
                 break
             if n_gone:
