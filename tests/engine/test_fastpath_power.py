@@ -114,13 +114,16 @@ def test_the_compiled_loop_takes_only_a_cap_with_node_or_column_power() -> None:
     varying = Scenario([Change(3, "power_cap", 50.0)])
     assert simulate(wl, plat, "easy", power_cap=100.0).summary["loop"] == "compiled"
     assert simulate(wl, plat, "easy", scenario=varying).summary["loop"] == "compiled"
+    cap_and_nodes = Scenario([Change(3, "power_cap", 50.0), Change(4, "alive_nodes", 1.0)])
+    assert simulate(wl, plat, "easy", scenario=cap_and_nodes).summary["loop"] == "compiled"
     for disp, kwargs in [
         ("conservative", {"power_cap": 100.0}),  # its compiled loop has no cap
         ("easy-power", {"power_cap": 100.0}),
         ("easy", {"scenario": varying, "on_over_cap": "kill-youngest"}),  # stops jobs
-        ("easy", {"scenario": Scenario([Change(3, "power_cap", 50.0),  # cap and nodes
-                                        Change(4, "alive_nodes", 1.0)])}),
+        ("easy", {"scenario": cap_and_nodes, "on_over_cap": "requeue-youngest"}),
         ("easy", {"power_model": _Flat()}),  # another job power source
+        ("easy", {"scenario": Scenario([Change(4, "alive_nodes", 1.0)]),
+                  "power_model": _Flat()}),
     ]:
         assert simulate(wl, plat, disp, **kwargs).summary["loop"] == "general"  # type: ignore[arg-type]
 

@@ -55,13 +55,36 @@ def test_the_book_heap_tracks_positions_and_moves_keys_earlier(
     for j in data.draw(st.lists(st.integers(0, n - 1), max_size=10)):
         cur[j] = max(0, cur[j] - data.draw(st.integers(0, 10)))
         key[pos[j]] = cur[j]
-        ops.heap_up(key, ids, pos, pos[j])
+        ops.heap_fix(key, ids, pos, hn, pos[j])
         assert all(ids[pos[q]] == q for q in range(n))
     out = []
     while hn:
         out.append((int(key[0]), int(ids[0])))
         hn = ops.heap_pop(key, ids, pos, hn)
     assert out == sorted((s, j) for j, s in cur.items()) and (pos == -1).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 30), min_size=1, max_size=30), st.data())
+def test_the_heap_is_repaired_after_any_key_changes(keys: list[int],
+                                                    data: st.DataObject) -> None:
+    """``heap_fix`` restores the (key, id) order after a key rose or fell anywhere."""
+    n = len(keys)
+    key, ids, pos = np.zeros(n, I8), np.zeros(n, I8), np.full(n, -1, I8)
+    hn = 0
+    for j, k in enumerate(keys):
+        hn = ops.heap_push(key, ids, pos, hn, k, j)
+    cur = dict(enumerate(keys))
+    for j in data.draw(st.lists(st.integers(0, n - 1), max_size=10)):
+        cur[j] = data.draw(st.integers(0, 30))
+        key[pos[j]] = cur[j]
+        ops.heap_fix(key, ids, pos, hn, pos[j])
+        assert all(ids[pos[q]] == q for q in range(n))
+    out = []
+    while hn:
+        out.append((int(key[0]), int(ids[0])))
+        hn = ops.heap_pop(key, ids, pos, hn)
+    assert out == sorted((k, j) for j, k in cur.items())
 
 
 @settings(max_examples=60, deadline=None)

@@ -60,10 +60,12 @@ def build(out_dir: str, name: str) -> None:
     cc.export("conservative_loop", cons_sig)(conservative_loop)
     i8_2d = nt.Array(i, 2, "C")
     b1 = nt.Array(nt.boolean, 1, "C")
+    f = nt.float64
     scen_returns = nt.Tuple((i, i8, i8, i8, i8, i8, i8, i4, i4, i, i8, i8_2d, i8_2d, i,
-                             i8_2d, i, b1, i, i))
+                             i8_2d, i, b1, i, i, f8, f8))
     scen_sig = scen_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i,
-                            i8_2d, i8, i8, i8, i8, i8, i8, nt.boolean, i8)
+                            i8_2d, i8, i8, i8, i8, i8, i8, nt.boolean, i8,
+                            nt.boolean, f, f, nt.Array(f, 2, "C"), f8, f8, f, i8, f8)
     cc.export("scenario_loop", scen_sig)(scenario_loop)
     sweep_sig = nt.UniTuple(i, 5)(i8, i8, i8, i8, i4, i4, i8_2d, i8_2d, i8, i8)
     cc.export("audit_sweep", sweep_sig)(sweep)

@@ -25,6 +25,7 @@ import numpy as np
 from dispatchlab.engine.compiled.loop_parts import (
     ev_room,
     first_fit,
+    fixed_machine,
     gather,
     give_back,
     q_insert,
@@ -60,18 +61,9 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     """
     n = submit.shape[0]
     n_nodes = slots.shape[0]
-    total = 0
-    for nd in range(n_nodes):
-        total += slots[nd]
-    node_free = slots.copy()
+    (total, node_free, start, end, planned, alloc_pos, alloc_len, flat_nodes,
+     flat_counts) = fixed_machine(n, slots)
     lo = 0  # every node below lo has no free slot
-    start = np.full(n, -1, np.int64)
-    end = np.full(n, -1, np.int64)
-    planned = np.full(n, -1, np.int64)
-    alloc_pos = np.zeros(n, np.int64)
-    alloc_len = np.zeros(n, np.int64)
-    flat_nodes = np.empty(n + n_nodes, np.int32)
-    flat_counts = np.empty(n + n_nodes, np.int32)
     n_flat = 0
     points = np.empty((2 * n + 1, 4), np.int64)
     n_points = 0

@@ -10,9 +10,11 @@ heterogeneous jobs); Numba available. Of the engine's features
 other one (a scenario, a varying cap or another job power source, malleable jobs, …) runs
 in the general loop. A fixed power cap (``power-fixed-cap``: node model or power column)
 is taken by the strict and EASY loop, not by the conservative one, and so is a cap varying
-with a scenario's ``power_cap`` rows (its only kind, over-cap policy ``wait``); so is a
-scenario of nodes leaving and coming back (``node_down`` / ``node_up`` / ``alive_nodes``
-rows only, no power cap, the engine's default choice of nodes: :mod:`.scenario_loop`).
+with a scenario's ``power_cap`` rows (over-cap policy ``wait``); so is a scenario of nodes
+leaving and coming back (``node_down`` / ``node_up`` / ``alive_nodes`` rows, the engine's
+default choice of nodes: :mod:`.scenario_loop`), also with a power cap — fixed, or varying
+with the same scenario's ``power_cap`` rows — drawn through the node model or the job power
+column.
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ from dispatchlab.platform.platform import units_fitting
 #: Engine features the compiled loop reproduces exactly (tests compare it with the general
 #: loop on each); anything else in :meth:`Simulator.features` sends a run to the general loop.
 SUPPORTED = frozenset({"no-walltime-kill", "oracle", "power-fixed-cap", "scenario"})
-#: Scenario kinds the compiled loop takes (strict and EASY: :mod:`.scenario_loop`).
+#: Scenario kinds the compiled loop takes (strict and EASY: :mod:`.scenario_loop`), and
+#: with them or alone the ``power_cap`` rows of a varying cap (:func:`varying_cap`).
 SCENARIO_KINDS = frozenset({"node_down", "node_up", "alive_nodes"})
+CAP_KIND = "power_cap"
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ def scenario_rows(sim: Simulator) -> ScenarioRows | str:
     """The run's scenario as arrays, or why the compiled loop cannot take it."""
     scen = sim.scenario
     assert scen is not None
-    kinds = scen.kinds() - SCENARIO_KINDS
+    kinds = scen.kinds() - SCENARIO_KINDS - {CAP_KIND}
     if kinds:
         return f"scenario kind(s) {', '.join(sorted(kinds))} not supported"
     if getattr(sim.dispatcher, "choose_nodes", None) is not None:
@@ -65,6 +69,8 @@ def scenario_rows(sim: Simulator) -> ScenarioRows | str:
     n_nodes = sim.platform.n_nodes
     times, kind, value, offsets, nodes = [], [], [], [0], []
     for c in scen.changes:
+        if c.what == CAP_KIND:
+            continue  # (the cap rows: :func:`_cap_rows`)
         if c.what == "alive_nodes":
             if not 0 <= c.value <= n_nodes or c.value != int(c.value):
                 return f"alive_nodes {c.value} at {c.time} (the general loop reports it)"
@@ -89,7 +95,7 @@ class SlotRun:
     easy: bool
     depth: int  # -1: no limit
     conservative: bool = False
-    power: SlotPower | None = None  # a fixed power cap (strict and EASY only)
+    power: SlotPower | None = None  # a power cap (strict and EASY only)
     scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
     cap_rows: tuple[IntArray, npt.NDArray[np.float64]] | None = None  # a varying cap
 
@@ -100,7 +106,11 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     if not AVAILABLE:
         return "Numba is not available or disabled (DISPATCHLAB_NO_NUMBA)"
     varying = varying_cap(sim)
-    unsupported = sim.features() - SUPPORTED - ({"power"} if varying else set())
+    moving = nodes_move(sim)
+    fixed_with_nodes = (moving and _power_tabled(sim)  # a fixed cap (or none) on them
+                        and CAP_KIND not in sim.scenario.kinds())  # type: ignore[union-attr]
+    unsupported = sim.features() - SUPPORTED - (
+        {"power"} if varying or fixed_with_nodes else set())
     if unsupported:
         return f"engine feature(s) {', '.join(sorted(unsupported))} not supported"
     if not isinstance(disp, OffersCompiledPlan):
@@ -112,11 +122,9 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         return plan
     conservative = plan.selection == "conservative"
     rows: ScenarioRows | None = None
-    if "scenario" in sim.features() and not varying:
+    if "scenario" in sim.features() and (moving or not varying):
         if conservative:
             return "scenario: the compiled conservative loop takes no scenario"
-        if "power-fixed-cap" in sim.features():
-            return "scenario: the compiled scenario loop takes no power cap"
         found = scenario_rows(sim)
         if isinstance(found, str):
             return found
@@ -134,7 +142,7 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         return "submit times are not sorted"
     slots = np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64)
     power: SlotPower | None = None
-    if "power-fixed-cap" in sim.features() or varying:
+    if {"power-fixed-cap", "power"} & sim.features():
         if conservative:
             return "power: the compiled conservative loop takes no power cap"
         tabled = slot_power(sim, slots)
@@ -155,18 +163,29 @@ def slot_run(sim: Simulator) -> SlotRun | str:
 
 
 def varying_cap(sim: Simulator) -> bool:
-    """A cap that varies with the scenario's ``power_cap`` rows (its only kind), drawn
-    through the node model or the job power column, and waited for (no job is stopped when
-    it falls): the strict and EASY slot loop takes it."""
+    """A cap that varies with the scenario's ``power_cap`` rows (alone, or with nodes
+    leaving and coming back), drawn through the node model or the job power column, and
+    waited for (no job is stopped when it falls): the strict and EASY loops take it."""
     scen = sim.scenario
-    return (scen is not None and scen.kinds() == {"power_cap"}
-            and (sim.power_model is None or type(sim.power_model) is JobColumnPower)
+    return (scen is not None and CAP_KIND in scen.kinds()
+            and scen.kinds() <= SCENARIO_KINDS | {CAP_KIND} and _power_tabled(sim)
             and sim.on_over_cap == "wait")
+
+
+def nodes_move(sim: Simulator) -> bool:
+    """The scenario has nodes leaving or coming back."""
+    return sim.scenario is not None and bool(sim.scenario.kinds() & SCENARIO_KINDS)
+
+
+def _power_tabled(sim: Simulator) -> bool:
+    """Jobs draw power through the node model or the job power column (:mod:`.slot_power`
+    tabulates them)."""
+    return sim.power_model is None or type(sim.power_model) is JobColumnPower
 
 
 def _cap_rows(sim: Simulator) -> tuple[IntArray, npt.NDArray[np.float64]]:
     """The scenario's cap changes: times and values."""
     assert sim.scenario is not None
-    changes = sim.scenario.changes
+    changes = [c for c in sim.scenario.changes if c.what == CAP_KIND]
     return (np.array([c.time for c in changes], dtype=np.int64),
             np.array([c.value for c in changes], dtype=np.float64))

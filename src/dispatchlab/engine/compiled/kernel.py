@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled import loop_parts
+from dispatchlab.engine.compiled import loop_parts, start_scan
 from dispatchlab.engine.compiled import slot_availability_ops as ops_source
 from dispatchlab.numba_loader import NUMBA, compiled, kind
 
@@ -25,12 +25,13 @@ AVAILABLE = NUMBA
 SLOT_AVAILABILITY_OPS = ("avail_advance", "avail_add", "avail_fit", "avail_compress",
                     "avail_reserve", "book_pop_due", "avail_min_free")
 #: The ones those call.
-SLOT_AVAILABILITY_HELPERS = ("bisect_left", "avail_split", "avail_remove", "heap_up", "heap_down",
-                        "heap_push", "heap_pop", "grown")
+SLOT_AVAILABILITY_HELPERS = ("bisect_left", "avail_split", "avail_remove", "heap_fix",
+                             "heap_push", "heap_pop", "grown")
 #: The pieces the loops are made of (:mod:`.loop_parts`).
-LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "q_insert",
-              "q_compact", "ends_find", "ends_insert", "ends_remove", "easy_shadow",
-              "backfill_kind", "first_fit", "take", "give_back", "gather")
+LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shift_in",
+              "q_insert", "q_compact", "ends_find", "ends_insert", "ends_remove",
+              "easy_shadow", "backfill_kind", "first_fit", "take", "give_back",
+              "reread_nodes", "release_power", "least_power", "fixed_machine", "gather")
 
 
 def availability_helpers() -> list[Callable[..., Any]]:
@@ -41,20 +42,23 @@ def availability_helpers() -> list[Callable[..., Any]]:
 
 def inlined() -> list[Callable[..., Any]]:
     """The helpers Numba copies into their callers (a call costs more than their work):
-    the heap's and the per-start placement steps, on the loops' hottest path. (Copies of
-    copies of copies were miscompiled by Numba 0.68: the loops call these directly, never
-    through another copied helper.)"""
-    return [ops_source.heap_up, ops_source.heap_down, ops_source.heap_push,
+    the heap's and the per-start placement steps, on the loops' hottest path, and the
+    scenario loop's decision (``start_scan``, which copies the placement steps in turn).
+    (Copies of copies of copies were miscompiled by Numba 0.68: nothing copied here goes
+    deeper than two levels.)"""
+    return [ops_source.heap_fix, ops_source.heap_push,
             ops_source.heap_pop, loop_parts.room, loop_parts.first_fit, loop_parts.take,
-            loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind]
+            loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind,
+            loop_parts.shift_in, start_scan.start_scan]
 
 
 def loop_helpers() -> list[Callable[..., Any]]:
     """Every function the compiled loops call, for Numba to compile into them."""
-    from dispatchlab.engine.compiled import slot_loop
+    from dispatchlab.engine.compiled import queue_index
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
-            slot_loop.idx_new, slot_loop.idx_put, slot_loop.idx_next, slot_loop._jump]
+            queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
+            queue_index.idx_jump, start_scan.start_scan]
 
 
 def _aot_module() -> Any:
@@ -89,7 +93,9 @@ def scenario_loop_kernel() -> Callable[..., Any]:
     def warm(fn: Callable[..., Any]) -> None:
         one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
         fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True, -1,
-           np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1)
+           np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1,
+           False, 0.0, 0.0, np.zeros((1, 2)), np.zeros(1), np.zeros(1), 0.0, none,
+           np.zeros(0))
 
     return _loop(scenario_loop, warm)
 

@@ -64,15 +64,25 @@ def ev_room(h_time: Any, h_id: Any, ev_job: Any, n_ev: int) -> Any:
 # ---- the queue, sorted by rank ----
 
 
+def queue_arrays(n: int) -> Any:
+    """An empty queue for ``n`` jobs: ``(q_job, q_rank, q_gone)``."""
+    return np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(n, np.bool_)
+
+
+def shift_in(keys: Any, vals: Any, n: int, k: int, key: int, val: int) -> int:
+    """Insert ``(key, val)`` at position ``k`` of the ``n`` sorted pairs; returns ``n + 1``."""
+    for m in range(n, k, -1):
+        keys[m] = keys[m - 1]
+        vals[m] = vals[m - 1]
+    keys[k] = key
+    vals[k] = val
+    return n + 1
+
+
 def q_insert(q_job: Any, q_rank: Any, qn: int, job: int, r: int) -> int:
     """Queue ``job`` of rank ``r`` in rank order; returns the new length."""
     k = qn if qn == 0 or r > q_rank[qn - 1] else bisect_left(q_rank, qn, r)
-    for m in range(qn, k, -1):
-        q_rank[m] = q_rank[m - 1]
-        q_job[m] = q_job[m - 1]
-    q_rank[k] = r
-    q_job[k] = job
-    return qn + 1
+    return shift_in(q_rank, q_job, qn, k, r, job)
 
 
 def q_compact(q_job: Any, q_rank: Any, q_gone: Any, qn: int) -> int:
@@ -105,13 +115,7 @@ def ends_find(e_time: Any, e_job: Any, en: int, e: int, job: int) -> int:
 
 def ends_insert(e_time: Any, e_job: Any, en: int, e: int, job: int) -> int:
     """Enter running ``job`` expected to end at ``e``; returns the new length."""
-    a = ends_find(e_time, e_job, en, e, job)
-    for m in range(en, a, -1):
-        e_time[m] = e_time[m - 1]
-        e_job[m] = e_job[m - 1]
-    e_time[a] = e
-    e_job[a] = job
-    return en + 1
+    return shift_in(e_time, e_job, en, ends_find(e_time, e_job, en, e, job), e, job)
 
 
 def ends_remove(e_time: Any, e_job: Any, en: int, e: int, job: int) -> int:
@@ -191,6 +195,56 @@ def give_back(node_free: Any, flat_nodes: Any, flat_counts: Any, p: int, k: int,
     for a in range(k):
         node_free[flat_nodes[p + a]] += flat_counts[p + a]
     return flat_nodes[p] if k > 0 and flat_nodes[p] < lo else lo
+
+
+def reread_nodes(node_w: Any, cur_w: Any, node_free: Any, slots: Any, flat_nodes: Any,
+                 p: int, k: int) -> float:
+    """The nodes ``flat_nodes[p:p + k]`` (usage changed) re-read from the power table
+    ``node_w[node, slots in use]`` into ``cur_w``; the change of their sum, summed in the
+    engine's order (:meth:`MachinePower.refresh`)."""
+    delta = 0.0
+    for a in range(k):
+        nd = flat_nodes[p + a]
+        w = node_w[nd, slots[nd] - node_free[nd]]
+        delta += w - cur_w[nd]
+        cur_w[nd] = w
+    return delta
+
+
+def release_power(used: float, own_w: float, node_w: Any, cur_w: Any, node_free: Any,
+                  slots: Any, flat_nodes: Any, p: int, k: int) -> float:
+    """The engine's running sum after a job drawing ``own_w`` gave back its nodes
+    ``flat_nodes[p:p + k]``: its own power off, then its nodes re-read (one sum)."""
+    used -= own_w
+    return used + reread_nodes(node_w, cur_w, node_free, slots, flat_nodes, p, k)
+
+
+def least_power(job_w: Any, unit_w: float, power: bool) -> float:
+    """A lower bound of what any job adds under a cap: one unit's least step plus the
+    least own power of any job (0 without a cap)."""
+    if not power:
+        return 0.0
+    low = np.inf
+    for j in range(job_w.shape[0]):
+        if job_w[j] < low:
+            low = job_w[j]
+    return unit_w + (low if job_w.shape[0] > 0 else 0.0)
+
+
+# ---- a fixed machine's placements: per job its run in the flat arrays ----
+
+
+def fixed_machine(n: int, slots: Any) -> Any:
+    """The fixed-machine loops' starting state for ``n`` jobs on nodes of ``slots`` unit
+    slots: ``(total slots, free slots per node, start, end, planned, alloc_pos, alloc_len,
+    flat_nodes, flat_counts)`` (times -1: not yet)."""
+    n_nodes = slots.shape[0]
+    total = 0
+    for nd in range(n_nodes):
+        total += slots[nd]
+    return (total, slots.copy(), np.full(n, -1, np.int64), np.full(n, -1, np.int64),
+            np.full(n, -1, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
+            np.empty(n + n_nodes, np.int32), np.empty(n + n_nodes, np.int32))
 
 
 def gather(pos: Any, length: Any, count: int, flat_nodes: Any, flat_counts: Any) -> Any:

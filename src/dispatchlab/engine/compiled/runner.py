@@ -37,31 +37,18 @@ def run_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
     kernel = slot_loop_kernel()  # loaded before the clock starts, like the general engine
     if sim.progress is not None:
         sim.progress(0, wl.n_jobs)
-    pw = run.power
-    if pw is not None:
-        rec.power_mode = {"node_mode": pw.node_mode, "idle_counted": pw.idle_counted}
-        power_args = (True, pw.cap, pw.used, np.ascontiguousarray(pw.node_w, np.float64),
-                      np.ascontiguousarray(pw.job_w, np.float64), pw.unit_w)
-    else:
-        power_args = (False, 0.0, 0.0, np.zeros((1, 1)), np.zeros(1), 0.0)
-    c_time, c_value = run.cap_rows if run.cap_rows is not None else (
-        np.zeros(0, np.int64), np.zeros(0, np.float64))
+    power, node_w, _, job_w = _power_args(rec, run)
     wall0 = time.perf_counter()
     (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
      bad_job, watts, _scanned, caps, order) = kernel(
         _own(wl.submit), _own(_durations(sim)), _own(wl.units),
         _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy, run.depth,
-        *power_args, c_time, c_value)
+        power[0], power[1], power[2], node_w, job_w, power[3], *_cap_rows(run))
     loop_seconds = time.perf_counter() - wall0
     if status == SLOT_FALLBACK:
         return None
     _check(sim, status, bad_job, run)
-    if pw is not None:  # (time, W in use, cap) per decision point, as the engine samples
-        samples = np.empty((n_points, 3))
-        samples[:, 0] = points[:n_points, 0]
-        samples[:, 1] = watts[:n_points]
-        samples[:, 2] = caps[:n_points]
-        rec.power_samples = array("d", samples.tobytes())
+    _power_samples(rec, run, points[:n_points, 0], watts[:n_points], caps[:n_points])
     stats: dict[str, Any] = {"backfilled": int(backfilled)} if run.easy else {}
     _record(sim, rec, (start, end, planned, offsets, nodes, counts, points, n_points),
             wall0, loop_seconds, stats, run, order)
@@ -79,21 +66,25 @@ def run_scenario_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
     kernel = scenario_loop_kernel()
     if sim.progress is not None:
         sim.progress(0, wl.n_jobs)
+    power, node_w, down_w, job_w = _power_args(rec, run)
     wall0 = time.perf_counter()
     (status, seg_job, t0, t1, out, lost, offsets, nodes, counts, _n_seg, planned, points,
-     alive, n_points, node_log, _n_log, failed, backfilled, bad_job) = kernel(
+     alive, n_points, node_log, _n_log, failed, backfilled, bad_job, watts, caps) = kernel(
         _own(wl.submit), _own(wl.runtime), _own(wl.walltime), sim.walltime_kill,
         _own(wl.units), _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy,
         run.depth, np.ascontiguousarray(sim.platform.capacity, np.int64), _own(sim.req[0]),
         rows.time, rows.kind, rows.value, rows.offsets, rows.nodes,
-        sim.on_abort == "requeue", _own(wl.checkpoint))
+        sim.on_abort == "requeue", _own(wl.checkpoint), power[0], power[1], power[2], node_w,
+        down_w, job_w, power[3], *_cap_rows(run))
     loop_seconds = time.perf_counter() - wall0
     if status == SCENARIO_FALLBACK:
         return None
     _check(sim, status, bad_job)
     rec.segments = Segments(
         job=seg_job, t0=t0, t1=t1, outcome=out.astype(np.int8), lost=lost, offsets=offsets,
-        nodes=nodes, counts=counts)
+        nodes=nodes, counts=counts,
+        power=None if run.power is None else run.power.job_w[seg_job])
+    _power_samples(rec, run, points[:, 0], watts, caps)
     rec.planned = planned
     rec.node_log = array("q", np.ascontiguousarray(node_log, np.int64).tobytes())
     rec.failed = set(np.flatnonzero(failed).tolist())
@@ -131,6 +122,39 @@ def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | None:
     _record(sim, rec, (start, end, planned, offsets, nodes, counts, points, n_points),
             wall0, loop_seconds, stats)
     return rec
+
+
+def _power_args(rec: Recorder, run: SlotRun) -> tuple[
+        tuple[bool, float, float, float], npt.NDArray[np.float64], npt.NDArray[np.float64],
+        npt.NDArray[np.float64]]:
+    """The loops' power inputs — ``(power, cap, used, unit W)``, node W per slots in use,
+    node W down, job W — and the recorder's power mode (dummies without a cap)."""
+    pw = run.power
+    if pw is None:
+        return (False, 0.0, 0.0, 0.0), np.zeros((1, 1)), np.zeros(1), np.zeros(1)
+    rec.power_mode = {"node_mode": pw.node_mode, "idle_counted": pw.idle_counted}
+    return ((True, pw.cap, pw.used, pw.unit_w), np.ascontiguousarray(pw.node_w, np.float64),
+            np.ascontiguousarray(pw.down_w, np.float64),
+            np.ascontiguousarray(pw.job_w, np.float64))
+
+
+def _cap_rows(run: SlotRun) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The cap's changes (times, W); empty for a fixed cap or none."""
+    if run.cap_rows is None:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    return run.cap_rows
+
+
+def _power_samples(rec: Recorder, run: SlotRun, at: npt.NDArray[np.int64],
+                   watts: npt.NDArray[np.float64], caps: npt.NDArray[np.float64]) -> None:
+    """(time, W in use, cap) per decision point, as the engine samples (power runs)."""
+    if run.power is None:
+        return
+    samples = np.empty((len(at), 3))
+    samples[:, 0] = at
+    samples[:, 1] = watts
+    samples[:, 2] = caps
+    rec.power_samples = array("d", samples.tobytes())
 
 
 def _prepare(sim: Simulator, run: SlotRun) -> tuple[Recorder, npt.NDArray[np.bool_]]:

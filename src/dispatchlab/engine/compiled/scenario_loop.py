@@ -25,23 +25,21 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.engine.compiled.loop_parts import (
-    backfill_kind,
-    easy_shadow,
-    ends_insert,
     ends_remove,
     ev_room,
-    first_fit,
     gather,
     give_back,
     idle_wait,
-    q_compact,
+    least_power,
     q_insert,
+    queue_arrays,
+    release_power,
     room,
     room_rows,
-    take,
 )
+from dispatchlab.engine.compiled.queue_index import idx_new, idx_put
 from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
-from dispatchlab.engine.compiled.slot_loop import _ABSENT, _jump, idx_new, idx_put
+from dispatchlab.engine.compiled.start_scan import EXTRA, start_scan
 
 #: Status codes returned by :func:`scenario_loop` (``FALLBACK``: the general loop must run,
 #: to raise its own error: a stuck queue, or an idle machine waiting too long).
@@ -58,19 +56,25 @@ NODE_DOWN, NODE_UP, ALIVE_NODES = 0, 1, 2
 def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: Any,
                   est: Any, rank: Any, skip: Any, slots: Any, easy: bool, depth: int,
                   cap_res: Any, req: Any, s_time: Any, s_kind: Any, s_value: Any,
-                  s_off: Any, s_nodes: Any, requeue: bool, checkpoint: Any) -> Any:
+                  s_off: Any, s_nodes: Any, requeue: bool, checkpoint: Any, power: bool,
+                  cap_w: float, used_w: float, node_w: Any, down_w: Any, job_w: Any,
+                  unit_w: float, c_time: Any, c_value: Any) -> Any:
     """Simulate; see the module docstring.
 
     ``runtime``/``walltime``: per job (``kill``: end a run at its wall-time);
     ``cap_res[n, r]``: node capacity per resource, ``req``: the per-unit request; scenario
     row ``k`` at ``s_time[k]`` of kind ``s_kind[k]`` with ``s_value[k]`` (``alive_nodes``)
-    or target nodes ``s_nodes[s_off[k]:s_off[k + 1]]``.
+    or target nodes ``s_nodes[s_off[k]:s_off[k + 1]]``. ``power``: a cap of ``cap_w`` W
+    holds, ``c_value[k]`` from ``c_time[k]`` on (waited for when it falls), the power
+    tabulated as in :mod:`.slot_loop` (``node_w[n, k]``: node ``n`` on with ``k`` slots in
+    use, ``down_w[n]``: node ``n`` down).
 
     Returns ``(status, seg_job, seg_t0, seg_t1, seg_out, seg_lost, seg_off, seg_nodes,
     seg_counts, n_seg, planned, points, alive_pts, n_points, node_log, n_log, failed,
-    backfilled, bad_job)``: segments in the order they started; ``points`` rows ``(time,
-    queued, running, busy units)`` and ``alive_pts`` the usable capacity per resource,
-    per decision point; ``node_log`` rows ``(time, node, state)``.
+    backfilled, bad_job, watts, caps)``: segments in the order they started; ``points``
+    rows ``(time, queued, running, busy units)`` and ``alive_pts`` the usable capacity per
+    resource, per decision point, ``watts`` the IT power after each and ``caps`` the cap
+    then (power runs only); ``node_log`` rows ``(time, node, state)``.
     """
     n = submit.shape[0]
     n_nodes = slots.shape[0]
@@ -113,18 +117,27 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     n_points = 0
     node_log = np.empty((n_nodes + 16, 3), np.int64)
     n_log = 0
+    # power (as the slot loop): what each node draws now, the engine's running sum
+    n_c = c_time.shape[0]
+    crow = 0  # the next cap row
+    watts = np.empty(2 * n + n_rows + n_c + 16 if power else 0, np.float64)
+    caps = np.empty(2 * n + n_rows + n_c + 16 if power else 0, np.float64)
+    cur_w = np.zeros(n_nodes, np.float64)
+    least_w = least_power(job_w, unit_w, power)  # a lower bound of what any job adds
+    if power:
+        for nd in range(n_nodes):
+            cur_w[nd] = node_w[nd, 0]
+    used = used_w
     # running jobs in start order (the engine's dict order: victims are aborted in it)
     run_list = np.empty(n, np.int64)
     moving = np.empty(n_nodes, np.int64)  # the nodes a scenario row moves
     rn = 0
     # queue sorted by rank
-    q_job = np.empty(n, np.int64)
-    q_rank = np.empty(n, np.int64)
-    q_gone = np.zeros(n, np.bool_)
+    q_job, q_rank, q_gone = queue_arrays(n)
     qn = 0
     # EASY without a depth limit: the queue indexed by rank, as in the slot loop
     indexed = easy and depth < 0
-    size, t_u, t_e, t_p = idx_new(n, indexed, False)  # (no power in this loop)
+    size, t_u, t_e, t_p = idx_new(n, indexed, power)
     # end events by (time, number), stale ones dropped lazily as the engine does
     h_time = np.empty(n + 16, np.int64)
     h_id = np.empty(n + 16, np.int64)
@@ -141,11 +154,11 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     free = alive_slots
     busy = 0
     queued = 0  # the engine's queue (rejected jobs never join it)
-    head = -1
-    shadow = -1
-    plan_head = -1
-    plan_time = -1
-    extra = 0
+    res = np.full(5, -1, np.int64)  # EASY's head, shadow, extra, last plan (start_scan)
+    res[EXTRA] = 0
+    started = np.empty(n, np.int64)  # one decision's starts and their placements
+    st_pos = np.empty(n, np.int64)
+    st_len = np.empty(n, np.int64)
     backfilled = 0
     nxt = 0
     srow = 0
@@ -161,6 +174,8 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             t = h_time[0]
         if srow < n_rows and s_time[srow] < t:
             t = s_time[srow]
+        if crow < n_c and c_time[crow] < t:
+            t = c_time[crow]
         if nxt < n:
             if submit[nxt] < t:
                 t = submit[nxt]
@@ -186,6 +201,9 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 continue
             s = cur[job]
             lo = give_back(node_free, flat_nodes, flat_counts, seg_pos[s], seg_len[s], lo)
+            if power:
+                used = release_power(used, job_w[job], node_w, cur_w, node_free, slots,
+                                      flat_nodes, seg_pos[s], seg_len[s])
             busy -= units[job]
             end_seq[job] = -1
             seg_t1[s] = t
@@ -254,6 +272,10 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                                 continue
                             lo = give_back(node_free, flat_nodes, flat_counts, p, seg_len[s],
                                            lo)
+                            if power:
+                                used = release_power(used, job_w[job], node_w, cur_w,
+                                                      node_free, slots, flat_nodes, p,
+                                                      seg_len[s])
                             busy -= units[job]
                             end_seq[job] = -1
                             worked = t - work_from[job]
@@ -287,6 +309,9 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                         alive_res[r] -= cap_res[nd, r]
                     node_free[nd] = 0
                     state[nd] = DOWN
+                    if power:  # the engine re-reads the node in its new state
+                        used += down_w[nd] - cur_w[nd]
+                        cur_w[nd] = down_w[nd]
                 else:
                     alive_slots += slots[nd]
                     for r in range(n_res):
@@ -295,6 +320,9 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                     if nd < lo:
                         lo = nd
                     state[nd] = ON
+                    if power:
+                        used += node_w[nd, 0] - cur_w[nd]
+                        cur_w[nd] = node_w[nd, 0]
                 node_log = room_rows(node_log, n_log + 1)
                 node_log[n_log, 0] = t
                 node_log[n_log, 1] = nd
@@ -302,6 +330,9 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 n_log += 1
                 nodes_changed = True
             srow += 1
+        while crow < n_c and c_time[crow] == t:  # cap rows (waited for when it falls)
+            cap_w = c_value[crow]
+            crow += 1
         # 3. submissions at t, then requeued jobs, join the queue in rank order
         k_sub = 0
         while True:
@@ -319,7 +350,8 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             r = rank[jn]
             qn = q_insert(q_job, q_rank, qn, jn, r)
             if indexed:
-                idx_put(t_u, t_e, t_p, size, r, units[jn], est[jn], 0.0)
+                idx_put(t_u, t_e, t_p, size, r, units[jn], est[jn],
+                        job_w[jn] + units[jn] * unit_w if power else 0.0)
         # 4. the policy's decision: the machine forgets jobs that stopped running ...
         for f in range(n_fin):
             job = fin[f]
@@ -327,64 +359,19 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 en = ends_remove(e_time, e_job, en, end_of[job], job)
         free = alive_slots - busy
         # ... then starts the startable prefix (and, for EASY, backfills)
-        n_gone = 0
         if qn > 0 and free > 0:
-            i = 0
-            stop = 0
-            while True:
-                if i >= qn:
-                    break
-                j = q_job[i]
-                u = units[j]
-                if stop == 0:
-                    kind = 1 if u <= free else 0
-                else:
-                    if i >= stop:
-                        break
-                    kind = backfill_kind(t, est[j], u, free, shadow, extra)
-                if kind == 0:
-                    if stop > 0:
-                        i += 1
-                        if indexed and i < qn:
-                            i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, 0.0,
-                                      extra, shadow - t)
-                        continue
-                    if not easy or free <= 0:
-                        break
-                    # EASY: reserve for the head (again when anything changed), backfill
-                    if (i > 0 or n_fin > 0 or nodes_changed or j != head
-                            or shadow <= t):
-                        head = j
-                        shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j],
-                                                    t)
-                        if shadow < 0:  # too large for the usable nodes: no reservation
-                            shadow = NEVER
-                            extra = free
-                    if shadow < NEVER and (plan_head != j or plan_time != shadow):
-                        plan_head = j
-                        plan_time = shadow
-                        planned[j] = shadow
-                    stop = qn if depth < 0 else min(qn, i + depth)
-                    i += 1
-                    if indexed and i < qn:
-                        i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, 0.0,
-                                  extra, shadow - t)
-                    continue
-                if kind == 3:
-                    extra -= u
-                if kind > 1:
-                    backfilled += 1
-                # first fit over the usable nodes' free slots
-                flat_nodes = room(flat_nodes, n_flat + n_nodes)
-                flat_counts = room(flat_counts, n_flat + n_nodes)
-                p = n_flat
-                k_ff, left_u = first_fit(node_free, lo, u, flat_nodes, flat_counts, p)
-                if left_u > 0:
-                    status = BROKEN
-                    bad_job = j
-                    break
-                lo = take(node_free, flat_nodes, flat_counts, p, k_ff, lo)
-                n_flat += k_ff
+            renew = n_fin > 0 or nodes_changed
+            (status, bad_job, qn, n_new, lo, n_flat, flat_nodes, flat_counts, free, used, en,
+             n_back, _) = start_scan(
+                t, renew, (q_job, q_rank, q_gone), qn, units, est, planned, node_free, lo,
+                slots, flat_nodes, flat_counts, n_flat, free, easy, depth, True, size,
+                (t_u, t_e, t_p), (e_time, e_job, end_of), en, res, power, cap_w - used,
+                used, least_w, unit_w, (node_w, cur_w, job_w), (started, st_pos, st_len))
+            backfilled += n_back
+            if status != DONE:
+                break
+            for k in range(n_new):  # the engine opens a segment and schedules its end
+                j = started[k]
                 if n_seg >= seg_job.shape[0]:
                     seg_job = room(seg_job, n_seg + 1)
                     seg_t0 = room(seg_t0, n_seg + 1)
@@ -398,20 +385,15 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 seg_t1[n_seg] = -1
                 seg_out[n_seg] = -1
                 seg_lost[n_seg] = 0
-                seg_pos[n_seg] = p
-                seg_len[n_seg] = n_flat - p
+                seg_pos[n_seg] = st_pos[k]
+                seg_len[n_seg] = st_len[k]
                 cur[j] = n_seg
                 n_seg += 1
-                free -= u
-                busy += u
+                busy += units[j]
                 run_list[rn] = j
                 run_pos[j] = rn
                 rn += 1
                 queued -= 1
-                q_gone[i] = True
-                if indexed:
-                    idx_put(t_u, t_e, t_p, size, q_rank[i], _ABSENT, _ABSENT, 0.0)
-                n_gone += 1
                 # the run's end: exact for a first run, from the work left otherwise
                 work_from[j] = t
                 natural = t + runtime[j] if fresh[j] else t + np.int64(np.ceil(left[j]))
@@ -423,19 +405,6 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 hn = heap_push(h_time, h_id, h_pos, hn, et, n_ev)
                 end_seq[j] = n_ev
                 n_ev += 1
-                if easy:  # expected end, kept sorted by (end, job)
-                    end_of[j] = t + est[j]
-                    en = ends_insert(e_time, e_job, en, end_of[j], j)
-                i += 1
-                if stop > 0 and free <= 0:
-                    break
-                if stop > 0 and indexed and i < qn:
-                    i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, 0.0, extra,
-                              shadow - t)
-            if status != DONE:
-                break
-            if n_gone:
-                qn = q_compact(q_job, q_rank, q_gone, qn)
         # 5. one sample per decision point
         if n_points >= points.shape[0]:
             points = room_rows(points, n_points + 1)
@@ -446,10 +415,15 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
         points[n_points, 3] = busy
         for r in range(n_res):
             alive_pts[n_points, r] = alive_res[r]
+        if power:
+            watts[n_points] = used
+            caps[n_points] = cap_w
         n_points += 1
     # placements in segment order
     seg_off, seg_nodes, seg_counts = gather(seg_pos, seg_len, n_seg, flat_nodes, flat_counts)
     return (status, seg_job[:n_seg].copy(), seg_t0[:n_seg].copy(), seg_t1[:n_seg].copy(),
             seg_out[:n_seg].copy(), seg_lost[:n_seg].copy(), seg_off, seg_nodes, seg_counts,
             n_seg, planned, points[:n_points].copy(), alive_pts[:n_points].copy(), n_points,
-            node_log[:n_log].copy(), n_log, failed, backfilled, bad_job)
+            node_log[:n_log].copy(), n_log, failed, backfilled, bad_job,
+            watts[:n_points].copy(), caps[:n_points].copy())
+

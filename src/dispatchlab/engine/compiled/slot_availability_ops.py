@@ -146,7 +146,8 @@ def avail_compress(times: Any, free: Any, n: int, jobs: Any, first: int, count: 
                 start[j] = t
                 end[j] = t + e - s
                 key[pos[j]] = t
-                heap_up(key, heap, pos, pos[j])
+                p = pos[j]  # its key fell: it moves up only (no child in view)
+                heap_fix(key, heap, pos, p + 1, p)
                 moved[n_moved] = j
                 n_moved += 1
         i += 1
@@ -170,63 +171,52 @@ def avail_reserve(times: Any, free: Any, n: int, job: int, need: int, dur: int, 
 
 # ---- a binary heap of ids by (key, id), the keys kept by heap position (no indirection in
 # the hot loops); ``pos[id]`` is the id's place (-1: none) when ``pos`` is not empty. The
-# book of reservations (jobs by start, moved earlier by ``heap_up``) and the compiled loops'
+# book of reservations (jobs by start, moved earlier by ``heap_fix``) and the compiled loops'
 # end events (numbered in push order, by time) are this heap. ----
 
 
-def heap_up(key: Any, ids: Any, pos: Any, k: int) -> None:
-    """Restore the heap order after the key at position ``k`` decreased. (The heap's
-    functions never assign to a parameter: Numba copies them into their callers.)"""
+def heap_fix(key: Any, ids: Any, pos: Any, hn: int, k: int) -> None:
+    """Restore the order of the heap of ``hn`` entries after the key at position ``k``
+    changed: the entry moves towards the root while its parent comes after it, else
+    towards the leaves while its first child comes before it. (The heap's functions never
+    assign to a parameter: Numba copies them into their callers.)"""
     i = k
     kk = key[i]
     j = ids[i]
     track = len(pos) > 0
-    moving = i > 0
-    while moving:
-        p = (i - 1) >> 1
-        kp = key[p]
-        q = ids[p]
-        if kp > kk or (kp == kk and q > j):
-            key[i] = kp
-            ids[i] = q
-            if track:
-                pos[q] = i
-            i = p
-            moving = i > 0
-        else:
-            moving = False
-    key[i] = kk
-    ids[i] = j
-    if track:
-        pos[j] = i
-
-
-def heap_down(key: Any, ids: Any, pos: Any, hn: int, k: int) -> None:
-    """Restore the heap order after the key at position ``k`` increased."""
-    i = k
-    kk = key[i]
-    j = ids[i]
-    track = len(pos) > 0
-    c = 2 * i + 1
-    while c < hn:
-        kc = key[c]
-        a = ids[c]
-        if c + 1 < hn:
-            kb = key[c + 1]
-            b = ids[c + 1]
-            if kb < kc or (kb == kc and b < a):
-                c += 1
-                kc = kb
-                a = b
-        if kc < kk or (kc == kk and a < j):
+    up = i > 0
+    while True:
+        if up:  # the parent
+            c = (i - 1) >> 1
+            kc = key[c]
+            a = ids[c]
+            ahead = kc > kk or (kc == kk and a > j)
+        else:  # the first of the children
+            c = 2 * i + 1
+            if c >= hn:
+                break
+            kc = key[c]
+            a = ids[c]
+            if c + 1 < hn:
+                kb = key[c + 1]
+                b = ids[c + 1]
+                if kb < kc or (kb == kc and b < a):
+                    c += 1
+                    kc = kb
+                    a = b
+            ahead = kc < kk or (kc == kk and a < j)
+        if ahead:  # it takes the entry's place
             key[i] = kc
             ids[i] = a
             if track:
                 pos[a] = i
             i = c
-            c = 2 * i + 1
+            if up and i == 0:
+                break
+        elif up and i == k:
+            up = False  # it did not move up: down, maybe
         else:
-            c = hn
+            break
     key[i] = kk
     ids[i] = j
     if track:
@@ -237,7 +227,7 @@ def heap_push(key: Any, ids: Any, pos: Any, hn: int, value: int, j: int) -> int:
     """Enter ``j`` with key ``value``; returns the heap's new size."""
     key[hn] = value
     ids[hn] = j
-    heap_up(key, ids, pos, hn)
+    heap_fix(key, ids, pos, hn + 1, hn)
     return hn + 1
 
 
@@ -249,7 +239,7 @@ def heap_pop(key: Any, ids: Any, pos: Any, hn: int) -> int:
     if m > 0:
         key[0] = key[m]
         ids[0] = ids[m]
-        heap_down(key, ids, pos, m, 0)
+        heap_fix(key, ids, pos, m, 0)
     return m
 
 

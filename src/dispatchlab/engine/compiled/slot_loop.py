@@ -14,6 +14,10 @@ left at the start of the decision, and keeps the machine's power as the engine's
 (each start adds the job's own power plus its nodes' change, each end removes them), so a
 job that fits in slots but not in power is EASY's head exactly as in the general loop.
 
+The decision is written out here rather than calling :func:`~.start_scan.start_scan` (the
+scenario loop's): as a part, copied in by Numba, it cost this loop 1.45–1.7× on HPC2N FIFO
+and EASY (loop CPU time, 2026-11-27), its arrays bound anew at every decision.
+
 State is plain arrays (:mod:`.loop_parts`): the queue sorted by rank, a heap of end
 events by (end, sequence) like the engine's, the running jobs sorted by (expected end, job)
 for EASY, free unit slots per node. With one resource vector per unit, a node's free slots are
@@ -33,89 +37,27 @@ from dispatchlab.engine.compiled.loop_parts import (
     ends_insert,
     ends_remove,
     first_fit,
+    fixed_machine,
     gather,
     give_back,
     idle_wait,
+    least_power,
     q_compact,
     q_insert,
+    queue_arrays,
+    release_power,
+    reread_nodes,
     room,
     take,
 )
-from dispatchlab.engine.compiled.slot_availability_ops import bisect_left, heap_pop, heap_push
+from dispatchlab.engine.compiled.queue_index import ABSENT, EPS, idx_jump, idx_new, idx_put
+from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
 
 #: Status codes returned by :func:`slot_loop` (``FALLBACK``: an idle machine waited on cap
 #: rows beyond the engine's limit; the general loop runs, to report it).
 DONE, STUCK, BROKEN, FALLBACK = 0, 1, 2, 3
 #: A shadow time meaning "no reservation can be made now" (the machine's ``NEVER``).
 NEVER = 1 << 62
-#: Tolerance of the power cap check (W), as :data:`dispatchlab.engine.budget.EPS`.
-EPS = 1e-6
-
-
-#: The queue index's value for a rank with no queued job.
-_ABSENT = 1 << 62
-
-
-def idx_new(n: int, indexed: bool, power: bool) -> Any:
-    """An empty queue index for ``n`` jobs (arrays of length 0 when not ``indexed``; the
-    power minima only with ``power``): ``(size, units, estimates, power)``."""
-    size = 1
-    while size < n:
-        size *= 2
-    t_u = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_e = np.full(2 * size if indexed else 0, _ABSENT, np.int64)
-    t_p = np.full(2 * size if indexed and power else 0, np.inf, np.float64)
-    return size, t_u, t_e, t_p
-
-
-def idx_put(tu: Any, te: Any, tp: Any, size: int, r: int, u: int, e: int, p: float) -> None:
-    """Queue index: the job of rank ``r`` (``u`` units, estimate ``e``, least power ``p``)
-    is queued (``u = _ABSENT``: it left); every ancestor's minima follow."""
-    v = r + size
-    tu[v] = u
-    te[v] = e
-    if tp.shape[0]:
-        tp[v] = p
-    v >>= 1
-    while v >= 1:
-        a, b = 2 * v, 2 * v + 1
-        tu[v] = tu[a] if tu[a] < tu[b] else tu[b]
-        te[v] = te[a] if te[a] < te[b] else te[b]
-        if tp.shape[0]:
-            tp[v] = tp[a] if tp[a] < tp[b] else tp[b]
-        v >>= 1
-
-
-def idx_next(tu: Any, te: Any, tp: Any, size: int, r: int, free: int, left: float,
-             extra: int, horizon: int) -> int:
-    """Queue index: the lowest rank ≥ ``r`` whose queued job may start in EASY's backfill —
-    at most ``free`` units, power within ``left`` (as the scan's lower bound), and ending
-    by ``horizon`` s from now or at most ``extra`` units — or ``-1``. Subtrees whose minima
-    rule every job out are skipped whole."""
-    if r >= size:
-        return -1
-    v = r + size
-    while True:
-        ok = tu[v] <= free and (te[v] <= horizon or tu[v] <= extra)
-        if ok and tp.shape[0]:
-            ok = not tp[v] - 1e-3 > left + EPS
-        if ok:
-            if v >= size:
-                return v - size
-            v = 2 * v  # the left child first; its right sibling next
-            continue
-        while v & 1:  # the next subtree to the right
-            v >>= 1
-        if v == 0:
-            return -1
-        v += 1
-
-
-def _jump(tu: Any, te: Any, tp: Any, size: int, q_rank: Any, qn: int, r: int, free: int,
-          left: float, extra: int, horizon: int) -> int:
-    """The queue position of the next job from rank ``r`` on that may start (``qn``: none)."""
-    found = idx_next(tu, te, tp, size, r, free, left, extra, horizon)
-    return qn if found < 0 else bisect_left(q_rank, qn, found)
 
 
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
@@ -141,18 +83,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     """
     n = submit.shape[0]
     n_nodes = slots.shape[0]
-    total = 0
-    for nd in range(n_nodes):
-        total += slots[nd]
-    node_free = slots.copy()
+    (total, node_free, start, end, planned, alloc_pos, alloc_len, flat_nodes,
+     flat_counts) = fixed_machine(n, slots)
     lo = 0  # every node below lo has no free slot
-    start = np.full(n, -1, np.int64)
-    end = np.full(n, -1, np.int64)
-    planned = np.full(n, -1, np.int64)
-    alloc_pos = np.zeros(n, np.int64)
-    alloc_len = np.zeros(n, np.int64)
-    flat_nodes = np.empty(n + n_nodes, np.int32)
-    flat_counts = np.empty(n + n_nodes, np.int32)
     n_flat = 0
     n_c = c_time.shape[0]
     crow = 0  # the next cap row
@@ -170,18 +103,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     left = 0.0  # what the cap leaves in this decision (the dispatcher's workspace)
     job_p = 0.0  # what the job being tried adds
     n_try = 0  # its tentative placement: flat entries [n_flat, n_flat + n_try)
-    least_w = 0.0  # a lower bound of what any job adds
-    if power:
-        least_w = unit_w
-        low = np.inf
-        for j in range(n):
-            if job_w[j] < low:
-                low = job_w[j]
-        if n > 0:
-            least_w += low
-    q_job = np.empty(n, np.int64)
-    q_rank = np.empty(n, np.int64)
-    q_gone = np.zeros(n, np.bool_)
+    least_w = least_power(job_w, unit_w, power)  # a lower bound of what any job adds
+    q_job, q_rank, q_gone = queue_arrays(n)
     qn = 0
     # EASY without a depth limit: the queue indexed by rank (minima of units, estimate and
     # least power per subtree), so a backfill scan jumps from one job that may start to the
@@ -231,15 +154,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
             hn = heap_pop(h_time, h_id, h_pos, hn)
             p = alloc_pos[job]
             lo = give_back(node_free, flat_nodes, flat_counts, p, alloc_len[job], lo)
-            if power:  # the engine: used −= the job's own power, then its nodes re-read
-                used -= job_w[job]
-                delta = 0.0
-                for a in range(alloc_len[job]):
-                    nd = flat_nodes[p + a]
-                    w = node_w[nd, slots[nd] - node_free[nd]]
-                    delta += w - cur_w[nd]
-                    cur_w[nd] = w
-                used += delta
+            if power:
+                used = release_power(used, job_w[job], node_w, cur_w, node_free, slots,
+                                     flat_nodes, p, alloc_len[job])
             running -= 1
             end[job] = t
             fin[n_fin] = job
@@ -311,8 +228,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     if stop > 0:
                         i += 1
                         if indexed and i < qn:
-                            i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free,
-                                      left, extra, shadow - t)
+                            i = idx_jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free,
+                                         left, extra, shadow - t)
                         continue
                     if not easy or free <= 0:
                         break
@@ -336,8 +253,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     stop = qn if depth < 0 else min(qn, i + depth)
                     i += 1
                     if indexed and i < qn:
-                        i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left,
-                                  extra, shadow - t)
+                        i = idx_jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free,
+                                     left, extra, shadow - t)
                     continue
                 if kind == 3:
                     extra -= u
@@ -349,13 +266,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 n_flat += n_try
                 if power:  # the dispatcher's workspace, then the engine's running sum
                     left -= job_p
-                    delta = 0.0
-                    for a in range(n_try):
-                        nd = flat_nodes[p + a]
-                        w = node_w[nd, slots[nd] - node_free[nd]]
-                        delta += w - cur_w[nd]
-                        cur_w[nd] = w
-                    used += job_w[j] + delta
+                    used += job_w[j] + reread_nodes(node_w, cur_w, node_free, slots,
+                                                    flat_nodes, p, n_try)
                 alloc_pos[j] = p
                 alloc_len[j] = n_flat - p
                 free -= u
@@ -366,7 +278,7 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 q_gone[i] = True
                 n_gone += 1
                 if indexed:
-                    idx_put(t_u, t_e, t_p, size, q_rank[i], _ABSENT, _ABSENT, np.inf)
+                    idx_put(t_u, t_e, t_p, size, q_rank[i], ABSENT, ABSENT, np.inf)
                 # the engine schedules the end
                 ev_job[seq] = j
                 hn = heap_push(h_time, h_id, h_pos, hn, t + dur[j], seq)
@@ -378,8 +290,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 if stop > 0 and free <= 0:
                     break
                 if stop > 0 and indexed and i < qn:
-                    i = _jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left, extra,
-                              shadow - t)
+                    i = idx_jump(t_u, t_e, t_p, size, q_rank, qn, q_rank[i], free, left,
+                                 extra, shadow - t)
             if status != DONE:
                 break
             if n_gone:

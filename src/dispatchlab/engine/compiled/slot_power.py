@@ -20,7 +20,7 @@ from dispatchlab.engine.budget import JobColumnPower
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.state import SystemView
-from dispatchlab.platform.node_states import ON
+from dispatchlab.platform.node_states import DOWN, ON
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class SlotPower:
     cap: float
     used: float
     node_w: FloatArray  # nodes × (max slots + 1)
+    down_w: FloatArray  # what each node draws down (nodes leaving: the scenario loop)
     job_w: FloatArray
     unit_w: float  # a lower bound of what one more unit adds to any node
     node_mode: bool
@@ -53,6 +54,8 @@ def slot_power(sim: Simulator, slots: IntArray) -> SlotPower | str:
     for nd in range(plat.n_nodes):
         for k in range(int(slots[nd]) + 1):
             node_w[nd, k] = meter._w(nd, ON, k * unit)
+    down_w = np.array([meter._w(nd, DOWN, 0 * unit) for nd in range(plat.n_nodes)],
+                      dtype=np.float64)
     steps = [node_w[nd, k + 1] - node_w[nd, k]
              for nd in range(plat.n_nodes) for k in range(int(slots[nd]))]
     if jobs is None:
@@ -62,7 +65,7 @@ def slot_power(sim: Simulator, slots: IntArray) -> SlotPower | str:
         job_w = np.array([jobs.job_power(j, unit, unit) for j in range(wl.n_jobs)],
                          dtype=np.float64)
     cap = float("inf") if sim.power_cap is None else float(sim.power_cap)  # as the engine
-    return SlotPower(cap=cap, used=meter.nodes_total, node_w=node_w,
+    return SlotPower(cap=cap, used=meter.nodes_total, node_w=node_w, down_w=down_w,
                      job_w=job_w, unit_w=float(min(steps)) if steps else 0.0,
                      node_mode=meter.node_mode,
                      idle_counted=meter.table is not None and sim.count_idle)
