@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.arrays import FloatArray, IntArray
+from dispatchlab.arrays import BoolArray, FloatArray, IntArray
 from dispatchlab.dispatchers.allocators import Allocator
 from dispatchlab.dispatchers.availability import LiveRequests, NodeAvailability
 from dispatchlab.dispatchers.group_placement import GroupPlacement
@@ -34,12 +34,17 @@ from dispatchlab.engine.cap_schedule import announced_caps
 from dispatchlab.engine.constraints import Constraints
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.state import Budget, SystemView
+from dispatchlab.platform.node_states import ON
+
+#: Watts per unit (and one more) taken off a lower bound of what a start adds: far above the
+#: rounding of the meter's sums, far below any node figure.
+_ROUNDING = 1e-6
 
 
 class PowerAvailability(NodeAvailability):
     """Free capacity per node over time, and the IT power it implies, under ``budget``."""
 
-    __slots__ = ("_parts", "_segments", "budget", "meter", "view")
+    __slots__ = ("_floors", "_parts", "_power", "_segments", "budget", "meter", "view")
 
     def __init__(self, view: SystemView, capacity: IntArray, req: IntArray | LiveRequests,
                  units: list[int], alloc: Allocator, rules: Constraints | None,
@@ -50,6 +55,8 @@ class PowerAvailability(NodeAvailability):
         # job-power mode: the jobs' own power held over windows, (t0, t1, W); a give adds
         # the negative entry
         self._parts: list[tuple[int, int, float]] = []
+        self._power: tuple[tuple[int, bytes], FloatArray] | None = None  # segment_power
+        self._floors: dict[bytes, float] = {}  # per request row: the meter's unit floor
 
     def advance(self, now: int) -> None:
         """Drop the past (and the job-power entries that ended)."""
@@ -81,13 +88,57 @@ class PowerAvailability(NodeAvailability):
 
     def segment_power(self) -> FloatArray:
         """The IT power (W) of each segment: nodes (from their free capacity, states as
-        now) plus the jobs' own power held then."""
+        now) plus the jobs' own power held then (kept while neither changes; not to be
+        written to)."""
+        key = (self.timeline.version, self.view.node_state.tobytes())
+        if self._power is not None and self._power[0] == key:
+            return self._power[1]
         power = self._segments.nodes_power(self.free)
         if self._parts:
             times = np.asarray(self.times, dtype=np.int64)
             for t0, t1, w in self._parts:
                 power[(times >= t0) & (times < t1)] += w
+        self._power = (key, power)
         return power
+
+    def headroom(self, job: int) -> float | None:
+        """Under a fixed cap, the most IT power a segment may draw for ``job`` to start in
+        it: the cap (and the meter's tolerance) less a lower bound of what any placement
+        of the job adds — its units times the meter's
+        :meth:`~dispatchlab.engine.power_meter.MachinePower.unit_floor`, a little less
+        for rounding. ``None`` when there is no such bound (announced cap changes, nodes
+        not all on, jobs drawing their own power)."""
+        caps = announced_caps(self.view, self.budget.cap)
+        if caps.times or math.isinf(caps.now_cap) or not (self.view.node_state == ON).all():
+            return None
+        req = self.req[job]
+        key = req.tobytes()
+        floor = self._floors.get(key)
+        if floor is None:
+            floor = self._floors[key] = self.meter.unit_floor(req)
+        units = self.units[job]
+        low = units * floor - _ROUNDING * (1 + units)
+        return caps.now_cap + EPS - low if low > 0 else None
+
+    def startable(self, job: int) -> BoolArray:
+        """Segments where ``job``'s units fit and, under a fixed cap, the power leaves
+        room for the least it can add (:meth:`headroom`)."""
+        ok = super().startable(job)
+        room = self.headroom(job)
+        return ok if room is None else ok & (self.segment_power() <= room)
+
+    def window_filter(self, job: int) -> Callable[[IntArray, IntArray], BoolArray] | None:
+        """Rule out the windows where some segment's power leaves no :meth:`headroom`
+        (every placement there would exceed the cap)."""
+        room = self.headroom(job)
+        if room is None:
+            return None
+        over = np.concatenate(([0], np.cumsum(self.segment_power() > room)))
+
+        def keep(starts: IntArray, ends: IntArray) -> BoolArray:
+            return over[ends] == over[starts]  # no segment over in [start, end)
+
+        return keep
 
     def earliest(self, job: int, dur: int, before: int | None = None
                  ) -> tuple[int, Any] | None:
@@ -116,6 +167,8 @@ class PowerAvailability(NodeAvailability):
             limit = caps.now_cap if not caps.times else None
             deltas = None if isinstance(placement, list) else self._segments.start_deltas(
                 job, placement[0], placement[1], free[i:e])
+            if limit is not None and deltas is not None:  # the loop below, at once
+                return not bool((power[i:e] + deltas > limit + EPS).any())
             for k in range(i, e):
                 if limit is None:
                     lo = max(times[k], t)
