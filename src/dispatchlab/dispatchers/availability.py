@@ -16,6 +16,7 @@ Conservative backfilling keeps every running job and every reservation in one av
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -24,6 +25,7 @@ import numpy as np
 
 from dispatchlab.arrays import BoolArray, IntArray
 from dispatchlab.dispatchers.allocators import Allocator
+from dispatchlab.dispatchers.availability_kernels import run_kernel
 from dispatchlab.dispatchers.capacity_timeline import CapacityTimeline
 from dispatchlab.dispatchers.group_placement import GroupPlacement, place_all
 from dispatchlab.dispatchers.slot_availability import SlotAvailability
@@ -83,7 +85,7 @@ class NodeAvailability:
     may start at (queue window open, queue not stopped, inside its reservation), on the
     nodes it may use then, every component of a heterogeneous job placed together."""
 
-    __slots__ = ("_room", "alloc", "req", "rules", "timeline", "units")
+    __slots__ = ("_room", "_times", "alloc", "req", "rules", "timeline", "units")
 
     def __init__(self, capacity: IntArray, req: IntArray | LiveRequests, units: list[int],
                  alloc: Allocator, rules: Constraints | None = None):
@@ -94,6 +96,7 @@ class NodeAvailability:
         self.rules = rules
         # per request row: (timeline version, units fitting per segment and node, in all)
         self._room: dict[bytes, tuple[int, IntArray, IntArray]] = {}
+        self._times: tuple[int, IntArray] | None = None
 
     @property
     def times(self) -> list[int]:
@@ -163,34 +166,33 @@ class NodeAvailability:
             got = self._room[key] = (version, fit, fit.sum(axis=1))
         return got[1], got[2]
 
-    def startable(self, job: int) -> BoolArray:
-        """Per segment, whether ``job`` could start in it as far as its first segment tells
-        (its units fit there in all); subclasses add conditions (power)."""
-        return self.unit_room(self.req[job])[1] >= self.units[job]
+    def segment_times(self) -> IntArray:
+        """The breakpoints as an array (kept while the timeline does not change)."""
+        version = self.timeline.version
+        if self._times is None or self._times[0] != version:
+            self._times = (version, np.asarray(self.timeline.times, dtype=np.int64))
+        return self._times[1]
+
+    def power_room(self, job: int) -> tuple[np.ndarray, float] | None:
+        """The power per segment and the most it may be for ``job`` to start there
+        (``None``: no such limit); subclasses under a power cap give one."""
+        return None
 
     def may_start_before(self, job: int, t: int, dur: int) -> bool:
         """``False`` only when ``job`` has no start before ``t``: every segment starting
-        before ``t`` begins a run of :meth:`startable` segments too short for ``dur``
-        (cut short before ``t``, where the job's own hold may be given back). A window
-        starting in a segment has at most the room of each segment it covers (operator
-        rules only take room away), and segments before ``t`` do not hold the job's own
-        reservation."""
-        times = self.timeline.times
-        k = bisect_left(times, t)
+        before ``t`` where its units fit in all (and the power leaves room for the least
+        they add, :meth:`power_room`) begins a run of such segments too short for ``dur``
+        and cut before ``t``, where the job's own hold may be given back. A window starting
+        in a segment has at most the room of each segment it covers (operator rules only
+        take room away), and segments before ``t`` do not hold the job's own reservation."""
+        k = bisect_left(self.timeline.times, t)
         if k == 0:
             return False
-        ok = self.startable(job)[:k]
-        first = np.flatnonzero(ok)
-        if not len(first):
-            return False
-        bad = np.flatnonzero(~ok)
-        if not len(bad):
-            return True
-        at = np.asarray(times[:k], dtype=np.int64)
-        nxt = np.searchsorted(bad, first)  # the first segment not startable after each
-        clear = nxt == len(bad)
-        blocked = bad[np.minimum(nxt, len(bad) - 1)]
-        return bool((clear | (at[blocked] >= at[first] + dur)).any())
+        _, total = self.unit_room(self.req[job])
+        limit = self.power_room(job)
+        power, room = (total, math.inf) if limit is None else limit
+        return bool(run_kernel()(self.segment_times(), total, power, k, self.units[job],
+                                 room, dur))
 
     def window_filter(self, job: int) -> Callable[[IntArray, IntArray], BoolArray] | None:
         """A test of candidate windows (segment ranges) ruling out, all at once, ones where

@@ -44,7 +44,8 @@ _ROUNDING = 1e-6
 class PowerAvailability(NodeAvailability):
     """Free capacity per node over time, and the IT power it implies, under ``budget``."""
 
-    __slots__ = ("_floors", "_parts", "_power", "_segments", "budget", "meter", "view")
+    __slots__ = ("_fixed", "_floors", "_parts", "_power", "_segments", "budget", "meter",
+                 "view")
 
     def __init__(self, view: SystemView, capacity: IntArray, req: IntArray | LiveRequests,
                  units: list[int], alloc: Allocator, rules: Constraints | None,
@@ -57,6 +58,7 @@ class PowerAvailability(NodeAvailability):
         self._parts: list[tuple[int, int, float]] = []
         self._power: tuple[tuple[int, bytes], FloatArray] | None = None  # segment_power
         self._floors: dict[bytes, float] = {}  # per request row: the meter's unit floor
+        self._fixed: tuple[tuple[int, float, bytes], float | None] | None = None  # fixed_cap
 
     def advance(self, now: int) -> None:
         """Drop the past (and the job-power entries that ended)."""
@@ -74,17 +76,45 @@ class PowerAvailability(NodeAvailability):
 
     def take(self, job: int, t0: int, t1: int, placement: Any) -> None:
         """Occupy ``placement`` over ``[t0, t1)``, its own power too."""
+        kept = self._kept_power()
         super().take(job, t0, t1, placement)
         w = self._own(job, placement)
         if w:
             self._parts.append((t0, t1, w))
+        self._carry_power(kept, t0, t1)
 
     def give(self, job: int, t0: int, t1: int, placement: Any) -> None:
         """Free ``placement`` over ``[t0, t1)``, its own power too."""
+        kept = self._kept_power()
         super().give(job, t0, t1, placement)
         w = self._own(job, placement)
         if w:
             self._parts.append((t0, t1, -w))
+        self._carry_power(kept, t0, t1)
+
+    def _kept_power(self) -> tuple[IntArray, FloatArray] | None:
+        """The breakpoints and the :meth:`segment_power` kept for them, when it is valid
+        now and the nodes alone make it (no job-power entries)."""
+        got = self._power
+        if got is None or self._parts or got[0] != (self.timeline.version,
+                                                    self.view.node_state.tobytes()):
+            return None
+        return self.segment_times(), got[1]
+
+    def _carry_power(self, kept: tuple[IntArray, FloatArray] | None, t0: int, t1: int
+                     ) -> None:
+        """After a change over ``[t0, t1)``: the segment power of the segments outside it
+        taken over from ``kept``, that of the segments inside it computed (each segment's
+        figure depends on its own free capacity alone, so it is the one a full pass gives)."""
+        if kept is None:
+            return
+        old_times, old_power = kept
+        times = self.segment_times()
+        power = old_power[np.searchsorted(old_times, times, side="right") - 1]
+        a, b = np.searchsorted(times, (t0, t1)).tolist()
+        if b > a:
+            power[a:b] = self._segments.nodes_power(self.free[a:b])
+        self._power = ((self.timeline.version, self.view.node_state.tobytes()), power)
 
     def segment_power(self) -> FloatArray:
         """The IT power (W) of each segment: nodes (from their free capacity, states as
@@ -108,8 +138,8 @@ class PowerAvailability(NodeAvailability):
         :meth:`~dispatchlab.engine.power_meter.MachinePower.unit_floor`, a little less
         for rounding. ``None`` when there is no such bound (announced cap changes, nodes
         not all on, jobs drawing their own power)."""
-        caps = announced_caps(self.view, self.budget.cap)
-        if caps.times or math.isinf(caps.now_cap) or not (self.view.node_state == ON).all():
+        cap = self.fixed_cap()
+        if cap is None:
             return None
         req = self.req[job]
         key = req.tobytes()
@@ -118,14 +148,25 @@ class PowerAvailability(NodeAvailability):
             floor = self._floors[key] = self.meter.unit_floor(req)
         units = self.units[job]
         low = units * floor - _ROUNDING * (1 + units)
-        return caps.now_cap + EPS - low if low > 0 else None
+        return cap + EPS - low if low > 0 else None
 
-    def startable(self, job: int) -> BoolArray:
-        """Segments where ``job``'s units fit and, under a fixed cap, the power leaves
-        room for the least it can add (:meth:`headroom`)."""
-        ok = super().startable(job)
+    def fixed_cap(self) -> float | None:
+        """The cap when it is the same over all future time and every node is on (the
+        conditions of :meth:`headroom`), else ``None``; kept while the time, the cap and
+        the node states are unchanged."""
+        view = self.view
+        key = (view.now, self.budget.cap, view.node_state.tobytes())
+        if self._fixed is None or self._fixed[0] != key:
+            caps = announced_caps(view, self.budget.cap)
+            fixed = None if caps.times or math.isinf(caps.now_cap) or not (
+                view.node_state == ON).all() else caps.now_cap
+            self._fixed = (key, fixed)
+        return self._fixed[1]
+
+    def power_room(self, job: int) -> tuple[np.ndarray, float] | None:
+        """The segments' power and the :meth:`headroom` it must leave for ``job``."""
         room = self.headroom(job)
-        return ok if room is None else ok & (self.segment_power() <= room)
+        return None if room is None else (self.segment_power(), room)
 
     def window_filter(self, job: int) -> Callable[[IntArray, IntArray], BoolArray] | None:
         """Rule out the windows where some segment's power leaves no :meth:`headroom`
