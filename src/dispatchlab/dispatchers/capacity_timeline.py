@@ -127,7 +127,8 @@ class CapacityTimeline:
 
         ``need = (req, units)`` says the placement needs ``units`` units of ``req`` in all:
         starts whose room cannot hold that many are skipped without calling ``place``
-        (all of them at once). Without ``eligibility`` starts are segment starts; with it,
+        (those where some segment of the window holds too few units in all at once, the
+        others when reached). Without ``eligibility`` starts are segment starts; with it,
         the times the job may start (never at or after ``far``). With ``need``: ``fit``
         is :meth:`unit_room` of ``req`` when the caller has it, and ``keep(starts, ends)``
         (segment indices of the candidate windows) may rule out more candidates at once —
@@ -136,11 +137,15 @@ class CapacityTimeline:
         if eligibility is not None:
             return self._earliest_eligible(dur, place, before, eligibility, far, max_steps)
         times = self.times
+        units = 0
         if need is None:
             starts = range(len(times))
             ends = [self.window(t, dur)[1] for t in times]
         else:
-            starts_a, ends_a = self._candidates(dur, need, before, fit)
+            req, units = need
+            if fit is None:
+                fit = self.unit_room(req)
+            starts_a, ends_a = self._candidates(dur, units, before, fit)
             if keep is not None and len(starts_a):
                 ok = keep(starts_a, ends_a)
                 starts_a, ends_a = starts_a[ok], ends_a[ok]
@@ -149,6 +154,8 @@ class CapacityTimeline:
             t = times[i]
             if before is not None and t >= before:
                 return None
+            if fit is not None and e > i + 1 and int(fit[i:e].min(axis=0).sum()) < units:
+                continue  # the nodes together hold too few units over the whole window
             placed = place(self.room(i, e), t)
             if placed is not None:
                 return t, placed
@@ -159,22 +166,20 @@ class CapacityTimeline:
         free = self.free
         return units_fitting(free.reshape(-1, free.shape[2]), req).reshape(len(free), -1)
 
-    def _candidates(self, dur: int, need: tuple[IntArray, int], before: int | None,
-                    fit: IntArray | None = None) -> tuple[IntArray, IntArray]:
-        """Segment starts whose window holds ``units`` units of ``req`` in all, with the end
-        of each window — every window checked at once with a sparse table of range minima
-        of the units fitting per node and segment."""
-        req, units = need
+    def _candidates(self, dur: int, units: int, before: int | None, fit: IntArray
+                    ) -> tuple[IntArray, IntArray]:
+        """Segment starts whose window has ``units`` units fitting (``fit``: per segment and
+        node) in all in every segment, with the end of each window."""
         times = np.asarray(self.times, dtype=np.int64)
-        if fit is None:
-            fit = self.unit_room(req)
-        starts = np.flatnonzero(fit.sum(axis=1) >= units)
+        enough = fit.sum(axis=1) >= units
+        starts = np.flatnonzero(enough)
         if before is not None:
             starts = starts[times[starts] < before]
         if not len(starts):
             return starts, starts
         ends = np.maximum(np.searchsorted(times, times[starts] + dur), starts + 1)
-        ok = range_min(fit, starts, ends).sum(axis=1) >= units
+        short = np.concatenate(([0], np.cumsum(~enough)))
+        ok = short[ends] == short[starts]  # no segment with too few units in the window
         return starts[ok], ends[ok]
 
     def _earliest_eligible(self, dur: int, place: Callable[[IntArray, int], P | None],
@@ -199,20 +204,3 @@ class CapacityTimeline:
     def min_free(self) -> int:
         """Smallest free amount anywhere (negative = overcommitted)."""
         return int(self.free.min())
-
-
-def range_min(values: np.ndarray, starts: IntArray, ends: IntArray) -> np.ndarray:
-    """``values[s:e].min(axis=0)`` for every pair of ``starts`` × ``ends`` (non-empty
-    ranges), all at once with a sparse table of range minima."""
-    span = ends - starts
-    level = np.log2(span).astype(np.int64)  # 2**level ≤ span
-    table = [values]
-    while (1 << len(table)) <= int(span.max()):
-        step = 1 << (len(table) - 1)
-        table.append(np.minimum(table[-1][:-step], table[-1][step:]))
-    out = np.empty((len(starts), *values.shape[1:]), dtype=values.dtype)
-    for k in np.unique(level).tolist():
-        sel = level == k
-        lo, hi = starts[sel], ends[sel] - (1 << k)
-        out[sel] = np.minimum(table[k][lo], table[k][hi])
-    return out
