@@ -3,6 +3,8 @@ cannot move, and the rebuild in one call, against the one-at-a-time operations."
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,12 +15,12 @@ from dispatchlab.dispatchers.rule_based.selection import Conservative
 from dispatchlab.dispatchers.slot_availability import SlotAvailability, SlotReservations
 from dispatchlab.dispatchers.slot_book_ops import (
     TABLES,
-    book_kernels,
+    compress_kernel,
     compress_skipping,
     rebuild_book,
+    rebuild_kernel,
 )
 from dispatchlab.engine.compiled.kernel import python_slot_availability_ops
-from dispatchlab.engine.compiled.slot_availability_ops import NEVER, NONE
 from tests.conftest import jobs
 from tests.dispatchers.test_conservative_reference import run_both
 
@@ -120,21 +122,41 @@ def test_rebuild_in_one_call_is_drain_give_and_reserve(
     assert snapshot(book) == snapshot(other)
 
 
-def test_compiled_book_operations_match_the_plain_ones() -> None:
-    compress, rebuild = book_kernels(True)
-    units = [2, 1, 3, 2, 1, 4]
-    plain = SlotReservations(SlotAvailability(TOTAL, units, ops=python_slot_availability_ops()))
-    fast = SlotReservations(SlotAvailability(TOTAL, units))
-    for book in (plain, fast):
-        book.availability.take(-1, 0, 50, 8)
-        for j in range(len(units)):
-            book.reserve(j, 30 + 7 * j)
-        book.availability.give(-1, 0, 50, 8)  # the running job ended at once
-    assert plain.compress(list(range(len(units))), 0) == fast.compress(
-        list(range(len(units))), 0)
-    assert plain.rebuild([5, 4, 3, 2, 1, 0], 0) == fast.rebuild([5, 4, 3, 2, 1, 0], 0)
-    assert snapshot(plain)[:2] == snapshot(fast)[:2]
-    assert NONE < 0 < NEVER and callable(compress) and callable(rebuild)
+def arrays(book: SlotReservations, room: int) -> dict[str, Any]:
+    """The book's and its availability's lists as int64 arrays (``room`` breakpoints)."""
+    a = book.availability
+    times, free = np.zeros(room, np.int64), np.zeros(room, np.int64)
+    times[:a.n], free[:a.n] = a._times[:a.n], a._free[:a.n]
+    out = {name: np.array(getattr(book, name), np.int64)
+           for name in ("start", "end", "key", "heap", "pos")}
+    return {**out, "times": times, "free": free, "need": np.array(a.need, np.int64)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=books())
+def test_compiled_book_operations_match_the_plain_ones(
+        case: tuple[SlotReservations, list[int], int]) -> None:
+    book, order, now = case
+    room = book.availability.n + 4 * len(order) + 8
+    seq, count = np.array(order, np.int64), len(order)
+    got = []
+    for compress in (compress_skipping, compress_kernel(True)):
+        x = arrays(book, room)
+        moved = np.zeros(count, np.int64)
+        res = compress(x["times"], x["free"], book.availability.n, seq, 0, count, x["start"],
+                       x["end"], x["need"], now, x["key"], x["heap"], x["pos"], moved,
+                       np.zeros((TABLES, room), np.int64), np.zeros(TABLES, np.int64))
+        got.append((res, moved.tolist(), {k: v.tolist() for k, v in x.items()}))
+    assert got[0] == got[1]
+    got = []
+    for rebuild in (rebuild_book, rebuild_kernel(True)):
+        x = arrays(book, room)
+        placed = np.zeros(count, np.int64)
+        res = rebuild(x["times"], x["free"], book.availability.n, seq, count, x["start"],
+                      x["end"], x["need"], now, x["key"], x["heap"], x["pos"], book.hn,
+                      np.zeros(count, np.int64), placed)
+        got.append((res, placed.tolist(), {k: v.tolist() for k, v in x.items()}))
+    assert got[0] == got[1]
 
 
 def blocked_queue(n: int, shorts: int) -> list[tuple[int, int, int, int]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.slot_book_ops import TABLES, book_kernels
+from dispatchlab.dispatchers.slot_book_ops import TABLES, compress_kernel, rebuild_kernel
 from dispatchlab.engine.compiled.kernel import slot_availability_ops
 from dispatchlab.engine.compiled.slot_availability_ops import NEVER, NONE
 
@@ -118,6 +118,11 @@ class SlotAvailability:
         return int(self._ops.avail_min_free(self._free, self.n))
 
 
+#: Books of this many reservations or more compress with
+#: :func:`~dispatchlab.dispatchers.slot_book_ops.compress_skipping`.
+SKIP_FROM = 256
+
+
 class SlotReservations:
     """The reservation book of conservative backfilling over a :class:`SlotAvailability`.
 
@@ -129,8 +134,8 @@ class SlotReservations:
     :class:`~dispatchlab.dispatchers.rule_based.selection.reservations.Reservations` would.
     """
 
-    __slots__ = ("_cached", "_compress", "_out", "_rebuild", "_was", "availability", "end",
-                 "heap", "hn", "key", "pos", "searched", "start")
+    __slots__ = ("_cached", "_out", "_was", "availability", "end", "heap", "hn",
+                 "key", "pos", "searched", "start")
 
     def __init__(self, availability: SlotAvailability) -> None:
         self.availability = availability
@@ -141,11 +146,10 @@ class SlotReservations:
         self.pos = availability.job_array(-1)
         self.hn = 0
         self._out = availability.job_array(0)  # room for every job
-        self._compress, self._rebuild = book_kernels(availability._ops.compiled)
         self._was = np.zeros(availability.size, dtype=np.int64)
         self._cached = np.zeros(TABLES, dtype=np.int64)
-        #: Earliest-fit searches the compressions made (jobs passed over at a glance are not
-        #: searched: :mod:`~dispatchlab.dispatchers.slot_book_ops`).
+        #: Earliest-fit searches the compressions of long books made (jobs passed over at a
+        #: glance are not searched: :mod:`~dispatchlab.dispatchers.slot_book_ops`).
         self.searched = 0
 
     def __contains__(self, job: int) -> bool:
@@ -164,8 +168,9 @@ class SlotReservations:
         """All of :meth:`Reservations.compress
         <dispatchlab.dispatchers.rule_based.selection.reservations.Reservations.compress>` in one
         compiled call (more when the availability's arrays must grow on the way), searching
-        only the reservations that may move
-        (:func:`~dispatchlab.dispatchers.slot_book_ops.compress_skipping`)."""
+        only the reservations that may move when the book holds :data:`SKIP_FROM` or more
+        (:func:`~dispatchlab.dispatchers.slot_book_ops.compress_skipping`; a shorter one
+        compresses with the ahead-of-time compiled operation, no JIT kernel to load)."""
         avail = self.availability
         avail.sync()
         ops = avail._ops
@@ -176,11 +181,16 @@ class SlotReservations:
         first = 0
         while first < count:
             avail._room(len(avail._times) if first else 4)  # double when it ran out of room
-            best = np.empty((TABLES, len(avail._times)), dtype=np.int64)
-            avail.n, n_moved, first, searched = self._compress(
-                avail._times, avail._free, avail.n, seq, first, count, start, self.end,
-                avail.need, now, self.key, self.heap, self.pos, out, best, self._cached)
-            self.searched += searched
+            if self.hn < SKIP_FROM:
+                avail.n, n_moved, first = ops.avail_compress(
+                    avail._times, avail._free, avail.n, seq, first, count, start, self.end,
+                    avail.need, now, self.key, self.heap, self.pos, out)
+            else:
+                best = np.empty((TABLES, len(avail._times)), dtype=np.int64)
+                avail.n, n_moved, first, searched = compress_kernel(ops.compiled)(
+                    avail._times, avail._free, avail.n, seq, first, count, start, self.end,
+                    avail.need, now, self.key, self.heap, self.pos, out, best, self._cached)
+                self.searched += searched
             jobs += out[:n_moved].tolist() if ops.compiled else out[:n_moved]
         if ops.compiled:
             return jobs, start[jobs].tolist()
@@ -197,7 +207,7 @@ class SlotReservations:
         ops = avail._ops
         avail._room(4 * self.hn + 4)
         seq: Any = np.array(order, dtype=np.int64) if ops.compiled else order
-        avail.n, self.hn, n_placed = self._rebuild(
+        avail.n, self.hn, n_placed = rebuild_kernel(ops.compiled)(
             avail._times, avail._free, avail.n, seq, len(order), self.start, self.end,
             avail.need, now, self.key, self.heap, self.pos, self.hn, self._was, self._out)
         jobs = self._out[:n_placed].tolist() if ops.compiled else self._out[:n_placed]

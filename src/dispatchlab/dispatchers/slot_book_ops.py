@@ -174,15 +174,27 @@ def _warm_rebuild(fn: Callable[..., Any]) -> None:
        one - 1)
 
 
-def book_kernels(use_compiled: bool) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """:func:`compress_skipping` and :func:`rebuild_book`, compiled (when ``use_compiled``
-    and Numba is available), else the plain functions."""
-    if not (use_compiled and NUMBA):
-        return compress_skipping, rebuild_book
-    from dispatchlab.engine.compiled.kernel import availability_helpers, inlined
+def _helpers() -> list[Callable[..., Any]]:
+    from dispatchlab.engine.compiled.kernel import availability_helpers
 
-    helpers: list[Callable[..., Any]] = [*availability_helpers(), fit_runs, may_move]
-    return (compiled(compress_skipping, helpers=helpers, inline=inlined(), warm=_warm,
-                     what="the slot compression"),
-            compiled(rebuild_book, helpers=helpers, inline=inlined(), warm=_warm_rebuild,
-                     what="the slot book rebuild"))
+    return [*availability_helpers(), fit_runs, may_move]
+
+
+def compress_kernel(use_compiled: bool) -> Callable[..., Any]:
+    """:func:`compress_skipping`, compiled when ``use_compiled`` and Numba is available."""
+    if not (use_compiled and NUMBA):
+        return compress_skipping
+    from dispatchlab.engine.compiled.kernel import inlined
+
+    return compiled(compress_skipping, helpers=_helpers(), inline=inlined(), warm=_warm,
+                    what="the slot compression")
+
+
+def rebuild_kernel(use_compiled: bool) -> Callable[..., Any]:
+    """:func:`rebuild_book`, compiled when ``use_compiled`` and Numba is available."""
+    if not (use_compiled and NUMBA):
+        return rebuild_book
+    from dispatchlab.engine.compiled.kernel import inlined
+
+    return compiled(rebuild_book, helpers=_helpers(), inline=inlined(), warm=_warm_rebuild,
+                    what="the slot book rebuild")
