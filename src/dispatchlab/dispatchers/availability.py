@@ -167,9 +167,11 @@ class NodeAvailability:
         return got[1], got[2]
 
     def segment_times(self) -> IntArray:
-        """The breakpoints as an array (kept while the timeline does not change)."""
+        """The breakpoints as an array (kept while the timeline does not change; advancing
+        it to a new now within its first segment moves only the first breakpoint)."""
         version = self.timeline.version
-        if self._times is None or self._times[0] != version:
+        if self._times is None or self._times[0] != version \
+                or self._times[1][0] != self.timeline.times[0]:
             self._times = (version, np.asarray(self.timeline.times, dtype=np.int64))
         return self._times[1]
 
