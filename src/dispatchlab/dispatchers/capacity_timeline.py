@@ -22,7 +22,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from dispatchlab.arrays import IntArray
+from dispatchlab.arrays import BoolArray, IntArray
 from dispatchlab.platform.platform import units_fitting
 
 P = TypeVar("P")
@@ -46,7 +46,7 @@ class Eligibility(Protocol):
 class CapacityTimeline:
     """Free capacity per node and resource over time."""
 
-    __slots__ = ("free", "times")
+    __slots__ = ("free", "times", "version")
 
     def __init__(self, free_now: IntArray, start: int = 0,
                  releases: Iterable[tuple[int, IntArray]] = ()):
@@ -59,6 +59,9 @@ class CapacityTimeline:
         for t, usage in rel:
             free[bisect_left(self.times, t):] += usage
         self.free: IntArray = free
+        #: Counts the changes (of breakpoints or free capacity): figures derived from the
+        #: timeline stay valid while it is unchanged.
+        self.version = 0
 
     def __len__(self) -> int:
         return len(self.times)
@@ -69,6 +72,7 @@ class CapacityTimeline:
         if k > 0:
             del self.times[:k]
             self.free = self.free[k:]
+            self.version += 1
         self.times[0] = now
 
     def _split(self, t: int) -> int:
@@ -78,6 +82,7 @@ class CapacityTimeline:
         if k == len(times) or times[k] != t:
             times.insert(k, t)
             self.free = np.insert(self.free, k, self.free[k - 1], axis=0)
+            self.version += 1
         return k
 
     def add(self, t0: int, t1: int, nodes: IntArray, usage: IntArray) -> None:
@@ -86,6 +91,7 @@ class CapacityTimeline:
         a = self._split(t0)
         b = self._split(t1)
         self.free[a:b, nodes] += usage
+        self.version += 1
         free, times = self.free, self.times
         drop = [k for k in (b, a) if 0 < k < len(times) and np.array_equal(free[k], free[k - 1])]
         if drop:
@@ -113,61 +119,67 @@ class CapacityTimeline:
     def earliest(self, dur: int, place: Callable[[IntArray, int], P | None], *,
                  before: int | None = None, need: tuple[IntArray, int] | None = None,
                  eligibility: Eligibility | None = None, far: int = _FAR,
-                 max_steps: int = _MAX_STEPS) -> tuple[int, P] | None:
+                 max_steps: int = _MAX_STEPS, fit: IntArray | None = None,
+                 keep: Callable[[IntArray, IntArray], BoolArray] | None = None
+                 ) -> tuple[int, P] | None:
         """Earliest start ``< before`` where ``place(room, start)`` succeeds, ``room`` being
         the capacity free over ``[start, start + dur)``.
 
         ``need = (req, units)`` says the placement needs ``units`` units of ``req`` in all:
         starts whose room cannot hold that many are skipped without calling ``place``
-        (all of them at once). Without ``eligibility`` starts are segment starts; with it,
-        the times the job may start (never at or after ``far``).
+        (those where some segment of the window holds too few units in all at once, the
+        others when reached). Without ``eligibility`` starts are segment starts; with it,
+        the times the job may start (never at or after ``far``). With ``need``: ``fit``
+        is :meth:`unit_room` of ``req`` when the caller has it, and ``keep(starts, ends)``
+        (segment indices of the candidate windows) may rule out more candidates at once —
+        only ones where ``place`` would fail.
         """
         if eligibility is not None:
             return self._earliest_eligible(dur, place, before, eligibility, far, max_steps)
         times = self.times
+        units = 0
         if need is None:
             starts = range(len(times))
             ends = [self.window(t, dur)[1] for t in times]
         else:
-            starts_a, ends_a = self._candidates(dur, need, before)
+            req, units = need
+            if fit is None:
+                fit = self.unit_room(req)
+            starts_a, ends_a = self._candidates(dur, units, before, fit)
+            if keep is not None and len(starts_a):
+                ok = keep(starts_a, ends_a)
+                starts_a, ends_a = starts_a[ok], ends_a[ok]
             starts, ends = starts_a.tolist(), ends_a.tolist()
         for i, e in zip(starts, ends, strict=True):
             t = times[i]
             if before is not None and t >= before:
                 return None
+            if fit is not None and e > i + 1 and int(fit[i:e].min(axis=0).sum()) < units:
+                continue  # the nodes together hold too few units over the whole window
             placed = place(self.room(i, e), t)
             if placed is not None:
                 return t, placed
         return None
 
-    def _candidates(self, dur: int, need: tuple[IntArray, int], before: int | None
-                    ) -> tuple[IntArray, IntArray]:
-        """Segment starts whose window holds ``units`` units of ``req`` in all, with the end
-        of each window — every window checked at once with a sparse table of range minima
-        of the units fitting per node and segment."""
-        req, units = need
+    def unit_room(self, req: IntArray) -> IntArray:
+        """Units of ``req`` fitting per segment and node (segments × nodes)."""
         free = self.free
-        n = len(self.times)
+        return units_fitting(free.reshape(-1, free.shape[2]), req).reshape(len(free), -1)
+
+    def _candidates(self, dur: int, units: int, before: int | None, fit: IntArray
+                    ) -> tuple[IntArray, IntArray]:
+        """Segment starts whose window has ``units`` units fitting (``fit``: per segment and
+        node) in all in every segment, with the end of each window."""
         times = np.asarray(self.times, dtype=np.int64)
-        fit = units_fitting(free.reshape(-1, free.shape[2]), req).reshape(n, -1)
-        starts = np.flatnonzero(fit.sum(axis=1) >= units)
+        enough = fit.sum(axis=1) >= units
+        starts = np.flatnonzero(enough)
         if before is not None:
             starts = starts[times[starts] < before]
         if not len(starts):
             return starts, starts
         ends = np.maximum(np.searchsorted(times, times[starts] + dur), starts + 1)
-        span = ends - starts
-        level = np.log2(span).astype(np.int64)  # 2**level ≤ span
-        table = [fit]
-        while (1 << len(table)) <= int(span.max()):
-            step = 1 << (len(table) - 1)
-            table.append(np.minimum(table[-1][:-step], table[-1][step:]))
-        room = np.empty((len(starts), fit.shape[1]), dtype=fit.dtype)
-        for k in np.unique(level).tolist():
-            sel = level == k
-            lo, hi = starts[sel], ends[sel] - (1 << k)
-            room[sel] = np.minimum(table[k][lo], table[k][hi])
-        ok = room.sum(axis=1) >= units
+        short = np.concatenate(([0], np.cumsum(~enough)))
+        ok = short[ends] == short[starts]  # no segment with too few units in the window
         return starts[ok], ends[ok]
 
     def _earliest_eligible(self, dur: int, place: Callable[[IntArray, int], P | None],

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.dispatchers.slot_book_ops import TABLES, compress_kernel, rebuild_kernel
 from dispatchlab.engine.compiled.kernel import slot_availability_ops
 from dispatchlab.engine.compiled.slot_availability_ops import NEVER, NONE
 
@@ -117,6 +118,11 @@ class SlotAvailability:
         return int(self._ops.avail_min_free(self._free, self.n))
 
 
+#: Books of this many reservations or more compress with
+#: :func:`~dispatchlab.dispatchers.slot_book_ops.compress_skipping`.
+SKIP_FROM = 256
+
+
 class SlotReservations:
     """The reservation book of conservative backfilling over a :class:`SlotAvailability`.
 
@@ -128,7 +134,8 @@ class SlotReservations:
     :class:`~dispatchlab.dispatchers.rule_based.selection.reservations.Reservations` would.
     """
 
-    __slots__ = ("_out", "availability", "end", "heap", "hn", "key", "pos", "start")
+    __slots__ = ("_cached", "_out", "_was", "availability", "end", "heap", "hn",
+                 "key", "pos", "searched", "start")
 
     def __init__(self, availability: SlotAvailability) -> None:
         self.availability = availability
@@ -139,6 +146,11 @@ class SlotReservations:
         self.pos = availability.job_array(-1)
         self.hn = 0
         self._out = availability.job_array(0)  # room for every job
+        self._was = np.zeros(availability.size, dtype=np.int64)
+        self._cached = np.zeros(TABLES, dtype=np.int64)
+        #: Earliest-fit searches the compressions of long books made (jobs passed over at a
+        #: glance are not searched: :mod:`~dispatchlab.dispatchers.slot_book_ops`).
+        self.searched = 0
 
     def __contains__(self, job: int) -> bool:
         return bool(self.pos[job] >= 0)
@@ -155,7 +167,10 @@ class SlotReservations:
     def compress(self, order: list[int], now: int) -> tuple[list[int], list[int]]:
         """All of :meth:`Reservations.compress
         <dispatchlab.dispatchers.rule_based.selection.reservations.Reservations.compress>` in one
-        compiled call (more when the availability's arrays must grow on the way)."""
+        compiled call (more when the availability's arrays must grow on the way), searching
+        only the reservations that may move when the book holds :data:`SKIP_FROM` or more
+        (:func:`~dispatchlab.dispatchers.slot_book_ops.compress_skipping`; a shorter one
+        compresses with the ahead-of-time compiled operation, no JIT kernel to load)."""
         avail = self.availability
         avail.sync()
         ops = avail._ops
@@ -166,13 +181,39 @@ class SlotReservations:
         first = 0
         while first < count:
             avail._room(len(avail._times) if first else 4)  # double when it ran out of room
-            avail.n, n_moved, first = ops.avail_compress(
-                avail._times, avail._free, avail.n, seq, first, count, start, self.end,
-                avail.need, now, self.key, self.heap, self.pos, out)
+            if self.hn < SKIP_FROM:
+                avail.n, n_moved, first = ops.avail_compress(
+                    avail._times, avail._free, avail.n, seq, first, count, start, self.end,
+                    avail.need, now, self.key, self.heap, self.pos, out)
+            else:
+                best = np.empty((TABLES, len(avail._times)), dtype=np.int64)
+                avail.n, n_moved, first, searched = compress_kernel(ops.compiled)(
+                    avail._times, avail._free, avail.n, seq, first, count, start, self.end,
+                    avail.need, now, self.key, self.heap, self.pos, out, best, self._cached)
+                self.searched += searched
             jobs += out[:n_moved].tolist() if ops.compiled else out[:n_moved]
         if ops.compiled:
             return jobs, start[jobs].tolist()
         return jobs, [start[j] for j in jobs]
+
+    def rebuild(self, order: list[int], now: int) -> tuple[list[int], list[int]]:
+        """Give every reservation back (from ``now`` on) and reserve again, in the order of
+        ``order``, each job that held one, for its old duration, at its earliest fit — as
+        :meth:`drain`, giving back and :meth:`reserve` one by one would, in one compiled
+        call. Returns the jobs reserved again, in order, and their starts (a job without a
+        fit is no longer in the book)."""
+        avail = self.availability
+        avail.sync()
+        ops = avail._ops
+        avail._room(4 * self.hn + 4)
+        seq: Any = np.array(order, dtype=np.int64) if ops.compiled else order
+        avail.n, self.hn, n_placed = rebuild_kernel(ops.compiled)(
+            avail._times, avail._free, avail.n, seq, len(order), self.start, self.end,
+            avail.need, now, self.key, self.heap, self.pos, self.hn, self._was, self._out)
+        jobs = self._out[:n_placed].tolist() if ops.compiled else self._out[:n_placed]
+        if ops.compiled:
+            return jobs, self.start[jobs].tolist()
+        return jobs, [self.start[j] for j in jobs]
 
     def next_due(self) -> int:
         """Start of the heap's top."""

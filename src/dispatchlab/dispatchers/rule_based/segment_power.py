@@ -102,8 +102,13 @@ class SegmentMeter:
         return kernels().small_deltas(used, nodes, counts, req, state, fig, *meter._cols)
 
 
+_kernels: list[types.ModuleType] = []
+
+
 def kernels() -> types.ModuleType:
     """The kernels module (imported on first use: importing Numba costs ~0.5 s)."""
-    from dispatchlab.dispatchers.rule_based import segment_power_kernels
+    if not _kernels:
+        from dispatchlab.dispatchers.rule_based import segment_power_kernels
 
-    return segment_power_kernels
+        _kernels.append(segment_power_kernels)
+    return _kernels[0]

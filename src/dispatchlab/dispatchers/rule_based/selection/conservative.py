@@ -185,6 +185,10 @@ class Conservative(Selection):
             avail.take(j, now, until, held)
             self._run[j] = (until, held)
         machine.postpone(overdue, until)
+        if isinstance(book, SlotReservations) and not carried and not nodes_changed:
+            placed, starts = book.rebuild(order, now)  # the loop below, in one call
+            out.extend(map(Plan, placed, starts))
+            return
         old = dict(carried)
         for j, start, end, held in book.drain():
             if end > now:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 from typing import Any, Protocol
 
-from dispatchlab.dispatchers.availability import Availability
+from dispatchlab.dispatchers.availability import Availability, may_start_before
 from dispatchlab.engine.compiled.slot_availability_ops import NEVER
 
 
@@ -76,7 +76,9 @@ class Reservations:
 
     def compress(self, order: list[int], now: int) -> tuple[list[int], list[int]]:
         """Take each reservation out and put it back at its earliest fit before its start,
-        else where it was."""
+        else where it was (a reservation the availability says cannot start earlier stays
+        put untouched: giving it back and taking it again would leave the availability as it
+        was)."""
         avail, res = self.availability, self._res
         jobs: list[int] = []
         starts: list[int] = []
@@ -85,6 +87,8 @@ class Reservations:
             if r is None or r[0] <= now:
                 continue
             start, end, held = r
+            if not may_start_before(avail, j, start, end - start):
+                continue  # no earlier start: it would be put back where it is
             avail.give(j, start, end, held)
             t = self._put(j, end - start, start)
             if t is None:
