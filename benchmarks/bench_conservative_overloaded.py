@@ -46,9 +46,9 @@ def run_case(name: str, n: int) -> dict[str, Any]:
     from dispatchlab.platform.resolve import resolve_platform
     from dispatchlab.simulation import simulate
     from dispatchlab.workload import load_swf
-    from schedule_digests import HPC2N, KTH, digest_recorder
+    from schedule_digests import HPC2N, KTH, digest_recorder, loop_keyword
 
-    kw: dict[str, Any] = {"check": False, "tables": False, "engine": "general",
+    kw: dict[str, Any] = {"check": False, "tables": False, loop_keyword(simulate): "general",
                           "on_infeasible": "reject"}
     if name == "hpc2n-30":
         wl, plat = load_swf(HPC2N), resolve_platform("nodes=30,cores=2")

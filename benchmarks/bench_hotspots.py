@@ -53,7 +53,7 @@ def run_case(name: str, kth_jobs: int) -> dict[str, Any]:
     """Simulate one case in this process; CPU and wall seconds, digest, a few figures."""
     sys.path.insert(0, str(HERE))
     from dispatchlab.simulation import simulate
-    from schedule_digests import KTH, digest_recorder
+    from schedule_digests import KTH, digest_recorder, loop_keyword
 
     kw: dict[str, Any]
     if name.startswith("kth-"):
@@ -65,7 +65,7 @@ def run_case(name: str, kth_jobs: int) -> dict[str, Any]:
         wl = wl.take(np.arange(min(kth_jobs, wl.n_jobs), dtype=np.int64))
         plat = resolve_platform("nodes=100,cores=1").with_node_model(GENERIC)
         disp = "conservative-power" if name.endswith("-power") else "conservative"
-        kw = {"check": False, "tables": False, "engine": "general"}
+        kw = {"check": False, "tables": False, loop_keyword(simulate): "general"}
         if name.endswith(("-power", "-cap")):
             kw.update(power_cap=KTH_CAP, on_infeasible="reject")
         args: tuple[Any, ...] = (wl, plat, disp)

@@ -43,6 +43,12 @@ KTH_WALK = ("gen:random-walk:what=alive_nodes,mean=90,range=10,step=2,period=360
 CAP_WALK = ("gen:random-walk:what=power_cap,mean=43000,range=3000,step=500,period=21600,"
             "until=120000000,seed=3")
 
+def loop_keyword(simulate: Any) -> str:
+    """``simulate()``'s loop choice keyword: ``loop``, or ``engine`` in trees before
+    2026-11-27 (benchmarks run older trees through ``PYTHONPATH`` to compare)."""
+    return "loop" if "loop" in inspect.signature(simulate).parameters else "engine"
+
+
 #: name → (trace, platform, dispatcher, generic node model, simulate() keywords)
 CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
     "hpc2n-fifo": (HPC2N, "nodes=240,cores=1", "fifo", False, {}),
@@ -110,9 +116,8 @@ def run_case(name: str, engine: str, canonical: bool = False) -> dict[str, Any]:
     if generic:
         plat = plat.with_node_model(GENERIC)
     t0, c0 = time.perf_counter(), time.process_time()
-    # trees before 2026-11-27 call the loop choice ``engine`` (compared with PYTHONPATH)
-    loop_kw = "loop" if "loop" in inspect.signature(simulate).parameters else "engine"
-    res = simulate(wl, plat, disp, check=False, tables=False, **{loop_kw: engine}, **kw)
+    res = simulate(wl, plat, disp, check=False, tables=False, **{loop_keyword(simulate): engine},
+                   **kw)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     rec = res.recorder
     assert rec is not None

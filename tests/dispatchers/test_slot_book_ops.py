@@ -173,7 +173,7 @@ def searches(rows: list[tuple[int, int, int, int]]) -> tuple[int, int]:
     """Earliest-fit searches made by compressions, and the number of compressions."""
     sel = Conservative()
     simulate(jobs(*rows), "nodes=10,cores=1", Policy("fifo", sel), check=False,
-             tables=False, engine="general")
+             tables=False, loop="general")
     book = sel._book
     assert isinstance(book, SlotReservations)
     return book.searched, sel.run_stats()["compressions"]

@@ -35,7 +35,7 @@ def trying_everything() -> Iterator[None]:
 
 def run(wl: Workload, plat: Platform, cap: float, alloc: str) -> Results:
     return simulate(wl, plat, Policy("fifo", ConservativePower(), alloc), power_cap=cap,
-                    engine="general")
+                    loop="general")
 
 
 def same(a: Results, b: Results) -> None:
