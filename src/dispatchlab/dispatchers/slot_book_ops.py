@@ -39,7 +39,7 @@ from dispatchlab.engine.compiled.slot_availability_ops import (
     avail_fit,
     avail_reserve,
     bisect_left,
-    heap_up,
+    heap_fix,
 )
 from dispatchlab.numba_loader import NUMBA, compiled
 
@@ -115,7 +115,8 @@ def compress_skipping(times: Any, free: Any, n: int, jobs: Any, first: int, coun
                     start[j] = t
                     end[j] = t + e - s
                     key[pos[j]] = t
-                    heap_up(key, heap, pos, pos[j])
+                    p = pos[j]  # its key fell: it moves up only (no child in view)
+                    heap_fix(key, heap, pos, p + 1, p)
                     moved[n_moved] = j
                     n_moved += 1
                     for c in range(TABLES):
