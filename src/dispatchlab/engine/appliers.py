@@ -67,7 +67,9 @@ def start(sim: Simulator, d: Start) -> None:
             raise invalid(sim, f"job {sim.jid(job)} cannot start: {why}")
     if sim.meter is not None:
         _check_power(sim, job, nodes, counts, 0.0)
-    if kernels.check_and_take(view.free, nodes, counts, sim.req_of(job), units) != OK:
+    req = sim.req_one  # (inlined req_of: one call less per start)
+    if kernels.check_and_take(view.free, nodes, counts, sim.req[job] if req is None else req,
+                              units) != OK:
         raise explain(sim, job, nodes, counts, units)
     if units == sim.units[job]:
         ft = view.free_total

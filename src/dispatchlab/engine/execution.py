@@ -79,7 +79,9 @@ def release_job(sim: Simulator, job: int) -> Running:
     """Give back a running job's resources and power; it leaves ``view.running``."""
     view = sim.view
     run = view.running.pop(job)
-    req = sim.req_of(job)
+    req = sim.req_one
+    if req is None:
+        req = sim.req[job]
     kernels.release(view.free, run.nodes, run.counts, req)
     ft = view.free_total
     if sim.held_units[job] == sim.units[job]:
