@@ -4,8 +4,6 @@ scans the whole queue."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,11 +16,10 @@ from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.dispatchers.rule_based.policy import Policy
 from dispatchlab.dispatchers.rule_based.selection.easy import Easy
 from dispatchlab.engine.events import WAKE_ON_ALL, WAKE_ON_END, WAKE_ON_SUBMIT, Events
+from dispatchlab.errors import DispatchlabError
 from dispatchlab.platform.power import GENERIC
 from tests.conftest import jobs
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from schedule_digests import digest_recorder  # noqa: E402
+from tests.engine.test_fastpath import segment_rows
 
 DISPATCHERS = ["fifo", "sjf", "easy", "easy-sjf", "pbs-fifo-window",
                "order=fifo,select=easy,depth=2", "order=fifo,select=nonstrict", "conservative",
@@ -43,12 +40,24 @@ def _full_scans(monkeypatch: pytest.MonkeyPatch) -> None:
 def _pair(spec: str) -> tuple[Policy, Policy]:
     lean = get_dispatcher(spec)
     assert isinstance(lean, Policy)
-    ref = _AlwaysCalled(lean.ordering, lean.selection, lean.allocator, lean.estimate)
+    ref = _AlwaysCalled(lean.ordering, lean.selection, lean.allocator, lean.estimate,
+                        name=lean.name)
     return lean, ref
 
 
-def _digest(wl: Workload, plat: Platform | str, disp: Policy, **kw: Any) -> str:
-    res = simulate(wl, plat, disp, engine="general", tables=False, **kw)
+def digest_recorder(rec: Any) -> tuple[Any, ...]:
+    """Everything a run recorded but measured times."""
+    return (segment_rows(rec.segments), rec.planned.tolist(), bytes(rec.samples),
+            bytes(rec.decision_at), bytes(rec.node_log), bytes(rec.power_samples),
+            sorted(rec.rejected.items()), sorted(rec.failed), rec.dispatcher_stats)
+
+
+def _digest(wl: Workload, plat: Platform | str, disp: Policy, **kw: Any) -> tuple[Any, ...]:
+    """The run's record, or the error that stopped it (a cap too tight for a job)."""
+    try:
+        res = simulate(wl, plat, disp, engine="general", tables=False, **kw)
+    except DispatchlabError as exc:
+        return ("error", str(exc))
     assert res.recorder is not None
     return digest_recorder(res.recorder)
 
