@@ -50,29 +50,6 @@ class Events:
         self.scenario: list[str] = []
         self.woken = False
 
-    def renew(self, time: int) -> None:
-        """(engine) Start the next decision point: every list that was filled is replaced
-        by a new empty one (a dispatcher may keep the lists it was given), nothing else is
-        allocated."""
-        self.time = time
-        if self.submitted:
-            self.submitted = []
-        if self.finished:
-            self.finished = []
-        if self.killed:
-            self.killed = []
-        if self.aborted:
-            self.aborted = []
-        if self.requeued:
-            self.requeued = []
-        if self.withdrawn:
-            self.withdrawn = []
-        if self.nodes:
-            self.nodes = []
-        if self.scenario:
-            self.scenario = []
-        self.woken = False
-
     def wakes(self, flags: int) -> bool:
         """(engine) Whether these events must reach a dispatcher whose ``wakes_on`` is
         ``flags``: arrivals or ends it asked for, or any other kind of event."""

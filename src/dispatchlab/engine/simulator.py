@@ -22,17 +22,7 @@ from dispatchlab.engine import appliers, handlers
 from dispatchlab.engine.budget import OVER_CAP_POLICIES, JobColumnPower, PowerModel
 from dispatchlab.engine.capabilities import capabilities_of
 from dispatchlab.engine.constraints import Constraints, build_constraints
-from dispatchlab.engine.decisions import (
-    Decision,
-    Kill,
-    Plan,
-    PowerOff,
-    PowerOn,
-    Reconfigure,
-    Requeue,
-    Start,
-    WakeAt,
-)
+from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import END, NODE, RULE, SCENARIO, WAKE, WAKE_ON_ALL, Events
 from dispatchlab.engine.kernels import warm_up
 from dispatchlab.engine.power_meter import MachinePower
@@ -63,6 +53,8 @@ class Simulator:
     outcome ``aborted``). ``power_cap``: a fixed machine-wide cap in W; ``power_model``:
     how jobs draw power (default: the workload's ``power`` column).
     """
+
+    events: Events  # what happened since the dispatcher's last call (set per run)
 
     def __init__(
         self,
@@ -160,8 +152,8 @@ class Simulator:
         if t is None:
             t = self._next_time()
         events = self.events
-        if self._called:
-            events.renew(t)
+        if self._called:  # a fresh record (a dispatcher may keep the one it was given)
+            events = self.events = Events(t)
         else:  # the last call was skipped: its events wait for the next call
             events.time = t
         self.view.now = t
@@ -212,16 +204,7 @@ class Simulator:
         RULE: handlers.rule_change,
         WAKE: handlers.wake,
     }
-    _apply: ClassVar[dict[type, Callable[[Simulator, Any], None]]] = {
-        Start: appliers.start,
-        WakeAt: appliers.wake_at,
-        Plan: appliers.plan,
-        PowerOff: appliers.power_off,
-        PowerOn: appliers.power_on,
-        Reconfigure: appliers.reconfigure,
-        Kill: appliers.kill,
-        Requeue: appliers.requeue,
-    }
+    _apply: ClassVar[dict[type, Callable[[Simulator, Any], None]]] = appliers.APPLIERS
 
     # ---- set-up and bookkeeping --------------------------------------------------------
 

@@ -64,3 +64,16 @@ def start_in_order(order: list[int], machine: Machine, out: list[Decision]) -> i
         out.append(machine.start(order[i]))
         i += 1
     return i
+
+
+def waiting_head(order: list[int], machine: Machine, out: list[Decision]) -> int:
+    """Start the startable prefix of the queue (into ``out``); the position of the first
+    job that must wait, or -1 when none does or nothing is free any more (a backfilling
+    scheme has nothing else to do then)."""
+    n = len(order)
+    if not n or not machine.any_free():
+        return -1
+    i = start_in_order(order, machine, out)
+    if i == n or not machine.any_free():
+        return -1
+    return i

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dispatchlab.dispatchers.machine import NEVER, Machine, SlotMachine
-from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, start_in_order
+from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, waiting_head
 from dispatchlab.dispatchers.rule_based.selection.queue_index import BackfillIndex
 from dispatchlab.engine.decisions import Decision, Plan, Start
 from dispatchlab.engine.events import Events
@@ -75,12 +75,10 @@ class Easy(Selection):
         self, view: SystemView, events: Events, order: list[int], machine: Machine
     ) -> list[Decision]:
         out: list[Decision] = []
+        i = waiting_head(order, machine, out)
+        if i < 0:
+            return out
         n = len(order)
-        if not n or not machine.any_free():
-            return out
-        i = start_in_order(order, machine, out)
-        if i == n or not machine.any_free():
-            return out
         head = order[i]
         now = view.now
         first = i + 1

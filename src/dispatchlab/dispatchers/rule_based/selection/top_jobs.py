@@ -32,7 +32,7 @@ import numpy as np
 
 from dispatchlab.dispatchers.machine import Machine
 from dispatchlab.dispatchers.profile import Profile
-from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, start_in_order
+from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, waiting_head
 from dispatchlab.engine.decisions import Decision, Plan
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
@@ -65,12 +65,10 @@ class TopJobs(Selection):
     ) -> list[Decision]:
         """Start the startable prefix, then backfill every job that delays no top job."""
         out: list[Decision] = []
+        i = waiting_head(order, machine, out)
+        if i < 0:
+            return out
         n = len(order)
-        if not n or not machine.any_free():
-            return out
-        i = start_in_order(order, machine, out)
-        if i == n or not machine.any_free():
-            return out
         now = view.now
         estimate = machine.estimator.estimate
         prof = self._running_profile(machine, now)
