@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dispatchlab.dispatchers.machine import NEVER, Machine, SlotMachine
-from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, waiting_head
+from dispatchlab.dispatchers.rule_based.selection.base import Backfilling, check_depth
 from dispatchlab.dispatchers.rule_based.selection.queue_index import BackfillIndex
 from dispatchlab.engine.decisions import Decision, Plan, Start
 from dispatchlab.engine.events import Events
@@ -28,7 +28,7 @@ from dispatchlab.engine.state import SystemView
 _INDEX_FROM = 256
 
 
-class Easy(Selection):
+class Easy(Backfilling):
     """EASY backfilling; ``depth`` limits backfilling to the first ``depth`` queued jobs
     counted from the head (PBS-style ``backfill depth``)."""
 
@@ -63,7 +63,7 @@ class Easy(Selection):
     ) -> list[Decision]:
         """Start the startable prefix, reserve for the head, backfill behind it."""
         self._sync_index(view, events, order, machine)
-        out = self._select(view, events, order, machine)
+        out = super().select(view, events, order, machine)
         index = self._index
         if index is not None:
             for d in out:
@@ -71,13 +71,9 @@ class Easy(Selection):
                     index.drop(d.job)
         return out
 
-    def _select(
-        self, view: SystemView, events: Events, order: list[int], machine: Machine
-    ) -> list[Decision]:
-        out: list[Decision] = []
-        i = waiting_head(order, machine, out)
-        if i < 0:
-            return out
+    def behind(self, view: SystemView, events: Events, order: list[int], machine: Machine,
+               i: int, out: list[Decision]) -> None:
+        """Reserve for the waiting head ``order[i]``, backfill behind it."""
         n = len(order)
         head = order[i]
         now = view.now
@@ -115,7 +111,6 @@ class Easy(Selection):
                 if not machine.any_free():
                     break
         self._backfilled += len(out) - before
-        return out
 
     def _backfill_slots(self, order: list[int], first: int, stop: int, now: int, shadow: int,
                         machine: SlotMachine, out: list[Decision]) -> None:
