@@ -58,9 +58,8 @@ class FirstFit(Allocator):
 
     name = "first-fit"
 
-    def place(self, free: IntArray, req: IntArray, units: int) -> Placement | None:
-        """First-fit in index order."""
-        return first_fit(free, req, units)
+    #: First-fit in index order (the function itself: one call less per start).
+    place = staticmethod(first_fit)
 
 
 class _Ranked(Allocator):

@@ -289,8 +289,9 @@ class SlotMachine(Machine):
         if cached is not None and cached[0] == job:
             placed: Placement | None = (cached[1], cached[2])
             self._placed = None
-        else:
-            placed = self.alloc.place(self.workspace().free, self._req, u)
+        else:  # (no start yet in this call: the free matrix is the view's own)
+            ws = self._ws
+            placed = self.alloc.place(self.view.free if ws is None else ws.free, self._req, u)
         if placed is None:  # pragma: no cover - guarded by the slot invariant
             raise DispatchlabError(f"slot accounting broke: job {job} does not fit")
         self.free -= u

@@ -49,7 +49,7 @@ class Workspace:
             req = self.view.req
             for s in self._pending:
                 kernels.check_and_take(self._free, s.nodes, s.counts, req[s.job],
-                                       int(s.counts.sum()))
+                                       sum(s.counts.tolist()))  # (numpy's sum: ~5× slower)
             self._pending.clear()
         return self._free
 

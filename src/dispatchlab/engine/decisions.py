@@ -13,18 +13,20 @@ from dispatchlab.arrays import IntArray
 
 
 @dataclass(slots=True)
-class Start:
-    """Start queued job ``job`` now with ``counts[k]`` units on node ``nodes[k]``.
-
-    ``nodes`` must be strictly increasing. A rigid job places exactly its units; a
-    malleable job any number within its ``[min_units, max_units]``. Treat as immutable (not
-    frozen only because frozen dataclasses are several times slower to build, and this one
-    is built per start).
-    """
+class Placed:
+    """A decision placing job ``job`` with ``counts[k]`` units on node ``nodes[k]``
+    (``nodes`` strictly increasing). Treat as immutable (not frozen only because frozen
+    dataclasses are several times slower to build, and a start builds one)."""
 
     job: int
     nodes: IntArray
     counts: IntArray
+
+
+@dataclass(slots=True)
+class Start(Placed):
+    """Start queued job ``job`` now on its placement. A rigid job places exactly its
+    units; a malleable job any number within its ``[min_units, max_units]``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,16 +59,12 @@ class PowerOn:
 
 
 @dataclass(slots=True)
-class Reconfigure:
-    """Move running malleable job ``job`` onto ``counts[k]`` units of ``nodes[k]`` now.
+class Reconfigure(Placed):
+    """Move running malleable job ``job`` onto its new placement now.
 
     The engine banks the work done so far, charges the reconfiguration cost of the job's
     speed-up model and recomputes its end (:mod:`dispatchlab.engine.work`).
     """
-
-    job: int
-    nodes: IntArray
-    counts: IntArray
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,18 @@ from __future__ import annotations
 #: changes, dispatcher timers. Submissions come after all of them.
 END, NODE, SCENARIO, RULE, WAKE = 0, 1, 2, 3, 4
 
+#: What must wake a dispatcher at its next decision points (bit flags it may leave in its
+#: ``wakes_on`` attribute after each call; see :mod:`dispatchlab.engine.protocol`):
+#: arrivals, jobs that finished, or anything (the default). Every other kind of event —
+#: aborts, re-queues, withdrawals, node and scenario changes, timers — always wakes it.
+WAKE_ON_SUBMIT, WAKE_ON_END = 1, 2
+WAKE_ON_ALL = WAKE_ON_SUBMIT | WAKE_ON_END
+
 
 class Events:
-    """What changed at the current decision point ``time`` (job and node indices).
+    """What changed since the dispatcher's previous call, up to the current decision point
+    ``time`` (job and node indices; one point unless the dispatcher let the engine skip
+    calls through its ``wakes_on`` flags).
 
     - ``submitted``: jobs that arrived; ``finished``: jobs that left the machine for good
       (completed, killed at their wall-time, cancelled, or aborted with no retry);
@@ -41,28 +50,13 @@ class Events:
         self.scenario: list[str] = []
         self.woken = False
 
-    def renew(self, time: int) -> None:
-        """(engine) Start the next decision point: every list that was filled is replaced
-        by a new empty one (a dispatcher may keep the lists it was given), nothing else is
-        allocated."""
-        self.time = time
-        if self.submitted:
-            self.submitted = []
-        if self.finished:
-            self.finished = []
-        if self.killed:
-            self.killed = []
-        if self.aborted:
-            self.aborted = []
-        if self.requeued:
-            self.requeued = []
-        if self.withdrawn:
-            self.withdrawn = []
-        if self.nodes:
-            self.nodes = []
-        if self.scenario:
-            self.scenario = []
-        self.woken = False
+    def wakes(self, flags: int) -> bool:
+        """(engine) Whether these events must reach a dispatcher whose ``wakes_on`` is
+        ``flags``: arrivals or ends it asked for, or any other kind of event."""
+        if (self.submitted and flags & WAKE_ON_SUBMIT) or (self.finished and flags & WAKE_ON_END):
+            return True
+        return bool(self.aborted or self.requeued or self.withdrawn or self.nodes
+                    or self.scenario or self.woken)
 
     @property
     def left_running(self) -> list[int]:

@@ -79,7 +79,9 @@ def release_job(sim: Simulator, job: int) -> Running:
     """Give back a running job's resources and power; it leaves ``view.running``."""
     view = sim.view
     run = view.running.pop(job)
-    req = sim.req_of(job)
+    req = sim.req_one
+    if req is None:
+        req = sim.req[job]
     kernels.release(view.free, run.nodes, run.counts, req)
     ft = view.free_total
     if sim.held_units[job] == sim.units[job]:
@@ -120,34 +122,32 @@ def bank_work(sim: Simulator, job: int, run: Running, outcome: int,
 
 def take_node_out(sim: Simulator, node: int, state: int) -> None:
     """Node ``node`` stops being usable (it must host no job): it enters ``state``."""
-    view = sim.view
-    if view.node_state[node] == ON:
-        row = view.capacity[node]
-        free_row = view.free[node]
-        for r in np.flatnonzero(row).tolist():
-            view.alive_total[r] -= int(row[r])
-            view.free_total[r] -= int(free_row[r])
-        view.free[node] = 0
-        view.alive[node] = False
-    view.node_state[node] = state
-    refresh_power(sim, node)
-    sim.rec.node_state(view.now, node, state)
-    sim.events.nodes.append(node)
+    set_node_state(sim, node, state)
 
 
 def bring_node_in(sim: Simulator, node: int) -> None:
     """Node ``node`` is usable (on and idle) from now on."""
+    set_node_state(sim, node, ON)
+
+
+def set_node_state(sim: Simulator, node: int, state: int) -> None:
+    """Node ``node`` enters ``state``; its capacity joins the usable totals (free, idle)
+    when it becomes ``ON`` or leaves them (with what was free on it) when it stops being
+    so; the power, the node log and the events follow."""
     view = sim.view
-    if view.node_state[node] != ON:
+    usable, becomes = view.node_state[node] == ON, state == ON
+    if usable != becomes:
         row = view.capacity[node]
+        sign = 1 if becomes else -1
+        gone = view.free[node]  # (all of it: no job runs on a node that leaves)
         for r in np.flatnonzero(row).tolist():
-            view.alive_total[r] += int(row[r])
-            view.free_total[r] += int(row[r])
-        view.free[node] = row
-        view.alive[node] = True
-    view.node_state[node] = ON
+            view.alive_total[r] += sign * int(row[r])
+            view.free_total[r] += int(row[r]) if becomes else -int(gone[r])
+        view.free[node] = row if becomes else 0
+        view.alive[node] = becomes
+    view.node_state[node] = state
     refresh_power(sim, node)
-    sim.rec.node_state(view.now, node, ON)
+    sim.rec.node_state(view.now, node, state)
     sim.events.nodes.append(node)
 
 

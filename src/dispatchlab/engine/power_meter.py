@@ -74,18 +74,36 @@ class MachinePower:
         if not self.node_mode:
             return self._idle[node] if not used.any() else 0.0
         c, g, m = self._cols
+        return self._on_w(node, int(used[c]) if c >= 0 else 0, int(used[g]) if g >= 0 else 0,
+                          int(used[m]) if m >= 0 else 0)
+
+    def _on_w(self, node: int, cores: int, gpus: int, mics: int) -> float:
+        """W of ``node``, on, with ``cores``, ``gpus`` and ``mics`` in use (node model)."""
+        c, g, m = self._cols
         w = self._idle[node] if self.count_idle else 0.0
-        if c >= 0 and used[c] > 0:
-            w += self._first[node] + (int(used[c]) - 1) * self._core[node]
+        if c >= 0 and cores > 0:
+            w += self._first[node] + (cores - 1) * self._core[node]
         if g >= 0:
-            w += int(used[g]) * self._gpu[node]
+            w += gpus * self._gpu[node]
         if m >= 0:
-            w += int(used[m]) * self._mic[node]
+            w += mics * self._mic[node]
         return w
+
+    def _used(self, node: int, free: IntArray) -> tuple[int, int, int]:
+        """Cores, GPUs and MICs in use on ``node`` given ``free`` (Python ints: a node's
+        figures without numpy's per-row arrays)."""
+        cap = self.view.capacity
+        c, g, m = self._cols
+        return (int(cap[node, c]) - int(free[node, c]) if c >= 0 else 0,
+                int(cap[node, g]) - int(free[node, g]) if g >= 0 else 0,
+                int(cap[node, m]) - int(free[node, m]) if m >= 0 else 0)
 
     def _node_w(self, node: int) -> float:
         view = self.view
-        return self._w(node, int(view.node_state[node]), view.capacity[node] - view.free[node])
+        state = int(view.node_state[node])
+        if state == ON and self.node_mode and self.table is not None:
+            return self._on_w(node, *self._used(node, view.free))
+        return self._w(node, state, view.capacity[node] - view.free[node])
 
     def job_part(self, job: int, nodes: IntArray, counts: IntArray) -> float:
         """The job's own power (job-power mode), 0 in node mode."""
@@ -110,10 +128,19 @@ class MachinePower:
                                     - self.table.active(nodes, used)).sum())
             empty = ~used.any(axis=1)
             return out - float(self.table["idle"][nodes[empty]].sum())
+        if self.node_mode:  # on nodes: integer usage, the same float operations as _w
+            c, g, m = self._cols
+            rc, rg, rm = (int(req[c]) if c >= 0 else 0, int(req[g]) if g >= 0 else 0,
+                          int(req[m]) if m >= 0 else 0)
         for node, k in zip(np.asarray(nodes).tolist(), np.asarray(counts).tolist(),
                            strict=True):
-            used = cap[node] - now[node]
             s = int(state[node])
+            if s == ON and self.node_mode:
+                uc, ug, um = self._used(node, now)
+                out += (self._on_w(node, uc + k * rc, ug + k * rg, um + k * rm)
+                        - self._on_w(node, uc, ug, um))
+                continue
+            used = cap[node] - now[node]
             out += self._w(node, s, used + k * req) - self._w(node, s, used)
         return out
 

@@ -4,6 +4,15 @@ At each decision point the engine calls :meth:`Dispatcher.decide` once with what
 since the previous call and a read-only :class:`SystemView`; the dispatcher returns typed
 decisions (see :mod:`dispatchlab.engine.decisions`). Constructors only store parameters;
 :meth:`Dispatcher.reset` prepares per-run state.
+
+A dispatcher may let the engine skip calls whose answer cannot change: after each call it
+leaves in an attribute ``wakes_on`` the bit flags of :mod:`dispatchlab.engine.events`
+(``WAKE_ON_SUBMIT``, ``WAKE_ON_END``, ``WAKE_ON_ALL``) saying which of arrivals and job
+ends must wake it at the next decision points (a strict FIFO whose head is blocked needs
+ends only; a dispatcher with an empty queue, arrivals only); any other kind of event
+always wakes it. The engine then still records the skipped points (time, samples) and
+hands the skipped events to the next call, merged: :class:`Events` holds what happened
+since the previous call. A dispatcher without the attribute is called at every point.
 """
 
 from __future__ import annotations

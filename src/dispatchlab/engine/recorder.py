@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -158,17 +159,19 @@ class Recorder:
         self.index_jobs()
 
     def _segments(self) -> Segments:
-        """The open log as arrays (segments still open have ``t1 = outcome = -1``)."""
-        jobs, t0, nodes, counts = zip(*self._opened, strict=True)
+        """The open log as arrays (segments still open have ``t1 = outcome = -1``); columns
+        are taken with ``itemgetter`` (unpacking ``zip(*log)`` over 10⁵ tuples costs ~10×
+        more)."""
+        opened = self._opened
+        jobs, t0, nodes, counts = (list(map(itemgetter(c), opened)) for c in range(4))
         n = len(jobs)
         t1 = np.full(n, -1, np.int64)
         out = np.full(n, -1, np.int8)
         lost = np.zeros(n, np.int64)
         if self._closed:
-            k, end, outcome, lost_s = (np.array(c, np.int64)
-                                       for c in zip(*self._closed, strict=True))
+            k, end, outcome, lost_s = np.array(self._closed, np.int64).T
             t1[k], out[k], lost[k] = end, outcome, lost_s
-        sizes = np.fromiter((len(a) for a in nodes), np.int64, n)
+        sizes = np.fromiter(map(len, nodes), np.int64, n)
         return Segments(
             job=np.array(jobs, np.int64), t0=np.array(t0, np.int64), t1=t1, outcome=out,
             lost=lost, offsets=with_zero(np.cumsum(sizes)),

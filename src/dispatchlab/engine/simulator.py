@@ -22,18 +22,8 @@ from dispatchlab.engine import appliers, handlers
 from dispatchlab.engine.budget import OVER_CAP_POLICIES, JobColumnPower, PowerModel
 from dispatchlab.engine.capabilities import capabilities_of
 from dispatchlab.engine.constraints import Constraints, build_constraints
-from dispatchlab.engine.decisions import (
-    Decision,
-    Kill,
-    Plan,
-    PowerOff,
-    PowerOn,
-    Reconfigure,
-    Requeue,
-    Start,
-    WakeAt,
-)
-from dispatchlab.engine.events import END, NODE, RULE, SCENARIO, WAKE, Events
+from dispatchlab.engine.decisions import Decision
+from dispatchlab.engine.events import END, NODE, RULE, SCENARIO, WAKE, WAKE_ON_ALL, Events
 from dispatchlab.engine.kernels import warm_up
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.protocol import Dispatcher
@@ -63,6 +53,8 @@ class Simulator:
     outcome ``aborted``). ``power_cap``: a fixed machine-wide cap in W; ``power_model``:
     how jobs draw power (default: the workload's ``power`` column).
     """
+
+    events: Events  # what happened since the dispatcher's last call (set per run)
 
     def __init__(
         self,
@@ -110,9 +102,13 @@ class Simulator:
         self.power_shed = 0  # jobs stopped by the over-cap policy
         self.req = map_requests(workload, platform)
         same = len(self.req) > 0 and bool((self.req == self.req[0]).all())
-        self._req_one: IntArray | None = self.req[0].copy() if same else None
+        #: the per-unit request every job asks, when they all ask the same (else None)
+        self.req_one: IntArray | None = self.req[0].copy() if same else None
         self.rules: Constraints | None = None
         self._started = False
+        self._called = True  # (set per run by _begin: see step)
+        self._reads_wakes = False
+        self._wakes_on = WAKE_ON_ALL
 
     def features(self) -> set[str]:
         """The engine features this run uses beyond plain rigid jobs on a fixed machine
@@ -149,12 +145,17 @@ class Simulator:
 
     def step(self, t: int | None = None) -> None:
         """One decision point: engine events at ``t`` (default: the next time anything
-        happens), the submissions of ``t``, one dispatcher call, its decisions."""
+        happens), the submissions of ``t``, one dispatcher call (unless its ``wakes_on``
+        flags let the engine skip it), its decisions."""
         if not self._started:
             self._begin()
         if t is None:
             t = self._next_time()
-        self.events.renew(t)
+        events = self.events
+        if self._called:  # a fresh record (a dispatcher may keep the one it was given)
+            events = self.events = Events(t)
+        else:  # the last call was skipped: its events wait for the next call
+            events.time = t
         self.view.now = t
         heap = self.heap
         if heap and heap[0][0] == t:
@@ -164,17 +165,28 @@ class Simulator:
                 on[kind](self, payload, seq)
         if self.nxt < self.n_jobs and self.submit[self.nxt] == t:
             self._submit(t)
-        self.decide()
+        if self._wakes_on == WAKE_ON_ALL or events.wakes(self._wakes_on):
+            self.decide()
+        else:  # the dispatcher's answer cannot change: the point is recorded, no call
+            self._called = False
+            rec = self.rec
+            rec.decision_cpu.append(0.0)
+            rec.decision_at.append(t)
+            self._after(())
 
     def decide(self) -> Sequence[Decision]:
         """The dispatcher's call at the current decision point (``self.events`` filled) and
         its decisions, validated and applied; returns them."""
         t = self.view.now
         rec = self.rec
+        dispatcher = self.dispatcher
         c0 = _clock()
-        decisions = self.dispatcher.decide(self.view, self.events)
+        decisions = dispatcher.decide(self.view, self.events)
         rec.decision_cpu.append(_clock() - c0)
         rec.decision_at.append(t)
+        self._called = True
+        if self._reads_wakes:
+            self._wakes_on = dispatcher.wakes_on  # type: ignore[attr-defined]
         if decisions:
             apply = self._apply
             for d in decisions:
@@ -192,16 +204,7 @@ class Simulator:
         RULE: handlers.rule_change,
         WAKE: handlers.wake,
     }
-    _apply: ClassVar[dict[type, Callable[[Simulator, Any], None]]] = {
-        Start: appliers.start,
-        WakeAt: appliers.wake_at,
-        Plan: appliers.plan,
-        PowerOff: appliers.power_off,
-        PowerOn: appliers.power_on,
-        Reconfigure: appliers.reconfigure,
-        Kill: appliers.kill,
-        Requeue: appliers.requeue,
-    }
+    _apply: ClassVar[dict[type, Callable[[Simulator, Any], None]]] = appliers.APPLIERS
 
     # ---- set-up and bookkeeping --------------------------------------------------------
 
@@ -272,6 +275,9 @@ class Simulator:
             view.oracle = Oracle(wl)
         rec.engine_info = self.engine_info()
         self.idle_since = -1
+        self._called = True  # the dispatcher saw every event so far
+        self._reads_wakes = hasattr(disp, "wakes_on")
+        self._wakes_on = WAKE_ON_ALL
         self.wall0 = time.perf_counter()
         warm_up()
         disp.reset(view, np.random.default_rng(self.seed))
@@ -325,7 +331,7 @@ class Simulator:
     def req_of(self, job: int) -> IntArray:
         """Job ``job``'s per-unit request over the platform's resources (one shared row when
         every job asks the same)."""
-        one = self._req_one
+        one = self.req_one
         return one if one is not None else self.req[job]
 
     def push(self, t: int, kind: int, payload: int) -> int:

@@ -21,10 +21,11 @@ from dispatchlab.dispatchers.rule_based.compiled_plan import policy_plan
 from dispatchlab.dispatchers.rule_based.orderings import JobQueue, Ordering, get_ordering
 from dispatchlab.dispatchers.rule_based.selection import Selection, get_selection
 from dispatchlab.dispatchers.rule_based.selection.easy import Easy
+from dispatchlab.dispatchers.rule_based.selection.strict import Strict
 from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.compiled.plan import CompiledPlan
 from dispatchlab.engine.decisions import Decision, Start
-from dispatchlab.engine.events import Events
+from dispatchlab.engine.events import WAKE_ON_ALL, WAKE_ON_END, WAKE_ON_SUBMIT, Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.estimates.base import DurationEstimator
 from dispatchlab.estimates.registry import get_estimator
@@ -38,6 +39,8 @@ class Policy(BaseDispatcher):
     """
 
     capabilities = Capabilities(family="rule-based")
+    #: what must wake it at the next decision points (engine protocol), set by each call
+    wakes_on = WAKE_ON_ALL
 
     def __init__(
         self,
@@ -55,6 +58,8 @@ class Policy(BaseDispatcher):
         self.name = name or self._label()
         self._machine: Machine | None = None
         self._queue: JobQueue | None = None
+        self._quiet = False  # may the engine skip calls (see _wakes)
+        self._blocked_head_waits = False
 
     def _label(self) -> str:
         """The ``key=value`` spec that builds this combination."""
@@ -90,8 +95,18 @@ class Policy(BaseDispatcher):
         self._queue = JobQueue(self.ordering)
         self._queue.reset(view, rng)
         self.selection.reset(view, rng)
+        by_index = self.ordering.by_arrival and not self.ordering.dynamic
         if isinstance(self.selection, Easy):  # its scan may index a queue kept by job index
-            self.selection.by_index = self.ordering.by_arrival and not self.ordering.dynamic
+            self.selection.by_index = by_index
+        # calls may be skipped when ends are seen late without harm: the estimator learns
+        # nothing from when they are seen, no operator rule applies, and the scheme does
+        # not plan ahead (conservative's statistics count its compressions, one per call)
+        self._quiet = (not self._machine.learns and view.rules is None
+                       and not self.selection.plans_ahead)
+        # a strict scheme on a queue kept by arrival: while the head waits, arrivals (behind
+        # it) start nothing until something ends
+        self._blocked_head_waits = by_index and type(self.selection) is Strict
+        self.wakes_on = WAKE_ON_ALL
 
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
         """One decision point: update the queue, select, allocate."""
@@ -107,16 +122,30 @@ class Policy(BaseDispatcher):
             for j in events.withdrawn:
                 queue.remove(j)
         if self.selection.idle_when_full and not (view.queue and machine.any_free()):
+            if self._quiet:
+                self.wakes_on = self._wakes(len(view.queue))
             return ()
         order = queue.order(view, self.estimate)
         if view.rules is not None:
             out = self._decide_under_rules(view, events, order, machine)
         else:
             out = self.selection.select(view, events, order, machine)
+        started = 0
         for d in out:
             if type(d) is Start:
                 queue.remove(d.job)
+                started += 1
+        if self._quiet:
+            self.wakes_on = self._wakes(len(view.queue) - started)
         return out
+
+    def _wakes(self, waiting: int) -> int:
+        """What must wake it next, ``waiting`` jobs left queued: arrivals only when none
+        is (ends then start nothing), ends only for a strict scheme whose head waits on a
+        queue kept by arrival (arrivals queue behind it), else anything."""
+        if not waiting:
+            return WAKE_ON_SUBMIT
+        return WAKE_ON_END if self._blocked_head_waits else WAKE_ON_ALL
 
     def _decide_under_rules(
         self, view: SystemView, events: Events, order: list[int], machine: Machine

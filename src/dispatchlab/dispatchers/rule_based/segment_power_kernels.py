@@ -1,5 +1,5 @@
 """The compiled kernels of :mod:`~dispatchlab.dispatchers.rule_based.segment_power`: what a
-start adds to the IT power over each profile segment, with the meter's operations in the
+start adds to the IT power over each availability segment, with the meter's operations in the
 meter's order (plain Python when Numba is missing or disabled)."""
 
 from __future__ import annotations

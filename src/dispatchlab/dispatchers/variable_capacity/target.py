@@ -4,7 +4,7 @@
 Machines are ranked by risk: rank = position among the alive machines in index order, and
 the highest indices leave first (``choose_nodes``). Each machine keeps its own conservative
 backfilling book: a job gets a reservation (machine, start) when it arrives, at the
-earliest start that fits that machine's free-core profile, and starts then. The first
+earliest start that fits that machine's free-core availability, and starts then. The first
 ``M_use`` ranks are the *risk-free* machines used for targets.
 
 - **Category and target**: ``C_i`` = share of the work owned by jobs at least as long as

@@ -64,3 +64,27 @@ def start_in_order(order: list[int], machine: Machine, out: list[Decision]) -> i
         out.append(machine.start(order[i]))
         i += 1
     return i
+
+
+class Backfilling(Selection):
+    """A scheme that starts the startable prefix of the queue, then works behind the first
+    job that must wait (:meth:`behind`: reserve for it, backfill others)."""
+
+    def select(
+        self, view: SystemView, events: Events, order: list[int], machine: Machine
+    ) -> list[Decision]:
+        """The startable prefix, then what :meth:`behind` decides."""
+        out: list[Decision] = []
+        n = len(order)
+        if not n or not machine.any_free():
+            return out
+        i = start_in_order(order, machine, out)
+        if i < n and machine.any_free():
+            self.behind(view, events, order, machine, i, out)
+        return out
+
+    def behind(self, view: SystemView, events: Events, order: list[int], machine: Machine,
+               i: int, out: list[Decision]) -> None:
+        """Decisions (appended to ``out``) now that ``order[i]`` must wait and something
+        is still free."""
+        raise NotImplementedError

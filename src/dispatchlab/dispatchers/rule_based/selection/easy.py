@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dispatchlab.dispatchers.machine import NEVER, Machine, SlotMachine
-from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, start_in_order
+from dispatchlab.dispatchers.rule_based.selection.base import Backfilling, check_depth
 from dispatchlab.dispatchers.rule_based.selection.queue_index import BackfillIndex
 from dispatchlab.engine.decisions import Decision, Plan, Start
 from dispatchlab.engine.events import Events
@@ -28,7 +28,7 @@ from dispatchlab.engine.state import SystemView
 _INDEX_FROM = 256
 
 
-class Easy(Selection):
+class Easy(Backfilling):
     """EASY backfilling; ``depth`` limits backfilling to the first ``depth`` queued jobs
     counted from the head (PBS-style ``backfill depth``)."""
 
@@ -63,7 +63,7 @@ class Easy(Selection):
     ) -> list[Decision]:
         """Start the startable prefix, reserve for the head, backfill behind it."""
         self._sync_index(view, events, order, machine)
-        out = self._select(view, events, order, machine)
+        out = super().select(view, events, order, machine)
         index = self._index
         if index is not None:
             for d in out:
@@ -71,18 +71,15 @@ class Easy(Selection):
                     index.drop(d.job)
         return out
 
-    def _select(
-        self, view: SystemView, events: Events, order: list[int], machine: Machine
-    ) -> list[Decision]:
-        out: list[Decision] = []
+    def behind(self, view: SystemView, events: Events, order: list[int], machine: Machine,
+               i: int, out: list[Decision]) -> None:
+        """Reserve for the waiting head ``order[i]``, backfill behind it."""
         n = len(order)
-        if not n or not machine.any_free():
-            return out
-        i = start_in_order(order, machine, out)
-        if i == n or not machine.any_free():
-            return out
         head = order[i]
         now = view.now
+        first = i + 1
+        if self._arrivals_only(view, events, machine, head, i):
+            first = max(first, n - len(events.submitted))
         shadow = self._reserve_head(view, events, machine, head, i)
         if self._planned != (head, shadow) and shadow < NEVER:
             self._planned = (head, shadow)
@@ -94,9 +91,10 @@ class Easy(Selection):
                 self._unit_floor = unit_power_floor(view)
             index = self._index
             if index is not None and self.depth is None and view.rules is None:
-                self._backfill_indexed(index, head, now, shadow, machine, out)
+                if first < n:
+                    self._backfill_indexed(index, order[first], now, shadow, machine, out)
             else:
-                self._backfill_slots(order, i + 1, stop, now, shadow, machine, out)
+                self._backfill_slots(order, first, stop, now, shadow, machine, out)
         else:
             estimate = machine.estimator.estimate
             for k in range(i + 1, stop):
@@ -113,7 +111,6 @@ class Easy(Selection):
                 if not machine.any_free():
                     break
         self._backfilled += len(out) - before
-        return out
 
     def _backfill_slots(self, order: list[int], first: int, stop: int, now: int, shadow: int,
                         machine: SlotMachine, out: list[Decision]) -> None:
@@ -141,17 +138,17 @@ class Easy(Selection):
                 break
             limit = self._limit(machine, floor)
 
-    def _backfill_indexed(self, index: BackfillIndex, head: int, now: int, shadow: int,
+    def _backfill_indexed(self, index: BackfillIndex, first: int, now: int, shadow: int,
                           machine: SlotMachine, out: list[Decision]) -> None:
-        """The same scan over a queue kept by job index, jumping with ``index`` from one job
-        that may start (its units are free and, under a power budget, its units' least
-        power fits what is left; it ends by the shadow time or fits the extra slots) to
-        the next: the jobs skipped could not start."""
+        """The same scan over a queue kept by job index, from job ``first`` on, jumping with
+        ``index`` from one job that may start (its units are free and, under a power
+        budget, its units' least power fits what is left; it ends by the shadow time or
+        fits the extra slots) to the next: the jobs skipped could not start."""
         estimate = machine.estimator.estimate
         floor = self._unit_floor
         limit = self._limit(machine, floor)
         within = shadow - now
-        j = index.next_candidate(head + 1, limit, within, machine.extra)
+        j = index.next_candidate(first, limit, within, machine.extra)
         while j >= 0:
             if estimate(j) <= within:
                 started = machine.fits(j)
@@ -215,6 +212,22 @@ class Easy(Selection):
                 fresh.put(j, units[j], estimate(j))
             fresh.known = known
             self._index = fresh
+
+    def _arrivals_only(self, view: SystemView, events: Events, machine: SlotMachine | Machine,
+                       head: int, position: int) -> bool:
+        """True when only arrivals happened since the previous call, which scanned the
+        queue behind this same waiting head on unit slots: the jobs it scanned still cannot
+        start (nothing was freed, the reservation and the extra slots are the same, time
+        only moved on), so only the arrivals — the tail of a queue kept by arrival — need
+        the scan. Not under a depth limit: starts behind the head slide later jobs into
+        its window."""
+        return (position == 0 and head == self._head and self._shadow > view.now
+                and self.by_index and self.depth is None  # (a depth window slides on)
+                and bool(events.submitted) and view.rules is None
+                and type(machine) is SlotMachine and not machine.learns
+                and not (events.finished or events.aborted or events.requeued
+                         or events.withdrawn or events.nodes or events.scenario
+                         or events.woken))
 
     def _reserve_head(self, view: SystemView, events: Events, machine: Machine, head: int,
                       position: int) -> int:

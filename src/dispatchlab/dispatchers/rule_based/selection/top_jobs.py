@@ -32,13 +32,13 @@ import numpy as np
 
 from dispatchlab.dispatchers.availability import Availability
 from dispatchlab.dispatchers.machine import Machine
-from dispatchlab.dispatchers.rule_based.selection.base import Selection, check_depth, start_in_order
+from dispatchlab.dispatchers.rule_based.selection.base import Backfilling, check_depth
 from dispatchlab.engine.decisions import Decision, Plan
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 
 
-class TopJobs(Selection):
+class TopJobs(Backfilling):
     """Strict ordering with backfilling around the first ``depth`` jobs that cannot run
     (PBS ``backfill_depth``); every other queued job may backfill."""
 
@@ -60,17 +60,10 @@ class TopJobs(Selection):
         """Jobs started past a waiting top job; most top jobs reserved in one cycle."""
         return {"backfilled": self._backfilled, "max_top_jobs": self._max_tops}
 
-    def select(
-        self, view: SystemView, events: Events, order: list[int], machine: Machine
-    ) -> list[Decision]:
-        """Start the startable prefix, then backfill every job that delays no top job."""
-        out: list[Decision] = []
+    def behind(self, view: SystemView, events: Events, order: list[int], machine: Machine,
+               i: int, out: list[Decision]) -> None:
+        """Backfill every job behind the waiting ``order[i]`` that delays no top job."""
         n = len(order)
-        if not n or not machine.any_free():
-            return out
-        i = start_in_order(order, machine, out)
-        if i == n or not machine.any_free():
-            return out
         now = view.now
         estimate = machine.estimator.estimate
         avail = self._running_availability(machine, now)
@@ -98,7 +91,6 @@ class TopJobs(Selection):
                 break
         self._backfilled += len(out) - before - sum(isinstance(d, Plan) for d in out[before:])
         self._max_tops = max(self._max_tops, tops)
-        return out
 
     @staticmethod
     def _running_availability(machine: Machine, now: int) -> Availability:
