@@ -55,6 +55,23 @@ def test_a_cap_holds_back_a_boot() -> None:
     assert res.summary["power"]["peak_w"] == pytest.approx(50.0)
 
 
+def test_a_boot_counts_the_starts_of_its_round() -> None:
+    # cap 50 W, two one-core nodes: idle 10, busy 40, off 1, booting 20 W. Job 0 starts at
+    # 0 (50 W); node 1 goes off at 1. At 10 job 0 ends, jobs 1 and 2 arrive: job 1 starts
+    # on node 0 (11 + 30 = 41 W), so booting node 1 (+19 W) would reach 60 W: it stays off
+    # and job 2 starts on node 0 at 20. (The wrapper once counted only the power in use
+    # before the round's starts and the engine refused its power-on.)
+    spec = NodePowerSpec(idle=10.0, core_first=30.0, core=0.0, off=1.0, booting=20.0,
+                         shutting_down=10.0, boot_time=5, shutdown_time=2)
+    wl = Workload.from_columns(submit=[0, 10, 10], runtime=[10, 10, 10],
+                               walltime=[10, 10, 10], units=[1, 1, 1], req={"cores": [1, 1, 1]})
+    plat = Platform.homogeneous(2, {"cores": 1}).with_node_model(spec)
+    res = simulate(wl, plat, "fifo+poweroff:0", power_cap=50.0)
+    assert res.jobs["start"].tolist() == [0, 10, 20]
+    assert res.summary["power"]["peak_w"] == pytest.approx(50.0)
+    assert res.summary["power"]["over_cap_seconds"] == 0.0
+
+
 def test_spec_errors() -> None:
     with pytest.raises(ConfigError, match="whole seconds"):
         get_dispatcher("easy+poweroff:soon")

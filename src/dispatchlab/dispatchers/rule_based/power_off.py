@@ -8,7 +8,8 @@ point:
    free, booting, or being switched on could host the first queued job that did not start
    (its units, node by node). They become usable after the platform's ``boot_time`` (a
    node with no boot delay is on at once, and the dispatcher is called again 1 s later);
-   under a power cap a node is switched on only if its booting power fits.
+   under a power cap a node is switched on only if its booting power fits on top of what
+   the wrapped dispatcher's starts of this round add (the engine applies them first).
 2. **Power off** — when nothing is queued, every node idle (on, hosting nothing, not
    given a job in this round) for at least ``timeout`` seconds (and at least 1 s, so never
    at the instant a job left it) is switched off (its ``shutdown_time``, then off); under a
@@ -96,21 +97,24 @@ class IdlePowerOff(Parametrized):
         now = view.now
         taken = np.zeros(view.platform.n_nodes, dtype=bool)
         started: set[int] = set()
+        starts: list[Start] = []
         for d in out:
             if type(d) is Start:
                 taken[np.asarray(d.nodes)] = True
                 started.add(d.job)
+                starts.append(d)
+        adds = self._starts_power(view, starts)
         state = view.node_state
         idle = (state == ON) & (view.free == view.capacity).all(axis=1) & ~taken
         self._idle_since[idle & ~self._was_idle] = now
         waiting = [j for j in view.queue if j not in started]
         if waiting:
             self._was_idle = idle
-            out += self._power_on(view, waiting[0], taken)
+            out += self._power_on(view, waiting[0], taken, adds)
         else:
             wait = max(self.timeout, 1)  # never at the instant a job left the node
             due = np.flatnonzero(idle & (now - self._idle_since >= wait))
-            off = self._fitting(view, due, SHUTTING_DOWN)
+            off = self._fitting(view, due, SHUTTING_DOWN, adds)
             if off:
                 out.append(PowerOff(tuple(off)))
                 self.power_offs += len(off)
@@ -122,7 +126,8 @@ class IdlePowerOff(Parametrized):
                 out.append(WakeAt(int((self._idle_since[pending] + wait).min())))
         return out
 
-    def _power_on(self, view: SystemView, job: int, taken: np.ndarray) -> list[Decision]:
+    def _power_on(self, view: SystemView, job: int, taken: np.ndarray,
+                  adds: float) -> list[Decision]:
         """Switch on off nodes until the first waiting job could be hosted."""
         state = view.node_state
         off = np.flatnonzero(state == OFF)
@@ -146,7 +151,7 @@ class IdlePowerOff(Parametrized):
             if k > 0:
                 chosen.append(node)
                 have += k
-        chosen = self._fitting(view, np.array(chosen, dtype=np.int64), BOOTING)
+        chosen = self._fitting(view, np.array(chosen, dtype=np.int64), BOOTING, adds)
         if not chosen:
             return []
         self.power_ons += len(chosen)
@@ -157,12 +162,27 @@ class IdlePowerOff(Parametrized):
         return out
 
     @staticmethod
-    def _fitting(view: SystemView, nodes: np.ndarray, state: int) -> list[int]:
-        """The prefix of ``nodes`` whose move to ``state`` keeps within the power cap."""
+    def _starts_power(view: SystemView, starts: list[Start]) -> float:
+        """What the wrapped dispatcher's ``starts`` add to the IT power, in the order the
+        engine applies them (0 without a power cap)."""
+        meter = view.power_model
+        if view.budget is None or not starts or not hasattr(meter, "start_delta"):
+            return 0.0
+        free = view.free.copy()
+        total = 0.0
+        for d in starts:
+            total += meter.start_delta(d.job, d.nodes, d.counts, free)
+            free[np.asarray(d.nodes)] -= np.asarray(d.counts)[:, None] * view.req[d.job]
+        return total
+
+    @staticmethod
+    def _fitting(view: SystemView, nodes: np.ndarray, state: int, adds: float) -> list[int]:
+        """The prefix of ``nodes`` whose move to ``state`` keeps within the power cap, on top
+        of ``adds`` W the round's starts draw."""
         meter, budget = view.power_model, view.budget
         if budget is None or not hasattr(meter, "state_delta"):
             return [int(n) for n in nodes]
-        left = budget.cap - budget.used
+        left = budget.cap - budget.used - adds
         out: list[int] = []
         for node in np.asarray(nodes).tolist():
             p = meter.state_delta(node, state)
