@@ -61,6 +61,13 @@ class UsageGrid:
         self.ensure(last)
         return self.up[:, :, first - self.base:last - self.base]
 
+    def held(self, first: int, last: int) -> tuple[FloatArray, int]:
+        """The whole array, absolute slots ``[first, last)`` made addressable, and the
+        column of slot ``first`` (for compiled readers that take an offset, not a
+        view)."""
+        self.ensure(last)
+        return self.up, first - self.base
+
     def add(self, nodes: IntArray, amounts: FloatArray, first: int, last: int,
             sign: float = 1.0) -> None:
         """Add (or with ``sign=-1`` remove) ``amounts[k, i]`` of resource ``k`` on
