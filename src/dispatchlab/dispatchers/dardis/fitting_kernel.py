@@ -27,27 +27,16 @@ from __future__ import annotations
 import numpy as np
 
 from dispatchlab.arrays import BoolArray, FloatArray, IntArray
+from dispatchlab.dispatchers.sliding_min import queue_window_min
 from dispatchlab.numba_loader import compiled
 
 
 def _window_min(room: FloatArray, n_starts: int, width: int, first_width: int,
                 out: FloatArray, queue: IntArray) -> None:
-    """``out[i] = min(room[i:i + width])`` (a monotone queue of slot indices), candidate 0
-    also over slot ``first_width − 1`` when it is longer
+    """``out[i] = min(room[i:i + width])``, candidate 0 also over slot
+    ``first_width − 1`` when it is longer
     (:func:`~dispatchlab.dispatchers.dardis.fitting._window_min`)."""
-    head = 0
-    tail = 0
-    for t in range(n_starts - 1 + width):
-        x = room[t]
-        while tail > head and room[queue[tail - 1]] >= x:
-            tail -= 1
-        queue[tail] = t
-        tail += 1
-        i = t - width + 1
-        if i >= 0:
-            while queue[head] < i:
-                head += 1
-            out[i] = room[queue[head]]
+    queue_window_min(room, n_starts, width, out, queue)
     if first_width > width:
         out[0] = min(out[0], room[first_width - 1])
 
@@ -188,7 +177,7 @@ def _chunk_index(up: FloatArray, a0: int, share: FloatArray, s0: int, use_share:
 
 
 #: the helpers the compiled kernels call (registered with Numba)
-HELPERS = (_window_min, _largest, _core_windows, _queue_windows, _chunk_index)
+HELPERS = (queue_window_min, _window_min, _largest, _core_windows, _queue_windows, _chunk_index)
 
 
 def _grid_fitting_index(up: FloatArray, a0: int, share: FloatArray, s0: int, use_share: bool,
