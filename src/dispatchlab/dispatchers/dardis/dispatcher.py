@@ -372,12 +372,7 @@ class Dardis(BaseDispatcher):
                          alive: npt.NDArray[np.bool_]) -> int:
         """The earliest slot boundary from which usable nodes that hold no reservation
         any more can host all of job ``j``'s units (nodes by their last busy slot)."""
-        first = now // self.slot
-        busy: npt.NDArray[np.bool_] = np.any(self._grid.window(first, self._grid.end) > 1e-9,
-                                             axis=0)
-        width = busy.shape[1]
-        free_from = first + np.where(busy.any(axis=1),
-                                     width - np.argmax(busy[:, ::-1], axis=1), 0)
+        free_from = self._grid.free_from(now // self.slot)
         host = np.where(alive, units_fitting(view.capacity, view.req[j]), 0)
         order = np.argsort(free_from, kind="stable")
         k = int(np.searchsorted(np.cumsum(host[order]), self._units[j]))
@@ -420,9 +415,10 @@ class Dardis(BaseDispatcher):
         ended job gave back) is offered ``[now, min(st, f)]``: a later start does not
         overlap what was freed, so its fit did not change."""
         chosen: set[int] = set()
+        planned = self._planned
         for n in sorted(freed):
-            planned = sorted(self._on_node[n], key=lambda j: self._planned[j].start)
-            chosen.update(planned[:self.depth])
+            chosen.update(heapq.nsmallest(self.depth, self._on_node[n],
+                                          key=lambda j: planned[j].start))
         freed_until = np.zeros(len(self._on_node), dtype=np.int64)
         for n, f in freed.items():
             freed_until[n] = f
