@@ -33,7 +33,10 @@ and more late jobs (docs/dardis.md).
 Scheduling time (node managers: fitting index and generator, all nodes at once with
 numpy) and dispatching time (task manager: choice and reservation) are summed over the
 rounds of each job's protocol and reported per job (the thesis's Table 5.2), apart, in
-:meth:`Dardis.run_stats`; backfilling rounds separately, per round.
+:meth:`Dardis.run_stats`; backfilling rounds separately, per round. With the First
+generator and the Min start policy the round is one compiled pass that stops at the chosen
+start (:mod:`.first_min_start`): the choice is then counted in the scheduling time and
+dispatching is the reservation alone.
 """
 
 from __future__ import annotations
