@@ -44,11 +44,14 @@ class FreeGrid:
         """Grow the grid to at least ``length`` slots."""
         have = self.free.shape[2]
         if length > have:
-            grow = max(length, 2 * have) - have
-            self.free = np.concatenate(
-                [self.free, np.repeat(self.capacity.T[:, :, None], grow, axis=2)], axis=2)
-            self.pool = np.concatenate(
-                [self.pool, np.repeat(self.total[:, None], grow, axis=1)], axis=1)
+            size = max(length, 2 * have)
+            free = np.empty(self.free.shape[:2] + (size,), dtype=self.free.dtype)
+            free[:, :, :have] = self.free
+            free[:, :, have:] = self.capacity.T[:, :, None]
+            pool = np.empty((self.pool.shape[0], size), dtype=self.pool.dtype)
+            pool[:, :have] = self.pool
+            pool[:, have:] = self.total[:, None]
+            self.free, self.pool = free, pool
 
     def copy(self) -> FreeGrid:
         """An independent copy."""
