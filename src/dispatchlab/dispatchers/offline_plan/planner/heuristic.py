@@ -45,7 +45,7 @@ class FreeGrid:
         have = self.free.shape[2]
         if length > have:
             size = max(length, 2 * have)
-            free = np.empty(self.free.shape[:2] + (size,), dtype=self.free.dtype)
+            free = np.empty((*self.free.shape[:2], size), dtype=self.free.dtype)
             free[:, :, :have] = self.free
             free[:, :, have:] = self.capacity.T[:, :, None]
             pool = np.empty((self.pool.shape[0], size), dtype=self.pool.dtype)
