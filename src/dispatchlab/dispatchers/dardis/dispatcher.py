@@ -30,8 +30,8 @@ asks for the thesis's whole ``[now, st)``: on the first 6,000 Curie jobs of the
 experiment the whole window cost 5.7 times the backfilling time for a longer makespan
 and more late jobs (docs/dardis.md).
 
-Scheduling time (node managers: fitting index and generator, all nodes at once with
-numpy) and dispatching time (task manager: choice and reservation) are summed over the
+Scheduling time (node managers: fitting index and generator, all nodes in one call)
+and dispatching time (task manager: choice and reservation) are summed over the
 rounds of each job's protocol and reported per job (the thesis's Table 5.2), apart, in
 :meth:`Dardis.run_stats`; backfilling rounds separately, per round. With the First
 generator and the Min start policy the round is one compiled pass that stops at the chosen
@@ -240,10 +240,6 @@ class Dardis(BaseDispatcher):
         """Nodes the node managers plan on: the usable ones (subclasses that switch
         nodes off on purpose add theirs, kept free in the grid while off)."""
         return view.alive
-
-    def _shares(self, first: int, last: int) -> FloatArray:
-        """Desired share of every resource in absolute slots ``[first, last)``."""
-        return self._share_upto(last)[:, first:last]
 
     def _share_upto(self, last: int) -> FloatArray:
         """The table of desired shares of every resource in absolute slots from 0 to at
