@@ -33,6 +33,17 @@ def test_first_common_start_is_the_first_common_start(seed: int, n_starts: int,
     share = rng.choice([0.25, 0.5, 1.0], size=(2, span)) if profile else None
     want = np.flatnonzero(common_starts(other, share, cap, req, counts, n_starts, width,
                                         first_width))
-    got = first_common_start(held, own, lo, hi, cap, share, req, counts, n_starts, width,
-                             first_width)
+    # the grid read at an offset: other nodes and slots around the job's
+    pad_nodes, pad_slots = int(rng.integers(0, 3)), int(rng.integers(0, 4))
+    grid = rng.integers(0, 6, size=(2, nodes + pad_nodes, span + 2 * pad_slots)).astype(float)
+    mine = np.sort(rng.choice(nodes + pad_nodes, nodes, replace=False))
+    grid[:, mine, pad_slots:pad_slots + span] = held
+    full_cap = rng.integers(2, 9, size=(nodes + pad_nodes, 2)).astype(float)
+    full_cap[mine] = cap
+    table = None
+    if share is not None:
+        table = rng.choice([0.25, 0.5, 1.0], size=(2, span + 2 * pad_slots))
+        table[:, pad_slots:pad_slots + span] = share
+    got = first_common_start(grid, pad_slots, mine, own, lo, hi, full_cap, table, pad_slots,
+                             req, counts, n_starts, width, first_width)
     assert got == (int(want[0]) if len(want) else -1)

@@ -82,3 +82,18 @@ def test_common_starts_agree_with_the_fitting_index(seed: int) -> None:
         want = (np.floor(index) >= counts[:, None]).all(axis=0)
         got = common_starts(up, s, cap, req, counts, 6, 4, 5)
         assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_free_from_is_one_past_each_nodes_last_busy_slot(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    g = UsageGrid(2, 5, slot=10, horizon=16)
+    g.advance(int(rng.integers(0, 200)))
+    for _ in range(int(rng.integers(0, 6))):
+        a = g.base + int(rng.integers(0, 40))
+        g.add(np.array([int(rng.integers(5))]), rng.integers(0, 3, (2, 1)).astype(float),
+              a, a + int(rng.integers(1, 30)))
+    first = g.base + int(rng.integers(0, 50))
+    busy = (g.window(first, g.end) > 1e-9).any(axis=0)
+    want = [first + (int(np.flatnonzero(row)[-1]) + 1 if row.any() else 0) for row in busy]
+    assert g.free_from(first).tolist() == want

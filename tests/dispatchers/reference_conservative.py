@@ -25,7 +25,7 @@ from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 
 
-class ReferenceSlotProfile:
+class ReferenceSlotAvailability:
     """Free unit slots over time (the list-based availability conservative used before)."""
 
     __slots__ = ("free", "times", "units")
@@ -141,7 +141,7 @@ class ReferenceConservative(Selection):
     ) -> list[Decision]:
         """Update the availability, compress or rebuild reservations, start what is due now."""
         if self._availability is None:
-            self._availability = (ReferenceSlotProfile(machine.total, machine.units)
+            self._availability = (ReferenceSlotAvailability(machine.total, machine.units)
                              if isinstance(machine, SlotMachine) else machine.availability())
         avail = self._availability
         now = view.now

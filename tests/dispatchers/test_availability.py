@@ -28,7 +28,7 @@ def brute_earliest(free: np.ndarray, need: int, dur: int, now: int) -> int:
 @pytest.mark.parametrize("ops", [slot_availability_ops, python_slot_availability_ops])
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
-def test_slot_profile_matches_a_per_second_model(
+def test_slot_availability_matches_a_per_second_model(
         ops: Callable[[], SimpleNamespace], data: st.DataObject) -> None:
     """The compiled operations on arrays and the plain Python ones on lists alike."""
     total = data.draw(st.integers(1, 6))

@@ -90,20 +90,6 @@ def test_random_instances_feasible_and_earliest(jobs, rnd) -> None:
         grid.take(int(s.start[j]), int(inst.slots[j]), usage)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(0, 9), min_size=1, max_size=40), st.integers(1, 40))
-def test_window_min_matches_brute_force(values, size) -> None:
-    from dispatchlab.dispatchers.offline_plan.planner.heuristic import _window_min
-
-    a = np.array([values, values[::-1]], dtype=np.int64)
-    if size > a.shape[1]:
-        return
-    got = _window_min(a, size)
-    want = np.array([[row[i:i + size].min() for i in range(a.shape[1] - size + 1)]
-                     for row in a])
-    assert (got == want).all()
-
-
 def test_busy_window_in_the_middle() -> None:
     # node taken over [120, 180): a 2-slot job released at 60 cannot use slots 1–2, so it
     # starts at slot 3; a 1-slot job released at 0 fits at slot 0

@@ -30,10 +30,13 @@ asks for the thesis's whole ``[now, st)``: on the first 6,000 Curie jobs of the
 experiment the whole window cost 5.7 times the backfilling time for a longer makespan
 and more late jobs (docs/dardis.md).
 
-Scheduling time (node managers: fitting index and generator, all nodes at once with
-numpy) and dispatching time (task manager: choice and reservation) are summed over the
+Scheduling time (node managers: fitting index and generator, all nodes in one call)
+and dispatching time (task manager: choice and reservation) are summed over the
 rounds of each job's protocol and reported per job (the thesis's Table 5.2), apart, in
-:meth:`Dardis.run_stats`; backfilling rounds separately, per round.
+:meth:`Dardis.run_stats`; backfilling rounds separately, per round. With the First
+generator and the Min start policy the round is one compiled pass that stops at the chosen
+start (:mod:`.first_min_start`): the choice is then counted in the scheduling time and
+dispatching is the reservation alone.
 """
 
 from __future__ import annotations
@@ -50,10 +53,12 @@ import numpy.typing as npt
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.dardis.backfill_start import first_common_start
-from dispatchlab.dispatchers.dardis.fitting import fitting_index
+from dispatchlab.dispatchers.dardis.first_min_start import first_min_start
+from dispatchlab.dispatchers.dardis.fitting_kernel import grid_fitting_index
 from dispatchlab.dispatchers.dardis.generators import get_generator, responses
 from dispatchlab.dispatchers.dardis.grid import UsageGrid
 from dispatchlab.dispatchers.dardis.task_manager import Choice, get_policy
+from dispatchlab.dispatchers.dardis.timers import pop_due
 from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
 from dispatchlab.engine.desired_utilization import desired_steps
@@ -117,6 +122,8 @@ class Dardis(BaseDispatcher):
         self.rng = rng
         self._gen = get_generator(self.generator, self.rate)
         self._pick = get_policy(self.policy)
+        # the deterministic pair has a round that stops at its answer
+        self._first_min = self.generator == "first" and self.policy == "min-start"
         plat = view.platform
         self._cap: FloatArray = view.capacity.astype(np.float64)
         self._grid = UsageGrid(len(plat.resources), plat.n_nodes, self.slot)
@@ -234,10 +241,9 @@ class Dardis(BaseDispatcher):
         nodes off on purpose add theirs, kept free in the grid while off)."""
         return view.alive
 
-    def _shares(self, first: int, last: int) -> FloatArray:
-        """Desired share of every resource in absolute slots ``[first, last)`` (read
-        from a table of the slots from 0 on, rebuilt when it is too short or the
-        profile grew)."""
+    def _share_upto(self, last: int) -> FloatArray:
+        """The table of desired shares of every resource in absolute slots from 0 to at
+        least ``last`` (rebuilt when it is too short or the profile grew)."""
         key = tuple(len(t) for t, _ in self._steps)
         memo = self._share_memo
         if memo is None or memo[0] != key or memo[1].shape[1] < last:
@@ -245,7 +251,7 @@ class Dardis(BaseDispatcher):
             size = max(last, 2 * held if memo is not None and memo[1].shape[1] < last
                        else held)
             memo = self._share_memo = (key, self._share_table(0, size))
-        return memo[1][:, first:last]
+        return memo[1]
 
     def _share_table(self, first: int, last: int) -> FloatArray:
         """Desired share of every resource in absolute slots ``[first, last)``."""
@@ -268,31 +274,35 @@ class Dardis(BaseDispatcher):
         first_width = max(1, -(-(est + wt) // slot) - j0)
         return j0, n_starts, width, first_width, n_starts - 1 + max(width, first_width)
 
-    def _index(self, view: SystemView, j: int, est: int, lst: int, with_profile: bool,
-               nodes: IntArray | None = None) -> tuple[FloatArray, int, int]:
-        """Fitting index of the candidate starts in ``[est, lst]`` (on ``nodes`` or all);
-        also the first slot and the duration in slots."""
+    def _index(self, view: SystemView, j: int, est: int, lst: int, with_profile: bool
+               ) -> tuple[FloatArray, int, int]:
+        """Fitting index of the candidate starts in ``[est, lst]`` on every node, read
+        from the grid (:func:`~dispatchlab.dispatchers.dardis.fitting_kernel.
+        grid_fitting_index`); also the first slot and the duration in slots."""
         j0, n_starts, width, first_width, span = self._slots(j, est, lst)
-        up = self._grid.window(j0, j0 + span)
-        cap = self._cap
-        if nodes is not None:
-            up, cap = up[:, nodes], cap[nodes]
-        share = self._shares(j0, j0 + span) if with_profile else None
-        index = fitting_index(up, share, cap, view.req[j].astype(np.float64), n_starts,
-                              width, first_width)
+        up, a0 = self._grid.held(j0, j0 + span)
+        share = self._share_upto(j0 + span) if with_profile else None
+        req = view.req[j].astype(np.float64)
+        index = grid_fitting_index(up, a0, share, j0, self._cap, req, n_starts, width,
+                                   first_width)
         return index, j0, width
 
     def _round(self, view: SystemView, j: int, est: int, lst: int, with_profile: bool,
                alive: npt.NDArray[np.bool_], out: list[Decision]) -> bool:
         """One protocol round over all usable nodes; reserve and return True on success."""
         t0 = time.perf_counter()
-        index, j0, _ = self._index(view, j, est, lst, with_profile)
-        index[~alive] = -np.inf
         n_alive = int(alive.sum())
-        units = self._units[j]
-        offered = self._gen(index, responses(units, index.shape[1], n_alive), self.rng)
-        t1 = time.perf_counter()
-        choice = self._pick(index, offered, units, self.rng)
+        if self._first_min:
+            choice = self._first_min_choice(view, j, est, lst, with_profile, alive, n_alive)
+            j0 = est // self.slot
+            t1 = time.perf_counter()
+        else:
+            index, j0, _ = self._index(view, j, est, lst, with_profile)
+            index[~alive] = -np.inf
+            units = self._units[j]
+            offered = self._gen(index, responses(units, index.shape[1], n_alive), self.rng)
+            t1 = time.perf_counter()
+            choice = self._pick(index, offered, units, self.rng)
         if choice is not None:
             self._reserve(view, j, self._time_of(choice, est, j0), choice, out)
         t2 = time.perf_counter()
@@ -301,6 +311,22 @@ class Dardis(BaseDispatcher):
         self._stats["rounds"] += 1
         self._stats["messages"] += 3 * n_alive
         return choice is not None
+
+    def _first_min_choice(self, view: SystemView, j: int, est: int, lst: int,
+                          with_profile: bool, alive: npt.NDArray[np.bool_], n_alive: int
+                          ) -> Choice | None:
+        """The First generator and Min start policy in one pass that stops at the chosen
+        start (:func:`~dispatchlab.dispatchers.dardis.first_min_start.first_min_start`):
+        the same choice as the index, the generator and the policy on the whole window."""
+        j0, n_starts, width, first_width, span = self._slots(j, est, lst)
+        up, a0 = self._grid.held(j0, j0 + span)
+        share = self._share_upto(j0 + span) if with_profile else None
+        units = int(self._units[j])
+        found = first_min_start(up, a0, share, j0, self._cap, alive,
+                                view.req[j].astype(np.float64), units,
+                                responses(units, n_starts, n_alive), n_starts, width,
+                                first_width)
+        return None if found is None else Choice(*found)
 
     def _time_of(self, choice: Choice, est: int, j0: int) -> int:
         return est if choice.start == 0 else (j0 + choice.start) * self.slot
@@ -345,12 +371,7 @@ class Dardis(BaseDispatcher):
                          alive: npt.NDArray[np.bool_]) -> int:
         """The earliest slot boundary from which usable nodes that hold no reservation
         any more can host all of job ``j``'s units (nodes by their last busy slot)."""
-        first = now // self.slot
-        busy: npt.NDArray[np.bool_] = np.any(self._grid.window(first, self._grid.end) > 1e-9,
-                                             axis=0)
-        width = busy.shape[1]
-        free_from = first + np.where(busy.any(axis=1),
-                                     width - np.argmax(busy[:, ::-1], axis=1), 0)
+        free_from = self._grid.free_from(now // self.slot)
         host = np.where(alive, units_fitting(view.capacity, view.req[j]), 0)
         order = np.argsort(free_from, kind="stable")
         k = int(np.searchsorted(np.cumsum(host[order]), self._units[j]))
@@ -370,12 +391,7 @@ class Dardis(BaseDispatcher):
     # ---- starts -------------------------------------------------------------------
 
     def _start_due(self, view: SystemView, now: int, out: list[Decision]) -> None:
-        heap = self._heap
-        while heap and heap[0][0] <= now:
-            _, j, v = heapq.heappop(heap)
-            res = self._planned.get(j)
-            if res is None or res.version != v:
-                continue
+        for j, res in pop_due(self._heap, now, self._planned):
             need = view.req[j][None, :] * res.counts[:, None]
             if not bool((view.free[res.nodes] >= need).all()):
                 # a node left or a job outran its reservation: plan again from now
@@ -398,9 +414,10 @@ class Dardis(BaseDispatcher):
         ended job gave back) is offered ``[now, min(st, f)]``: a later start does not
         overlap what was freed, so its fit did not change."""
         chosen: set[int] = set()
+        planned = self._planned
         for n in sorted(freed):
-            planned = sorted(self._on_node[n], key=lambda j: self._planned[j].start)
-            chosen.update(planned[:self.depth])
+            chosen.update(heapq.nsmallest(self.depth, self._on_node[n],
+                                          key=lambda j: planned[j].start))
         freed_until = np.zeros(len(self._on_node), dtype=np.int64)
         for n, f in freed.items():
             freed_until[n] = f
@@ -431,14 +448,13 @@ class Dardis(BaseDispatcher):
         all of the job's nodes host its units with its own reservation taken out, or −1
         (:func:`~dispatchlab.dispatchers.dardis.backfill_start.first_common_start`)."""
         j0, n_starts, width, first_width, span = self._slots(j, est, lst)
-        nodes = res.nodes
-        up = self._grid.window(j0, j0 + span)[:, nodes]
-        share = self._shares(j0, j0 + span) if self._profile else None
+        up, a0 = self._grid.held(j0, j0 + span)
+        share = self._share_upto(j0 + span) if self._profile else None
         own_lo = max(res.first, j0) - j0
-        return first_common_start(up, self._amounts(view, j, res.counts), own_lo,
-                                  res.last - j0, self._cap[nodes],
-                                  share, view.req[j].astype(np.float64), res.counts,
-                                  n_starts, width, first_width)
+        return first_common_start(up, a0, res.nodes, self._amounts(view, j, res.counts),
+                                  own_lo, res.last - j0, self._cap, share, j0,
+                                  view.req[j].astype(np.float64), res.counts, n_starts,
+                                  width, first_width)
 
     # ---- reporting ------------------------------------------------------------------
 

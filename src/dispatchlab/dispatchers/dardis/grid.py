@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from dispatchlab.arrays import FloatArray, IntArray
+from dispatchlab.numba_loader import compiled
 
 
 class UsageGrid:
@@ -61,6 +62,22 @@ class UsageGrid:
         self.ensure(last)
         return self.up[:, :, first - self.base:last - self.base]
 
+    def held(self, first: int, last: int) -> tuple[FloatArray, int]:
+        """The whole array, absolute slots ``[first, last)`` made addressable, and the
+        column of slot ``first`` (for compiled readers that take an offset, not a
+        view)."""
+        self.ensure(last)
+        return self.up, first - self.base
+
+    def free_from(self, first: int) -> IntArray:
+        """Per node, the absolute slot from which it holds nothing (more than 1e-9 of no
+        resource) up to the end of the grid, at least ``first`` (slots before the grid's
+        first held one are gone: empty)."""
+        fn = compiled(_free_from, fallback=_free_from)
+        out = np.empty(self.up.shape[1], dtype=np.int64)
+        fn(self.up, max(first - self.base, 0), out)
+        return out + self.base
+
     def add(self, nodes: IntArray, amounts: FloatArray, first: int, last: int,
             sign: float = 1.0) -> None:
         """Add (or with ``sign=-1`` remove) ``amounts[k, i]`` of resource ``k`` on
@@ -71,3 +88,22 @@ class UsageGrid:
         self.ensure(last)
         a, b = first - self.base, last - self.base
         self.up[:, nodes, a:b] += sign * amounts[:, :, None]
+
+
+def _free_from(up: FloatArray, a: int, out: IntArray) -> None:
+    """``out[v]``: one past the last column ``≥ a`` where node ``v`` holds something
+    (``a`` when none), scanning back from the end."""
+    n_res, n_nodes, held = up.shape
+    for v in range(n_nodes):
+        out[v] = a
+        t = held - 1
+        while t >= a:
+            busy = False
+            for k in range(n_res):
+                if up[k, v, t] > 1e-9:
+                    busy = True
+                    break
+            if busy:
+                out[v] = t + 1
+                break
+            t -= 1

@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.dardis.dispatcher import Dardis
+from dispatchlab.dispatchers.dardis.timers import pop_due
 from dispatchlab.engine.capabilities import Capabilities
 from dispatchlab.engine.decisions import Decision, PowerOff, PowerOn, Start, WakeAt
 from dispatchlab.engine.events import Events
@@ -169,12 +170,7 @@ class DardisShutdown(Dardis):
 
     def _power_ons(self, view: SystemView, now: int, out: list[Decision]) -> None:
         """Switch on the nodes whose parking ends within their boot time."""
-        heap = self._on_heap
-        while heap and heap[0][0] <= now:
-            _, node, version = heapq.heappop(heap)
-            p = self._parking.get(node)
-            if p is None or p.version != version:
-                continue
+        for node, p in pop_due(self._on_heap, now, self._parking):
             del self._parking[node]
             if self._levels.get(p.level) == node:
                 del self._levels[p.level]

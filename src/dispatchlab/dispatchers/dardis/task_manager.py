@@ -51,50 +51,55 @@ def pack(order: IntArray, host: IntArray, units: int) -> tuple[IntArray, IntArra
     return nodes[perm], counts[perm]
 
 
-def _feasible(host: IntArray, units: int) -> IntArray:
-    return np.flatnonzero(host.sum(axis=0) >= units)
+Policy = Callable[[FloatArray, BoolArray, int, np.random.Generator], "Choice | None"]
+#: A policy's own part: given the index, the offers, the hostable units and the feasible
+#: starts (non-empty), the chosen start and the order its nodes are filled in.
+Pick = Callable[[FloatArray, BoolArray, IntArray, IntArray, np.random.Generator],
+                tuple[int, IntArray]]
 
 
-def min_start(index: FloatArray, offered: BoolArray, units: int,
-              rng: np.random.Generator) -> Choice | None:
+def policy(pick: Pick) -> Policy:
+    """A task-manager policy from its choice of start and node order: no choice when no
+    start is feasible; units packed on the nodes in that order."""
+
+    def choose(index: FloatArray, offered: BoolArray, units: int,
+               rng: np.random.Generator) -> Choice | None:
+        host = hostable(index, offered, units)
+        ok = np.flatnonzero(host.sum(axis=0) >= units)
+        if not len(ok):
+            return None
+        s, order = pick(index, offered, host, ok, rng)
+        nodes, counts = pack(order, host[:, s], units)
+        return Choice(s, nodes, counts)
+
+    choose.__doc__ = pick.__doc__
+    return choose
+
+
+@policy
+def min_start(index: FloatArray, offered: BoolArray, host: IntArray, ok: IntArray,
+              rng: np.random.Generator) -> tuple[int, IntArray]:
     """Earliest feasible start, first-fit nodes."""
-    host = hostable(index, offered, units)
-    ok = _feasible(host, units)
-    if not len(ok):
-        return None
-    s = int(ok[0])
-    nodes, counts = pack(np.arange(host.shape[0]), host[:, s], units)
-    return Choice(s, nodes, counts)
+    return int(ok[0]), np.arange(host.shape[0])
 
 
-def max_probability(index: FloatArray, offered: BoolArray, units: int,
-                    rng: np.random.Generator) -> Choice | None:
+@policy
+def max_probability(index: FloatArray, offered: BoolArray, host: IntArray, ok: IntArray,
+                    rng: np.random.Generator) -> tuple[int, IntArray]:
     """Feasible start of largest total index, nodes of largest index first."""
-    host = hostable(index, offered, units)
-    ok = _feasible(host, units)
-    if not len(ok):
-        return None
     score = np.where(offered[:, ok], np.maximum(index[:, ok], 0.0), 0.0).sum(axis=0)
     s = int(ok[int(np.argmax(score))])
     col = np.where(offered[:, s], index[:, s], -np.inf)
-    order = np.argsort(-col, kind="stable")
-    nodes, counts = pack(order, host[:, s], units)
-    return Choice(s, nodes, counts)
+    return s, np.argsort(-col, kind="stable")
 
 
-def random_choice(index: FloatArray, offered: BoolArray, units: int,
-                  rng: np.random.Generator) -> Choice | None:
+@policy
+def random_choice(index: FloatArray, offered: BoolArray, host: IntArray, ok: IntArray,
+                  rng: np.random.Generator) -> tuple[int, IntArray]:
     """A feasible start and node order, both uniformly at random."""
-    host = hostable(index, offered, units)
-    ok = _feasible(host, units)
-    if not len(ok):
-        return None
-    s = int(ok[int(rng.integers(len(ok)))])
-    nodes, counts = pack(rng.permutation(host.shape[0]), host[:, s], units)
-    return Choice(s, nodes, counts)
+    return int(ok[int(rng.integers(len(ok)))]), rng.permutation(host.shape[0])
 
 
-Policy = Callable[[FloatArray, BoolArray, int, np.random.Generator], "Choice | None"]
 POLICIES: dict[str, Policy] = {
     "min-start": min_start,
     "max-probability": max_probability,

@@ -3,11 +3,12 @@ feasible start (≥ its submission) given the jobs already fixed.
 
 Alg. 5 walks a job's start lower bound up one instant at a time until its units fit; here
 the same earliest start is found on a time-indexed free-capacity grid
-(:class:`FreeGrid`, slots × nodes × resources, numpy): for a window of candidate starts it
+(:class:`FreeGrid`, resources × nodes × slots): for a window of candidate starts it
 computes per slot and node how many units fit, takes the minimum over the job's duration
 with a sliding-window minimum, and picks the first start where the nodes together hold
-the job's units. Units are placed first-fit in node order (lowest nodes first). Past the
-last slot anything is placed on, the machine is empty, so the search always ends.
+the job's units (compiled: :mod:`.earliest_kernel`). Units are placed first-fit in node
+order (lowest nodes first). Past the last slot anything is placed on, the machine is
+empty, so the search always ends.
 """
 
 from __future__ import annotations
@@ -16,13 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.ndimage import minimum_filter1d
 
 from dispatchlab.arrays import IntArray
+from dispatchlab.dispatchers.offline_plan.planner.earliest_kernel import earliest_start
 from dispatchlab.dispatchers.offline_plan.planner.instance import PlanInstance
 from dispatchlab.dispatchers.offline_plan.planner.plan import Alloc, Plan
-
-_BIG = np.iinfo(np.int64).max // 4
 
 
 class FreeGrid:
@@ -45,11 +44,14 @@ class FreeGrid:
         """Grow the grid to at least ``length`` slots."""
         have = self.free.shape[2]
         if length > have:
-            grow = max(length, 2 * have) - have
-            self.free = np.concatenate(
-                [self.free, np.repeat(self.capacity.T[:, :, None], grow, axis=2)], axis=2)
-            self.pool = np.concatenate(
-                [self.pool, np.repeat(self.total[:, None], grow, axis=1)], axis=1)
+            size = max(length, 2 * have)
+            free = np.empty((*self.free.shape[:2], size), dtype=self.free.dtype)
+            free[:, :, :have] = self.free
+            free[:, :, have:] = self.capacity.T[:, :, None]
+            pool = np.empty((self.pool.shape[0], size), dtype=self.pool.dtype)
+            pool[:, :have] = self.pool
+            pool[:, have:] = self.total[:, None]
+            self.free, self.pool = free, pool
 
     def copy(self) -> FreeGrid:
         """An independent copy."""
@@ -82,41 +84,15 @@ class FreeGrid:
         np.maximum(fit, 0, out=fit)
         return fit
 
-    def _pooled_candidates(self, t: int, slots: int, units: int, req: IntArray) -> IntArray:
-        """Starts in ``[t, used_end]`` where the machine as a whole holds the job over its
-        window (necessary for a per-node fit; ``used_end`` always qualifies)."""
-        hi = self.used_end + slots
-        self.ensure(hi)
-        cols = np.flatnonzero(req > 0)
-        pool = self.pool[cols, t:hi]
-        if slots > 1:
-            pool = _window_min(pool, slots)
-        ok = (pool >= (units * req[cols])[:, None]).all(axis=0)
-        return t + np.flatnonzero(ok)
-
     def earliest(self, release: int, slots: int, units: int, req: IntArray,
                  chunk: int = 256) -> tuple[int, IntArray]:
         """Earliest slot ``≥ release`` where ``units`` of ``req`` fit for ``slots`` slots,
-        and how many units each node can hold over that window."""
-        if release >= self.used_end:  # an empty machine from here on
-            return release, self.fits_per_node(release, release + 1, req)[:, 0]
-        cand = self._pooled_candidates(release, slots, units, req)
-        k = 0
-        while k < len(cand):
-            lo = int(cand[k])
-            if lo >= self.used_end:
-                return lo, self.fits_per_node(lo, lo + 1, req)[:, 0]
-            last = int(np.searchsorted(cand, lo + chunk, side="right"))
-            group = cand[k:last]
-            hi = int(group[-1]) + slots
-            fit = np.minimum(self.fits_per_node(lo, hi, req), units)
-            win = _window_min(fit, slots)
-            cols_ok = win[:, group - lo]
-            ok = np.flatnonzero(cols_ok.sum(axis=0) >= units)
-            if ok.size:
-                return int(group[ok[0]]), cols_ok[:, ok[0]]
-            k = last
-        raise AssertionError("used_end is always a candidate")  # pragma: no cover
+        and how many units each node can hold over that window
+        (:func:`~dispatchlab.dispatchers.offline_plan.planner.earliest_kernel.
+        earliest_start`)."""
+        self.ensure(max(release + 1, self.used_end + slots))
+        return earliest_start(self.free, self.pool, self.used_end, release, slots, units,
+                              np.asarray(req, dtype=np.int64), chunk)
 
     def place(self, start: int, slots: int, units: int, req: IntArray,
               room: IntArray) -> Alloc:
@@ -159,30 +135,6 @@ def busy_slots(since: int, until: int, origin: int, step: int) -> tuple[int, int
     a = max((since - origin) // step, 0)
     b = max(-(-(until - origin) // step), 0)
     return int(a), int(b)
-
-
-def _window_min(a: IntArray, size: int) -> IntArray:
-    """Forward window minimum along the last axis: ``out[..., i] = min(a[..., i : i +
-    size])`` for every ``i`` whose window lies inside ``a``.
-
-    When the windows are long against their number (``size`` ≥ the count ``c``), every
-    window holds the common middle ``[c − 1, size)``: its minimum is one contiguous
-    reduction, and each window adds a suffix of the first ``c`` values and a prefix of the
-    last ``c − 1`` (running minima) — O(len) with a cheap constant, where the van Herk
-    filter costs several passes."""
-    c = a.shape[-1] - size + 1
-    if size <= 1:
-        return a
-    if size < c:
-        return minimum_filter1d(a, size=size, axis=-1, mode="nearest",
-                                origin=-(size // 2))[..., :c]
-    mid = a[..., c - 1:size].min(axis=-1, keepdims=True)
-    left = np.minimum.accumulate(a[..., c - 1::-1], axis=-1)[..., ::-1]
-    out = np.minimum(left, mid)
-    if c > 1:
-        right = np.minimum.accumulate(a[..., size:size + c - 1], axis=-1)
-        np.minimum(out[..., 1:], right, out=out[..., 1:])
-    return out
 
 
 def heuristic(inst: PlanInstance, order: Sequence[int] | IntArray,
