@@ -63,15 +63,16 @@ def dispatchers_command(
     typer.echo("\nSupports: d nodes leaving, c fixed power cap, v varying power cap, m multi-unit "
                "jobs;\nu follows a desired utilization, s switches power states, r reshapes "
                "malleable jobs,\np reads pricing, o reads actual run times (oracle), n chooses "
-               "which nodes leave\n(docs/composition.md). Any preset can be "
-               "changed with a key=value\nspec: see docs/dispatchers.md.")
+               "which nodes leave,\nx runs in its own simulator, not the engine "
+               "(docs/composition.md).\nAny preset can be changed with a key=value spec: see "
+               "docs/dispatchers.md.")
 
 
 #: The compact column: one letter per capability field, in this order.
 FLAGS = {"nodes_leaving": "d", "fixed_power_cap": "c", "varying_power_cap": "v",
          "multi_unit_jobs": "m", "follows_desired_utilization": "u",
          "switches_power_states": "s", "reshapes_malleable_jobs": "r", "reads_pricing": "p",
-         "oracle": "o", "chooses_leaving_nodes": "n"}
+         "oracle": "o", "chooses_leaving_nodes": "n", "own_simulator": "x"}
 
 
 def flags(caps: Capabilities) -> str:
