@@ -66,7 +66,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--engine", default="auto", help="auto | compiled | general")
+    ap.add_argument("--loop", "--engine", dest="engine", default="auto",
+                    help="auto | compiled | general (--engine: its old name)")
     args = ap.parse_args()
     lines = [
         f"Core benchmark — {time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}, "

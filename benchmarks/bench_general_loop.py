@@ -8,7 +8,7 @@ Every run also records its schedule digest (:mod:`schedule_digests`): the table 
 whether both trees produced the same schedule.
 
 Usage: ``python benchmarks/bench_general_loop.py [--baseline ../wt-base] [--repeats 3]
-[--only hpc2n-fifo hpc2n-easy] [--engine general] [--out benchmarks/results/general_loop]``
+[--only hpc2n-fifo hpc2n-easy] [--loop general] [--out benchmarks/results/general_loop]``
 (writes ``.json`` and ``.md``).
 """
 
@@ -54,7 +54,8 @@ def main() -> None:
     ap.add_argument("--baseline", type=Path, default=None)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=["hpc2n-fifo", "hpc2n-easy"])
-    ap.add_argument("--engine", default="general")
+    ap.add_argument("--loop", "--engine", dest="engine", default="general",
+                    help="auto | compiled | general (--engine: its old name)")
     ap.add_argument("--out", type=Path, default=None, help="path without suffix")
     args = ap.parse_args()
     sys.path.insert(0, str(HERE))

@@ -10,7 +10,7 @@ scenario); the
 overloaded binding-cap EASY run.
 
 Usage: ``python benchmarks/schedule_digests.py --out digests.json [--only SUBSTR ...]
-[--engine general]``; ``--compare digests.json`` checks against a stored file (exit 1 on any
+[--loop general]``; ``--compare digests.json`` checks against a stored file (exit 1 on any
 difference). Run it with ``PYTHONPATH=<other tree>/src`` to digest another tree.
 """
 
@@ -136,7 +136,8 @@ def main() -> None:
     ap.add_argument("--compare", type=Path, default=None)
     ap.add_argument("--only", nargs="*", default=None, help="cases whose name holds one of these")
     ap.add_argument("--skip", nargs="*", default=(), help="cases whose name holds one of these")
-    ap.add_argument("--engine", default="general", help="auto | compiled | general")
+    ap.add_argument("--loop", "--engine", dest="engine", default="general",
+                    help="auto | compiled | general (--engine: its old name)")
     ap.add_argument("--canonical", action="store_true",
                     help="hash segments by job and start, not in logged order")
     args = ap.parse_args()

@@ -48,7 +48,8 @@ def main() -> None:
     ap.add_argument("--write-jobs", help="write the per-job table (CSV) here, timed")
     ap.add_argument("--starts", help="write job_id,start CSV here (not timed)")
     ap.add_argument("--profile", help="write a cProfile dump of the timed part here")
-    ap.add_argument("--engine", default="auto", help="auto | compiled | general")
+    ap.add_argument("--loop", "--engine", dest="engine", default="auto",
+                    help="auto | compiled | general (--engine: its old name)")
     ap.add_argument("--warmup", type=int, default=0, metavar="N",
                     help="simulate the first N jobs before the timed run")
     args = ap.parse_args()
