@@ -26,6 +26,7 @@ import numpy as np
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.platform.node_states import BOOTING, DOWN, OFF, ON, SHUTTING_DOWN, STATE_NAMES
+from dispatchlab.platform.power import GENERIC
 
 #: Joules per kWh.
 J_PER_KWH = 3.6e6
@@ -47,16 +48,17 @@ class NodePowerModel(Protocol):
 class StatePowerModel:
     """One power per state; an on node draws ``busy`` W when a job uses it, else ``idle``.
 
-    Defaults: the server of Mejri et al. (2020) Table 1, SPEC §8 (idle 95 W, computing
-    190.74 W, off 9.75 W, booting 125.17 W, shutting down 101 W).
+    Defaults: the server of Mejri et al. (2020) Table 1, SPEC §8, as the platform's generic
+    node holds it (idle 95 W, computing 190.74 W, off 9.75 W, booting 125.17 W, shutting
+    down 101 W).
     """
 
-    idle: float = 95.0
-    busy: float = 190.74
-    off: float = 9.75
-    booting: float = 125.17
-    shutting_down: float = 101.0
-    down: float = 0.0
+    idle: float = GENERIC.idle
+    busy: float = GENERIC.idle + GENERIC.core_first
+    off: float = GENERIC.off
+    booting: float = GENERIC.booting
+    shutting_down: float = GENERIC.shutting_down
+    down: float = GENERIC.down
 
     def power(self, nodes: IntArray, state: IntArray, usage: IntArray) -> FloatArray:
         """Per-state power; busy when any resource is in use."""
