@@ -12,6 +12,7 @@ after each merge. Plain functions on arrays, compiled by Numba with the simulati
 from __future__ import annotations
 
 from dispatchlab.arrays import FloatArray, IntArray
+from dispatchlab.engine.compiled.loop_parts import shift_in
 
 
 def try_place(BP: IntArray, BT: FloatArray, BN: IntArray, m: int, nodes: int, now: float,
@@ -57,7 +58,7 @@ def try_place(BP: IntArray, BT: FloatArray, BN: IntArray, m: int, nodes: int, no
             n, at = _open_try(SP, ST, n, in_try, i, np_, p_try, t_try,
                               t_chan < t_try and now == t_try)
             if t_u > t_try + t:
-                n = _insert(SP, ST, n, at + max(in_try, i), p_old, t_try + t)
+                n = shift_in(SP, ST, n, at + max(in_try, i), p_old, t_try + t)
             _commit(BP, BT, BN, m, SP, ST, n)
             return True, t_try, stretch
         if doable:
@@ -76,7 +77,7 @@ def try_place(BP: IntArray, BT: FloatArray, BN: IntArray, m: int, nodes: int, no
             return False, t_try, stretch
         n, _ = _open_try(SP, ST, n, in_try, i, np_, p_try, t_try,
                          t_chan < t_try and now == t_try)
-        n = _insert(SP, ST, n, n, 0, t_try + t)
+        n = shift_in(SP, ST, n, n, 0, t_try + t)
         _commit(BP, BT, BN, m, SP, ST, n)
         return True, t_try, stretch
     t_u = ST[n - 1]
@@ -84,7 +85,7 @@ def try_place(BP: IntArray, BT: FloatArray, BN: IntArray, m: int, nodes: int, no
     if stretch > stretch_max:
         return False, t_u, stretch
     SP[n - 1] = np_
-    n = _insert(SP, ST, n, n, 0, t + t_u)
+    n = shift_in(SP, ST, n, n, 0, t + t_u)
     _commit(BP, BT, BN, m, SP, ST, n)
     return True, t_u, stretch
 
@@ -98,20 +99,10 @@ def _open_try(SP: IntArray, ST: FloatArray, n: int, in_try: int, i: int, np_: in
     for j in range(in_try, i):
         SP[j] += np_
     if inserted:
-        return _insert(SP, ST, n, in_try, p_try, t_try), in_try
+        return shift_in(SP, ST, n, in_try, p_try, t_try), in_try
     SP[in_try - 1] = p_try
     ST[in_try - 1] = t_try
     return n, 0
-
-
-def _insert(SP: IntArray, ST: FloatArray, n: int, at: int, p: int, t: float) -> int:
-    """``vector::insert`` of ``(p, t)`` at index ``at``; the new length."""
-    for k in range(n, at, -1):
-        SP[k] = SP[k - 1]
-        ST[k] = ST[k - 1]
-    SP[at] = p
-    ST[at] = t
-    return n + 1
 
 
 def _commit(BP: IntArray, BT: FloatArray, BN: IntArray, m: int, SP: IntArray,

@@ -45,8 +45,10 @@ from dispatchlab.dispatchers.variable_capacity.authors_loop import (
     WASTE,
     event_key,
 )
+from dispatchlab.engine.compiled.loop_parts import shift_in
 from dispatchlab.engine.kernels import COMPILED
 from dispatchlab.errors import ConfigError
+from dispatchlab.numba_loader import compiled
 
 #: strategy name → (target strategy?, packed targets?, accept only a start now first?,
 #: first fit's maxDist: 1 = the machine order shuffled)
@@ -203,25 +205,25 @@ def glibc_shuffle(n: int, seed: int) -> list[int]:
     return order
 
 
-_loop: list[Callable[..., None]] = []
+def _helpers() -> list[Callable[..., Any]]:
+    """The plain functions ``run_loop`` calls: those of the heap, books and loop modules,
+    and the shared insert of the compiled loops."""
+    out: list[Callable[..., Any]] = [shift_in]
+    for mod in (cpp_heap, authors_books, authors_loop):
+        for name in dir(mod):
+            obj = getattr(mod, name)
+            if callable(obj) and getattr(obj, "__module__", "") == mod.__name__ \
+                    and name != "run_loop" and not isinstance(obj, type):
+                out.append(obj)
+    return out
 
 
 def _compiled_loop() -> Callable[..., None]:
     """``run_loop``, compiled with Numba (disk-cached) when it is available."""
-    if not _loop:
-        fn: Callable[..., None] = authors_loop.run_loop
-        if COMPILED:
-            import numba
-
-            for mod in (cpp_heap, authors_books, authors_loop):
-                for name in dir(mod):
-                    obj = getattr(mod, name)
-                    if callable(obj) and getattr(obj, "__module__", "") == mod.__name__ \
-                            and name != "run_loop" and not isinstance(obj, type):
-                        numba.extending.register_jitable(obj)
-            fn = numba.njit(cache=True, nogil=True)(authors_loop.run_loop)
-        _loop.append(fn)
-    return _loop[0]
+    if not COMPILED:
+        return authors_loop.run_loop
+    return compiled(authors_loop.run_loop, helpers=_helpers(),
+                    fallback=authors_loop.run_loop, what="the authors' simulation")
 
 
 def simulate_rows(names: list[str], release: list[float], length: list[float],

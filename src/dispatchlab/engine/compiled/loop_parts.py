@@ -69,7 +69,7 @@ def queue_arrays(n: int) -> Any:
     return np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(n, np.bool_)
 
 
-def shift_in(keys: Any, vals: Any, n: int, k: int, key: int, val: int) -> int:
+def shift_in(keys: Any, vals: Any, n: int, k: int, key: int, val: float) -> int:
     """Insert ``(key, val)`` at position ``k`` of the ``n`` sorted pairs; returns ``n + 1``."""
     for m in range(n, k, -1):
         keys[m] = keys[m - 1]
