@@ -394,19 +394,21 @@ def test_step_and_run_until() -> None:
 
 
 def test_scenario_runs_take_the_general_loop() -> None:
-    """Except scenarios of nodes leaving and coming back, or of power caps alone."""
+    """Except scenarios of nodes leaving and coming back, of power caps, or of
+    informational rows on a fixed machine."""
     wl = jobs((0, 10, 100, 1))
     plain = simulate(wl, "nodes=1,cores=1", "fifo")
     assert plain.summary["loop"] == "compiled"
     scen = simulate(wl, "nodes=1,cores=1", "fifo",
                     scenario=Scenario([Change(5, "temperature", 20.0)]))
-    assert scen.summary["loop"] == "general"
+    assert scen.summary["loop"] == "compiled"
+    mixed = Scenario([Change(5, "temperature", 20.0), Change(6, "alive_nodes", 1.0)])
+    assert simulate(wl, "nodes=2,cores=1", "fifo", scenario=mixed).summary["loop"] == "general"
     nodes = simulate(wl, "nodes=2,cores=1", "fifo",
                      scenario=Scenario([Change(5, "alive_nodes", 1.0)]))
     assert nodes.summary["loop"] == "compiled"
     with pytest.raises(ConfigError, match=r"scenario kind.*temperature"):
-        simulate(wl, "nodes=1,cores=1", "fifo", loop="compiled",
-                 scenario=Scenario([Change(5, "temperature", 20.0)]))
+        simulate(wl, "nodes=2,cores=1", "fifo", loop="compiled", scenario=mixed)
 
 
 def test_without_walltime_kills_jobs_run_their_actual_time() -> None:

@@ -268,8 +268,10 @@ def test_the_compiled_loop_runs_only_supported_features() -> None:
     plat = Platform.homogeneous(2, {"cores": 2})
     base = jobs((0, 5, 5, 2), (1, 3, 4, 1))
     cases = {
-        # a scenario of nodes leaving and coming back is supported, no other kind
-        "scenario": (base, {"scenario": Scenario([Change(3, "temperature", 20.0)])}),
+        # nodes leaving and coming back, caps, informational rows on a fixed machine are
+        # supported; informational rows with nodes leaving are not
+        "scenario": (base, {"scenario": Scenario([Change(3, "temperature", 20.0),
+                                                  Change(4, "alive_nodes", 1.0)])}),
         # a varying cap that stops jobs when it falls (a fixed one, or one that varies
         # and is waited for, with node or column power, is supported)
         "power": (jobs((0, 5, 5, 2), (1, 3, 4, 1), power=[10.0, 10.0]),

@@ -14,7 +14,10 @@ with a scenario's ``power_cap`` rows (over-cap policy ``wait``); so is a scenari
 leaving and coming back (``node_down`` / ``node_up`` / ``alive_nodes`` rows, the engine's
 default choice of nodes: :mod:`.scenario_loop`), also with a power cap — fixed, or varying
 with the same scenario's ``power_cap`` rows — drawn through the node model or the job power
-column.
+column. Informational rows (``temperature``, ``desired_utilization``, ``energy_price``,
+``signal``: :data:`INFO_KINDS`) change nothing a rule-based policy reads, but each is a
+decision point of the engine: on a fixed machine the strict and EASY loop takes them as cap
+rows that keep the cap in force.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ SUPPORTED = frozenset({"no-walltime-kill", "oracle", "power-fixed-cap", "scenari
 #: with them or alone the ``power_cap`` rows of a varying cap (:func:`varying_cap`).
 SCENARIO_KINDS = frozenset({"node_down", "node_up", "alive_nodes"})
 CAP_KIND = "power_cap"
+#: Scenario kinds the engine only announces (``view.env``): decision points that change
+#: nothing a rule-based policy reads.
+INFO_KINDS = frozenset({"temperature", "desired_utilization", "energy_price", "signal"})
 
 
 @dataclass(frozen=True)
@@ -107,10 +113,11 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         return "Numba is not available or disabled (DISPATCHLAB_NO_NUMBA)"
     varying = varying_cap(sim)
     moving = nodes_move(sim)
-    fixed_with_nodes = (moving and _power_tabled(sim)  # a fixed cap (or none) on them
-                        and CAP_KIND not in sim.scenario.kinds())  # type: ignore[union-attr]
+    informed = informational(sim)
+    fixed_with_rows = ((moving or informed) and _power_tabled(sim)  # a fixed cap (or none)
+                       and CAP_KIND not in sim.scenario.kinds())  # type: ignore[union-attr]
     unsupported = sim.features() - SUPPORTED - (
-        {"power"} if varying or fixed_with_nodes else set())
+        {"power"} if varying or fixed_with_rows else set())
     if unsupported:
         return f"engine feature(s) {', '.join(sorted(unsupported))} not supported"
     if not isinstance(disp, OffersCompiledPlan):
@@ -122,7 +129,12 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         return plan
     conservative = plan.selection == "conservative"
     rows: ScenarioRows | None = None
-    if "scenario" in sim.features() and (moving or not varying):
+    if informed and (conservative or moving):
+        assert sim.scenario is not None
+        return ("scenario kind(s) " + ", ".join(sorted(sim.scenario.kinds() & INFO_KINDS))
+                + " not supported with " + ("conservative" if conservative else
+                                            "nodes leaving"))
+    if "scenario" in sim.features() and (moving or not varying) and not informed:
         if conservative:
             return "scenario: the compiled conservative loop takes no scenario"
         found = scenario_rows(sim)
@@ -158,7 +170,7 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         conservative=conservative,
         power=power,
         scenario=rows,
-        cap_rows=_cap_rows(sim) if varying else None,
+        cap_rows=_cap_rows(sim, power) if varying or informed else None,
     )
 
 
@@ -168,8 +180,16 @@ def varying_cap(sim: Simulator) -> bool:
     waited for (no job is stopped when it falls): the strict and EASY loops take it."""
     scen = sim.scenario
     return (scen is not None and CAP_KIND in scen.kinds()
-            and scen.kinds() <= SCENARIO_KINDS | {CAP_KIND} and _power_tabled(sim)
-            and sim.on_over_cap == "wait")
+            and scen.kinds() <= SCENARIO_KINDS | INFO_KINDS | {CAP_KIND}
+            and _power_tabled(sim) and sim.on_over_cap == "wait")
+
+
+def informational(sim: Simulator) -> bool:
+    """The scenario has informational rows (:data:`INFO_KINDS`) and nothing but them,
+    ``power_cap`` rows and node rows."""
+    scen = sim.scenario
+    return (scen is not None and bool(scen.kinds() & INFO_KINDS)
+            and scen.kinds() <= SCENARIO_KINDS | INFO_KINDS | {CAP_KIND})
 
 
 def nodes_move(sim: Simulator) -> bool:
@@ -183,9 +203,18 @@ def _power_tabled(sim: Simulator) -> bool:
     return sim.power_model is None or type(sim.power_model) is JobColumnPower
 
 
-def _cap_rows(sim: Simulator) -> tuple[IntArray, npt.NDArray[np.float64]]:
-    """The scenario's cap changes: times and values."""
+def _cap_rows(sim: Simulator, power: SlotPower | None
+              ) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """The scenario's cap changes (times and values) and its informational rows, each with
+    the cap in force after it (the cap before any row: ``power``'s, or none)."""
     assert sim.scenario is not None
-    changes = [c for c in sim.scenario.changes if c.what == CAP_KIND]
-    return (np.array([c.time for c in changes], dtype=np.int64),
-            np.array([c.value for c in changes], dtype=np.float64))
+    cap = power.cap if power is not None else float("inf")
+    times, values = [], []
+    for c in sim.scenario.changes:
+        if c.what == CAP_KIND:
+            cap = c.value
+        elif c.what not in INFO_KINDS:
+            continue
+        times.append(c.time)
+        values.append(cap)
+    return np.array(times, dtype=np.int64), np.array(values, dtype=np.float64)
