@@ -20,8 +20,9 @@ from dispatchlab.errors import ConfigError
 from dispatchlab.platform.power import GENERIC, NodePowerSpec
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload import SwfOptions, load_swf
-from tests.conftest import jobs, shared_trace
+from tests.conftest import shared_trace
 from tests.engine.test_fastpath import assert_same
+from tests.engine.test_fastpath_power import draw_powered_jobs
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="Numba disabled")
 
@@ -116,19 +117,9 @@ def test_fixed_cap_with_node_rows_at_the_cap_rows_times(kth: Workload) -> None:
 
 @st.composite
 def changing_capped_runs(draw: st.DrawFn) -> tuple[Workload, Platform, Scenario, str]:
-    n_nodes = draw(st.integers(1, 5))
-    cores = draw(st.sampled_from([1, 2, 4]))
-    spec = NodePowerSpec(idle=draw(st.sampled_from([0.0, 10.0])),
-                         core_first=draw(st.sampled_from([5.0, 30.0])),
-                         core=draw(st.sampled_from([0.0, 2.5])))
-    plat = Platform.homogeneous(n_nodes, {"cores": cores}).with_node_model(spec)
-    n = draw(st.integers(1, 25))
-    units = draw(st.lists(st.integers(1, n_nodes * cores), min_size=n, max_size=n))
-    runtime = draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
-    walltime = [max(r, 1) + draw(st.integers(0, 15)) for r in runtime]
-    submit = sorted(draw(st.lists(st.integers(0, 50), min_size=n, max_size=n)))
-    wl = jobs(*zip(submit, runtime, walltime, units, strict=True))
-    full = n_nodes * spec.idle + max(units) * (spec.core_first + (cores - 1) * spec.core)
+    wl, plat, spec, n_nodes, cores = draw_powered_jobs(draw)
+    full = n_nodes * spec.idle + int(wl.units.max()) * (spec.core_first
+                                                         + (cores - 1) * spec.core)
     rows = []
     for _ in range(draw(st.integers(1, 8))):
         t = draw(st.integers(0, 80))

@@ -70,8 +70,9 @@ def test_real_slice_job_power_column() -> None:
     assert_same(wl, plat, "easy", power_cap=100 * 95.0 + cap, power_model=model)
 
 
-@st.composite
-def capped_runs(draw: st.DrawFn) -> tuple[Workload, Platform, float, str]:
+def draw_powered_jobs(draw: st.DrawFn) -> tuple[Workload, Platform, NodePowerSpec, int, int]:
+    """A small node-model machine (1–5 nodes of 1, 2 or 4 cores) and up to 25 jobs of up to
+    its every core: (workload, platform, node spec, nodes, cores per node)."""
     n_nodes = draw(st.integers(1, 5))
     cores = draw(st.sampled_from([1, 2, 4]))
     spec = NodePowerSpec(idle=draw(st.sampled_from([0.0, 10.0])),
@@ -84,7 +85,13 @@ def capped_runs(draw: st.DrawFn) -> tuple[Workload, Platform, float, str]:
     walltime = [max(r, 1) + draw(st.integers(0, 15)) for r in runtime]
     submit = sorted(draw(st.lists(st.integers(0, 50), min_size=n, max_size=n)))
     wl = jobs(*zip(submit, runtime, walltime, units, strict=True))
-    widest = max(units)
+    return wl, plat, spec, n_nodes, cores
+
+
+@st.composite
+def capped_runs(draw: st.DrawFn) -> tuple[Workload, Platform, float, str]:
+    wl, plat, spec, n_nodes, cores = draw_powered_jobs(draw)
+    widest = int(wl.units.max())
     need = widest * (spec.core_first + (cores - 1) * spec.core)  # spread: an upper bound
     cap = n_nodes * spec.idle + need + draw(st.sampled_from([0.0, 0.5, 7.5, 40.0]))
     return wl, plat, cap, draw(st.sampled_from([*CAPPED, "easy-sjf", "sjf"]))
