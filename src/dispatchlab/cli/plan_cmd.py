@@ -46,6 +46,10 @@ def plan_command(
         "time,what,value file with temperature rows.")] = "gen:temperature:season=summer",
     prices: Annotated[str, typer.Option(
         help="cheap | expensive | K1,K2 (per core-hour, per kWh).")] = "cheap",
+    energy_price: Annotated[str | None, typer.Option(
+        help="A tariff replacing K2 over time: a scenario with energy_price rows "
+        "(gen:day-night:what=energy_price,day=…,night=…, or a time,what,value file).")]
+    = None,
     ordering: Annotated[str, typer.Option(
         help="Ordering of --search heuristic (criterion:inc|dec).")] = "est:inc",
     runs: Annotated[int | None, typer.Option(
@@ -87,7 +91,17 @@ def plan_command(
     if not wl.n_jobs:
         raise ConfigError(f"{workload}: no jobs to plan", field="--workload")
     plat = platform_for(wl)[0] if platform is None else resolve_platform(platform)
-    setup = cooling_setup(cooling.partition(":")[0], temperature, prices)
+    tariff = None
+    if energy_price is not None:
+        from dispatchlab.engine.scenario_gen import resolve_scenario
+
+        try:
+            tariff = resolve_scenario(energy_price)
+        except ValueError as exc:
+            raise ConfigError(f"{energy_price}: {exc}", field="--energy-price") from None
+        if tariff is None or "energy_price" not in tariff.kinds():
+            raise ConfigError(f"{energy_price}: no energy_price rows", field="--energy-price")
+    setup = cooling_setup(cooling.partition(":")[0], temperature, prices, scenario=tariff)
     table = setup.table
     inst = from_workload(wl, plat, duration=duration, step=step,
                          watts_per_core=watts_per_core)
@@ -101,7 +115,8 @@ def plan_command(
     except ValueError as exc:
         raise ConfigError(str(exc), field="--cooling") from None
     pm = ProfitModel(table, setup.temp_times, setup.temp_values, inst.origin,
-                     inst.origin + window, setup.prices)
+                     inst.origin + window, setup.prices, price_times=setup.price_times,
+                     price_values=setup.price_values)
     limits = Limits(runs=runs, time_s=time_limit, cp_det_time=cp_det_time, seed=seed)
     options: dict[str, object] = {}
     if search == "heuristic":

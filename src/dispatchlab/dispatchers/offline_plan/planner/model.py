@@ -21,9 +21,13 @@
   profit falls as ``J_s`` rises; a linear relaxation CP-SAT's LP uses); otherwise one
   Boolean per piece selects it (``W_s`` in the piece's range, ``J_s`` on its line). The
   profit in currency is ``objective / scale``.
+- **Tariff** (the run's ``energy_price`` rows): segments are also cut at every price change,
+  and segment ``s``'s energy ``W_s + J_s`` weighs ``ρ_s = K2_s / K2_max`` (its price over the
+  highest); without a tariff ``ρ_s = 1``, and the model is the one above.
 - **Integers**: power in mW, ``W_s``/``J_s`` in mW·s (mJ); slopes ``m_k`` rounded to
   ``1/M`` with ``M`` as large as int64 allows (≤ 10⁶); the per-second job coefficients
-  rounded to integers after scaling by ``scale = 3.6e9/K2`` (currency → integer units). The
+  rounded to integers after scaling by ``scale = 3.6e9/K2`` (currency → integer units; ``K2``
+  the highest price under a tariff, so every weighted coefficient stays in range). The
   relative error against the evaluator is below 10⁻⁵ (tested).
 """
 
@@ -183,16 +187,19 @@ def build_model(
             m.add_cumulative(ivs, dem, cap)
     segments = pm.segments()
     prices = pm.prices
-    scale = 3.6e9 / (prices.energy_kwh if prices.energy_kwh > 0 else 1.0)
+    k2 = pm.top_price()
+    scale = 3.6e9 / (k2 if k2 > 0 else 1.0)
     power_mw = np.rint(inst.power * 1000.0).astype(np.int64)
     cores = inst.units * inst.cores_per_unit
-    # per-second value of a running job: K1·cores/3600 − K2·P (integer units after scale)
-    job_coef = np.rint(scale * prices.core_hour * cores / 3600.0).astype(np.int64) - (
-        power_mw if prices.energy_kwh > 0 else 0)
+    income = np.rint(scale * prices.core_hour * cores / 3600.0).astype(np.int64)
     terms: list[cp_model.LinearExprT] = []
     n_overlap = 0
     for k, seg in enumerate(segments):
         a, b = seg.start - inst.origin, seg.end - inst.origin
+        # the segment's energy weighs its price against the scale's (1 without a tariff)
+        weight = seg.price / k2 if k2 > 0 else 0.0
+        # per-second value of a running job here: K1·cores/3600 − K2_s·P (integer units)
+        job_coef = income - (np.rint(power_mw * weight).astype(np.int64) if k2 > 0 else 0)
         w_terms = []
         for i in range(n):
             x_lo, x_hi = int(release[i]) * step, max(hmax, int(hint.start[i])) * step
@@ -205,8 +212,8 @@ def build_model(
             terms.append(int(job_coef[i]) * ov)
             n_overlap += 1
         base = 0 if background is None else round(1000.0 * background[k])
-        if prices.energy_kwh > 0 and (w_terms or base):
-            j_s = _cooling_var(m, pm, seg, sum(w_terms) + base, f"{k}")
+        if weight > 0 and (w_terms or base):
+            j_s = _cooling_var(m, pm, seg, sum(w_terms) + base, f"{k}", weight)
             terms.append(-j_s)
     objective = cp_model.LinearExpr.sum(terms)
     m.maximize(objective)
@@ -234,12 +241,15 @@ def _overlap_var(m: cp_model.CpModel, s: cp_model.IntVar, step: int, d: int, a: 
 
 
 def _cooling_var(m: cp_model.CpModel, pm: ProfitModel, seg: Segment,
-                 w_mws: cp_model.LinearExprT, tag: str) -> cp_model.IntVar:
-    """``J_s`` (mJ) for segment energy ``w_mws`` (mW·s), module doc."""
+                 w_mws: cp_model.LinearExprT, tag: str, weight: float = 1.0) -> cp_model.IntVar:
+    """``weight · J_s`` (mJ) for segment energy ``w_mws`` (mW·s), module doc (``weight``: the
+    segment's price over the model's scale price, 1 without a tariff)."""
     slopes, inter = pm.pieces(seg.temperature)
+    slopes, inter = slopes * weight, inter * weight
     top_w = pm.table.max_power * 1000.0 * seg.length
     top_j = int(np.ceil(max(slopes.max() * top_w + 1000.0 * seg.length * inter.max(), 0.0)))
-    top_j = max(top_j, int(np.ceil(pm.cooling_power(pm.table.max_power, seg.temperature)
+    top_j = max(top_j, int(np.ceil(weight * pm.cooling_power(pm.table.max_power,
+                                                             seg.temperature)
                                    * 1000.0 * seg.length)))
     j = m.new_int_var(0, top_j, f"J{tag}")
     w = m.new_int_var(0, int(top_w), f"W{tag}")

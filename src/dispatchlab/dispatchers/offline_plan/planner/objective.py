@@ -1,6 +1,9 @@
 """The planner's objective: profit of a plan over a window (thesis Eq. 6.3/6.4).
 
-``profit = K1 · G − K2 · (W + J)`` over the window ``[start, end)``:
+``profit = K1 · G − K2 · (W + J)`` over the window ``[start, end)``, or, with a tariff (the
+run's ``energy_price`` rows, :mod:`dispatchlab.energy.tariff`), ``K1 · G − Σ_s K2_s · (W_s + J_s)``
+with ``K2_s`` the price in force at the start of segment ``s`` (segments are cut at every price
+change, so each is priced at one price):
 
 - ``G``: core-hours executed inside the window (each job's overlap with the window × its
   cores);
@@ -39,11 +42,13 @@ from dispatchlab.errors import ConfigError
 
 @dataclass(frozen=True)
 class Segment:
-    """``[start, end)`` seconds at ambient ``temperature`` (its PUE row's °C)."""
+    """``[start, end)`` seconds at ambient ``temperature`` (its PUE row's °C), its energy
+    priced at ``price`` per kWh."""
 
     start: int
     end: int
     temperature: float
+    price: float
 
     @property
     def length(self) -> int:
@@ -53,7 +58,11 @@ class Segment:
 
 @dataclass(frozen=True, eq=False)
 class ProfitModel:
-    """What the profit of a plan depends on besides the plan."""
+    """What the profit of a plan depends on besides the plan. ``price_times`` /
+    ``price_values``: the run's ``energy_price`` steps (price per kWh from ``price_times[k]``
+    on; the first price holds before the first time), which replace the constant K2 of
+    ``prices`` when given, as in the run's own profit accounting
+    (:class:`~dispatchlab.energy.profit.CoolingSetup`)."""
 
     table: PueTable
     temp_times: tuple[int, ...]
@@ -62,6 +71,8 @@ class ProfitModel:
     end: int
     prices: Prices = DEFAULT_PRICES
     segment_s: int = 3600
+    price_times: tuple[int, ...] = ()
+    price_values: tuple[float, ...] = ()
     _pieces: dict[int, tuple[FloatArray, FloatArray, FloatArray]] = field(
         default_factory=dict, repr=False)
 
@@ -73,16 +84,39 @@ class ProfitModel:
             raise ConfigError("segment_s must be > 0", field="segment_s")
         if not self.temp_times or len(self.temp_times) != len(self.temp_values):
             raise ConfigError("the ambient temperature series is empty", field="temperature")
+        if len(self.price_times) != len(self.price_values):
+            raise ConfigError("energy price times and values differ in number",
+                              field="energy_price")
+        if any(b < a for a, b in pairwise(self.price_times)):
+            raise ConfigError("energy price times must not decrease", field="energy_price")
+
+    @property
+    def tariff(self) -> bool:
+        """Whether the energy price changes over time (``energy_price`` steps given)."""
+        return bool(self.price_times)
+
+    def price_at(self, t: int) -> float:
+        """The price of a kWh in force at ``t``."""
+        if not self.price_times:
+            return self.prices.energy_kwh
+        k = int(np.searchsorted(np.asarray(self.price_times, np.int64), t, side="right")) - 1
+        return float(self.price_values[max(k, 0)])
+
+    def top_price(self) -> float:
+        """The highest price a segment can have (the CP model's scale)."""
+        return max(self.price_values) if self.price_times else self.prices.energy_kwh
 
     def segments(self, align: int = 1, origin: int = 0) -> list[Segment]:
-        """The window cut where the temperature's PUE row changes and every ``segment_s``;
-        cut points rounded to ``origin + k·align`` (the CP model's slot grid)."""
+        """The window cut where the temperature's PUE row changes, where the energy price
+        changes and every ``segment_s``; cut points rounded to ``origin + k·align`` (the CP
+        model's slot grid)."""
         tt = np.asarray(self.temp_times, np.int64)
         rows = [self.table.row_of(v) for v in self.temp_values]
         cuts = {self.start, self.end}
         for k in range(1, len(tt)):
             if rows[k] != rows[k - 1] and self.start < tt[k] < self.end:
                 cuts.add(int(tt[k]))
+        cuts.update(t for t in self.price_times if self.start < t < self.end)
         cuts.update(range(self.start + self.segment_s, self.end, self.segment_s))
         if align > 1:
             cuts = {origin + round((c - origin) / align) * align for c in cuts}
@@ -92,7 +126,7 @@ class ProfitModel:
         for a, b in pairwise(edges):
             if b > a:
                 k = max(int(np.searchsorted(tt, a, side="right")) - 1, 0)
-                out.append(Segment(a, b, self.table.temperatures[rows[k]]))
+                out.append(Segment(a, b, self.table.temperatures[rows[k]], self.price_at(a)))
         return out
 
     def pieces(self, temperature: float) -> tuple[FloatArray, FloatArray]:
@@ -158,14 +192,16 @@ def evaluate(plan: Plan, model: ProfitModel) -> dict[str, float]:
     in_window = overlap(starts, ends, model.start, model.end).astype(np.float64)
     core_h = float((in_window * cores).sum()) / 3600.0
     it_j = float((in_window * power).sum())
-    cool_j = 0.0
+    cool_j = priced_j = 0.0
     for seg in model.segments():
         w_s = float((overlap(starts, ends, seg.start, seg.end) * power).sum())
-        cool_j += seg.length * model.cooling_power(w_s / seg.length, seg.temperature)
+        c_s = seg.length * model.cooling_power(w_s / seg.length, seg.temperature)
+        cool_j += c_s
+        priced_j += seg.price * (w_s + c_s)
     prices = model.prices
     income = prices.core_hour * core_h
-    cost = prices.energy_kwh * (it_j + cool_j) / J_PER_KWH
-    exact_cool = _exact_cooling(plan, model)
+    cost = (priced_j if model.tariff else prices.energy_kwh * (it_j + cool_j)) / J_PER_KWH
+    exact_cool, exact_cost = _exact_cooling(plan, model)
     return {
         "profit": income - cost,
         "core_hours": core_h,
@@ -174,24 +210,31 @@ def evaluate(plan: Plan, model: ProfitModel) -> dict[str, float]:
         "mean_pue": (it_j + cool_j) / it_j if it_j > 0 else 1.0,
         "income": income,
         "energy_cost": cost,
-        "profit_exact": income - prices.energy_kwh * (it_j + exact_cool) / J_PER_KWH,
+        "profit_exact": income - (exact_cost if model.tariff
+                                  else prices.energy_kwh * (it_j + exact_cool) / J_PER_KWH),
         "cooling_kwh_exact": exact_cool / J_PER_KWH,
     }
 
 
-def _exact_cooling(plan: Plan, model: ProfitModel) -> float:
+def _exact_cooling(plan: Plan, model: ProfitModel) -> tuple[float, float]:
     """Cooling energy (J) on the instantaneous IT power step function, PUE looked up at
-    every change (:func:`dispatchlab.energy.profit.cooling_series`)."""
+    every change (:func:`dispatchlab.energy.profit.cooling_series`), and the energy cost
+    (IT + cooling) at each moment's price."""
     t = np.concatenate((plan.starts, plan.ends))
     d = np.concatenate((plan.power, -plan.power))
     order = np.argsort(t, kind="stable")
     t, level = t[order], np.cumsum(d[order])
     last = np.r_[t[1:] != t[:-1], True] if len(t) else np.zeros(0, bool)
     times, watts = t[last], np.clip(level[last], 0.0, None)
-    setup = CoolingSetup(model.table, model.temp_times, model.temp_values, model.prices)
+    setup = CoolingSetup(model.table, model.temp_times, model.temp_values, model.prices,
+                         price_times=model.price_times, price_values=model.price_values)
     series = cooling_series(times, watts, setup, model.start, model.end)
     dt = np.diff(np.r_[series["time"].to_numpy(), model.end]).astype(np.float64)
-    return float((series["cooling_w"].to_numpy() * dt).sum())
+    cool = series["cooling_w"].to_numpy()
+    joules = (series["it_power_w"].to_numpy() + cool) * dt
+    price = (series["energy_price"].to_numpy() if "energy_price" in series
+             else np.full(len(dt), model.prices.energy_kwh))
+    return float((cool * dt).sum()), float((joules * price).sum()) / J_PER_KWH
 
 
 class IncrementalProfit:
@@ -207,6 +250,7 @@ class IncrementalProfit:
         self.a = np.array([s.start for s in segs], dtype=np.int64)
         self.b = np.array([s.end for s in segs], dtype=np.int64)
         self.temps = [s.temperature for s in segs]
+        self.prices = np.array([s.price for s in segs])
         self.cores = cores
         self.power = power
         self.w = np.zeros(len(segs))          # J of IT energy per segment
@@ -227,9 +271,9 @@ class IncrementalProfit:
         """Profit of the current state."""
         m = self.model
         length = (self.b - self.a).astype(float)
-        cool = sum(float(length[k]) * m.cooling_power(max(self.w[k], 0.0) / length[k],
-                                                      self.temps[k])
-                   for k in range(len(length)))
-        it_j = float(self.w.sum())
-        return (m.prices.core_hour * self.core_s / 3600.0
-                - m.prices.energy_kwh * (it_j + cool) / J_PER_KWH)
+        cool = [float(length[k]) * m.cooling_power(max(self.w[k], 0.0) / length[k], self.temps[k])
+                for k in range(len(length))]
+        income = m.prices.core_hour * self.core_s / 3600.0
+        if m.tariff:
+            return income - float((self.prices * (self.w + np.array(cool))).sum()) / J_PER_KWH
+        return income - m.prices.energy_kwh * (float(self.w.sum()) + sum(cool)) / J_PER_KWH

@@ -13,7 +13,11 @@ pipeline with a search planner), so that the same settings mean the same profit 
   dispatchers); ``summer`` | ``winter`` — the seeded season profile of
   :mod:`dispatchlab.engine.temperature` over ``days`` days (one seed's profiles share their
   first days, so a longer profile extends a shorter one); anything else — a scenario
-  argument (file or ``gen:temperature:...``) with ``temperature`` rows.
+  argument (file or ``gen:temperature:...``) with ``temperature`` rows;
+- the energy price: the run's scenario ``energy_price`` rows (announced,
+  :mod:`dispatchlab.energy.tariff`), when it has any, replace ``K2`` over time — the planner
+  then prices each stretch of energy at the price in force, as the run's profit accounting
+  does.
 
 Every bad setting is a one-line :class:`ConfigError` naming the field and the dispatcher.
 """
@@ -34,17 +38,21 @@ SEASONS = ("summer", "winter")
 
 @dataclass(frozen=True)
 class ProfitInputs:
-    """The resolved table, prices and temperature step series (°C from ``temp_times[k]``)."""
+    """The resolved table, prices and temperature step series (°C from ``temp_times[k]``),
+    and the scenario's energy price steps (none: the constant K2 of ``prices``)."""
 
     table: PueTable
     prices: Prices
     temp_times: tuple[int, ...]
     temp_values: tuple[float, ...]
+    price_times: tuple[int, ...] = ()
+    price_values: tuple[float, ...] = ()
 
     def model(self, start: int, end: int) -> ProfitModel:
         """The profit model of the window ``[start, end)``."""
         return ProfitModel(self.table, self.temp_times, self.temp_values, start, end,
-                           self.prices)
+                           self.prices, price_times=self.price_times,
+                           price_values=self.price_values)
 
 
 def resolve_profit_inputs(who: str, *, cooling: str, prices: str, temperature: str | None,
@@ -72,8 +80,12 @@ def resolve_profit_inputs(who: str, *, cooling: str, prices: str, temperature: s
         price = parse_prices(prices.replace(":", ","))
     except ValueError as exc:
         raise ConfigError(f"{who}: {exc}", field="prices") from None
+    from dispatchlab.energy.tariff import price_steps
+
     times, values = _temperature(who, temperature, scenario, days, seed)
-    return ProfitInputs(table, price, times, values)
+    pt, pv = price_steps(scenario)
+    return ProfitInputs(table, price, times, values, tuple(int(t) for t in pt),
+                        tuple(float(v) for v in pv))
 
 
 def _temperature(who: str, temperature: str | None, scenario: object, days: int, seed: int
