@@ -36,6 +36,7 @@ from dispatchlab.experiments.config import PlannedRun
 from dispatchlab.experiments.grid import plan
 from dispatchlab.experiments.spec import parse_experiment
 from dispatchlab.experiments.store import RunStore
+from dispatchlab.params import given
 from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, Comparison, build_comparison
 from dispatchlab.report.format import fmt_metric
 from dispatchlab.report.tables import best_rows, group_label, group_rows, groups_of
@@ -559,10 +560,9 @@ def compare_command(
 
     entry = workload_entry(workload, load)
     window = parse_metrics_window(metrics_window, None)
-    machine = {"scenario": scenario, "power_cap": power_cap, "cooling": cooling,
-               "temperature": temperature, "prices": prices,
-               "metrics_window": list(window) if window else None}
-    entry.update({k: v for k, v in machine.items() if v is not None})
+    entry.update(given(scenario=scenario, power_cap=power_cap, cooling=cooling,
+                       temperature=temperature, prices=prices,
+                       metrics_window=list(window) if window else None))
     if not walltime_kill:
         entry["walltime_kill"] = False
     if it_power != "auto":
