@@ -40,23 +40,17 @@ from dispatchlab.params import given
 from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, Comparison, build_comparison
 from dispatchlab.report.format import fmt_metric
 from dispatchlab.report.tables import best_rows, group_label, group_rows, groups_of
+from dispatchlab.report.web.tables import SHORT
 from dispatchlab.stats.metrics import METRICS
 from dispatchlab.stats.ranking import Ranking
 
 #: Width of tables written to a pipe or file (a terminal's own width is used otherwise).
 PIPE_WIDTH = 150
 
-#: Columns of the terminal table and their short headers (the HTML report shows more).
-TERMINAL_METRICS = {
-    "mean_wait": "mean wait",
-    "p90_wait": "p90 wait",
-    "mean_bounded_slowdown": "mean bsld",
-    "max_bounded_slowdown": "max bsld",
-    "utilization": "util.",
-    "makespan": "makespan",
-    "killed": "killed",
-    "dispatch_time_mean_ms": "decision",
-}
+#: Columns of the terminal table and their short headers (the HTML report's; it shows more).
+TERMINAL_METRICS = {k: SHORT[k] for k in (
+    "mean_wait", "p90_wait", "mean_bounded_slowdown", "max_bounded_slowdown", "utilization",
+    "makespan", "killed", "dispatch_time_mean_ms")}
 
 _BACKEND_HELP = ("Where runs execute: local (process pool) | dask-local (starts a local "
                  "Dask cluster) | dask (connect to --scheduler).")
