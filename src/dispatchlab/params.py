@@ -27,7 +27,8 @@ import inspect
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-__all__ = ["Attributes", "Parametrized", "constructor_params", "described_params", "jsonable"]
+__all__ = ["Attributes", "Parametrized", "constructor_params", "described_params", "given",
+           "jsonable"]
 
 #: entries read from attributes: key → dotted path, or key → {key → path} (a group)
 Attributes = Mapping[str, "str | Mapping[str, str]"]
@@ -79,6 +80,12 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     return repr(value)
+
+
+def given(**values: Any) -> dict[str, Any]:
+    """The keyword arguments that are set (not None), in their order: the optional entries
+    of a description, a file's identity or a reader's options."""
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def _attribute(obj: object, path: str) -> Any:

@@ -39,13 +39,17 @@ def test_one_line_per_nonzero_count(data: st.DataObject) -> None:
     assert len(lines) == 2 + sum(1 for v in counts.values() if v)
     for line, (name, value) in zip(lines[1:], ((n, v) for n, v in counts.items() if v),
                                    strict=False):
-        assert line == f"{value} {cls.LABELS.get(name, name.replace('_', ' '))}"
+        labels = {f.name: f.metadata.get("label") for f in fields(cls)}
+        assert line == f"{value} {labels[name] or name.replace('_', ' ')}"
 
 
 def test_labels_name_only_counts() -> None:
     assert len(_counters(SwfReport)) == 10 and len(_counters(EuroraReport)) == 10
     for cls in REPORTS:
-        assert set(cls.LABELS) <= set(_counters(cls)), cls.__name__
+        labelled = {f.name for f in fields(cls) if "label" in f.metadata}
+        assert labelled <= set(_counters(cls)), cls.__name__
+    assert SwfReport.label("limited") == "cut (--limit)"
+    assert AccountingReport.label("steps_skipped") == "steps skipped"
 
 
 def test_eurora_notes_follow_the_counts() -> None:

@@ -36,26 +36,21 @@ from dispatchlab.experiments.config import PlannedRun
 from dispatchlab.experiments.grid import plan
 from dispatchlab.experiments.spec import parse_experiment
 from dispatchlab.experiments.store import RunStore
+from dispatchlab.params import given
 from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, Comparison, build_comparison
 from dispatchlab.report.format import fmt_metric
 from dispatchlab.report.tables import best_rows, group_label, group_rows, groups_of
+from dispatchlab.report.web.tables import SHORT
 from dispatchlab.stats.metrics import METRICS
 from dispatchlab.stats.ranking import Ranking
 
 #: Width of tables written to a pipe or file (a terminal's own width is used otherwise).
 PIPE_WIDTH = 150
 
-#: Columns of the terminal table and their short headers (the HTML report shows more).
-TERMINAL_METRICS = {
-    "mean_wait": "mean wait",
-    "p90_wait": "p90 wait",
-    "mean_bounded_slowdown": "mean bsld",
-    "max_bounded_slowdown": "max bsld",
-    "utilization": "util.",
-    "makespan": "makespan",
-    "killed": "killed",
-    "dispatch_time_mean_ms": "decision",
-}
+#: Columns of the terminal table and their short headers (the HTML report's; it shows more).
+TERMINAL_METRICS = {k: SHORT[k] for k in (
+    "mean_wait", "p90_wait", "mean_bounded_slowdown", "max_bounded_slowdown", "utilization",
+    "makespan", "killed", "dispatch_time_mean_ms")}
 
 _BACKEND_HELP = ("Where runs execute: local (process pool) | dask-local (starts a local "
                  "Dask cluster) | dask (connect to --scheduler).")
@@ -559,10 +554,9 @@ def compare_command(
 
     entry = workload_entry(workload, load)
     window = parse_metrics_window(metrics_window, None)
-    machine = {"scenario": scenario, "power_cap": power_cap, "cooling": cooling,
-               "temperature": temperature, "prices": prices,
-               "metrics_window": list(window) if window else None}
-    entry.update({k: v for k, v in machine.items() if v is not None})
+    entry.update(given(scenario=scenario, power_cap=power_cap, cooling=cooling,
+                       temperature=temperature, prices=prices,
+                       metrics_window=list(window) if window else None))
     if not walltime_kill:
         entry["walltime_kill"] = False
     if it_power != "auto":

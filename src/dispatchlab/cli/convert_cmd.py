@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -11,6 +11,7 @@ from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
 from dispatchlab.cli.options import BadOpt
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import given
 
 
 @app.command("convert")
@@ -59,11 +60,8 @@ def convert_command(
     if fmt_out not in OUTPUT_FORMATS:
         raise ConfigError(f"cannot tell the output format of {target} (use .swf, .json, "
                           f".parquet, .csv or --to {'|'.join(OUTPUT_FORMATS)})", field="--to")
-    given: dict[str, Any] = {"timezone": timezone, "units": units,
-                             "cores_per_node": cores_per_node, "speed": speed,
-                             "platform": batsim_platform,
-                             "skip_bad_lines": skip_bad_lines or None}
-    options = {k: v for k, v in given.items() if v is not None}
+    options = given(timezone=timezone, units=units, cores_per_node=cores_per_node,
+                    speed=speed, platform=batsim_platform, skip_bad_lines=skip_bad_lines or None)
     wl = load_workload(source, format=from_, skip=skip or None, limit=limit, **options)
     if fmt_out == "batsim":
         from dispatchlab.workload.batsim_workload import write_batsim

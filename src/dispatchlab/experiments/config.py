@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dispatchlab.params import given
+
 #: Bumped when the meaning of a configuration changes, so old run folders are not reused.
 HASH_SCHEMA = 1
 
@@ -39,35 +41,22 @@ class WorkloadRef:
 
     def identity(self) -> dict[str, Any]:
         """What determines the jobs (used in the run hash)."""
-        out: dict[str, Any] = {
+        window = self.metrics_window
+        return {
             "source": f"sha256:{self.digest}" if self.digest else self.path,
             "format": self.format,
             "options": self.options,
             "skip": self.skip,
             "limit": self.limit,
+            # the machine's entries enter only when set
+            **given(scenario=self.scenario, walltime_kill=None if self.walltime_kill else False,
+                    metrics_window=None if window is None else list(window),
+                    power_cap=self.power_cap, cooling=self.cooling),
         }
-        if self.scenario is not None:
-            out["scenario"] = self.scenario
-        if not self.walltime_kill:
-            out["walltime_kill"] = False
-        if self.metrics_window is not None:
-            out["metrics_window"] = list(self.metrics_window)
-        if self.power_cap is not None:
-            out["power_cap"] = self.power_cap
-        if self.cooling is not None:
-            out["cooling"] = self.cooling
-        return out
 
     def load_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`dispatchlab.workload.load.load_workload`."""
-        kwargs: dict[str, Any] = dict(self.options)
-        if self.format is not None:
-            kwargs["format"] = self.format
-        if self.skip is not None:
-            kwargs["skip"] = self.skip
-        if self.limit is not None:
-            kwargs["limit"] = self.limit
-        return kwargs
+        return {**self.options, **given(format=self.format, skip=self.skip, limit=self.limit)}
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import given
 from dispatchlab.platform.tables import checked_table
 
 #: Keys a queue table may hold.
@@ -102,15 +103,9 @@ class QueueConfig:
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready description."""
-        out: dict[str, Any] = {"priority": self.priority}
-        if self.ewt is not None:
-            out["ewt"] = self.ewt
-        if self.max_units is not None:
-            out["max_units"] = self.max_units
-        if self.max_nodes is not None:
-            out["max_nodes"] = self.max_nodes
-        if self.max_walltime is not None:
-            out["max_walltime"] = self.max_walltime
+        out: dict[str, Any] = {"priority": self.priority, **given(
+            ewt=self.ewt, max_units=self.max_units, max_nodes=self.max_nodes,
+            max_walltime=self.max_walltime)}
         if self.max_total:
             out["max_total"] = dict(self.max_total)
         if self.windows:

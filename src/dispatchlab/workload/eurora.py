@@ -49,7 +49,7 @@ from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.input_file import input_file
-from dispatchlab.workload.load_report import LoadReport
+from dispatchlab.workload.load_report import LoadReport, count
 from dispatchlab.workload.workload import Queue, Workload
 
 #: Expected waiting time (s) per queue, from the data set's ``system_configs/system_queues``.
@@ -143,32 +143,19 @@ class EuroraReport(LoadReport):
     """What loading a Eurora batch did: lines read and every anomaly counted."""
 
     READ: ClassVar[str] = "lines"
-    LABELS: ClassVar[Mapping[str, str]] = {
-        "bad_lines_skipped": "malformed lines skipped",
-        "duplicate_lines_dropped": "duplicate lines dropped",
-        "runtime_over_walltime": "run time above wall-time (killed at wall-time unless "
-        "clipped/extended)",
-        "runtime_clipped": "run time clipped to the wall-time",
-        "walltime_extended": "wall-time extended to the run time",
-        "chunk_count_mismatch": "chunk count differs from requested nodes (the option "
-        "'units' says which is used)",
-        "cores_mismatch": "requested cores differ from units × chunk cores",
-        "heterogeneous_chunks": "jobs with unequal chunks (largest per resource used)",
-        "reservation_queue": "jobs of reservation queues ('R…') put in 'reservation'",
-        "power_predicted": "jobs with a power prediction",
-    }
-
-    bad_lines_skipped: int = 0
-    duplicate_lines_dropped: int = 0
-    runtime_over_walltime: int = 0
-    runtime_clipped: int = 0
-    walltime_extended: int = 0
-    chunk_count_mismatch: int = 0
-    cores_mismatch: int = 0
-    heterogeneous_chunks: int = 0
-    reservation_queue: int = 0
+    bad_lines_skipped: int = count("malformed lines skipped")
+    duplicate_lines_dropped: int = count("duplicate lines dropped")
+    runtime_over_walltime: int = count("run time above wall-time (killed at wall-time "
+                                       "unless clipped/extended)")
+    runtime_clipped: int = count("run time clipped to the wall-time")
+    walltime_extended: int = count("wall-time extended to the run time")
+    chunk_count_mismatch: int = count("chunk count differs from requested nodes (the "
+                                      "option 'units' says which is used)")
+    cores_mismatch: int = count("requested cores differ from units × chunk cores")
+    heterogeneous_chunks: int = count("jobs with unequal chunks (largest per resource used)")
+    reservation_queue: int = count("jobs of reservation queues ('R…') put in 'reservation'")
     unknown_queues: list[str] = field(default_factory=list)
-    power_predicted: int = 0
+    power_predicted: int = count("jobs with a power prediction")
     app_types: dict[str, int] = field(default_factory=dict)
 
     def notes(self) -> list[str]:

@@ -39,6 +39,7 @@ import numpy.typing as npt
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.keyvalue import parses
+from dispatchlab.params import given
 from dispatchlab.traces.resolve import is_trace_ref, resolve_source, trace_record
 from dispatchlab.workload.eurora import EuroraOptions, load_eurora
 from dispatchlab.workload.generators.registry import generate, is_generator_spec
@@ -179,8 +180,8 @@ def _load_file(p: Path, format: str | None, skip: int | None, limit: int | None,
     fmt = format or detect_format(p)
     if fmt == "swf":
         if swf_obj is None:
-            sliced = {k: v for k, v in (("skip", skip), ("limit", limit)) if v is not None}
-            swf_obj = reader_options(SwfOptions, {**options, **sliced}, "swf", p)
+            swf_obj = reader_options(SwfOptions, {**options, **given(skip=skip, limit=limit)},
+                                     "swf", p)
         elif options:
             raise WorkloadError(
                 "give SWF options either as swf=SwfOptions(...) or as keywords, not both",

@@ -1,25 +1,30 @@
 """What loading a trace did, counted the same way by every reader.
 
-Each reader extends :class:`LoadReport` with one integer field per cleaning step it counts;
+Each reader extends :class:`LoadReport` with one integer field per cleaning step it counts
+(declared with :func:`count` where the count has a human label);
 ``workload.meta["load_report"]`` holds :meth:`LoadReport.as_dict`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
 #: Counts of a report that are no cleaning step: what was read and what was kept.
 NOT_CLEANING = ("records", "jobs")
 
 
+def count(label: str) -> int:
+    """A report field counting a cleaning step (0 at first), with its human ``label`` for
+    :meth:`LoadReport.lines`."""
+    return field(default=0, metadata={"label": label})
+
+
 @dataclass(kw_only=True)
 class LoadReport:
     """The file read, its records, and the jobs kept; a reader's subclass adds its counts."""
 
-    #: Human labels of the counts (a count without one reads as its name, spaced).
-    LABELS: ClassVar[Mapping[str, str]] = {}
     #: What a record of the format is called in :meth:`lines`.
     READ: ClassVar[str] = "records"
 
@@ -34,11 +39,16 @@ class LoadReport:
     def lines(self) -> list[str]:
         """Human-readable lines, one per non-zero count."""
         out = [f"{self.records} {self.READ} read from {self.source}"]
-        out += [f"{n} {self.LABELS.get(k, k.replace('_', ' '))}"
-                for k, n in cleaning_counts(self.as_dict()).items()]
+        out += [f"{n} {self.label(k)}" for k, n in cleaning_counts(self.as_dict()).items()]
         out += self.notes()
         out.append(f"{self.jobs} jobs kept")
         return out
+
+    @classmethod
+    def label(cls, name: str) -> str:
+        """The human label of count ``name``: its :func:`count` label, else its name spaced."""
+        labels = {f.name: f.metadata.get("label") for f in fields(cls)}
+        return labels.get(name) or name.replace("_", " ")
 
     def notes(self) -> list[str]:
         """Lines :meth:`lines` adds after the counts (none unless a reader has some)."""

@@ -12,10 +12,10 @@ import gzip
 import io
 import math
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +25,7 @@ from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.input_file import input_file
-from dispatchlab.workload.load_report import LoadReport
+from dispatchlab.workload.load_report import LoadReport, count
 from dispatchlab.workload.workload import Workload
 
 #: SWF field names, in file order (1-based positions in the format definition).
@@ -103,29 +103,16 @@ class SwfOptions:
 class SwfReport(LoadReport):
     """What loading did: records read and what each cleaning step changed."""
 
-    LABELS: ClassVar[Mapping[str, str]] = {
-        "bad_lines_skipped": "malformed lines skipped",
-        "dropped_unknown_submit": "dropped: unknown submit time",
-        "dropped_no_procs": "dropped: no processor count",
-        "dropped_unknown_runtime": "dropped: unknown run time",
-        "dropped_zero_runtime": "dropped: zero run time",
-        "procs_fallback": "processor count taken from the other field",
-        "estimate_from_runtime": "requested time missing, run time used",
-        "runtime_over_request": "run time above requested time (killed at wall-time)",
-        "skipped": "skipped (--skip)",
-        "limited": "cut (--limit)",
-    }
-
-    bad_lines_skipped: int = 0
-    dropped_unknown_submit: int = 0
-    dropped_no_procs: int = 0
-    dropped_unknown_runtime: int = 0
-    dropped_zero_runtime: int = 0
-    procs_fallback: int = 0
-    estimate_from_runtime: int = 0
-    runtime_over_request: int = 0
-    skipped: int = 0
-    limited: int = 0
+    bad_lines_skipped: int = count("malformed lines skipped")
+    dropped_unknown_submit: int = count("dropped: unknown submit time")
+    dropped_no_procs: int = count("dropped: no processor count")
+    dropped_unknown_runtime: int = count("dropped: unknown run time")
+    dropped_zero_runtime: int = count("dropped: zero run time")
+    procs_fallback: int = count("processor count taken from the other field")
+    estimate_from_runtime: int = count("requested time missing, run time used")
+    runtime_over_request: int = count("run time above requested time (killed at wall-time)")
+    skipped: int = count("skipped (--skip)")
+    limited: int = count("cut (--limit)")
     header: dict[str, str] = field(default_factory=dict)
 
 

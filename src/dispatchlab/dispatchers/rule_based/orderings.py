@@ -240,19 +240,10 @@ class Slowdown(_Dynamic):
         return np.asarray(-(w + d) / d, dtype=np.float64)
 
 
-ORDERINGS: dict[str, type[Ordering]] = {
-    "fifo": Fifo,
-    "sjf": ShortestFirst,
-    "ljf": LongestFirst,
-    "edf": EarliestDeadline,
-    "prb": ExpectedWait,
-    "f1": F1,
-    "queue": QueuePriority,
-    "wfp3": Wfp3,
-    "uni": Uni,
-    "slowdown": Slowdown,
-    "profit": ProfitPerCost,
-}
+#: The orderings by name, each under the ``name`` its class declares.
+ORDERINGS: dict[str, type[Ordering]] = {o.name: o for o in (
+    Fifo, ShortestFirst, LongestFirst, EarliestDeadline, ExpectedWait, F1, QueuePriority, Wfp3,
+    Uni, Slowdown, ProfitPerCost)}
 
 
 def get_ordering(name: str) -> Ordering:

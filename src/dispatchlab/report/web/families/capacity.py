@@ -9,13 +9,7 @@ import numpy as np
 from dispatchlab.report.analysis import Comparison
 from dispatchlab.report.figures import RunView
 from dispatchlab.report.web.encode import rounded
-from dispatchlab.report.web.families.common import (
-    Family,
-    fmt,
-    hbar_layout,
-    per_dispatcher,
-    plain_table,
-)
+from dispatchlab.report.web.families.common import Family, fmt, hbar_layout, means_table, runs_have
 from dispatchlab.report.web.figure import WebFigure
 from dispatchlab.report.web.page import Section
 
@@ -23,16 +17,10 @@ from dispatchlab.report.web.page import Section
 def capacity_section(cmp: Comparison, views: Sequence[RunView],
                      colors: dict[str, str]) -> Family | None:
     """Goodput, aborted work and alive nodes of machines whose nodes come and go."""
-    if "goodput" not in cmp.runs and "aborted_segments" not in cmp.runs:
+    if not runs_have(cmp, "goodput", "aborted_segments"):
         return None
-    table = per_dispatcher(cmp, ["goodput", "aborted_count", "aborted_volume",
-                                 "lost_work_core_seconds", "max_stretch", "mean_stretch",
-                                 "utilization_alive", "mean_alive_nodes", "min_alive_nodes"])
-    for c in ("aborted_volume", "lost_work_core_seconds"):
-        if c in table:
-            table[c] = table[c] / 3600
     pct: Callable[[float], str] = lambda v: f"{100 * v:.1f} %"  # noqa: E731
-    sec = Section("capacity", "Variable capacity").add(plain_table(table, {
+    table, html = means_table(cmp, {
         "goodput": ("goodput", "goodput: completed work ÷ alive capacity in the metrics "
                     "window (higher is better)", pct),
         "aborted_count": ("aborted", "runs aborted when their nodes left", fmt(0)),
@@ -44,7 +32,8 @@ def capacity_section(cmp: Comparison, views: Sequence[RunView],
         "mean_alive_nodes": ("alive nodes", "mean number of alive nodes", fmt(1)),
         "min_alive_nodes": ("min alive", "fewest alive nodes", fmt(0)),
     }, colors, "Means over each dispatcher's runs; the alive nodes over time are in "
-       "\"Over time\"."))
+       "\"Over time\".", divide={"aborted_volume": 3600, "lost_work_core_seconds": 3600})
+    sec = Section("capacity", "Variable capacity").add(html)
     figs: list[WebFigure] = []
     if "goodput" in table and "aborted_volume" in table:
         names = list(table.index)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -13,6 +13,13 @@ from dispatchlab.report.web.page import Section
 from dispatchlab.report.web.tables import Cell, Column, swatch, table_html
 
 Family = tuple[Section, list[WebFigure]]
+#: A table's columns: key → (short header, full name, formatter).
+Columns = dict[str, tuple[str, str, Callable[[float], str]]]
+
+
+def runs_have(cmp: Comparison, *keys: str) -> bool:
+    """Whether the runs have any of ``keys`` (a family's section is shown only then)."""
+    return any(k in cmp.runs for k in keys)
 
 
 def per_dispatcher(cmp: Comparison, cols: Sequence[str]) -> pd.DataFrame:
@@ -27,8 +34,23 @@ def per_dispatcher(cmp: Comparison, cols: Sequence[str]) -> pd.DataFrame:
     return table.reindex([d for d in cmp.order if d in table.index])
 
 
-def plain_table(df: pd.DataFrame, columns: dict[str, tuple[str, str, Callable[[float], str]]],
-                colors: dict[str, str], caption: str = "") -> str:
+def means_table(cmp: Comparison, columns: Columns, colors: dict[str, str], caption: str, *,
+                divide: Mapping[str, float] | None = None,
+                extra: Mapping[str, pd.Series] | None = None) -> tuple[pd.DataFrame, str]:
+    """The means of ``columns`` over each dispatcher's runs (:func:`per_dispatcher`), each
+    column of ``divide`` divided by its factor (a change of unit) and the ``extra`` columns
+    added; and that frame as a sortable table (:func:`plain_table`)."""
+    table = per_dispatcher(cmp, list(columns))
+    for c, factor in (divide or {}).items():
+        if c in table:
+            table[c] = table[c] / factor
+    for c, values in (extra or {}).items():
+        table[c] = values
+    return table, plain_table(table, columns, colors, caption)
+
+
+def plain_table(df: pd.DataFrame, columns: Columns, colors: dict[str, str],
+                caption: str = "") -> str:
     """A sortable table of ``df`` (index: dispatchers); ``columns``: key → (short header,
     full name, formatter)."""
     keys = [k for k in columns if k in df.columns]

@@ -11,13 +11,7 @@ import numpy as np
 from dispatchlab.report.analysis import Comparison
 from dispatchlab.report.figures import ENERGY_PARTS, RunView, cap_values, has_cap_sweep
 from dispatchlab.report.web.encode import rounded
-from dispatchlab.report.web.families.common import (
-    Family,
-    fmt,
-    hbar_layout,
-    per_dispatcher,
-    plain_table,
-)
+from dispatchlab.report.web.families.common import Family, fmt, hbar_layout, means_table, runs_have
 from dispatchlab.report.web.figure import WebFigure, layout
 from dispatchlab.report.web.page import Section
 
@@ -25,17 +19,9 @@ from dispatchlab.report.web.page import Section
 def energy_section(cmp: Comparison, views: Sequence[RunView],
                    colors: dict[str, str]) -> Family | None:
     """Energy per dispatcher by node state, power figures, waiting against the cap."""
-    if "energy_kwh" not in cmp.runs and "power_mean_w" not in cmp.runs:
+    if not runs_have(cmp, "energy_kwh", "power_mean_w"):
         return None
-    sec = Section("energy", "Energy and power")
-    figs: list[WebFigure] = []
-    table = per_dispatcher(cmp, ["energy_kwh", "energy_busy_kwh", "energy_idle_kwh",
-                                 "energy_other_kwh", "power_mean_w", "power_peak_w",
-                                 "power_cap_mean_w", "power_over_cap_seconds"])
-    for c in ("power_mean_w", "power_peak_w", "power_cap_mean_w"):
-        if c in table:
-            table[c] = table[c] / 1000
-    sec.add(plain_table(table, {
+    table, html = means_table(cmp, {
         "energy_kwh": ("energy kWh", "energy from the first submission to the last end (kWh)",
                        fmt(2)),
         "energy_busy_kwh": ("busy kWh", "energy of busy nodes (kWh)", fmt(2)),
@@ -46,7 +32,10 @@ def energy_section(cmp: Comparison, views: Sequence[RunView],
         "power_peak_w": ("peak kW", "peak IT power (kW)", fmt(2)),
         "power_cap_mean_w": ("cap kW", "power cap, time-weighted mean (kW)", fmt(2)),
         "power_over_cap_seconds": ("over cap", "seconds spent above the cap", fmt(0, " s")),
-    }, colors, "Means over each dispatcher's runs."))
+    }, colors, "Means over each dispatcher's runs.",
+        divide={"power_mean_w": 1000, "power_peak_w": 1000, "power_cap_mean_w": 1000})
+    sec = Section("energy", "Energy and power").add(html)
+    figs: list[WebFigure] = []
     if "energy_busy_kwh" in table:
         names = list(table.index)
         traces = [{"type": "bar", "orientation": "h", "y": names,

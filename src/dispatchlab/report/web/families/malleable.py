@@ -11,12 +11,7 @@ import pandas as pd
 from dispatchlab.report.analysis import Comparison
 from dispatchlab.report.figures import RunView
 from dispatchlab.report.web.encode import rounded
-from dispatchlab.report.web.families.common import (
-    Family,
-    fmt,
-    per_dispatcher,
-    plain_table,
-)
+from dispatchlab.report.web.families.common import Family, fmt, means_table, runs_have
 from dispatchlab.report.web.figure import WebFigure, layout
 from dispatchlab.report.web.page import Section
 
@@ -27,14 +22,11 @@ def malleable_section(cmp: Comparison, views: Sequence[RunView],
                       colors: dict[str, str]) -> Family | None:
     """Cost, reconfigurations and power-offs per dispatcher, and jobs that changed size."""
     keys = ["dispatcher_reconfigurations", "dispatcher_power_offs"]
-    if not any(k in cmp.runs for k in [*keys, *COST_KEYS]):
+    if not runs_have(cmp, *keys, *COST_KEYS):
         return None
-    table = per_dispatcher(cmp, [*COST_KEYS, *keys, "energy_kwh", "makespan", "mean_wait"])
     resized = {v.label: float(np.mean(v.jobs["units_used"] != v.jobs["units"]))
                for v in views if "units_used" in v.jobs and len(v.jobs)}
-    if resized:
-        table["resized"] = pd.Series(resized)
-    sec = Section("malleable", "Malleable jobs").add(plain_table(table, {
+    table, html = means_table(cmp, {
         "malleable_cost": ("cost", "the paper's cost: mean stretch × normalised mean power",
                            fmt(3)),
         "malleable_mean_stretch": ("stretch", "mean stretch: (end − submission) / the "
@@ -49,7 +41,8 @@ def malleable_section(cmp: Comparison, views: Sequence[RunView],
         "makespan": ("makespan", "makespan (h)", lambda v: f"{v / 3600:,.1f} h"),
         "mean_wait": ("mean wait", "mean wait (min)", lambda v: f"{v / 60:,.1f} min"),
     }, colors, "Means over each dispatcher's runs; nodes switched off show as fewer alive "
-       "nodes in \"Over time\"."))
+       "nodes in \"Over time\".", extra={"resized": pd.Series(resized)} if resized else None)
+    sec = Section("malleable", "Malleable jobs").add(html)
     names = list(table.index)
     traces = [{"type": "bar", "x": names, "y": rounded(table[k].to_numpy(dtype=np.float64)),
                "name": label} for k, label in zip(keys, ("reconfigurations", "power-offs"),

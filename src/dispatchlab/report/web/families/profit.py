@@ -9,12 +9,7 @@ import numpy as np
 from dispatchlab.report.analysis import Comparison
 from dispatchlab.report.figures import RunView
 from dispatchlab.report.web.encode import rounded
-from dispatchlab.report.web.families.common import (
-    Family,
-    fmt,
-    per_dispatcher,
-    plain_table,
-)
+from dispatchlab.report.web.families.common import Family, fmt, means_table, plain_table
 from dispatchlab.report.web.figure import WebFigure, layout
 from dispatchlab.report.web.page import Section
 
@@ -58,8 +53,7 @@ def profit_section(cmp: Comparison, views: Sequence[RunView],
                               "schedule priced several ways when the dispatcher does not read "
                               "prices).", traces,
                               layout(height=340, ytitle="profit", barmode="group")))
-    sec.add(plain_table(per_dispatcher(cmp, list(cols)), cols, colors,
-                        "Means over each dispatcher's runs"
-                        + (" (all pricing scenarios)." if len(scenarios) >= 2 else ".")))
+    sec.add(means_table(cmp, cols, colors, "Means over each dispatcher's runs"
+                        + (" (all pricing scenarios)." if len(scenarios) >= 2 else "."))[1])
     sec.add(*figs)
     return sec, figs
