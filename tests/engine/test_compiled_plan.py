@@ -11,9 +11,9 @@ import pytest
 import dispatchlab.engine.compiled as compiled_pkg
 from dispatchlab import Platform, simulate
 from dispatchlab.dispatchers.registry import get_dispatcher
-from dispatchlab.dispatchers.rule_based.compiled_plan import policy_plan
+from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
+from dispatchlab.dispatchers.rule_based.compiled.plan import policy_plan
 from dispatchlab.dispatchers.rule_based.policy import Policy
-from dispatchlab.engine.compiled.kernel import AVAILABLE
 from dispatchlab.engine.compiled.plan import CompiledPlan, OffersCompiledPlan
 from dispatchlab.engine.simulator import map_requests
 from dispatchlab.engine.state import SystemView

@@ -35,7 +35,7 @@ def aot_sweep() -> Callable[..., Any] | None:
     machine), or ``None`` where Numba is off or the module cannot be built."""
     if not NUMBA:
         return None
-    from dispatchlab.engine.compiled.aot import load_module
+    from dispatchlab.dispatchers.rule_based.compiled.aot import load_module
 
     module = load_module()
     return None if module is None else getattr(module, "audit_sweep", None)
@@ -48,6 +48,6 @@ def sweep_kernel() -> Callable[..., Any]:
 
 
 def _aot_module() -> Any:
-    from dispatchlab.engine.compiled.aot import load_module
+    from dispatchlab.dispatchers.rule_based.compiled.aot import load_module
 
     return load_module()

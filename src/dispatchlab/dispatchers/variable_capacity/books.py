@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.arrays import FloatArray, IntArray
-from dispatchlab.engine.compiled.kernel import availability_helpers, inlined
+from dispatchlab.dispatchers.rule_based.compiled.kernel import availability_helpers, inlined
 from dispatchlab.engine.compiled.slot_availability_ops import (
     NEVER,
     NONE,

@@ -28,8 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.arrays import IntArray
+from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
 from dispatchlab.engine.budget import JobColumnPower
-from dispatchlab.engine.compiled.kernel import AVAILABLE
 from dispatchlab.engine.compiled.plan import OffersCompiledPlan
 from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power
 from dispatchlab.engine.constraints import engine_rules_apply

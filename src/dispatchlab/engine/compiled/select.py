@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from dispatchlab.dispatchers.rule_based.compiled.runner import (
+    run_conservative,
+    run_scenario_slots,
+    run_slots,
+)
 from dispatchlab.engine.compiled.eligibility import slot_run
-from dispatchlab.engine.compiled.runner import run_conservative, run_scenario_slots, run_slots
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import ConfigError

@@ -1,6 +1,7 @@
 """Operations on a slot availability held in plain arrays, for conservative backfilling.
 
-One source for the compiled kernels (:mod:`dispatchlab.engine.compiled.kernel` compiles
+One source for the compiled kernels (:mod:`dispatchlab.dispatchers.rule_based.compiled.kernel`
+compiles
 these functions ahead of time or with Numba's JIT) and for the pure-Python fallback, which
 runs them as they are — so both give the same availability, step by step.
 

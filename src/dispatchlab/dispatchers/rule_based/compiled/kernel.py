@@ -1,5 +1,6 @@
 """The compiled loops and slot-availability operations, loaded through
-:func:`dispatchlab.numba_loader.compiled`: ahead of time (:mod:`~dispatchlab.engine.compiled.aot`)
+:func:`dispatchlab.numba_loader.compiled`: ahead of time
+(:mod:`~dispatchlab.dispatchers.rule_based.compiled.aot`)
 or, where that cannot be built, through Numba's JIT with its disk cache.
 
 Unavailable when Numba is missing or disabled (``DISPATCHLAB_NO_NUMBA``): the general
@@ -14,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled import loop_parts, start_scan
+from dispatchlab.dispatchers.rule_based.compiled import loop_parts, start_scan
 from dispatchlab.engine.compiled import slot_availability_ops as ops_source
 from dispatchlab.numba_loader import NUMBA, compiled, kind
 
@@ -54,7 +55,7 @@ def inlined() -> list[Callable[..., Any]]:
 
 def loop_helpers() -> list[Callable[..., Any]]:
     """Every function the compiled loops call, for Numba to compile into them."""
-    from dispatchlab.engine.compiled import queue_index
+    from dispatchlab.dispatchers.rule_based.compiled import queue_index
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
@@ -62,7 +63,7 @@ def loop_helpers() -> list[Callable[..., Any]]:
 
 
 def _aot_module() -> Any:
-    from dispatchlab.engine.compiled.aot import load_module
+    from dispatchlab.dispatchers.rule_based.compiled.aot import load_module
 
     return load_module()
 
@@ -76,7 +77,7 @@ def _loop(source: Callable[..., Any], warm: Callable[[Callable[..., Any]], None]
 
 def slot_loop_kernel() -> Callable[..., Any]:
     """The compiled strict/EASY loop, loaded (or built) on first use."""
-    from dispatchlab.engine.compiled.slot_loop import slot_loop
+    from dispatchlab.dispatchers.rule_based.compiled.slot_loop import slot_loop
 
     def warm(fn: Callable[..., Any]) -> None:
         one = np.ones(1, np.int64)
@@ -88,7 +89,7 @@ def slot_loop_kernel() -> Callable[..., Any]:
 
 def scenario_loop_kernel() -> Callable[..., Any]:
     """The compiled loop of a machine whose nodes change, loaded (or built) on first use."""
-    from dispatchlab.engine.compiled.scenario_loop import scenario_loop
+    from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import scenario_loop
 
     def warm(fn: Callable[..., Any]) -> None:
         one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
@@ -102,7 +103,7 @@ def scenario_loop_kernel() -> Callable[..., Any]:
 
 def conservative_loop_kernel() -> Callable[..., Any]:
     """The compiled conservative-backfilling loop, loaded (or built) on first use."""
-    from dispatchlab.engine.compiled.conservative_loop import conservative_loop
+    from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import conservative_loop
 
     def warm(fn: Callable[..., Any]) -> None:
         one = np.ones(1, np.int64)
@@ -114,7 +115,7 @@ def conservative_loop_kernel() -> Callable[..., Any]:
 def kernel_kind() -> str:
     """``"aot"`` or ``"jit"``: how the strict/EASY loop was compiled (empty before first
     use)."""
-    from dispatchlab.engine.compiled.slot_loop import slot_loop
+    from dispatchlab.dispatchers.rule_based.compiled.slot_loop import slot_loop
 
     return kind(slot_loop)
 

@@ -10,16 +10,16 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.arrays import with_zero
-from dispatchlab.engine.compiled.conservative_loop import FALLBACK
-from dispatchlab.engine.compiled.eligibility import SlotRun
-from dispatchlab.engine.compiled.kernel import (
+from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import FALLBACK
+from dispatchlab.dispatchers.rule_based.compiled.kernel import (
     conservative_loop_kernel,
     scenario_loop_kernel,
     slot_loop_kernel,
 )
-from dispatchlab.engine.compiled.scenario_loop import FALLBACK as SCENARIO_FALLBACK
-from dispatchlab.engine.compiled.slot_loop import FALLBACK as SLOT_FALLBACK
-from dispatchlab.engine.compiled.slot_loop import STUCK
+from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import FALLBACK as SCENARIO_FALLBACK
+from dispatchlab.dispatchers.rule_based.compiled.slot_loop import FALLBACK as SLOT_FALLBACK
+from dispatchlab.dispatchers.rule_based.compiled.slot_loop import STUCK
+from dispatchlab.engine.compiled.eligibility import SlotRun
 from dispatchlab.engine.recorder import COMPLETED, KILLED, Recorder, Segments
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import DispatchlabError

@@ -1,8 +1,9 @@
 """Build the compiled loops, the slot-availability operations and the audit sweep ahead of time:
-``python -m dispatchlab.engine.compiled.aot_build DIR NAME``.
+``python -m dispatchlab.dispatchers.rule_based.compiled.aot_build DIR NAME``.
 
 Runs in its own process (Numba's ``pycc`` and a C compiler), called by
-:mod:`dispatchlab.engine.compiled.aot`; writes extension module ``NAME`` into ``DIR``.
+:mod:`dispatchlab.dispatchers.rule_based.compiled.aot`; writes extension module ``NAME`` into
+``DIR``.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ def build(out_dir: str, name: str) -> None:
         warnings.simplefilter("ignore")  # pycc is deprecated; the JIT is the fallback
         from numba.pycc import CC
 
+    from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import conservative_loop
+    from dispatchlab.dispatchers.rule_based.compiled.kernel import inlined, loop_helpers
+    from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import scenario_loop
+    from dispatchlab.dispatchers.rule_based.compiled.slot_loop import slot_loop
     from dispatchlab.engine.compiled import slot_availability_ops as ops
     from dispatchlab.engine.compiled.capacity_sweep import sweep
-    from dispatchlab.engine.compiled.conservative_loop import conservative_loop
-    from dispatchlab.engine.compiled.kernel import inlined, loop_helpers
-    from dispatchlab.engine.compiled.scenario_loop import scenario_loop
-    from dispatchlab.engine.compiled.slot_loop import slot_loop
     from dispatchlab.numba_loader import register
 
     i8 = nt.Array(nt.int64, 1, "C")

@@ -24,13 +24,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from dispatchlab.engine.compiled import aot_build as _build_source
+from dispatchlab.dispatchers.rule_based.compiled import aot_build as _build_source
+from dispatchlab.dispatchers.rule_based.compiled import conservative_loop as _cons_source
+from dispatchlab.dispatchers.rule_based.compiled import loop_parts as _parts_source
+from dispatchlab.dispatchers.rule_based.compiled import scenario_loop as _scenario_source
+from dispatchlab.dispatchers.rule_based.compiled import slot_loop as _source
 from dispatchlab.engine.compiled import capacity_sweep as _sweep_source
-from dispatchlab.engine.compiled import conservative_loop as _cons_source
-from dispatchlab.engine.compiled import loop_parts as _parts_source
-from dispatchlab.engine.compiled import scenario_loop as _scenario_source
 from dispatchlab.engine.compiled import slot_availability_ops as _ops_source
-from dispatchlab.engine.compiled import slot_loop as _source
 
 
 def module_name() -> str:
@@ -99,7 +99,8 @@ def _build(folder: Path, name: str, path: Path, failed: Path) -> bool:
     """Build in a subprocess into a temporary folder, then move into place atomically."""
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         proc = subprocess.run(
-            [sys.executable, "-m", "dispatchlab.engine.compiled.aot_build", tmp, name],
+            [sys.executable, "-m", "dispatchlab.dispatchers.rule_based.compiled.aot_build", tmp,
+            name],
             capture_output=True, text=True, check=False)
         built = list(Path(tmp).glob(name + ".*"))
         if proc.returncode != 0 or not built:

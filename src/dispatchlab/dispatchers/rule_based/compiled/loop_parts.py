@@ -3,7 +3,8 @@ running list and reservation, first-fit placement on unit slots, growing arrays.
 
 Plain Python functions on arrays, written once and compiled into :mod:`.slot_loop`,
 :mod:`.scenario_loop` and :mod:`.conservative_loop` (Numba compiles a call to them into the
-caller: :func:`~dispatchlab.engine.compiled.kernel.loop_helpers`). The loops keep their end
+caller: :func:`~dispatchlab.dispatchers.rule_based.compiled.kernel.loop_helpers`). The loops keep
+their end
 events in the book of reservations' heap (:func:`~.slot_availability_ops.heap_push`,
 ``heap_pop``): entries numbered in the order they were pushed, keyed by their time, ties by
 number — the engine's (time, sequence) order.
