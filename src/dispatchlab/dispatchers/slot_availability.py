@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.rule_based.compiled.kernel import slot_availability_ops
 from dispatchlab.dispatchers.slot_book_ops import TABLES, compress_kernel, rebuild_kernel
+from dispatchlab.engine.compiled.compiled_ops import slot_availability_ops
 from dispatchlab.engine.compiled.slot_availability_ops import NEVER, NONE
 
 
@@ -30,7 +30,7 @@ class SlotAvailability:
         """``units``: each job's units — a list that may grow as jobs arrive, up to
         ``n_jobs`` (default: its length now); ``ops``: the operations (default: compiled
         when available, see
-        :func:`~dispatchlab.dispatchers.rule_based.compiled.kernel.slot_availability_ops`)."""
+        :func:`~dispatchlab.engine.compiled.compiled_ops.slot_availability_ops`)."""
         ops = ops or slot_availability_ops()
         self._ops = ops
         self.units = units

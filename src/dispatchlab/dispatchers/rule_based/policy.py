@@ -17,7 +17,7 @@ import numpy as np
 from dispatchlab.dispatchers.allocators import Allocator, get_allocator
 from dispatchlab.dispatchers.base import BaseDispatcher
 from dispatchlab.dispatchers.machine import Machine, NodeMachine, make_machine
-from dispatchlab.dispatchers.rule_based.compiled.plan import policy_plan
+from dispatchlab.dispatchers.rule_based.compiled_plan import policy_plan
 from dispatchlab.dispatchers.rule_based.orderings import JobQueue, Ordering, get_ordering
 from dispatchlab.dispatchers.rule_based.selection import Selection, get_selection
 from dispatchlab.dispatchers.rule_based.selection.easy import Easy
@@ -79,7 +79,7 @@ class Policy(BaseDispatcher):
 
     def compiled_plan(self, workload: Workload, view: SystemView) -> CompiledPlan | str:
         """Its decisions as a compiled loop runs them, or why it cannot
-        (:mod:`~dispatchlab.dispatchers.rule_based.compiled.plan`); a subclass changes the decisions
+        (:mod:`~dispatchlab.dispatchers.rule_based.compiled_plan`); a subclass changes the decisions
         and has none unless it offers its own."""
         if type(self) is not Policy:
             return f"dispatcher '{self.name}' is not a rule-based Policy"

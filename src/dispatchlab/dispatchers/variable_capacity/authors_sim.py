@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.rule_based.compiled.loop_parts import shift_in
 from dispatchlab.dispatchers.variable_capacity import authors_books, authors_loop, cpp_heap
 from dispatchlab.dispatchers.variable_capacity.authors_loop import (
     ABORTS,
@@ -46,6 +45,7 @@ from dispatchlab.dispatchers.variable_capacity.authors_loop import (
     WASTE,
     event_key,
 )
+from dispatchlab.engine.compiled.slot_availability_ops import shift_in
 from dispatchlab.engine.kernels import COMPILED
 from dispatchlab.errors import ConfigError
 from dispatchlab.numba_loader import compiled

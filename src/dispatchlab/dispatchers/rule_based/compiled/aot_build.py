@@ -1,34 +1,24 @@
-"""Build the compiled loops, the slot-availability operations and the audit sweep ahead of time:
-``python -m dispatchlab.dispatchers.rule_based.compiled.aot_build DIR NAME``.
+"""The compiled loops' ahead-of-time unit (:data:`LOOPS`, built by
+:mod:`dispatchlab.numba_aot`): the strict/EASY, scenario and conservative loops, each with
+its one signature.
 
-Runs in its own process (Numba's ``pycc`` and a C compiler), called by
-:mod:`dispatchlab.dispatchers.rule_based.compiled.aot`; writes extension module ``NAME`` into
-``DIR``.
+The loops compile in the engine's slot-availability operations (:mod:`.kernel`
+``loop_helpers``); the engine builds those, for its own callers, in its own unit.
 """
 
 from __future__ import annotations
 
-import sys
-import warnings
+from dispatchlab.numba_aot import AotExports, AotUnit
 
 
-def build(out_dir: str, name: str) -> None:
-    """Compile the strict/EASY, scenario and conservative loops, the slot-availability
-    operations and the audit sweep, each with its one signature, into extension module
-    ``name``."""
+def exports() -> AotExports:
+    """The loops with their signatures (the build process only: imports Numba)."""
     from numba import types as nt
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pycc is deprecated; the JIT is the fallback
-        from numba.pycc import CC
 
     from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import conservative_loop
     from dispatchlab.dispatchers.rule_based.compiled.kernel import inlined, loop_helpers
     from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import scenario_loop
     from dispatchlab.dispatchers.rule_based.compiled.slot_loop import slot_loop
-    from dispatchlab.engine.compiled import slot_availability_ops as ops
-    from dispatchlab.engine.compiled.capacity_sweep import sweep
-    from dispatchlab.numba_loader import register
 
     i8 = nt.Array(nt.int64, 1, "C")
     i4 = nt.Array(nt.int32, 1, "C")
@@ -38,27 +28,9 @@ def build(out_dir: str, name: str) -> None:
     sig = returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8, nt.boolean, nt.int64,
                   nt.boolean, nt.float64, nt.float64, nt.Array(nt.float64, 2, "C"), f8,
                   nt.float64, i8, f8)
-    cc = CC(name)
-    cc.output_dir = out_dir
-    cc.verbose = False
-    register(loop_helpers(), inline=inlined())
-    cc.export("slot_loop", sig)(slot_loop)
     i = nt.int64
-    pair, triple = nt.UniTuple(i, 2), nt.UniTuple(i, 3)
-    op_sigs = {
-        "avail_advance": i(i8, i8, i, i),
-        "avail_add": i(i8, i8, i, i, i, i),
-        "avail_fit": i(i8, i8, i, i, i, i, i),
-        "avail_compress": triple(i8, i8, i, i8, i, i, i8, i8, i8, i, i8, i8, i8, i8),
-        "avail_reserve": triple(i8, i8, i, i, i, i, i, i8, i8, i8, i8, i8, i),
-        "book_pop_due": pair(i8, i8, i8, i8, i, i, i8),
-        "avail_min_free": i(i8, i),
-    }
-    for op, op_sig in op_sigs.items():
-        cc.export(op, op_sig)(getattr(ops, op))
     cons_returns = nt.Tuple((i, i8, i8, i8, i8, i4, i4, nt.Array(i, 2, "C"), i, i, i, i))
     cons_sig = cons_returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8)
-    cc.export("conservative_loop", cons_sig)(conservative_loop)
     i8_2d = nt.Array(i, 2, "C")
     b1 = nt.Array(nt.boolean, 1, "C")
     f = nt.float64
@@ -67,11 +39,16 @@ def build(out_dir: str, name: str) -> None:
     scen_sig = scen_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i,
                             i8_2d, i8, i8, i8, i8, i8, i8, nt.boolean, i8,
                             nt.boolean, f, f, nt.Array(f, 2, "C"), f8, f8, f, i8, f8)
-    cc.export("scenario_loop", scen_sig)(scenario_loop)
-    sweep_sig = nt.UniTuple(i, 5)(i8, i8, i8, i8, i4, i4, i8_2d, i8_2d, i8, i8)
-    cc.export("audit_sweep", sweep_sig)(sweep)
-    cc.compile()
+    return AotExports({"slot_loop": (slot_loop, sig),
+                       "conservative_loop": (conservative_loop, cons_sig),
+                       "scenario_loop": (scenario_loop, scen_sig)},
+                      helpers=loop_helpers(), inline=inlined())
 
 
-if __name__ == "__main__":
-    build(sys.argv[1], sys.argv[2])
+_HERE = "dispatchlab.dispatchers.rule_based.compiled."
+_ENGINE = "dispatchlab.engine.compiled."
+#: The rule-based wing's ahead-of-time unit: its three loops and everything compiled into them.
+LOOPS = AotUnit("rule_based_loops", (
+    *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
+                          "queue_index", "loop_parts", "kernel")),
+    _ENGINE + "slot_availability_ops", _ENGINE + "compiled_ops"), exports)

@@ -1,44 +1,33 @@
-"""The compiled loops and slot-availability operations, loaded through
-:func:`dispatchlab.numba_loader.compiled`: ahead of time
-(:mod:`~dispatchlab.dispatchers.rule_based.compiled.aot`)
-or, where that cannot be built, through Numba's JIT with its disk cache.
+"""The compiled loops, loaded through :func:`dispatchlab.numba_loader.compiled`: ahead of time
+(the unit :data:`~dispatchlab.dispatchers.rule_based.compiled.aot_build.LOOPS`) or, where that
+cannot be built, through Numba's JIT with its disk cache.
 
 Unavailable when Numba is missing or disabled (``DISPATCHLAB_NO_NUMBA``): the general
-engine then runs every simulation, and slot availabilities run their operations as plain Python.
+engine then runs every simulation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import SimpleNamespace
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from dispatchlab.dispatchers.rule_based.compiled import loop_parts, start_scan
-from dispatchlab.engine.compiled import slot_availability_ops as ops_source
+from dispatchlab.dispatchers.rule_based.compiled.aot_build import LOOPS
+from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
+from dispatchlab.numba_aot import load
 from dispatchlab.numba_loader import NUMBA, compiled, kind
 
 #: Whether the compiled loops can run in this process.
 AVAILABLE = NUMBA
 
-#: The functions of :mod:`~dispatchlab.engine.compiled.slot_availability_ops` an availability calls.
-SLOT_AVAILABILITY_OPS = ("avail_advance", "avail_add", "avail_fit", "avail_compress",
-                    "avail_reserve", "book_pop_due", "avail_min_free")
-#: The ones those call.
-SLOT_AVAILABILITY_HELPERS = ("bisect_left", "avail_split", "avail_remove", "heap_fix",
-                             "heap_push", "heap_pop", "grown")
 #: The pieces the loops are made of (:mod:`.loop_parts`).
 LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shift_in",
               "q_insert", "q_compact", "ends_find", "ends_insert", "ends_remove",
               "easy_shadow", "backfill_kind", "first_fit", "take", "give_back",
               "reread_nodes", "release_power", "least_power", "fixed_machine", "gather")
-
-
-def availability_helpers() -> list[Callable[..., Any]]:
-    """Every slot-availability function, for Numba to compile into its callers."""
-    names = (*SLOT_AVAILABILITY_HELPERS, *SLOT_AVAILABILITY_OPS)
-    return [getattr(ops_source, name) for name in names]
 
 
 def inlined() -> list[Callable[..., Any]]:
@@ -47,8 +36,7 @@ def inlined() -> list[Callable[..., Any]]:
     scenario loop's decision (``start_scan``, which copies the placement steps in turn).
     (Copies of copies of copies were miscompiled by Numba 0.68: nothing copied here goes
     deeper than two levels.)"""
-    return [ops_source.heap_fix, ops_source.heap_push,
-            ops_source.heap_pop, loop_parts.room, loop_parts.first_fit, loop_parts.take,
+    return [*heap_inlined(), loop_parts.room, loop_parts.first_fit, loop_parts.take,
             loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind,
             loop_parts.shift_in, start_scan.start_scan]
 
@@ -62,10 +50,8 @@ def loop_helpers() -> list[Callable[..., Any]]:
             queue_index.idx_jump, start_scan.start_scan]
 
 
-def _aot_module() -> Any:
-    from dispatchlab.dispatchers.rule_based.compiled.aot import load_module
-
-    return load_module()
+def _aot_module() -> ModuleType | None:
+    return load(LOOPS)
 
 
 def _loop(source: Callable[..., Any], warm: Callable[[Callable[..., Any]], None]
@@ -118,45 +104,3 @@ def kernel_kind() -> str:
     from dispatchlab.dispatchers.rule_based.compiled.slot_loop import slot_loop
 
     return kind(slot_loop)
-
-
-_ops: SimpleNamespace | None = None
-
-
-def slot_availability_ops() -> SimpleNamespace:
-    """The slot-availability operations, loaded on first use: ahead of time compiled, else
-    jitted (compiled now or loaded from Numba's cache), both on int64 arrays (attribute
-    ``compiled`` true); the plain Python source on lists when Numba is unavailable."""
-    global _ops
-    if _ops is None:
-        if not NUMBA:
-            _ops = python_slot_availability_ops()
-            return _ops
-        helpers = availability_helpers()
-        fns = {name: compiled(getattr(ops_source, name), helpers=helpers, inline=inlined(),
-                              aot_module=_aot_module) for name in SLOT_AVAILABILITY_OPS}
-        _ops = SimpleNamespace(compiled=True, **fns)
-        _exercise(_ops)
-    return _ops
-
-
-def python_slot_availability_ops() -> SimpleNamespace:
-    """The slot-availability operations as plain Python (on lists), whatever Numba's state."""
-    return SimpleNamespace(compiled=False,
-                           **{name: getattr(ops_source, name) for name in SLOT_AVAILABILITY_OPS})
-
-
-def _exercise(ops: SimpleNamespace) -> None:
-    """Call every operation once on a tiny availability, so a JIT compiles them now."""
-    times, free, jobs = np.zeros(8, np.int64), np.zeros(8, np.int64), np.zeros(1, np.int64)
-    start, end = np.full(1, -1, np.int64), np.full(1, -1, np.int64)
-    heap, pos, out = np.zeros(1, np.int64), np.full(1, -1, np.int64), np.zeros(1, np.int64)
-    key = np.zeros(1, np.int64)
-    free[0] = 1
-    n = ops.avail_advance(times, free, 1, 0)
-    n = ops.avail_add(times, free, n, 0, 1, 0)
-    ops.avail_fit(times, free, n, 1, 1, 1, 1)
-    n, hn, _ = ops.avail_reserve(times, free, n, 0, 1, 1, 9, start, end, key, heap, pos, 0)
-    ops.avail_compress(times, free, n, jobs, 0, 1, start, end, jobs, 0, key, heap, pos, out)
-    ops.book_pop_due(start, key, heap, pos, hn, 9, out)
-    ops.avail_min_free(free, n)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled.slot_availability_ops import bisect_left, grown
+from dispatchlab.engine.compiled.slot_availability_ops import bisect_left, grown, shift_in
 
 #: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
 IDLE_LIMIT = 400 * 86400
@@ -68,16 +68,6 @@ def ev_room(h_time: Any, h_id: Any, ev_job: Any, n_ev: int) -> Any:
 def queue_arrays(n: int) -> Any:
     """An empty queue for ``n`` jobs: ``(q_job, q_rank, q_gone)``."""
     return np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(n, np.bool_)
-
-
-def shift_in(keys: Any, vals: Any, n: int, k: int, key: int, val: float) -> int:
-    """Insert ``(key, val)`` at position ``k`` of the ``n`` sorted pairs; returns ``n + 1``."""
-    for m in range(n, k, -1):
-        keys[m] = keys[m - 1]
-        vals[m] = vals[m - 1]
-    keys[k] = key
-    vals[k] = val
-    return n + 1
 
 
 def q_insert(q_job: Any, q_rank: Any, qn: int, job: int, r: int) -> int:
