@@ -46,7 +46,7 @@ CHILD = r"""
 import json, sys, time
 from dispatchlab.dispatchers.rule_based.policy import Policy
 from dispatchlab.dispatchers.rule_based.selection import Conservative
-from dispatchlab.dispatchers.rule_based.compiled.kernel import slot_availability_ops
+from dispatchlab.engine.compiled.compiled_ops import slot_availability_ops
 from dispatchlab.simulation import simulate
 from dispatchlab.workload import SwfOptions, load_swf
 from tests.dispatchers.reference_conservative import ReferenceConservative

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from dispatchlab.dispatchers.allocators import get_allocator
 from dispatchlab.dispatchers.availability import NodeAvailability, SlotAvailability
-from dispatchlab.dispatchers.rule_based.compiled.kernel import (
+from dispatchlab.engine.compiled.compiled_ops import (
     python_slot_availability_ops,
     slot_availability_ops,
 )

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import simulate
-from dispatchlab.dispatchers.rule_based.compiled.kernel import python_slot_availability_ops
 from dispatchlab.dispatchers.rule_based.policy import Policy
 from dispatchlab.dispatchers.rule_based.selection import Conservative
 from dispatchlab.dispatchers.slot_availability import SlotAvailability, SlotReservations
@@ -21,6 +20,7 @@ from dispatchlab.dispatchers.slot_book_ops import (
     rebuild_book,
     rebuild_kernel,
 )
+from dispatchlab.engine.compiled.compiled_ops import python_slot_availability_ops
 from tests.conftest import jobs
 from tests.dispatchers.test_conservative_reference import run_both
 
