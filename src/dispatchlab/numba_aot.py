@@ -27,7 +27,7 @@ import sysconfig
 import tempfile
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -49,18 +49,24 @@ class AotExports:
 class AotUnit:
     """One extension module: ``name`` (a prefix of the module's file name), ``sources``
     (dotted modules whose text keys the build, besides the module of ``exports``) and
-    ``exports``, a module-level function returning the :class:`AotExports` (called in the
-    build process only, so it may import Numba)."""
+    ``exports``, ``"module:function"`` naming the function that returns the
+    :class:`AotExports` (imported and called in the build process only, so it may import
+    Numba, and the unit's declarer need not import it)."""
 
     name: str
     sources: tuple[str, ...]
-    exports: Callable[[], AotExports] = field(compare=False)
+    exports: str
+
+    @property
+    def exports_module(self) -> str:
+        """The module of :attr:`exports`."""
+        return self.exports.partition(":")[0]
 
 
 def module_name(unit: AotUnit) -> str:
     """The extension module's name for the unit's sources, Numba and Python version."""
     key = hashlib.sha256(Path(__file__).read_bytes())
-    for source in (*unit.sources, unit.exports.__module__):
+    for source in (*unit.sources, unit.exports_module):
         spec = importlib.util.find_spec(source)
         if spec is None or spec.origin is None:  # pragma: no cover - a unit's own modules
             raise ModuleNotFoundError(f"ahead-of-time unit '{unit.name}': no module {source}")
@@ -122,9 +128,8 @@ def _load(unit: AotUnit) -> ModuleType | None:
 
 def _build(unit: AotUnit, folder: Path, name: str, path: Path, failed: Path) -> bool:
     """Build in a subprocess into a temporary folder, then move into place atomically."""
-    where = f"{unit.exports.__module__}:{unit.exports.__qualname__}"
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        proc = subprocess.run([sys.executable, "-m", __name__, tmp, name, where],
+        proc = subprocess.run([sys.executable, "-m", __name__, tmp, name, unit.exports],
                               capture_output=True, text=True, check=False)
         built = list(Path(tmp).glob(name + ".*"))
         if proc.returncode != 0 or not built:

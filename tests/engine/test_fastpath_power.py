@@ -163,8 +163,7 @@ def test_a_capped_run_uses_the_ahead_of_time_module_when_it_is_built() -> None:
     """The AOT module exports the loop with its power arguments (built from these sources)."""
     import os
 
-    from dispatchlab.dispatchers.rule_based.compiled.aot_build import LOOPS
-    from dispatchlab.dispatchers.rule_based.compiled.kernel import kernel_kind
+    from dispatchlab.dispatchers.rule_based.compiled.kernel import LOOPS, kernel_kind
     from dispatchlab.numba_aot import load
 
     plat = Platform.homogeneous(3, {"cores": 1}).with_node_model(GENERIC)

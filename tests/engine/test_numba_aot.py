@@ -28,7 +28,7 @@ def exports():
     return AotExports({{"twice": (twice, nt.int64(nt.int64))}})
 
 
-UNIT = AotUnit("tiny", (), exports)
+UNIT = AotUnit("tiny", (), f"{{__name__}}:exports")
 '''
 
 

@@ -67,7 +67,8 @@ def exports() -> AotExports:
 
 #: The engine's ahead-of-time unit: the slot-availability operations and the audit sweep.
 ENGINE_OPS = AotUnit("engine_ops", ("dispatchlab.engine.compiled.slot_availability_ops",
-                                    "dispatchlab.engine.compiled.capacity_sweep"), exports)
+                                    "dispatchlab.engine.compiled.capacity_sweep"),
+                     f"{__name__}:exports")
 
 
 def aot_module() -> ModuleType | None:

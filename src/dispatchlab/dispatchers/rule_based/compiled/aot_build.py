@@ -1,6 +1,7 @@
-"""The compiled loops' ahead-of-time unit (:data:`LOOPS`, built by
-:mod:`dispatchlab.numba_aot`): the strict/EASY, scenario and conservative loops, each with
-its one signature.
+"""What the compiled loops' ahead-of-time unit
+(:data:`~dispatchlab.dispatchers.rule_based.compiled.kernel.LOOPS`, built by
+:mod:`dispatchlab.numba_aot`) exports: the strict/EASY, scenario and conservative loops, each
+with its one signature.
 
 The loops compile in the engine's slot-availability operations (:mod:`.kernel`
 ``loop_helpers``); the engine builds those, for its own callers, in its own unit.
@@ -8,7 +9,7 @@ The loops compile in the engine's slot-availability operations (:mod:`.kernel`
 
 from __future__ import annotations
 
-from dispatchlab.numba_aot import AotExports, AotUnit
+from dispatchlab.numba_aot import AotExports
 
 
 def exports() -> AotExports:
@@ -44,11 +45,3 @@ def exports() -> AotExports:
                        "scenario_loop": (scenario_loop, scen_sig)},
                       helpers=loop_helpers(), inline=inlined())
 
-
-_HERE = "dispatchlab.dispatchers.rule_based.compiled."
-_ENGINE = "dispatchlab.engine.compiled."
-#: The rule-based wing's ahead-of-time unit: its three loops and everything compiled into them.
-LOOPS = AotUnit("rule_based_loops", (
-    *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
-                          "queue_index", "loop_parts", "kernel")),
-    _ENGINE + "slot_availability_ops", _ENGINE + "compiled_ops"), exports)

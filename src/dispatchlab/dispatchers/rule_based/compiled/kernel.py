@@ -1,6 +1,6 @@
 """The compiled loops, loaded through :func:`dispatchlab.numba_loader.compiled`: ahead of time
-(the unit :data:`~dispatchlab.dispatchers.rule_based.compiled.aot_build.LOOPS`) or, where that
-cannot be built, through Numba's JIT with its disk cache.
+(the unit :data:`LOOPS`, exports declared in :mod:`.aot_build`) or, where that cannot be
+built, through Numba's JIT with its disk cache.
 
 Unavailable when Numba is missing or disabled (``DISPATCHLAB_NO_NUMBA``): the general
 engine then runs every simulation.
@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.rule_based.compiled import loop_parts, start_scan
-from dispatchlab.dispatchers.rule_based.compiled.aot_build import LOOPS
 from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
-from dispatchlab.numba_aot import load
+from dispatchlab.numba_aot import AotUnit, load
 from dispatchlab.numba_loader import NUMBA, compiled, kind
 
 #: Whether the compiled loops can run in this process.
@@ -48,6 +47,16 @@ def loop_helpers() -> list[Callable[..., Any]]:
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan]
+
+
+_HERE = "dispatchlab.dispatchers.rule_based.compiled."
+#: The rule-based wing's ahead-of-time unit: its three loops and everything compiled into them.
+LOOPS = AotUnit("rule_based_loops", (
+    *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
+                          "queue_index", "loop_parts", "kernel")),
+    "dispatchlab.engine.compiled.slot_availability_ops",
+    "dispatchlab.engine.compiled.compiled_ops"),
+    _HERE + "aot_build:exports")
 
 
 def _aot_module() -> ModuleType | None:
