@@ -39,7 +39,7 @@ from bench_general_loop import measure  # noqa: E402
 CHILD = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from dispatchlab.engine.compiled import runner
+from dispatchlab.dispatchers.rule_based.compiled import runner
 spent = []
 def timed(load):
     def get():

@@ -46,7 +46,7 @@ CHILD = r"""
 import json, sys, time
 from dispatchlab.dispatchers.rule_based.policy import Policy
 from dispatchlab.dispatchers.rule_based.selection import Conservative
-from dispatchlab.engine.compiled.kernel import slot_availability_ops
+from dispatchlab.engine.compiled.compiled_ops import slot_availability_ops
 from dispatchlab.simulation import simulate
 from dispatchlab.workload import SwfOptions, load_swf
 from tests.dispatchers.reference_conservative import ReferenceConservative
@@ -55,7 +55,7 @@ path, plat, which, engine, limit = sys.argv[1:5] + [int(sys.argv[5])]
 wl = load_swf(path, SwfOptions(limit=limit or None))
 ops = slot_availability_ops()  # load (or build) the compiled code before the clock
 if ops.compiled:
-    from dispatchlab.engine.compiled.kernel import conservative_loop_kernel
+    from dispatchlab.dispatchers.rule_based.compiled.kernel import conservative_loop_kernel
     conservative_loop_kernel()
 sel = Conservative() if which == "new" else ReferenceConservative()
 cpu = time.process_time()

@@ -32,7 +32,7 @@ TRACE = (HERE.parent / ".." / "shared" / "traces" / "swf" / "HPC2N-2002-2.2-cln.
 
 
 def main() -> None:
-    from dispatchlab.engine.compiled.kernel import kernel_kind
+    from dispatchlab.dispatchers.rule_based.compiled.kernel import kernel_kind
     from dispatchlab.platform.power import GENERIC
     from dispatchlab.platform.resolve import resolve_platform
     from dispatchlab.simulation import simulate

@@ -33,7 +33,7 @@ def peak_rss_kb() -> int:
 def _kernel_kind() -> str:
     """How the compiled engine's loop was loaded (aot / jit), empty when it did not run."""
     try:
-        from dispatchlab.engine.compiled.kernel import kernel_kind
+        from dispatchlab.dispatchers.rule_based.compiled.kernel import kernel_kind
     except ImportError:
         return ""
     return kernel_kind()

@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 
 from dispatchlab.dispatchers.allocators import get_allocator
 from dispatchlab.dispatchers.availability import NodeAvailability, SlotAvailability
-from dispatchlab.engine.compiled.kernel import python_slot_availability_ops, slot_availability_ops
+from dispatchlab.engine.compiled.compiled_ops import (
+    python_slot_availability_ops,
+    slot_availability_ops,
+)
 
 HORIZON = 60
 

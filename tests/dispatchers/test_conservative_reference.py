@@ -184,7 +184,7 @@ import sys
 from dispatchlab import simulate
 from dispatchlab.workload import SwfOptions, load_swf
 from tests.dispatchers.test_conservative_reference import schedule_digests
-from dispatchlab.engine.compiled.kernel import slot_availability_ops
+from dispatchlab.engine.compiled.compiled_ops import slot_availability_ops
 wl = load_swf(sys.argv[1], SwfOptions(limit=3000))
 res = simulate(wl, "nodes=100,cores=1", "conservative", check=False)
 print(slot_availability_ops().compiled, *schedule_digests(res))

@@ -20,7 +20,7 @@ from dispatchlab.dispatchers.slot_book_ops import (
     rebuild_book,
     rebuild_kernel,
 )
-from dispatchlab.engine.compiled.kernel import python_slot_availability_ops
+from dispatchlab.engine.compiled.compiled_ops import python_slot_availability_ops
 from tests.conftest import jobs
 from tests.dispatchers.test_conservative_reference import run_both
 

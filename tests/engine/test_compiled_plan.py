@@ -11,9 +11,10 @@ import pytest
 import dispatchlab.engine.compiled as compiled_pkg
 from dispatchlab import Platform, simulate
 from dispatchlab.dispatchers.registry import get_dispatcher
+from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
+from dispatchlab.dispatchers.rule_based.compiled.runner import run_plan
 from dispatchlab.dispatchers.rule_based.compiled_plan import policy_plan
 from dispatchlab.dispatchers.rule_based.policy import Policy
-from dispatchlab.engine.compiled.kernel import AVAILABLE
 from dispatchlab.engine.compiled.plan import CompiledPlan, OffersCompiledPlan
 from dispatchlab.engine.simulator import map_requests
 from dispatchlab.engine.state import SystemView
@@ -77,7 +78,8 @@ def test_a_subclass_has_no_plan_unless_it_offers_one() -> None:
 
 def test_a_plan_names_a_known_selection() -> None:
     with pytest.raises(ValueError, match="unknown selection 'backfill'"):
-        CompiledPlan("backfill", -1, np.ones(1, np.int64), lambda: np.zeros(1, np.int64))
+        CompiledPlan("backfill", -1, np.ones(1, np.int64), lambda: np.zeros(1, np.int64),
+                     run_plan)
 
 
 def test_the_engine_side_imports_no_dispatcher() -> None:

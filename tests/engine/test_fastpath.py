@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
-from dispatchlab.engine.compiled.kernel import AVAILABLE
+from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
 from dispatchlab.engine.placements import flat_placements
 from dispatchlab.engine.recorder import Segments
 from dispatchlab.errors import ConfigError

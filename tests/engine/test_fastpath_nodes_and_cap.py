@@ -1,5 +1,6 @@
 """Nodes leaving and coming back under a power cap — varying with the same scenario, or
-fixed — run compiled (:mod:`dispatchlab.engine.compiled.scenario_loop`) and give exactly the
+fixed — run compiled (:mod:`dispatchlab.dispatchers.rule_based.compiled.scenario_loop`) and give
+exactly the
 general loop's run: every segment (aborted runs included), node-state row, plan, sample,
 power sample, decision point and summary entry (``assert_same``)."""
 
@@ -13,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
+from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
 from dispatchlab.engine.budget import JobColumnPower
-from dispatchlab.engine.compiled.kernel import AVAILABLE
 from dispatchlab.engine.scenario import Change, Scenario
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.power import GENERIC, NodePowerSpec

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
+from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
 from dispatchlab.engine.budget import JobColumnPower
-from dispatchlab.engine.compiled.kernel import AVAILABLE
 from dispatchlab.platform.power import GENERIC, NodePowerSpec
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload import SwfOptions, load_swf
@@ -163,13 +163,13 @@ def test_a_capped_run_uses_the_ahead_of_time_module_when_it_is_built() -> None:
     """The AOT module exports the loop with its power arguments (built from these sources)."""
     import os
 
-    from dispatchlab.engine.compiled.aot import load_module
-    from dispatchlab.engine.compiled.kernel import kernel_kind
+    from dispatchlab.dispatchers.rule_based.compiled.kernel import LOOPS, kernel_kind
+    from dispatchlab.numba_aot import load
 
     plat = Platform.homogeneous(3, {"cores": 1}).with_node_model(GENERIC)
     res = simulate(jobs((0, 5, 5, 1), (1, 5, 5, 2)), plat, "easy",
                    power_cap=3 * 95.0 + 2 * 95.74 + 1.0)
     assert res.summary["loop"] == "compiled"
     assert res.jobs["start"].tolist() == [0, 5]  # 3 busy nodes would need 572 W
-    if not os.environ.get("DISPATCHLAB_NO_AOT") and load_module() is not None:
+    if not os.environ.get("DISPATCHLAB_NO_AOT") and load(LOOPS) is not None:
         assert kernel_kind() == "aot"

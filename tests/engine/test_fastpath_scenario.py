@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dispatchlab import Workload
-from dispatchlab.engine.compiled.kernel import AVAILABLE
+from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
 from dispatchlab.engine.scenario import Change, Scenario
 from dispatchlab.platform.power import GENERIC
 from dispatchlab.platform.resolve import resolve_platform

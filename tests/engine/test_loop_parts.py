@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dispatchlab.dispatchers.rule_based.compiled import loop_parts as lp
 from dispatchlab.engine import kernels
-from dispatchlab.engine.compiled import loop_parts as lp
 from dispatchlab.engine.compiled import slot_availability_ops as ops
 
 I8 = np.int64

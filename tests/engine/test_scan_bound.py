@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dispatchlab.engine.compiled.kernel import AVAILABLE, slot_loop_kernel
+from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE, slot_loop_kernel
 from dispatchlab.workload.workload import Workload
 from tests.conftest import jobs
 from tests.engine.test_fastpath import assert_same

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.slot_book_ops import TABLES, compress_kernel, rebuild_kernel
-from dispatchlab.engine.compiled.kernel import slot_availability_ops
+from dispatchlab.engine.compiled.compiled_ops import slot_availability_ops
 from dispatchlab.engine.compiled.slot_availability_ops import NEVER, NONE
 
 
@@ -29,7 +29,8 @@ class SlotAvailability:
                  n_jobs: int | None = None):
         """``units``: each job's units — a list that may grow as jobs arrive, up to
         ``n_jobs`` (default: its length now); ``ops``: the operations (default: compiled
-        when available, see :func:`~dispatchlab.engine.compiled.kernel.slot_availability_ops`)."""
+        when available, see
+        :func:`~dispatchlab.engine.compiled.compiled_ops.slot_availability_ops`)."""
         ops = ops or slot_availability_ops()
         self._ops = ops
         self.units = units

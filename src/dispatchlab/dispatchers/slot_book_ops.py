@@ -176,7 +176,7 @@ def _warm_rebuild(fn: Callable[..., Any]) -> None:
 
 
 def _helpers() -> list[Callable[..., Any]]:
-    from dispatchlab.engine.compiled.kernel import availability_helpers
+    from dispatchlab.engine.compiled.compiled_ops import availability_helpers
 
     return [*availability_helpers(), fit_runs, may_move]
 
@@ -185,9 +185,9 @@ def compress_kernel(use_compiled: bool) -> Callable[..., Any]:
     """:func:`compress_skipping`, compiled when ``use_compiled`` and Numba is available."""
     if not (use_compiled and NUMBA):
         return compress_skipping
-    from dispatchlab.engine.compiled.kernel import inlined
+    from dispatchlab.engine.compiled.compiled_ops import heap_inlined
 
-    return compiled(compress_skipping, helpers=_helpers(), inline=inlined(), warm=_warm,
+    return compiled(compress_skipping, helpers=_helpers(), inline=heap_inlined(), warm=_warm,
                     what="the slot compression")
 
 
@@ -195,7 +195,7 @@ def rebuild_kernel(use_compiled: bool) -> Callable[..., Any]:
     """:func:`rebuild_book`, compiled when ``use_compiled`` and Numba is available."""
     if not (use_compiled and NUMBA):
         return rebuild_book
-    from dispatchlab.engine.compiled.kernel import inlined
+    from dispatchlab.engine.compiled.compiled_ops import heap_inlined
 
-    return compiled(rebuild_book, helpers=_helpers(), inline=inlined(), warm=_warm_rebuild,
+    return compiled(rebuild_book, helpers=_helpers(), inline=heap_inlined(), warm=_warm_rebuild,
                     what="the slot book rebuild")

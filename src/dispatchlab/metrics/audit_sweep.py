@@ -8,8 +8,9 @@ and the events — nothing per (segment, node) pair — so a trace of 300,000 jo
 tens of millions of node placements is audited in a fraction of a second.
 
 The loop itself is :func:`dispatchlab.engine.compiled.capacity_sweep.sweep`: taken from the
-engine's ahead-of-time module when it is there (no compilation in the run), else compiled by
-Numba's JIT, else plain Python (``DISPATCHLAB_NO_NUMBA``).
+engine's ahead-of-time module (:data:`~dispatchlab.engine.compiled.compiled_ops.ENGINE_OPS`)
+when it is there (no compilation in the run), else compiled by Numba's JIT, else plain
+Python (``DISPATCHLAB_NO_NUMBA``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dispatchlab.engine.compiled.capacity_sweep import (
     STARTED_ON_UNUSABLE,
     sweep,
 )
+from dispatchlab.engine.compiled.compiled_ops import aot_module
 from dispatchlab.numba_loader import NUMBA, compiled
 
 __all__ = ["LEFT_WHILE_USED", "OK", "OVER_CAPACITY", "STARTED_ON_UNUSABLE", "aot_sweep",
@@ -35,19 +37,11 @@ def aot_sweep() -> Callable[..., Any] | None:
     machine), or ``None`` where Numba is off or the module cannot be built."""
     if not NUMBA:
         return None
-    from dispatchlab.engine.compiled.aot import load_module
-
-    module = load_module()
+    module = aot_module()
     return None if module is None else getattr(module, "audit_sweep", None)
 
 
 def sweep_kernel() -> Callable[..., Any]:
     """The compiled sweep: ahead of time when available, else Numba's JIT (first use), else
     plain Python."""
-    return compiled(sweep, aot_module=_aot_module, aot_name="audit_sweep", fallback=sweep)
-
-
-def _aot_module() -> Any:
-    from dispatchlab.engine.compiled.aot import load_module
-
-    return load_module()
+    return compiled(sweep, aot_module=aot_module, aot_name="audit_sweep", fallback=sweep)

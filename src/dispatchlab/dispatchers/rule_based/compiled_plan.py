@@ -1,5 +1,6 @@
 """The rule-based :class:`~dispatchlab.dispatchers.rule_based.policy.Policy`'s compiled plan:
-which of its combinations the compiled loops reproduce exactly, and their inputs.
+which of its combinations the compiled loops reproduce exactly, their inputs, and the loop
+that runs them (:func:`~dispatchlab.dispatchers.rule_based.compiled.runner.run_plan`).
 
 A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …), strict or EASY selection (any
 depth) or conservative backfilling (no depth limit), first-fit, the requested-time or
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dispatchlab.dispatchers.allocators import FirstFit
+from dispatchlab.dispatchers.rule_based.compiled.runner import run_plan
 from dispatchlab.dispatchers.rule_based.selection import Conservative, Easy, Strict
 from dispatchlab.engine.compiled.plan import CompiledPlan, IntArray
 from dispatchlab.engine.state import SystemView
@@ -49,7 +51,8 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
     else:
         return f"duration estimate '{policy.estimate.name}' is not walltime or real"
     return CompiledPlan(selection=selection, depth=-1 if sel.depth is None else int(sel.depth),
-                        estimate=est.astype(np.int64), ranks=lambda: _ranks(policy, wl, view))
+                        estimate=est.astype(np.int64), ranks=lambda: _ranks(policy, wl, view),
+                        run=run_plan)
 
 
 def _ranks(policy: Policy, workload: Workload, view: SystemView) -> IntArray:

@@ -12,7 +12,7 @@ after each merge. Plain functions on arrays, compiled by Numba with the simulati
 from __future__ import annotations
 
 from dispatchlab.arrays import FloatArray, IntArray
-from dispatchlab.engine.compiled.loop_parts import shift_in
+from dispatchlab.engine.compiled.slot_availability_ops import shift_in
 
 
 def try_place(BP: IntArray, BT: FloatArray, BN: IntArray, m: int, nodes: int, now: float,

@@ -45,7 +45,7 @@ from dispatchlab.dispatchers.variable_capacity.authors_loop import (
     WASTE,
     event_key,
 )
-from dispatchlab.engine.compiled.loop_parts import shift_in
+from dispatchlab.engine.compiled.slot_availability_ops import shift_in
 from dispatchlab.engine.kernels import COMPILED
 from dispatchlab.errors import ConfigError
 from dispatchlab.numba_loader import compiled

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.arrays import FloatArray, IntArray
-from dispatchlab.engine.compiled.kernel import availability_helpers, inlined
+from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
 from dispatchlab.engine.compiled.slot_availability_ops import (
     NEVER,
     NONE,
@@ -138,7 +138,7 @@ def kernels() -> dict[str, Callable[..., Any]]:
     """The three functions, compiled with Numba (disk-cached) when it is available."""
     if not _kernels:
         helpers = [*availability_helpers(), target_rank]
-        _kernels.update({f.__name__: compiled(f, helpers=helpers, inline=inlined(),
+        _kernels.update({f.__name__: compiled(f, helpers=helpers, inline=heap_inlined(),
                                               fallback=f)
                          for f in (place_jobs, take_many, advance_all)})
     return _kernels

@@ -12,12 +12,12 @@ in the general loop. A fixed power cap (``power-fixed-cap``: node model or power
 is taken by the strict and EASY loop, not by the conservative one, and so is a cap varying
 with a scenario's ``power_cap`` rows (over-cap policy ``wait``); so is a scenario of nodes
 leaving and coming back (``node_down`` / ``node_up`` / ``alive_nodes`` rows, the engine's
-default choice of nodes: :mod:`.scenario_loop`), also with a power cap — fixed, or varying
-with the same scenario's ``power_cap`` rows — drawn through the node model or the job power
-column. Informational rows (``temperature``, ``desired_utilization``, ``energy_price``,
-``signal``: :data:`INFO_KINDS`) change nothing a rule-based policy reads, but each is a
-decision point of the engine: on a fixed machine the strict and EASY loop takes them as cap
-rows that keep the cap in force.
+default choice of nodes: the rule-based wing's scenario loop), also with a power cap —
+fixed, or varying with the same scenario's ``power_cap`` rows — drawn through the node
+model or the job power column. Informational rows (``temperature``,
+``desired_utilization``, ``energy_price``, ``signal``: :data:`INFO_KINDS`) change nothing a
+rule-based policy reads, but each is a decision point of the engine: on a fixed machine the
+strict and EASY loop takes them as cap rows that keep the cap in force.
 """
 
 from __future__ import annotations
@@ -29,18 +29,18 @@ import numpy.typing as npt
 
 from dispatchlab.arrays import IntArray
 from dispatchlab.engine.budget import JobColumnPower
-from dispatchlab.engine.compiled.kernel import AVAILABLE
-from dispatchlab.engine.compiled.plan import OffersCompiledPlan
+from dispatchlab.engine.compiled.plan import OffersCompiledPlan, RunCompiled
 from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power
 from dispatchlab.engine.constraints import engine_rules_apply
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.state import SystemView
+from dispatchlab.numba_loader import NUMBA
 from dispatchlab.platform.platform import units_fitting
 
 #: Engine features the compiled loop reproduces exactly (tests compare it with the general
 #: loop on each); anything else in :meth:`Simulator.features` sends a run to the general loop.
 SUPPORTED = frozenset({"no-walltime-kill", "oracle", "power-fixed-cap", "scenario"})
-#: Scenario kinds the compiled loop takes (strict and EASY: :mod:`.scenario_loop`), and
+#: Scenario kinds the compiled loop takes (strict and EASY: the scenario loop), and
 #: with them or alone the ``power_cap`` rows of a varying cap (:func:`varying_cap`).
 SCENARIO_KINDS = frozenset({"node_down", "node_up", "alive_nodes"})
 CAP_KIND = "power_cap"
@@ -93,13 +93,15 @@ def scenario_rows(sim: Simulator) -> ScenarioRows | str:
 @dataclass(frozen=True)
 class SlotRun:
     """What the compiled loop needs beyond the workload: per job its rank in the queue
-    ordering and duration estimate, per node its unit slots."""
+    ordering and duration estimate, per node its unit slots; ``runner``: the dispatcher's
+    compiled loop (its plan's ``run``)."""
 
     rank: IntArray
     estimate: IntArray
     slots: IntArray
     easy: bool
     depth: int  # -1: no limit
+    runner: RunCompiled
     conservative: bool = False
     power: SlotPower | None = None  # a power cap (strict and EASY only)
     scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
@@ -109,7 +111,7 @@ class SlotRun:
 def slot_run(sim: Simulator) -> SlotRun | str:
     """The compiled run's inputs, or why the general engine must run ``sim``."""
     wl, plat, disp = sim.workload, sim.platform, sim.dispatcher
-    if not AVAILABLE:
+    if not NUMBA:
         return "Numba is not available or disabled (DISPATCHLAB_NO_NUMBA)"
     varying = varying_cap(sim)
     moving = nodes_move(sim)
@@ -121,7 +123,7 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     if unsupported:
         return f"engine feature(s) {', '.join(sorted(unsupported))} not supported"
     if not isinstance(disp, OffersCompiledPlan):
-        return f"dispatcher '{disp.name}' is not a rule-based Policy"
+        return f"dispatcher '{disp.name}' offers no compiled plan"
     view = SystemView(wl, plat, sim.req)  # the engine's view: every job known
     view.jobs.known = wl.n_jobs
     plan = disp.compiled_plan(wl, view)
@@ -167,6 +169,7 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         slots=slots,
         easy=plan.selection == "easy",
         depth=plan.depth,
+        runner=plan.run,
         conservative=conservative,
         power=power,
         scenario=rows,

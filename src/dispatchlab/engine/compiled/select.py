@@ -1,9 +1,12 @@
-"""Loop choice: the compiled loop when the run qualifies (``auto``), else the general one."""
+"""Loop choice: the compiled loop when the run qualifies (``auto``), else the general one.
+
+The compiled loop is the dispatcher's own (its :class:`~.plan.CompiledPlan`'s ``run``): the
+engine gathers the run's inputs (:func:`~.eligibility.slot_run`) and calls it, naming no loop.
+"""
 
 from __future__ import annotations
 
 from dispatchlab.engine.compiled.eligibility import slot_run
-from dispatchlab.engine.compiled.runner import run_conservative, run_scenario_slots, run_slots
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import ConfigError
@@ -22,23 +25,10 @@ def run_loop(sim: Simulator, loop: str = "auto") -> tuple[Recorder, str]:
                           field="loop")
     if loop != "general":
         run = slot_run(sim)
-        if not isinstance(run, str) and run.conservative:
-            rec = run_conservative(sim, run)
-            if rec is not None:
-                return rec, "compiled"
-            # pragma: no cover - never for the estimates it takes (see conservative_loop)
-            run = "a reservation was left in the past (the general loop rebuilds them)"
-        elif not isinstance(run, str) and run.scenario is not None:
-            found = run_scenario_slots(sim, run)
-            if found is not None:
-                return found, "compiled"
-            run = "the queue is stuck (the general loop reports it)"
-        elif not isinstance(run, str):
-            found = run_slots(sim, run)
-            if found is not None:
-                return found, "compiled"
-            run = "an idle machine waited on cap changes too long (the general loop reports it)"
+        found = run if isinstance(run, str) else run.runner(sim, run)
+        if not isinstance(found, str):
+            return found, "compiled"
         if loop == "compiled":
-            raise ConfigError(f"the compiled loop cannot run this simulation: {run}",
+            raise ConfigError(f"the compiled loop cannot run this simulation: {found}",
                               field="loop")
     return sim.run(), "general"

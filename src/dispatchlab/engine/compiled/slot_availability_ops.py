@@ -1,8 +1,10 @@
 """Operations on a slot availability held in plain arrays, for conservative backfilling.
 
-One source for the compiled kernels (:mod:`dispatchlab.engine.compiled.kernel` compiles
-these functions ahead of time or with Numba's JIT) and for the pure-Python fallback, which
-runs them as they are — so both give the same availability, step by step.
+One source for the compiled kernels (:mod:`~dispatchlab.engine.compiled.compiled_ops` compiles
+these functions ahead of time or with Numba's JIT, and the compiled loops compile them in)
+and for the pure-Python fallback, which runs them as they are — so both give the same
+availability, step by step. The array helpers at the end (:func:`grown`, :func:`shift_in`)
+serve every compiled part that keeps sorted or growing arrays.
 
 An availability is ``times[:n]`` (strictly increasing breakpoints, ``times[0]`` = now) and
 ``free[:n]`` (free unit slots over ``[times[k], times[k + 1])``; the last segment runs
@@ -272,3 +274,13 @@ def avail_min_free(free: Any, n: int) -> int:
         if free[k] < low:
             low = free[k]
     return int(low)
+
+
+def shift_in(keys: Any, vals: Any, n: int, k: int, key: int, val: float) -> int:
+    """Insert ``(key, val)`` at position ``k`` of the ``n`` sorted pairs; returns ``n + 1``."""
+    for m in range(n, k, -1):
+        keys[m] = keys[m - 1]
+        vals[m] = vals[m - 1]
+    keys[k] = key
+    vals[k] = val
+    return n + 1

@@ -8,7 +8,7 @@ depth limit, first-fit allocation and a
 included), same reservations and moves, same starts on the same nodes. The availability and the
 book of reservations are those of the general loop — the same functions of
 :mod:`~dispatchlab.engine.compiled.slot_availability_ops` — so only the loop around them is
-written twice. Compiled by :mod:`dispatchlab.engine.compiled.kernel`.
+written twice. Compiled by :mod:`dispatchlab.dispatchers.rule_based.compiled.kernel`.
 
 A run the loop cannot mirror (a reservation left in the past, which the general loop would
 answer with a rebuild) stops with status ``FALLBACK``: the runner then runs the general
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled.loop_parts import (
+from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     ev_room,
     first_fit,
     fixed_machine,
@@ -46,7 +46,7 @@ from dispatchlab.engine.compiled.slot_availability_ops import (
 )
 
 #: Status codes returned by :func:`conservative_loop` (``DONE``, ``STUCK`` and ``BROKEN`` as
-#: :mod:`~dispatchlab.engine.compiled.slot_loop`'s).
+#: :mod:`~dispatchlab.dispatchers.rule_based.compiled.slot_loop`'s).
 DONE, STUCK, BROKEN, FALLBACK = 0, 1, 2, 3
 
 

@@ -10,19 +10,37 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.arrays import with_zero
-from dispatchlab.engine.compiled.conservative_loop import FALLBACK
-from dispatchlab.engine.compiled.eligibility import SlotRun
-from dispatchlab.engine.compiled.kernel import (
+from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import FALLBACK
+from dispatchlab.dispatchers.rule_based.compiled.kernel import (
     conservative_loop_kernel,
     scenario_loop_kernel,
     slot_loop_kernel,
 )
-from dispatchlab.engine.compiled.scenario_loop import FALLBACK as SCENARIO_FALLBACK
-from dispatchlab.engine.compiled.slot_loop import FALLBACK as SLOT_FALLBACK
-from dispatchlab.engine.compiled.slot_loop import STUCK
+from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import FALLBACK as SCENARIO_FALLBACK
+from dispatchlab.dispatchers.rule_based.compiled.slot_loop import FALLBACK as SLOT_FALLBACK
+from dispatchlab.dispatchers.rule_based.compiled.slot_loop import STUCK
+from dispatchlab.engine.compiled.eligibility import SlotRun
 from dispatchlab.engine.recorder import COMPLETED, KILLED, Recorder, Segments
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import DispatchlabError
+
+
+def run_plan(sim: Simulator, run: SlotRun) -> Recorder | str:
+    """The policy's compiled plan run (:attr:`CompiledPlan.run
+    <dispatchlab.engine.compiled.plan.CompiledPlan.run>`): the conservative loop, the loop of a
+    machine whose nodes change, or the strict/EASY loop of a fixed machine; a string says
+    why the general loop must run ``sim`` after all."""
+    if run.conservative:
+        rec = run_conservative(sim, run)
+        # pragma: no cover - never for the estimates it takes (see conservative_loop)
+        return rec if rec is not None else ("a reservation was left in the past (the general "
+                                            "loop rebuilds them)")
+    if run.scenario is not None:
+        found = run_scenario_slots(sim, run)
+        return found if found is not None else "the queue is stuck (the general loop reports it)"
+    found = run_slots(sim, run)
+    return found if found is not None else ("an idle machine waited on cap changes too long "
+                                            "(the general loop reports it)")
 
 
 def run_slots(sim: Simulator, run: SlotRun) -> Recorder | None:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled.loop_parts import (
+from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     ends_remove,
     ev_room,
     gather,
@@ -37,9 +37,9 @@ from dispatchlab.engine.compiled.loop_parts import (
     room,
     room_rows,
 )
-from dispatchlab.engine.compiled.queue_index import idx_new, idx_put
+from dispatchlab.dispatchers.rule_based.compiled.queue_index import idx_new, idx_put
+from dispatchlab.dispatchers.rule_based.compiled.start_scan import EXTRA, start_scan
 from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
-from dispatchlab.engine.compiled.start_scan import EXTRA, start_scan
 
 #: Status codes returned by :func:`scenario_loop` (``FALLBACK``: the general loop must run,
 #: to raise its own error: a stuck queue, or an idle machine waiting too long).

@@ -5,7 +5,8 @@ driving a :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a stat
 or
 EASY selection, first-fit allocation and a
 :class:`~dispatchlab.dispatchers.machine.SlotMachine`: same decision points, same starts,
-same nodes, same EASY reservations. Compiled by :mod:`dispatchlab.engine.compiled.kernel`.
+same nodes, same EASY reservations. Compiled by
+:mod:`dispatchlab.dispatchers.rule_based.compiled.kernel`.
 
 Under a fixed power cap (node model or job power column, :mod:`.slot_power`) a job also
 needs its power to fit: the loop tries its first-fit placement, costs it node by node from
@@ -31,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled.loop_parts import (
+from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     backfill_kind,
     easy_shadow,
     ends_insert,
@@ -50,7 +51,13 @@ from dispatchlab.engine.compiled.loop_parts import (
     room,
     take,
 )
-from dispatchlab.engine.compiled.queue_index import ABSENT, EPS, idx_jump, idx_new, idx_put
+from dispatchlab.dispatchers.rule_based.compiled.queue_index import (
+    ABSENT,
+    EPS,
+    idx_jump,
+    idx_new,
+    idx_put,
+)
 from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
 
 #: Status codes returned by :func:`slot_loop` (``FALLBACK``: an idle machine waited on cap

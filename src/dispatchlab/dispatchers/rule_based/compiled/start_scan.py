@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled.loop_parts import (
+from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     backfill_kind,
     easy_shadow,
     ends_insert,
@@ -29,7 +29,7 @@ from dispatchlab.engine.compiled.loop_parts import (
     room,
     take,
 )
-from dispatchlab.engine.compiled.queue_index import ABSENT, EPS, idx_jump, idx_put
+from dispatchlab.dispatchers.rule_based.compiled.queue_index import ABSENT, EPS, idx_jump, idx_put
 
 #: Status codes (as the loops': 0 done, 2 the slot accounting broke).
 DONE, BROKEN = 0, 2

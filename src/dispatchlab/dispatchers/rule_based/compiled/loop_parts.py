@@ -3,7 +3,8 @@ running list and reservation, first-fit placement on unit slots, growing arrays.
 
 Plain Python functions on arrays, written once and compiled into :mod:`.slot_loop`,
 :mod:`.scenario_loop` and :mod:`.conservative_loop` (Numba compiles a call to them into the
-caller: :func:`~dispatchlab.engine.compiled.kernel.loop_helpers`). The loops keep their end
+caller: :func:`~dispatchlab.dispatchers.rule_based.compiled.kernel.loop_helpers`). The loops keep
+their end
 events in the book of reservations' heap (:func:`~.slot_availability_ops.heap_push`,
 ``heap_pop``): entries numbered in the order they were pushed, keyed by their time, ties by
 number — the engine's (time, sequence) order.
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled.slot_availability_ops import bisect_left, grown
+from dispatchlab.engine.compiled.slot_availability_ops import bisect_left, grown, shift_in
 
 #: The engine's limit for an idle machine with queued jobs and only timers ahead (s).
 IDLE_LIMIT = 400 * 86400
@@ -67,16 +68,6 @@ def ev_room(h_time: Any, h_id: Any, ev_job: Any, n_ev: int) -> Any:
 def queue_arrays(n: int) -> Any:
     """An empty queue for ``n`` jobs: ``(q_job, q_rank, q_gone)``."""
     return np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(n, np.bool_)
-
-
-def shift_in(keys: Any, vals: Any, n: int, k: int, key: int, val: float) -> int:
-    """Insert ``(key, val)`` at position ``k`` of the ``n`` sorted pairs; returns ``n + 1``."""
-    for m in range(n, k, -1):
-        keys[m] = keys[m - 1]
-        vals[m] = vals[m - 1]
-    keys[k] = key
-    vals[k] = val
-    return n + 1
 
 
 def q_insert(q_job: Any, q_rank: Any, qn: int, job: int, r: int) -> int:

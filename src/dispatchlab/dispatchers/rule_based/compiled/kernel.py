@@ -1,0 +1,115 @@
+"""The compiled loops, loaded through :func:`dispatchlab.numba_loader.compiled`: ahead of time
+(the unit :data:`LOOPS`, exports declared in :mod:`.aot_build`) or, where that cannot be
+built, through Numba's JIT with its disk cache.
+
+Unavailable when Numba is missing or disabled (``DISPATCHLAB_NO_NUMBA``): the general
+engine then runs every simulation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from dispatchlab.dispatchers.rule_based.compiled import loop_parts, start_scan
+from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
+from dispatchlab.numba_aot import AotUnit, load
+from dispatchlab.numba_loader import NUMBA, compiled, kind
+
+#: Whether the compiled loops can run in this process.
+AVAILABLE = NUMBA
+
+#: The pieces the loops are made of (:mod:`.loop_parts`).
+LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shift_in",
+              "q_insert", "q_compact", "ends_find", "ends_insert", "ends_remove",
+              "easy_shadow", "backfill_kind", "first_fit", "take", "give_back",
+              "reread_nodes", "release_power", "least_power", "fixed_machine", "gather")
+
+
+def inlined() -> list[Callable[..., Any]]:
+    """The helpers Numba copies into their callers (a call costs more than their work):
+    the heap's and the per-start placement steps, on the loops' hottest path, and the
+    scenario loop's decision (``start_scan``, which copies the placement steps in turn).
+    (Copies of copies of copies were miscompiled by Numba 0.68: nothing copied here goes
+    deeper than two levels.)"""
+    return [*heap_inlined(), loop_parts.room, loop_parts.first_fit, loop_parts.take,
+            loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind,
+            loop_parts.shift_in, start_scan.start_scan]
+
+
+def loop_helpers() -> list[Callable[..., Any]]:
+    """Every function the compiled loops call, for Numba to compile into them."""
+    from dispatchlab.dispatchers.rule_based.compiled import queue_index
+
+    return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
+            queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
+            queue_index.idx_jump, start_scan.start_scan]
+
+
+_HERE = "dispatchlab.dispatchers.rule_based.compiled."
+#: The rule-based wing's ahead-of-time unit: its three loops and everything compiled into them.
+LOOPS = AotUnit("rule_based_loops", (
+    *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
+                          "queue_index", "loop_parts", "kernel")),
+    "dispatchlab.engine.compiled.slot_availability_ops",
+    "dispatchlab.engine.compiled.compiled_ops"),
+    _HERE + "aot_build:exports")
+
+
+def _aot_module() -> ModuleType | None:
+    return load(LOOPS)
+
+
+def _loop(source: Callable[..., Any], warm: Callable[[Callable[..., Any]], None]
+          ) -> Callable[..., Any]:
+    """A compiled loop: ahead of time, else Numba's JIT (compiled now by ``warm``)."""
+    return compiled(source, helpers=loop_helpers(), inline=inlined(), aot_module=_aot_module,
+                    warm=warm, what="the compiled loops")
+
+
+def slot_loop_kernel() -> Callable[..., Any]:
+    """The compiled strict/EASY loop, loaded (or built) on first use."""
+    from dispatchlab.dispatchers.rule_based.compiled.slot_loop import slot_loop
+
+    def warm(fn: Callable[..., Any]) -> None:
+        one = np.ones(1, np.int64)
+        fn(one, one, one, one, one, np.zeros(1, np.bool_), one, True, -1, False, 0.0, 0.0,
+           np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0))
+
+    return _loop(slot_loop, warm)
+
+
+def scenario_loop_kernel() -> Callable[..., Any]:
+    """The compiled loop of a machine whose nodes change, loaded (or built) on first use."""
+    from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import scenario_loop
+
+    def warm(fn: Callable[..., Any]) -> None:
+        one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
+        fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True, -1,
+           np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1,
+           False, 0.0, 0.0, np.zeros((1, 2)), np.zeros(1), np.zeros(1), 0.0, none,
+           np.zeros(0))
+
+    return _loop(scenario_loop, warm)
+
+
+def conservative_loop_kernel() -> Callable[..., Any]:
+    """The compiled conservative-backfilling loop, loaded (or built) on first use."""
+    from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import conservative_loop
+
+    def warm(fn: Callable[..., Any]) -> None:
+        one = np.ones(1, np.int64)
+        fn(one, one, one, one, np.zeros(1, np.int64), np.zeros(1, np.bool_), one)
+
+    return _loop(conservative_loop, warm)
+
+
+def kernel_kind() -> str:
+    """``"aot"`` or ``"jit"``: how the strict/EASY loop was compiled (empty before first
+    use)."""
+    from dispatchlab.dispatchers.rule_based.compiled.slot_loop import slot_loop
+
+    return kind(slot_loop)
