@@ -21,8 +21,13 @@ from rich.table import Table
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import check_level, err_console, friendly_errors
 from dispatchlab.cli.options import (
+    CoolingOpt,
+    ItPowerOpt,
     LoadOptions,
+    MetricsWindowOpt,
     PlatformOpt,
+    PricesOpt,
+    TemperatureOpt,
     WalltimeKillOpt,
     WorkloadOpt,
     with_load_options,
@@ -522,17 +527,11 @@ def compare_command(
     power_cap: Annotated[float | None, typer.Option(
         help="Machine-wide power cap in W (as simulate).")] = None,
     walltime_kill: WalltimeKillOpt = True,
-    cooling: Annotated[str | None, typer.Option(
-        help="Cooling model for the profit entry: air | hybrid | a PUE table CSV.")] = None,
-    temperature: Annotated[str | None, typer.Option(
-        help="Ambient temperature for --cooling (default: the scenario's).")] = None,
-    prices: Annotated[str | None, typer.Option(
-        help="Profit prices: cheap | expensive | K1,K2.")] = None,
-    it_power: Annotated[str, typer.Option(
-        help="IT power for the cooling: auto | nodes | jobs.")] = "auto",
-    metrics_window: Annotated[str | None, typer.Option(
-        help="START,T: add the variable-capacity metrics (goodput, …) over [START, T) s.")]
-    = None,
+    cooling: CoolingOpt = None,
+    temperature: TemperatureOpt = None,
+    prices: PricesOpt = None,
+    it_power: ItPowerOpt = "auto",
+    metrics_window: MetricsWindowOpt = None,
 ) -> None:
     """Run several dispatchers on one workload and platform in parallel, print a comparison
     table and write a report folder (OUT/report/index.html)."""

@@ -47,6 +47,22 @@ WalltimeKillOpt = Annotated[bool, typer.Option(
     "--walltime-kill/--no-walltime-kill",
     help="Kill jobs at their requested time, or let each run its actual run time.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+# the profit accounting's options (simulate, compare)
+CoolingOpt = Annotated[str | None, typer.Option(
+    help="Cooling model for the profit entry: air | hybrid | a PUE table CSV "
+    "(temperature,W,W,…); ':scaled' fits it to the machine. See docs/profit.md.")]
+TemperatureOpt = Annotated[str | None, typer.Option(
+    help="Ambient temperature for --cooling: gen:temperature:season=summer|winter,… or a "
+    "time,what,value file with temperature rows (default: the scenario's).")]
+PricesOpt = Annotated[str | None, typer.Option(
+    help="Profit prices: cheap | expensive (the thesis's K1) | K1,K2 (per core-hour, per "
+    "kWh); energy_price rows in the scenario replace K2 over time.")]
+ItPowerOpt = Annotated[str, typer.Option(
+    help="IT power for the cooling: auto | nodes (platform power model) | jobs (the "
+    "workload's power column).")]
+MetricsWindowOpt = Annotated[str | None, typer.Option(
+    help="START,T: add the variable-capacity metrics over [START, T) s (goodput, "
+    "stretch, aborted volume, alive capacity).")]
 
 # the command-line form of each LoadOptions field (eurora_units is simulate's own option)
 LOAD_OPTIONS: dict[str, Any] = {

@@ -16,8 +16,13 @@ from rich.table import Table
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import err_console, friendly_errors
 from dispatchlab.cli.options import (
+    CoolingOpt,
+    ItPowerOpt,
     LoadOptions,
+    MetricsWindowOpt,
     PlatformOpt,
+    PricesOpt,
+    TemperatureOpt,
     WalltimeKillOpt,
     WorkloadOpt,
     with_load_options,
@@ -92,18 +97,10 @@ def simulate_command(
     on_abort: Annotated[str, typer.Option(
         help="A job whose node leaves: requeue (restart, or resume from a checkpoint) | "
         "fail.")] = "requeue",
-    cooling: Annotated[str | None, typer.Option(
-        help="Cooling model for the profit entry: air | hybrid | a PUE table CSV "
-        "(temperature,W,W,…); ':scaled' fits it to the machine. See docs/profit.md.")] = None,
-    temperature: Annotated[str | None, typer.Option(
-        help="Ambient temperature for --cooling: gen:temperature:season=summer|winter,… or a "
-        "time,what,value file with temperature rows (default: the scenario's).")] = None,
-    prices: Annotated[str | None, typer.Option(
-        help="Profit prices: cheap | expensive (the thesis's K1) | K1,K2 (per core-hour, per "
-        "kWh).")] = None,
-    it_power: Annotated[str, typer.Option(
-        help="IT power for the cooling: auto | nodes (platform power model) | jobs (the "
-        "workload's power column).")] = "auto",
+    cooling: CoolingOpt = None,
+    temperature: TemperatureOpt = None,
+    prices: PricesOpt = None,
+    it_power: ItPowerOpt = "auto",
     window_start: Annotated[int | None, typer.Option(
         help="Variable-capacity job file: the jobs released from this time (s) on, times "
         "rebased to it.")] = None,
@@ -114,9 +111,7 @@ def simulate_command(
         help="Read the --scenario files from this time (s) on, rebased to it (files with "
         "absolute times, such as the authors' variation files; earlier rows give the state "
         "at the start). Default: --window-start.")] = None,
-    metrics_window: Annotated[str | None, typer.Option(
-        help="START,T: add the variable-capacity metrics over [START, T) s (goodput, "
-        "stretch, aborted volume, alive capacity).")] = None,
+    metrics_window: MetricsWindowOpt = None,
 ) -> None:
     """Simulate one dispatcher on one workload and print the summary."""
     load.eurora_units = eurora_units
