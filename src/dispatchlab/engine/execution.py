@@ -146,6 +146,7 @@ def set_node_state(sim: Simulator, node: int, state: int) -> None:
         view.free[node] = row if becomes else 0
         view.alive[node] = becomes
     view.node_state[node] = state
+    view.node_changes += 1
     refresh_power(sim, node)
     sim.rec.node_state(view.now, node, state)
     sim.events.nodes.append(node)
