@@ -23,9 +23,10 @@ from dispatchlab.platform.platform import units_fitting
 
 
 class FreeSlots:
-    """Free slots per node (``free``), the nodes with one or more in index order
-    (``avail``), what each running job holds (``held``); read from the view's free
-    matrix at creation and whenever nodes changed state (:meth:`sync`)."""
+    """Free slots per node (``free``; not kept when no node hosts two units), the nodes
+    with one or more in index order (``avail``), what each running job holds (``held``);
+    read from the view's free matrix at creation and whenever nodes changed state
+    (:meth:`sync`)."""
 
     __slots__ = ("avail", "changes", "free", "held", "one", "req")
 
@@ -48,11 +49,9 @@ class FreeSlots:
         """First-fit: ``job``'s ``units`` on the lowest-index nodes with free slots, as many
         per node as it has; the Start decision."""
         avail, free = self.avail, self.free
-        if self.one:
+        if self.one:  # (the nodes listed are the free ones: ``free`` is not kept)
             nodes = avail[:units]
             del avail[:units]
-            for nd in nodes:
-                free[nd] = 0
             counts = [1] * len(nodes)
             placed = len(nodes)
         else:
@@ -79,6 +78,15 @@ class FreeSlots:
         if held is None:
             return
         free, avail = self.free, self.avail
+        if self.one:
+            nodes = held[0]
+            if len(nodes) > 2:  # (one merge of two sorted runs beats three insertions)
+                avail += nodes
+                avail.sort()
+            else:
+                for nd in nodes:
+                    insort(avail, nd)
+            return
         for nd, c in zip(*held, strict=True):
             if not free[nd]:
                 insort(avail, nd)
