@@ -14,13 +14,13 @@ import heapq
 import time
 from collections.abc import Callable, Sequence
 from heapq import heappop
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 import numpy as np
 
 from dispatchlab.arrays import IntArray
 from dispatchlab.engine import appliers, handlers
-from dispatchlab.engine.budget import OVER_CAP_POLICIES, JobColumnPower, PowerModel
+from dispatchlab.engine.budget import OVER_CAP_POLICIES, JobColumnPower
 from dispatchlab.engine.capabilities import capabilities_of
 from dispatchlab.engine.constraints import Constraints, build_constraints
 from dispatchlab.engine.decisions import Decision
@@ -30,6 +30,7 @@ from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.protocol import Dispatcher
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.scenario import Scenario
+from dispatchlab.engine.settings import DEFAULTS, EngineSettings
 from dispatchlab.engine.state import Budget, Oracle, SystemView
 from dispatchlab.engine.work import WorkModel
 from dispatchlab.errors import ConfigError, DispatchlabError, InfeasibleJob
@@ -45,7 +46,9 @@ ABORT_POLICIES = ("requeue", "fail")
 class Simulator:
     """Simulates ``workload`` on ``platform`` under ``dispatcher``.
 
-    ``on_infeasible``: ``"error"`` (default) stops on a job the empty machine cannot host;
+    The keyword settings (:class:`~dispatchlab.engine.settings.EngineSettings`, defaults
+    in its ``DEFAULTS``): ``seed`` of the dispatcher's random generator; ``progress``:
+    called with (jobs done, jobs) as the run goes; ``on_infeasible``: ``"error"`` (default) stops on a job the empty machine cannot host;
     ``"reject"`` records it as rejected with a reason and goes on. ``scenario``: changes
     over time (nodes, power cap, temperature, profiles). ``walltime_kill``: kill a job at
     its requested time (default) or let every job run its actual run time. ``on_abort``:
@@ -66,18 +69,11 @@ class Simulator:
         workload: Workload,
         platform: Platform,
         dispatcher: Dispatcher,
-        *,
-        seed: int = 0,
-        on_infeasible: str = "error",
-        progress: Callable[[int, int], None] | None = None,
-        scenario: Scenario | None = None,
-        walltime_kill: bool = True,
-        on_abort: str = "requeue",
-        power_cap: float | None = None,
-        power_model: PowerModel | None = None,
-        count_idle: bool = True,
-        on_over_cap: str = "wait",
+        **settings: Unpack[EngineSettings],
     ):
+        given = DEFAULTS | settings
+        on_infeasible, on_abort = given["on_infeasible"], given["on_abort"]
+        power_cap, on_over_cap = given["power_cap"], given["on_over_cap"]
         if on_infeasible not in ("error", "reject"):
             raise ConfigError("on_infeasible must be 'error' or 'reject'", field="on_infeasible")
         if on_abort not in ABORT_POLICIES:
@@ -92,17 +88,17 @@ class Simulator:
         self.platform = platform
         self.dispatcher = dispatcher
         self.caps = capabilities_of(dispatcher)  # what the engine reads of it (oracle, …)
-        self.seed = seed
+        self.seed = given["seed"]
         self.on_infeasible = on_infeasible
-        self.progress = progress
-        self.scenario = scenario if scenario else None
+        self.progress = given["progress"]
+        self.scenario = given["scenario"] or None
         if self.scenario is not None:
             _check_targets(self.scenario, platform)
-        self.walltime_kill = walltime_kill
+        self.walltime_kill = given["walltime_kill"]
         self.on_abort = on_abort
         self.power_cap = power_cap
-        self.power_model = power_model
-        self.count_idle = count_idle
+        self.power_model = given["power_model"]
+        self.count_idle = given["count_idle"]
         self.on_over_cap = on_over_cap
         self.power_shed = 0  # jobs stopped by the over-cap policy
         self.req = map_requests(workload, platform)
