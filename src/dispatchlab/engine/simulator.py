@@ -48,7 +48,8 @@ class Simulator:
 
     The keyword settings (:class:`~dispatchlab.engine.settings.EngineSettings`, defaults
     in its ``DEFAULTS``): ``seed`` of the dispatcher's random generator; ``progress``:
-    called with (jobs done, jobs) as the run goes; ``on_infeasible``: ``"error"`` (default) stops on a job the empty machine cannot host;
+    called with (jobs done, jobs) as the run goes; ``on_infeasible``: ``"error"``
+    (default) stops on a job the empty machine cannot host;
     ``"reject"`` records it as rejected with a reason and goes on. ``scenario``: changes
     over time (nodes, power cap, temperature, profiles). ``walltime_kill``: kill a job at
     its requested time (default) or let every job run its actual run time. ``on_abort``:
