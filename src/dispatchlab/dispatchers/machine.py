@@ -21,13 +21,14 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.arrays import IntArray
-from dispatchlab.dispatchers.allocators import Allocator, Placement
+from dispatchlab.dispatchers.allocators import Allocator, FirstFit, Placement
 from dispatchlab.dispatchers.availability import (
     Availability,
     LiveRequests,
     NodeAvailability,
     SlotAvailability,
 )
+from dispatchlab.dispatchers.free_slots import FreeSlots
 from dispatchlab.dispatchers.group_placement import GroupPlacement, place_all
 from dispatchlab.dispatchers.workspace import Workspace
 from dispatchlab.engine.decisions import Start
@@ -119,6 +120,11 @@ class Machine:
         if ws is None:
             ws = self._ws = Workspace(self.view)
         d = ws.take(job, nodes, counts)
+        self._expect(job)
+        return d
+
+    def _expect(self, job: int) -> None:
+        """A job started now: its expected end."""
         e = self.now + self.estimator.estimate(job)
         ends = self.ends
         if not ends or (e, job) > ends[-1]:
@@ -127,7 +133,6 @@ class Machine:
             insort(ends, (e, job))
         self.end_of[job] = e
         self._start_of[job] = self.now
-        return d
 
     def power_allows(self, job: int, placement: Any) -> bool:
         """True when starting ``job`` on ``placement`` now keeps within the power cap."""
@@ -231,9 +236,16 @@ class SlotMachine(Machine):
         self._placed: tuple[int, IntArray, IntArray] | None = None
         self._req = view.unit_request if view.unit_request is not None else \
             np.zeros(0, np.int64)
+        #: first-fit from its own free slots per node (the first-fit allocator, no power
+        #: budget): a start reads no scratch matrix and makes no compiled call
+        self._slots: FreeSlots | None = None
+        if type(allocator) is FirstFit and view.budget is None and len(self._req):
+            self._slots = FreeSlots(view, self._req, int(slots_per_node.max(initial=0)))
+        self._starts: list[Start] = []  # this call's starts (own slots: the workspace's replay)
 
     def begin(self, view: SystemView, events: Events) -> None:
         """Release the slots of jobs that stopped; recount slots when nodes changed."""
+        own = self._slots
         if events.aborted or self._observe is not None:
             super().begin(view, events)
         else:  # the common case, inlined: jobs that ended release their slots
@@ -251,19 +263,38 @@ class SlotMachine(Machine):
                         del ends[bisect_left(ends, (e, j))]
                     del start_of[j]
                     busy -= units[j]
+                    if own is not None:
+                        own.give_back(j)
                 self.busy = busy
             self.now = view.now
             self._ws = None
+        if self._starts:
+            self._starts = []
         if events.nodes:
             self.total = int(self.slots[view.alive].sum())
+        if own is not None and own.changes != view.node_changes:
+            own.sync(view)  # nodes changed state since its last look
         self.free = self.total - self.busy
 
     def _finished(self, job: int) -> None:
         self.busy -= self.units[job]
+        if self._slots is not None:
+            self._slots.give_back(job)
 
     def _adopted(self, job: int, nodes: IntArray, counts: IntArray) -> None:
         self.busy += self.units[job]
         self.free = self.total - self.busy
+        if self._slots is not None:  # (its slots are already taken in the view's matrix)
+            self._slots.held[job] = (nodes.tolist(), counts.tolist())
+
+    def workspace(self) -> Workspace:
+        """The scratch free matrix of this call (with its own slots: the view's, minus the
+        starts of this call)."""
+        if self._ws is None:
+            self._ws = ws = Workspace(self.view)
+            for d in self._starts:
+                ws.take(d.job, d.nodes, d.counts)
+        return self._ws
 
     def any_free(self) -> bool:
         """Some slot is free."""
@@ -285,6 +316,14 @@ class SlotMachine(Machine):
     def start(self, job: int) -> Start:
         """Choose nodes with the allocator (always succeeds when the slots are free)."""
         u = self.units[job]
+        own = self._slots
+        if own is not None:  # first-fit on its own free slots
+            self.free -= u
+            self.busy += u
+            d = own.take(job, u)
+            self._starts.append(d)
+            self._expect(job)
+            return d
         cached = self._placed
         if cached is not None and cached[0] == job:
             placed: Placement | None = (cached[1], cached[2])

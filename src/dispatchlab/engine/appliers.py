@@ -58,19 +58,20 @@ def start(sim: Simulator, d: Start) -> None:
     if job not in queue:
         raise invalid(sim, f"job {sim.jid(job)} cannot start: it is {_where(sim, job)}")
     nodes, counts = d.nodes, d.counts
-    units = sim.units[job] if sim.fresh[job] else _units_of(sim, job, counts, d)
-    rules = sim.rules
+    own = sim.units[job]
+    units = own if sim.fresh[job] else _units_of(sim, job, counts, d)
+    rules, meter = sim.rules, sim.meter
     if rules is not None and len(nodes):
         why = rules.violation(job, view.now, np.asarray(nodes))
         if why is not None:
             raise invalid(sim, f"job {sim.jid(job)} cannot start: {why}")
-    if sim.meter is not None:
+    if meter is not None:
         _check_power(sim, job, nodes, counts, 0.0)
     req = sim.req_one  # (inlined req_of: one call less per start)
     if kernels.check_and_take(view.free, nodes, counts, sim.req[job] if req is None else req,
                               units) != OK:
         raise explain(sim, job, nodes, counts, units)
-    if units == sim.units[job]:
+    if units == own:
         ft = view.free_total
         for r, amount in view.demand_nz[job]:
             ft[r] -= amount
@@ -78,9 +79,9 @@ def start(sim: Simulator, d: Start) -> None:
         _take_total(sim, job, units, -1)
     del queue[job]
     sim.held_units[job] = units
-    if sim.meter is not None:
+    if meter is not None:
         take_budget(sim, job, nodes, counts)
-    begin_segment(sim, job, nodes, counts, new_run=True)
+    begin_segment(sim, job, nodes, counts, True)
 
 
 def wake_at(sim: Simulator, d: WakeAt) -> None:

@@ -34,14 +34,15 @@ def begin_segment(sim: Simulator, job: int, nodes: IntArray, counts: IntArray,
     """
     view = sim.view
     t = view.now
-    if new_run:
-        sim.run_start[job] = t
-    run_start = sim.run_start[job]
-    if sim.fresh[job] and new_run:  # rigid job, first run: exact integer arithmetic
+    if new_run and sim.fresh[job]:  # rigid job, first run: exact integer arithmetic
+        sim.run_start[job] = run_start = t
         end = t + sim.fresh_dur[job]
         killed = sim.fresh_killed[job]
         sim.work_from[job] = t
     else:
+        if new_run:
+            sim.run_start[job] = t
+        run_start = sim.run_start[job]
         n = sim.held_units[job]
         work_from = t + pause
         sim.work_from[job] = work_from
@@ -84,11 +85,11 @@ def release_job(sim: Simulator, job: int) -> Running:
         req = sim.req[job]
     kernels.release(view.free, run.nodes, run.counts, req)
     ft = view.free_total
-    if sim.held_units[job] == sim.units[job]:
+    n = sim.held_units[job]
+    if n == sim.units[job]:
         for r, amount in view.demand_nz[job]:
             ft[r] += amount
     else:
-        n = sim.held_units[job]
         for r in np.flatnonzero(req).tolist():
             ft[r] += n * int(req[r])
     if view.budget is not None:
@@ -146,6 +147,7 @@ def set_node_state(sim: Simulator, node: int, state: int) -> None:
         view.free[node] = row if becomes else 0
         view.alive[node] = becomes
     view.node_state[node] = state
+    view.node_changes += 1
     refresh_power(sim, node)
     sim.rec.node_state(view.now, node, state)
     sim.events.nodes.append(node)

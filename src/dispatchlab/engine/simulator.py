@@ -13,13 +13,14 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from heapq import heappop
+from typing import Any, ClassVar, Unpack
 
 import numpy as np
 
 from dispatchlab.arrays import IntArray
 from dispatchlab.engine import appliers, handlers
-from dispatchlab.engine.budget import OVER_CAP_POLICIES, JobColumnPower, PowerModel
+from dispatchlab.engine.budget import OVER_CAP_POLICIES, JobColumnPower
 from dispatchlab.engine.capabilities import capabilities_of
 from dispatchlab.engine.constraints import Constraints, build_constraints
 from dispatchlab.engine.decisions import Decision
@@ -29,6 +30,7 @@ from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.protocol import Dispatcher
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.scenario import Scenario
+from dispatchlab.engine.settings import DEFAULTS, EngineSettings
 from dispatchlab.engine.state import Budget, Oracle, SystemView
 from dispatchlab.engine.work import WorkModel
 from dispatchlab.errors import ConfigError, DispatchlabError, InfeasibleJob
@@ -44,7 +46,10 @@ ABORT_POLICIES = ("requeue", "fail")
 class Simulator:
     """Simulates ``workload`` on ``platform`` under ``dispatcher``.
 
-    ``on_infeasible``: ``"error"`` (default) stops on a job the empty machine cannot host;
+    The keyword settings (:class:`~dispatchlab.engine.settings.EngineSettings`, defaults
+    in its ``DEFAULTS``): ``seed`` of the dispatcher's random generator; ``progress``:
+    called with (jobs done, jobs) as the run goes; ``on_infeasible``: ``"error"``
+    (default) stops on a job the empty machine cannot host;
     ``"reject"`` records it as rejected with a reason and goes on. ``scenario``: changes
     over time (nodes, power cap, temperature, profiles). ``walltime_kill``: kill a job at
     its requested time (default) or let every job run its actual run time. ``on_abort``:
@@ -55,24 +60,21 @@ class Simulator:
     """
 
     events: Events  # what happened since the dispatcher's last call (set per run)
+    nxt: int  # the next job to be submitted (set per run, as the rest below)
+    n_jobs: int
+    rejected: set[int]
+    _costart: bool
 
     def __init__(
         self,
         workload: Workload,
         platform: Platform,
         dispatcher: Dispatcher,
-        *,
-        seed: int = 0,
-        on_infeasible: str = "error",
-        progress: Callable[[int, int], None] | None = None,
-        scenario: Scenario | None = None,
-        walltime_kill: bool = True,
-        on_abort: str = "requeue",
-        power_cap: float | None = None,
-        power_model: PowerModel | None = None,
-        count_idle: bool = True,
-        on_over_cap: str = "wait",
+        **settings: Unpack[EngineSettings],
     ):
+        given = DEFAULTS | settings
+        on_infeasible, on_abort = given["on_infeasible"], given["on_abort"]
+        power_cap, on_over_cap = given["power_cap"], given["on_over_cap"]
         if on_infeasible not in ("error", "reject"):
             raise ConfigError("on_infeasible must be 'error' or 'reject'", field="on_infeasible")
         if on_abort not in ABORT_POLICIES:
@@ -87,17 +89,17 @@ class Simulator:
         self.platform = platform
         self.dispatcher = dispatcher
         self.caps = capabilities_of(dispatcher)  # what the engine reads of it (oracle, …)
-        self.seed = seed
+        self.seed = given["seed"]
         self.on_infeasible = on_infeasible
-        self.progress = progress
-        self.scenario = scenario if scenario else None
+        self.progress = given["progress"]
+        self.scenario = given["scenario"] or None
         if self.scenario is not None:
             _check_targets(self.scenario, platform)
-        self.walltime_kill = walltime_kill
+        self.walltime_kill = given["walltime_kill"]
         self.on_abort = on_abort
         self.power_cap = power_cap
-        self.power_model = power_model
-        self.count_idle = count_idle
+        self.power_model = given["power_model"]
+        self.count_idle = given["count_idle"]
         self.on_over_cap = on_over_cap
         self.power_shed = 0  # jobs stopped by the over-cap policy
         self.req = map_requests(workload, platform)
@@ -135,12 +137,8 @@ class Simulator:
         or until the next event is after ``until`` (the record so far, still open)."""
         if not self._started:
             self._begin()
-        view, n = self.view, self.n_jobs
-        while self.nxt < n or view.queue or view.running:
-            t = self._next_time()
-            if until is not None and t > until:
-                return self.rec
-            self.step(t)
+        if self._points(until, -1, None):
+            return self.rec
         return self._finish()
 
     def step(self, t: int | None = None) -> None:
@@ -149,34 +147,85 @@ class Simulator:
         flags let the engine skip it), its decisions."""
         if not self._started:
             self._begin()
-        if t is None:
-            t = self._next_time()
-        events = self.events
-        if self._called:  # a fresh record (a dispatcher may keep the one it was given)
-            events = self.events = Events(t)
-        else:  # the last call was skipped: its events wait for the next call
-            events.time = t
-        self.view.now = t
-        heap = self.heap
-        if heap and heap[0][0] == t:
-            on = self._on
-            while heap and heap[0][0] == t:
-                _, kind, seq, payload = heapq.heappop(heap)
-                on[kind](self, payload, seq)
-        if self.nxt < self.n_jobs and self.submit[self.nxt] == t:
-            self._submit(t)
-        if self._wakes_on == WAKE_ON_ALL or events.wakes(self._wakes_on):
-            self.decide()
-        else:  # the dispatcher's answer cannot change: the point is recorded, no call
-            self._called = False
-            rec = self.rec
-            rec.decision_cpu.append(0.0)
-            rec.decision_at.append(t)
-            self._after(())
+        self._points(None, 1, t)
 
-    def decide(self) -> Sequence[Decision]:
+    def _points(self, until: int | None, points: int, at: int | None) -> bool:
+        """The loop: decision points until every job has left the machine, ``points`` of
+        them were run (-1: no limit) or the next is after ``until`` (then True). ``at``:
+        the time of the first point (default: the next time anything happens).
+
+        Each point: the engine events of its time from the heap (each applied by the
+        handler of its kind), the jobs submitted then, the dispatcher's call (skipped when
+        its ``wakes_on`` flags say its answer cannot change), the sample of the point.
+        Everything read at every point is bound to locals once.
+        """
+        view, rec, heap = self.view, self.rec, self.heap
+        queue, running = view.queue, view.running
+        submit, n, end_seq = self.submit, self.n_jobs, self.end_seq
+        on, rejected, decide = self._on, self.rejected, self.decide
+        free_total, alive_total = view.free_total, view.alive_total
+        sample, at_point, cpu_point = rec.samples.extend, rec.decision_at.append, \
+            rec.decision_cpu.append
+        budget = view.budget
+        power_sample = rec.power_samples.extend
+        plain = not self._costart and self.progress is None
+        while self.nxt < n or queue or running:
+            if points == 0:
+                return False
+            points -= 1
+            nxt = self.nxt
+            if at is not None:
+                t, at = at, None
+            elif nxt < n:  # (the next time, inlined: arrivals still to come)
+                while heap and heap[0][1] == END and end_seq[heap[0][3]] != heap[0][2]:
+                    heappop(heap)
+                t = submit[nxt]
+                if heap and heap[0][0] < t:
+                    t = heap[0][0]
+            else:
+                t = self._next_time()
+            if until is not None and t > until:
+                return True
+            events = self.events
+            if self._called:  # a fresh record (a dispatcher may keep the one it was given)
+                events = self.events = Events(t)
+            else:  # the last call was skipped: its events wait for the next call
+                events.time = t
+            view.now = t
+            while heap and heap[0][0] == t:
+                _, kind, seq, payload = heappop(heap)
+                on[kind](self, payload, seq)
+            if nxt < n and submit[nxt] == t:  # admit the jobs submitted now
+                first = nxt
+                while nxt < n and submit[nxt] == t:
+                    nxt += 1
+                self.nxt = nxt
+                view._advance(nxt)
+                new = events.submitted
+                for j in range(first, nxt):
+                    if j not in rejected:
+                        queue[j] = None
+                        new.append(j)
+            flags = self._wakes_on
+            if flags == WAKE_ON_ALL or events.wakes(flags):
+                decisions = decide(after=False)
+            else:  # the dispatcher's answer cannot change: the point is recorded, no call
+                self._called = False
+                cpu_point(0.0)
+                at_point(t)
+                decisions = ()
+            if plain:  # (the sample of the point, inlined)
+                sample((t, len(queue), len(running), *free_total, *alive_total))
+                if budget is not None:
+                    power_sample((t, budget.used, budget.cap))
+            else:
+                self._after(decisions)
+        return False
+
+    def decide(self, after: bool = True) -> Sequence[Decision]:
         """The dispatcher's call at the current decision point (``self.events`` filled) and
-        its decisions, validated and applied; returns them."""
+        its decisions, validated and applied; returns them. ``after``: also the checks and
+        sample of the point (the loop does them itself)."""
         t = self.view.now
         rec = self.rec
         dispatcher = self.dispatcher
@@ -194,7 +243,8 @@ class Simulator:
                 if applier is None:
                     raise appliers.invalid(self, f"unknown decision {d!r}")
                 applier(self, d)
-        self._after(decisions)
+        if after:
+            self._after(decisions)
         return decisions
 
     _on: ClassVar[dict[int, Callable[[Simulator, int, int], None]]] = {
@@ -341,10 +391,6 @@ class Simulator:
         self.seq = seq + 1
         return seq
 
-    def _busy(self) -> bool:
-        """Jobs still to come, queued or running."""
-        return self.nxt < self.n_jobs or bool(self.view.queue) or bool(self.view.running)
-
     def _next_time(self) -> int:
         """The time of the next decision point (stale end entries are dropped)."""
         heap, end_seq = self.heap, self.end_seq
@@ -372,23 +418,6 @@ class Simulator:
         else:
             self.idle_since = -1
         return t
-
-    def _submit(self, t: int) -> None:
-        """Admit the jobs submitted at ``t``."""
-        submit, n, nxt = self.submit, len(self.submit), self.nxt
-        if nxt >= n or submit[nxt] != t:
-            return
-        first = nxt
-        while nxt < n and submit[nxt] == t:
-            nxt += 1
-        self.nxt = nxt
-        self.view._advance(nxt)
-        queue, new = self.view.queue, self.events.submitted
-        rejected = self.rejected
-        for j in range(first, nxt):
-            if j not in rejected:
-                queue[j] = None
-                new.append(j)
 
     def _after(self, decisions: Sequence[Decision]) -> None:
         """Checks spanning several decisions, the sample of this decision point."""

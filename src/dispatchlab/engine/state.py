@@ -247,7 +247,9 @@ class SystemView:
     - ``capacity``: the platform's nodes × resources; ``free``: what is free now on usable
       nodes (rows of nodes that are not on are 0); ``free_total`` per resource.
     - ``node_state``: per node one of ``ON, OFF, BOOTING, SHUTTING_DOWN, DOWN``; ``alive``:
-      the usable (``ON``) nodes; ``alive_total``: their capacity per resource.
+      the usable (``ON``) nodes; ``alive_total``: their capacity per resource;
+      ``node_changes``: how many node state changes happened so far (a part that mirrors
+      the free resources re-reads them when it moved).
     - ``budget``: the machine-wide power :class:`Budget`, or ``None``; :meth:`power_of`:
       what a start would draw (the site's power model); ``env``: the current value of
       every scenario kind seen so far (``"power_cap"``, ``"temperature"``,
@@ -274,6 +276,7 @@ class SystemView:
         "free",
         "free_total",
         "jobs",
+        "node_changes",
         "node_state",
         "now",
         "oracle",
@@ -304,6 +307,7 @@ class SystemView:
         self.now = 0
         self.rules: Constraints | None = None
         self.node_state = np.zeros(platform.n_nodes, dtype=np.int8)
+        self.node_changes = 0  # node state changes so far (parts that mirror free resources)
         self.alive = np.ones(platform.n_nodes, dtype=bool)
         self.alive_total: list[int] = list(self.total)
         self.budget: Budget | None = None

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.machine import Machine
+from dispatchlab.dispatchers.machine import Machine, SlotMachine
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
@@ -60,8 +60,16 @@ def start_in_order(order: list[int], machine: Machine, out: list[Decision]) -> i
     """Start queued jobs in priority order while they fit; the index of the first that
     does not (``len(order)`` when all started)."""
     i, n = 0, len(order)
-    while i < n and machine.fits(order[i]):
-        out.append(machine.start(order[i]))
+    start = machine.start
+    if type(machine) is SlotMachine and machine.view.budget is None:
+        units = machine.units  # (its fits, inlined: enough free slots)
+        while i < n and units[order[i]] <= machine.free:
+            out.append(start(order[i]))
+            i += 1
+        return i
+    fits = machine.fits
+    while i < n and fits(order[i]):
+        out.append(start(order[i]))
         i += 1
     return i
 

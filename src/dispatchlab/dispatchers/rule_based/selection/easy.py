@@ -121,16 +121,18 @@ class Easy(Backfilling):
         units, estimate = machine.units, machine.estimator.estimate
         floor = self._unit_floor
         limit = self._limit(machine, floor)
+        # without a budget a job within the limit (the free slots) fits: no call to ask
+        budget = machine.view.budget is not None
         for k in range(first, stop):
             j = order[k]
             u = units[j]
             if u > limit:
                 continue
             if now + estimate(j) <= shadow:
-                if not machine.fits(j):
+                if budget and not machine.fits(j):
                     continue
                 out.append(machine.start(j))
-            elif u <= machine.extra and machine.fits(j):
+            elif u <= machine.extra and (not budget or machine.fits(j)):
                 out.append(machine.start_beside(j))
             else:
                 continue
