@@ -143,18 +143,80 @@ def _first_fit_nb(free: Any, req: Any, units: int) -> Any:
 COMPILED = NUMBA
 
 
+#: The plain functions the compiled kernels are made of (for the ahead-of-time unit,
+#: :mod:`dispatchlab.engine.compiled.compiled_ops`).
+check_and_take_source = _check_and_take_nb
+release_source = _release_nb
+first_fit_source = _first_fit_nb
+HELPERS = (_units_on_node,)
+
+
 def _compile() -> None:
-    """Replace the kernels below by their compiled (or plain) versions, on first call."""
+    """Replace the kernels below by their compiled (or plain) versions, on first call:
+    ahead of time compiled for int64 arrays (no Numba start-up, ~0.5 s a process), the JIT
+    for any other argument; the plain twins without Numba."""
     global check_and_take, release, first_fit_nodes
-    check_and_take, release, first_fit_nodes = (
-        compiled(_check_and_take_nb, fallback=_check_and_take_py),
-        compiled(_release_nb, fallback=_release_py),
-        compiled(_first_fit_nb, helpers=(_units_on_node,), fallback=_first_fit_py))
+    module = _aot_module()
+    if module is None:
+        check_and_take, release, first_fit_nodes = (
+            compiled(_check_and_take_nb, fallback=_check_and_take_py),
+            compiled(_release_nb, fallback=_release_py),
+            compiled(_first_fit_nb, helpers=HELPERS, fallback=_first_fit_py))
+        return
+    check_and_take, release, first_fit_nodes = _guarded(module)
+
+
+def _aot_module() -> Any:
+    """The engine's ahead-of-time unit when Numba is on and it is built, else ``None``."""
+    if not NUMBA:
+        return None
+    from dispatchlab.engine.compiled.compiled_ops import aot_module
+
+    return aot_module()
+
+
+def _guarded(module: Any) -> tuple[Callable[..., int], Callable[..., None], Callable[..., Any]]:
+    """The ahead-of-time kernels behind a type check: an extension module reads whatever
+    memory it is given, so only native int64 arrays of the right dimensions reach it;
+    anything else goes to the JIT, compiled on its first use (and raising its typing error
+    for what it cannot take either)."""
+    i8, nd = np.dtype(np.int64), np.ndarray
+    take, give, fit = module.check_and_take, module.release, module.first_fit_nodes
+
+    def aot_check_and_take(free: Any, nodes: Any, counts: Any, req: Any, units: int) -> int:
+        """Validate a placement and take it from ``free`` (ahead of time compiled)."""
+        if (nodes.__class__ is nd and counts.__class__ is nd and free.__class__ is nd
+                and req.__class__ is nd and nodes.dtype == i8 and counts.dtype == i8
+                and free.dtype == i8 and req.dtype == i8 and nodes.ndim == 1
+                and counts.ndim == 1 and free.ndim == 2 and req.ndim == 1):
+            return take(free, nodes, counts, req, units)  # type: ignore[no-any-return]
+        return int(compiled(_check_and_take_nb, fallback=_check_and_take_py)(
+            free, nodes, counts, req, units))
+
+    def aot_release(free: Any, nodes: Any, counts: Any, req: Any) -> None:
+        """Give a placement back to ``free`` (ahead of time compiled)."""
+        if (nodes.__class__ is nd and counts.__class__ is nd and free.__class__ is nd
+                and req.__class__ is nd and nodes.dtype == i8 and counts.dtype == i8
+                and free.dtype == i8 and req.dtype == i8 and nodes.ndim == 1
+                and counts.ndim == 1 and free.ndim == 2 and req.ndim == 1):
+            give(free, nodes, counts, req)
+        else:
+            compiled(_release_nb, fallback=_release_py)(free, nodes, counts, req)
+
+    def aot_first_fit(free: Any, req: Any, units: int) -> Any:
+        """First nodes that together host ``units`` units (ahead of time compiled)."""
+        if (free.__class__ is nd and req.__class__ is nd and free.dtype == i8
+                and req.dtype == i8 and free.ndim == 2 and req.ndim == 1):
+            return fit(free, req, units)
+        return compiled(_first_fit_nb, helpers=HELPERS, fallback=_first_fit_py)(
+            free, req, units)
+
+    return aot_check_and_take, aot_release, aot_first_fit
 
 
 # The kernels are compiled on first call (importing Numba costs ~0.5 s, which a command
 # that never runs them should not pay). Call them as ``kernels.<name>(…)``: after the
-# first call the module attribute is the compiled function itself.
+# first call the module attribute is the compiled function (or its ahead-of-time wrapper).
 def _check_and_take_first(free: Any, nodes: Any, counts: Any, req: Any, units: int) -> int:
     """Validate a placement and take it from ``free`` (see :func:`_check_and_take_py`)."""
     _compile()

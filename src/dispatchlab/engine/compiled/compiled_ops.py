@@ -1,7 +1,8 @@
 """The engine's compiled operations — the slot-availability operations (conservative
-backfilling's availability and book: :mod:`.slot_availability_ops`) and the audit's capacity
-sweep (:mod:`.capacity_sweep`) — as one ahead-of-time unit (:data:`ENGINE_OPS`), and their
-loader.
+backfilling's availability and book: :mod:`.slot_availability_ops`), the audit's capacity
+sweep (:mod:`.capacity_sweep`) and the general loop's placement kernels
+(:mod:`dispatchlab.engine.kernels`: check-and-take, release, first-fit) — as one
+ahead-of-time unit (:data:`ENGINE_OPS`), and their loader.
 
 They are loaded through :func:`dispatchlab.numba_loader.compiled`: ahead of time, else
 Numba's JIT with its disk cache; the plain Python source (on lists) when Numba is missing or
@@ -44,6 +45,7 @@ def exports() -> AotExports:
     """The unit's exports with their signatures (the build process only: imports Numba)."""
     from numba import types as nt
 
+    from dispatchlab.engine import kernels
     from dispatchlab.engine.compiled.capacity_sweep import sweep
 
     i = nt.int64
@@ -62,12 +64,23 @@ def exports() -> AotExports:
     functions = {op: (getattr(ops_source, op), sig) for op, sig in signatures.items()}
     functions["audit_sweep"] = (sweep, nt.UniTuple(i, 5)(i8, i8, i8, i8, i4, i4, i8_2d, i8_2d,
                                                          i8, i8))
-    return AotExports(functions, helpers=availability_helpers(), inline=heap_inlined())
+    # the placement kernels on int64 arrays of any layout (kernels.py sends other dtypes
+    # to the JIT: an extension module does not check its arguments' types)
+    a1, a2 = nt.Array(i, 1, "A"), nt.Array(i, 2, "A")
+    functions.update({
+        "check_and_take": (kernels.check_and_take_source, i(a2, a1, a1, a1, i)),
+        "release": (kernels.release_source, nt.none(a2, a1, a1, a1)),
+        "first_fit_nodes": (kernels.first_fit_source, nt.UniTuple(i8, 2)(a2, a1, i)),
+    })
+    return AotExports(functions, helpers=[*availability_helpers(), *kernels.HELPERS],
+                      inline=heap_inlined())
 
 
-#: The engine's ahead-of-time unit: the slot-availability operations and the audit sweep.
+#: The engine's ahead-of-time unit: the slot-availability operations, the audit sweep and
+#: the placement kernels.
 ENGINE_OPS = AotUnit("engine_ops", ("dispatchlab.engine.compiled.slot_availability_ops",
-                                    "dispatchlab.engine.compiled.capacity_sweep"),
+                                    "dispatchlab.engine.compiled.capacity_sweep",
+                                    "dispatchlab.engine.kernels"),
                      f"{__name__}:exports")
 
 
