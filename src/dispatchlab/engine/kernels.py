@@ -189,7 +189,7 @@ def _guarded(module: Any) -> tuple[Callable[..., int], Callable[..., None], Call
                 and req.__class__ is nd and nodes.dtype == i8 and counts.dtype == i8
                 and free.dtype == i8 and req.dtype == i8 and nodes.ndim == 1
                 and counts.ndim == 1 and free.ndim == 2 and req.ndim == 1):
-            return take(free, nodes, counts, req, units)  # type: ignore[no-any-return]
+            return take(free, nodes, counts, req, units)
         return int(compiled(_check_and_take_nb, fallback=_check_and_take_py)(
             free, nodes, counts, req, units))
 
