@@ -28,16 +28,19 @@ from dispatchlab.engine.compiled import aot_build as _build_source
 from dispatchlab.engine.compiled import capacity_sweep as _sweep_source
 from dispatchlab.engine.compiled import conservative_loop as _cons_source
 from dispatchlab.engine.compiled import loop_parts as _parts_source
+from dispatchlab.engine.compiled import power_shadow as _power_shadow_source
+from dispatchlab.engine.compiled import queue_index as _index_source
 from dispatchlab.engine.compiled import scenario_loop as _scenario_source
 from dispatchlab.engine.compiled import slot_availability_ops as _ops_source
 from dispatchlab.engine.compiled import slot_loop as _source
+from dispatchlab.engine.compiled import start_scan as _scan_source
 
 
 def module_name() -> str:
     """Name of the module for these sources, Numba and Python version."""
     key = hashlib.sha256(Path(_source.__file__).read_bytes())
     for other in (_ops_source, _cons_source, _sweep_source, _parts_source, _scenario_source,
-                  _build_source):
+                  _build_source, _scan_source, _index_source, _power_shadow_source):
         key.update(Path(str(other.__file__)).read_bytes())
     numba_version = metadata.version("numba")  # importing numba to read it costs ~0.5 s
     key.update(f"{numba_version} {sys.implementation.cache_tag}".encode())

@@ -35,7 +35,7 @@ def build(out_dir: str, name: str) -> None:
     returns = nt.Tuple((nt.int64, i8, i8, i8, i8, i4, i4, nt.Array(nt.int64, 2, "C"),
                         nt.int64, nt.int64, nt.int64, f8, nt.int64, f8, i8))
     sig = returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8, nt.boolean, nt.int64,
-                  nt.boolean, nt.float64, nt.float64, nt.Array(nt.float64, 2, "C"), f8,
+                  nt.boolean, nt.boolean, nt.float64, nt.float64, nt.Array(nt.float64, 2, "C"), f8,
                   nt.float64, i8, f8)
     cc = CC(name)
     cc.output_dir = out_dir
@@ -64,7 +64,7 @@ def build(out_dir: str, name: str) -> None:
     scen_returns = nt.Tuple((i, i8, i8, i8, i8, i8, i8, i4, i4, i, i8, i8_2d, i8_2d, i,
                              i8_2d, i, b1, i, i, f8, f8))
     scen_sig = scen_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i,
-                            i8_2d, i8, i8, i8, i8, i8, i8, nt.boolean, i8,
+                            nt.boolean, i8_2d, i8, i8, i8, i8, i8, i8, nt.boolean, i8,
                             nt.boolean, f, f, nt.Array(f, 2, "C"), f8, f8, f, i8, f8)
     cc.export("scenario_loop", scen_sig)(scenario_loop)
     sweep_sig = nt.UniTuple(i, 5)(i8, i8, i8, i8, i4, i4, i8_2d, i8_2d, i8, i8)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.engine.compiled import loop_parts, start_scan
+from dispatchlab.engine.compiled import loop_parts, power_shadow, start_scan
 from dispatchlab.engine.compiled import slot_availability_ops as ops_source
 from dispatchlab.numba_loader import NUMBA, compiled, kind
 
@@ -58,7 +58,8 @@ def loop_helpers() -> list[Callable[..., Any]]:
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
-            queue_index.idx_jump, start_scan.start_scan]
+            queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
+            power_shadow.pairwise_sum, power_shadow.power_shadow]
 
 
 def _aot_module() -> Any:
@@ -80,8 +81,8 @@ def slot_loop_kernel() -> Callable[..., Any]:
 
     def warm(fn: Callable[..., Any]) -> None:
         one = np.ones(1, np.int64)
-        fn(one, one, one, one, one, np.zeros(1, np.bool_), one, True, -1, False, 0.0, 0.0,
-           np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0))
+        fn(one, one, one, one, one, np.zeros(1, np.bool_), one, True, -1, False, False, 0.0,
+           0.0, np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0))
 
     return _loop(slot_loop, warm)
 
@@ -93,7 +94,7 @@ def scenario_loop_kernel() -> Callable[..., Any]:
     def warm(fn: Callable[..., Any]) -> None:
         one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
         fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True, -1,
-           np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1,
+           False, np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1,
            False, 0.0, 0.0, np.zeros((1, 2)), np.zeros(1), np.zeros(1), 0.0, none,
            np.zeros(0))
 
