@@ -70,6 +70,10 @@ def test_cap_walk(kth: Workload) -> None:
     power = simulate(kth, plat, "easy-power", scenario=_cap_walk(_low(kth, 100)))
     assert power.summary["loop"] == "compiled"
     assert power.jobs["start"].tolist() != easy.jobs["start"].tolist()
+    # jobs outliving their requested time: expected ends in the past stay in the scan
+    assert (kth.runtime > kth.walltime).any()
+    assert_same(kth, plat, "easy-power", scenario=_cap_walk(_low(kth, 100), 3),
+                walltime_kill=False)
 
 
 def test_nodes_leaving_with_a_cap(kth: Workload) -> None:
