@@ -77,6 +77,8 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
                             {"power_cap": 42_000.0}),
     "hpc2n-easypower-cap44000": (HPC2N, "nodes=240,cores=1", "easy-power", True,
                                  {"power_cap": 44_000.0}),
+    "hpc2n-easypower-cap42000": (HPC2N, "nodes=240,cores=1", "easy-power", True,
+                                 {"power_cap": 42_000.0}),
     "hpc2n-easypower-capwalk": (HPC2N, "nodes=240,cores=1", "easy-power", True,
                                 {"scenario": CAP_WALK}),
     "hpc2n-easypower-nodewalk-capwalk": (HPC2N, "nodes=240,cores=1", "easy-power", True,

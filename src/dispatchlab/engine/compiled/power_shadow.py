@@ -124,6 +124,9 @@ def power_shadow(decision: int, shadow: int, extra: int, free: int, head: int, u
     released = 0
     cap = cap_now
     stale = False  # nodes_then lags behind the releases
+    priced = False  # power and d hold for the releases so far
+    power = 0.0  # the machine's power then
+    d = 0.0  # what the head adds then
     last = -1  # the previous candidate
     pe = 0  # the next expected end that may be a candidate
     pr = 0  # the next expected end to release
@@ -159,23 +162,26 @@ def power_shadow(decision: int, shadow: int, extra: int, free: int, head: int, u
             gone += job_w[j]
             released += units[j]
             stale = True
+            priced = False
         if free + released < need:
             continue  # its slots are not free then
-        if stale:
-            nodes_then = pairwise_sum(scratch_w, n_nodes)
-            stale = False
-        power = used_now - (nodes_now - nodes_then) - gone
-        d = job_w[head]  # its first-fit increase then, node by node
-        left = need
-        nd = 0
-        while left > 0:
-            r = scratch[nd]
-            if r > 0:
-                c = r if r < left else left
-                k = slots[nd] - r
-                d += node_w[nd, k + c] - node_w[nd, k]
-                left -= c
-            nd += 1
+        if not priced:  # (a candidate that only changes the cap keeps them)
+            if stale:
+                nodes_then = pairwise_sum(scratch_w, n_nodes)
+                stale = False
+            power = used_now - (nodes_now - nodes_then) - gone
+            d = job_w[head]  # its first-fit increase then, node by node
+            left = need
+            nd = 0
+            while left > 0:
+                r = scratch[nd]
+                if r > 0:
+                    c = r if r < left else left
+                    k = slots[nd] - r
+                    d += node_w[nd, k + c] - node_w[nd, k]
+                    left -= c
+                nd += 1
+            priced = True
         if power + d <= cap + EPS:
             if cand < shadow:  # what stays free beside the head then
                 extra = free + released - need
