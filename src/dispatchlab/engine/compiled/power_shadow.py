@@ -94,27 +94,28 @@ def pairwise_sum(a: Any, n: int) -> float:
 
 
 def power_shadow(decision: int, shadow: int, extra: int, free: int, head: int, units: Any,
-                 e_time: Any, e_job: Any, en: int, began: Any, at_pos: Any, at_len: Any,
-                 flat_nodes: Any, flat_counts: Any, node_free: Any, slots: Any, node_w: Any,
-                 cur_w: Any, job_w: Any, used_now: float, cap_now: float, c_time: Any,
-                 c_value: Any, crow: int, scratch: Any, scratch_w: Any
-                 ) -> tuple[int, int, float]:
+                 e_time: Any, e_job: Any, en: int, job_at: Any, flat_nodes: Any,
+                 flat_counts: Any, node_free: Any, slots: Any, node_w: Any, cur_w: Any,
+                 job_w: Any, used_now: float, cap_now: float, c_time: Any, c_value: Any,
+                 crow: int, scratch_w: Any) -> tuple[int, int, float]:
     """The head's reservation in power too: ``(shadow time, extra slots, extra power)``;
     see the module docstring.
 
     ``shadow``/``extra``: the slot-based reservation (``shadow < NEVER``); ``free``: the
-    free slots now; ``e_time``/``e_job``: running jobs by (expected end, job), those with
-    ``began[j] == decision`` started in this decision (number: an earlier decision at the
-    same time started jobs that run now), job ``j`` on ``flat_*[at_pos[j]:at_pos[j] +
-    at_len[j]]``; ``node_free``/``cur_w``: each node's free slots and power now (after the
-    decision's starts so far); ``used_now``: the machine's power with those starts;
-    ``cap_now``: the cap in force, ``c_time[crow:]``/``c_value[crow:]`` its announced
-    changes after now; ``scratch``/``scratch_w``: work arrays of one entry per node.
+    free slots now; ``e_time``/``e_job``: running jobs by (expected end, job); row ``j`` of
+    ``job_at``: the decision that started job ``j`` (those started in this one,
+    ``decision``, do not run yet; an earlier decision at the same time started jobs that
+    do) and its placement ``flat_*[pos:pos + len]`` as ``(decision, pos, len)``, column 3
+    a work column of one entry per node; ``node_free``/``cur_w``: each node's free slots
+    and power now (after the decision's starts so far); ``used_now``: the machine's power
+    with those starts; ``cap_now``: the cap in force, ``c_time[crow:]``/``c_value[crow:]``
+    its announced changes after now; ``scratch_w``: a work array of one entry per node.
     Returns ``(NEVER, extra, 0.0)`` when the head's power fits at no candidate.
     """
     n_nodes = node_free.shape[0]
     need = units[head]
     n_c = c_time.shape[0]
+    scratch = job_at[:, 3]  # free slots per node then
     for nd in range(n_nodes):
         scratch[nd] = node_free[nd]
         scratch_w[nd] = cur_w[nd]
@@ -135,7 +136,7 @@ def power_shadow(decision: int, shadow: int, extra: int, free: int, head: int, u
     while True:
         cand = shadow if shadow > last else NEVER
         while pe < en and (e_time[pe] <= shadow or e_time[pe] <= last
-                           or began[e_job[pe]] == decision):
+                           or job_at[e_job[pe], 0] == decision):
             pe += 1
         if pe < en and e_time[pe] < cand:
             cand = e_time[pe]
@@ -152,10 +153,10 @@ def power_shadow(decision: int, shadow: int, extra: int, free: int, head: int, u
         while pr < en and e_time[pr] <= cand:
             j = e_job[pr]
             pr += 1
-            if began[j] == decision:
+            if job_at[j, 0] == decision:
                 continue  # started in this decision: not running yet
-            p = at_pos[j]
-            for a in range(at_len[j]):
+            p = job_at[j, 1]
+            for a in range(job_at[j, 2]):
                 nd = flat_nodes[p + a]
                 scratch[nd] += flat_counts[p + a]
                 scratch_w[nd] = node_w[nd, slots[nd] - scratch[nd]]

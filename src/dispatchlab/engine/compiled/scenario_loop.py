@@ -159,12 +159,9 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     res[EXTRA] = 0
     started = np.empty(n, np.int64)  # one decision's starts and their placements
     # easy-power under a cap: each running job's start and placement, work arrays
-    m_ep = n if easy_power and power else 0
-    began = np.full(m_ep, -1, np.int64)
-    at_pos = np.zeros(m_ep, np.int64)
-    at_len = np.zeros(m_ep, np.int64)
-    scratch = np.empty(n_nodes if m_ep else 0, np.int64)
-    scratch_w = np.empty(n_nodes if m_ep else 0, np.float64)
+    on = easy_power and power
+    job_at = np.full((max(n, n_nodes) if on else 0, 4), -1, np.int64)
+    scratch_w = np.empty(n_nodes if on else 0, np.float64)
     st_pos = np.empty(n, np.int64)
     st_len = np.empty(n, np.int64)
     backfilled = 0
@@ -375,8 +372,7 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 slots, flat_nodes, flat_counts, n_flat, free, easy, depth, True, size,
                 (t_u, t_e, t_p), (e_time, e_job, end_of), en, res, power, cap_w - used,
                 used, least_w, unit_w, (node_w, cur_w, job_w), (started, st_pos, st_len),
-                (easy_power, n_points, cap_w, crow, c_time, c_value, began, at_pos, at_len,
-                 scratch, scratch_w))
+                (easy_power, n_points, cap_w, crow, c_time, c_value, job_at, scratch_w))
             backfilled += n_back
             if status != DONE:
                 break

@@ -114,8 +114,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     spare = 0.0  # its extra power
     used0 = used_w  # the machine's power when the decision began
     taken = 0.0  # what the decision's starts add
-    scratch = np.empty(n_nodes if in_power else 0, np.int64)
-    began = np.full(n if in_power else 0, -1, np.int64)  # the decision that started a job
+    # each job's starting decision and placement, a work column (:func:`power_shadow`)
+    job_at = np.full((max(n, n_nodes) if in_power else 0, 4), -1, np.int64)
     scratch_w = np.empty(n_nodes if in_power else 0, np.float64)
     q_job, q_rank, q_gone = queue_arrays(n)
     qn = 0
@@ -265,10 +265,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                         else:
                             shadow, extra, spare = power_shadow(
                                 n_points, shadow, extra, free, j, units, e_time, e_job, en,
-                                began,
-                                alloc_pos, alloc_len, flat_nodes, flat_counts, node_free,
-                                slots, node_w, cur_w, job_w, used0 + taken, cap_w, c_time,
-                                c_value, crow, scratch, scratch_w)
+                                job_at, flat_nodes, flat_counts, node_free, slots, node_w,
+                                cur_w, job_w, used0 + taken, cap_w, c_time, c_value, crow,
+                                scratch_w)
                     elif i > 0 or n_fin > 0 or j != head or shadow <= t:
                         head = j
                         shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j],
@@ -303,7 +302,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     left -= job_p
                     taken += job_p
                     if in_power:
-                        began[j] = n_points
+                        job_at[j, 0] = n_points
+                        job_at[j, 1] = p
+                        job_at[j, 2] = n_try
                     used += job_w[j] + reread_nodes(node_w, cur_w, node_free, slots,
                                                     flat_nodes, p, n_try)
                 alloc_pos[j] = p

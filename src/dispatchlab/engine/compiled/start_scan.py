@@ -56,11 +56,10 @@ def start_scan(t: int, renew: bool, queue: Any, qn: int, units: Any, est: Any,
     ``ends``: EASY's running jobs ``(e_time, e_job, end_of)``; ``res``: EASY's head, shadow
     time, extra units, and the last plan recorded (job, time), kept between calls;
     ``tables``: ``(node_w, cur_w, job_w)`` under a cap; ``out``: ``(started, st_pos,
-    st_len)``; ``easy_power``: ``(on, decision, cap, crow, c_time, c_value, began, at_pos,
-    at_len, scratch, scratch_w)`` — when ``on`` and under a cap, EASY's reservation is
-    ``easy-power``'s (:mod:`.power_shadow`: the cap now ``cap``, its announced changes
-    ``c_*[crow:]``; the scan writes each start's decision number and placement into
-    ``began``, ``at_pos``, ``at_len``).
+    st_len)``; ``easy_power``: ``(on, decision, cap, crow, c_time, c_value, job_at,
+    scratch_w)`` — when ``on`` and under a cap, EASY's reservation is ``easy-power``'s
+    (:mod:`.power_shadow`: the cap now ``cap``, its announced changes ``c_*[crow:]``; the
+    scan writes each start's decision number and placement into ``job_at``).
 
     Returns ``(status, bad_job, qn, n_started, lo, n_flat, flat_nodes, flat_counts, free,
     used, en, backfilled, scanned)``: job ``started[k]`` took ``flat_*[st_pos[k]:st_pos[k]
@@ -72,8 +71,7 @@ def start_scan(t: int, renew: bool, queue: Any, qn: int, units: Any, est: Any,
     e_time, e_job, end_of = ends
     node_w, cur_w, job_w = tables
     started, st_pos, st_len = out
-    (ep_on, decision, cap_w, crow, c_time, c_value, began, at_pos, at_len, scratch,
-     scratch_w) = easy_power
+    ep_on, decision, cap_w, crow, c_time, c_value, job_at, scratch_w = easy_power
     in_power = ep_on and power
     spare = 0.0  # easy-power's extra power
     used0 = used  # the machine's power when the decision began
@@ -151,10 +149,9 @@ def start_scan(t: int, renew: bool, queue: Any, qn: int, units: Any, est: Any,
                     extra = free
                 else:
                     shadow, extra, spare = power_shadow(
-                        decision, shadow, extra, free, j, units, e_time, e_job, en, began, at_pos,
-                        at_len, flat_nodes, flat_counts, node_free, slots, node_w, cur_w,
-                        job_w, used0 + taken, cap_w, c_time, c_value, crow, scratch,
-                        scratch_w)
+                        decision, shadow, extra, free, j, units, e_time, e_job, en, job_at,
+                        flat_nodes, flat_counts, node_free, slots, node_w, cur_w, job_w,
+                        used0 + taken, cap_w, c_time, c_value, crow, scratch_w)
             elif i > 0 or renew or j != head or shadow <= t:
                 head = j
                 shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j], t)
@@ -190,9 +187,9 @@ def start_scan(t: int, renew: bool, queue: Any, qn: int, units: Any, est: Any,
                                             n_try)
         started[n_started] = j
         if in_power:
-            began[j] = decision
-            at_pos[j] = p
-            at_len[j] = n_try
+            job_at[j, 0] = decision
+            job_at[j, 1] = p
+            job_at[j, 2] = n_try
         st_pos[n_started] = p
         st_len[n_started] = n_try
         n_started += 1
