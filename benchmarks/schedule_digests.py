@@ -7,7 +7,8 @@ capacity, power). Two trees give the same digest for a case exactly when they pr
 same run. Cases: FIFO, EASY and conservative on full HPC2N and KTH; scenario runs (20 % of
 the nodes leaving and coming back on a seeded random walk, a varying power cap, both in one
 scenario); the
-overloaded binding-cap EASY run.
+overloaded binding-cap EASY run; ``easy-power`` under a fixed cap, a varying cap and nodes
+leaving with a varying cap.
 
 Usage: ``python benchmarks/schedule_digests.py --out digests.json [--only SUBSTR ...]
 [--loop general]``; ``--compare digests.json`` checks against a stored file (exit 1 on any
@@ -74,6 +75,14 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
                                    {"power_cap": 17_000.0, "on_infeasible": "reject"}),
     "hpc2n-easy-cap42000": (HPC2N, "nodes=240,cores=1", "easy", True,
                             {"power_cap": 42_000.0}),
+    "hpc2n-easypower-cap44000": (HPC2N, "nodes=240,cores=1", "easy-power", True,
+                                 {"power_cap": 44_000.0}),
+    "hpc2n-easypower-cap42000": (HPC2N, "nodes=240,cores=1", "easy-power", True,
+                                 {"power_cap": 42_000.0}),
+    "hpc2n-easypower-capwalk": (HPC2N, "nodes=240,cores=1", "easy-power", True,
+                                {"scenario": CAP_WALK}),
+    "hpc2n-easypower-nodewalk-capwalk": (HPC2N, "nodes=240,cores=1", "easy-power", True,
+                                         {"scenario": [NODE_WALK, CAP_WALK]}),
 }
 
 

@@ -44,13 +44,16 @@ def test_policy_offers_its_plan() -> None:
     assert (real.selection, real.depth) == ("conservative", -1)
     assert real.estimate.tolist() == [5, 3, 8, 1]
     assert real.ranks().tolist() == [0, 1, 2, 3]
+    power = plan_of("easy-power")
+    assert isinstance(power, CompiledPlan)
+    assert (power.selection, power.depth) == ("easy-power", -1)
 
 
 @pytest.mark.parametrize(("spec", "reason"), [
     ("wfp3", "is dynamic"),
     ("order=fifo,select=strict,alloc=best-fit", "not first-fit"),
     ("order=fifo,select=conservative,depth=2", "depth limit"),
-    ("easy-power", "neither strict, EASY nor conservative"),
+    ("fifo-nonstrict", "neither strict, EASY, easy-power nor conservative"),
 ])
 def test_policy_says_why_it_has_no_plan(spec: str, reason: str) -> None:
     found = plan_of(spec)

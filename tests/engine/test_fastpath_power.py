@@ -125,7 +125,8 @@ def test_the_compiled_loop_takes_only_a_cap_with_node_or_column_power() -> None:
     assert simulate(wl, plat, "easy", scenario=cap_and_nodes).summary["loop"] == "compiled"
     for disp, kwargs in [
         ("conservative", {"power_cap": 100.0}),  # its compiled loop has no cap
-        ("easy-power", {"power_cap": 100.0}),
+        ("easy-power", {"scenario": Scenario([Change(3, "temperature", 20.0)]),
+                        "power_cap": 100.0}),  # informational rows: not with easy-power
         ("easy", {"scenario": varying, "on_over_cap": "kill-youngest"}),  # stops jobs
         ("easy", {"scenario": cap_and_nodes, "on_over_cap": "requeue-youngest"}),
         ("easy", {"power_model": _Flat()}),  # another job power source

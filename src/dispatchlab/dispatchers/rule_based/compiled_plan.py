@@ -2,9 +2,9 @@
 which of its combinations the compiled loops reproduce exactly, their inputs, and the loop
 that runs them (:func:`~dispatchlab.dispatchers.rule_based.compiled.runner.run_plan`).
 
-A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …), strict or EASY selection (any
-depth) or conservative backfilling (no depth limit), first-fit, the requested-time or
-real-duration estimate. Other selections (``easy-power``, ``prb-power``, …), allocators
+A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …), strict, EASY or ``easy-power``
+selection (any depth) or conservative backfilling (no depth limit), first-fit, the
+requested-time or real-duration estimate. Other selections (``prb-power``, …), allocators
 and dynamic orderings run in the general loop; a subclass of ``Policy`` may change the
 decisions and has no plan unless it offers its own (:meth:`Policy.compiled_plan
 <dispatchlab.dispatchers.rule_based.policy.Policy.compiled_plan>`).
@@ -18,7 +18,7 @@ import numpy as np
 
 from dispatchlab.dispatchers.allocators import FirstFit
 from dispatchlab.dispatchers.rule_based.compiled.runner import run_plan
-from dispatchlab.dispatchers.rule_based.selection import Conservative, Easy, Strict
+from dispatchlab.dispatchers.rule_based.selection import Conservative, Easy, EasyPower, Strict
 from dispatchlab.engine.compiled.plan import CompiledPlan, IntArray
 from dispatchlab.engine.state import SystemView
 from dispatchlab.estimates.base import OracleEstimate, WalltimeEstimate
@@ -27,7 +27,8 @@ from dispatchlab.workload.workload import Workload
 if TYPE_CHECKING:
     from dispatchlab.dispatchers.rule_based.policy import Policy
 
-_SELECTIONS = {Strict: "strict", Easy: "easy", Conservative: "conservative"}
+_SELECTIONS = {Strict: "strict", Easy: "easy", EasyPower: "easy-power",
+               Conservative: "conservative"}
 
 
 def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> CompiledPlan | str:
@@ -38,7 +39,7 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
     sel = policy.selection
     selection = _SELECTIONS.get(type(sel))
     if selection is None:
-        return f"selection '{sel.name}' is neither strict, EASY nor conservative"
+        return f"selection '{sel.name}' is neither strict, EASY, easy-power nor conservative"
     if selection == "conservative" and sel.depth is not None:
         return "conservative backfilling has a depth limit"
     if type(policy.allocator) is not FirstFit:

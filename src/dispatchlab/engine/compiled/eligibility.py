@@ -1,8 +1,8 @@
 """Which runs the compiled loops can take: the parts it reproduces exactly, nothing else.
 
 A dispatcher that offers a compiled plan (:mod:`~dispatchlab.engine.compiled.plan`: the
-rule-based ``Policy`` with a static ordering, strict or EASY selection (any depth) or
-conservative backfilling (no depth limit), first-fit, the requested-time or real-duration
+rule-based ``Policy`` with a static ordering, strict, EASY or ``easy-power`` selection (any
+depth) or conservative backfilling (no depth limit), first-fit, the requested-time or real-duration
 estimate); every job's unit asking the same resource vector (the policy's ``SlotMachine``
 case); no operator rules (queues with windows, reservations,
 heterogeneous jobs); Numba available. Of the engine's features
@@ -17,7 +17,10 @@ fixed, or varying with the same scenario's ``power_cap`` rows — drawn through 
 model or the job power column. Informational rows (``temperature``,
 ``desired_utilization``, ``energy_price``, ``signal``: :data:`INFO_KINDS`) change nothing a
 rule-based policy reads, but each is a decision point of the engine: on a fixed machine the
-strict and EASY loop takes them as cap rows that keep the cap in force.
+strict and EASY loop takes them as cap rows that keep the cap in force (not with the
+``easy-power`` selection, whose reservation takes every cap row as a candidate time).
+``easy-power`` runs wherever EASY does otherwise (its reservation in power under a cap:
+the rule-based wing's ``power_shadow``).
 """
 
 from __future__ import annotations
@@ -102,6 +105,7 @@ class SlotRun:
     easy: bool
     depth: int  # -1: no limit
     runner: RunCompiled
+    easy_power: bool = False  # EASY's reservation in power too under a cap (easy-power)
     conservative: bool = False
     power: SlotPower | None = None  # a power cap (strict and EASY only)
     scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
@@ -131,6 +135,8 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         return plan
     conservative = plan.selection == "conservative"
     rows: ScenarioRows | None = None
+    if informed and plan.selection == "easy-power":
+        return "informational scenario rows are not supported with easy-power"
     if informed and (conservative or moving):
         assert sim.scenario is not None
         return ("scenario kind(s) " + ", ".join(sorted(sim.scenario.kinds() & INFO_KINDS))
@@ -167,7 +173,8 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         rank=plan.ranks(),
         estimate=plan.estimate,
         slots=slots,
-        easy=plan.selection == "easy",
+        easy=plan.selection in ("easy", "easy-power"),
+        easy_power=plan.selection == "easy-power",
         depth=plan.depth,
         runner=plan.run,
         conservative=conservative,

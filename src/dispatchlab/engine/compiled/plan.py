@@ -29,14 +29,15 @@ if TYPE_CHECKING:
 RunCompiled = Callable[[Simulator, "SlotRun"], Recorder | str]
 
 #: The selection loops compiled.
-SELECTIONS = ("strict", "easy", "conservative")
+SELECTIONS = ("strict", "easy", "easy-power", "conservative")
 
 
 @dataclass(frozen=True)
 class CompiledPlan:
     """A dispatcher's decisions as the compiled loops take them.
 
-    ``selection``: one of :data:`SELECTIONS`; ``depth``: EASY's backfill depth (-1: no
+    ``selection``: one of :data:`SELECTIONS` (``easy-power``: EASY whose reservation under a
+    power cap holds in power too); ``depth``: EASY's backfill depth (-1: no
     limit; the conservative loop takes none); ``estimate``: each job's duration estimate (s,
     at least 1); ``ranks()``: each job's position in the queue ordering (computed only when
     the run goes compiled); ``run(sim, inputs)``: the dispatcher's compiled loop, given the

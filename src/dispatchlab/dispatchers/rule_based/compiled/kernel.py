@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.rule_based.compiled import loop_parts, start_scan
+from dispatchlab.dispatchers.rule_based.compiled import loop_parts, power_shadow, start_scan
 from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
 from dispatchlab.numba_aot import AotUnit, load
 from dispatchlab.numba_loader import NUMBA, compiled, kind
@@ -46,14 +46,15 @@ def loop_helpers() -> list[Callable[..., Any]]:
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
-            queue_index.idx_jump, start_scan.start_scan]
+            queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
+            power_shadow.pairwise_sum, power_shadow.power_shadow]
 
 
 _HERE = "dispatchlab.dispatchers.rule_based.compiled."
 #: The rule-based wing's ahead-of-time unit: its three loops and everything compiled into them.
 LOOPS = AotUnit("rule_based_loops", (
     *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
-                          "queue_index", "loop_parts", "kernel")),
+                          "queue_index", "loop_parts", "power_shadow", "kernel")),
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
     _HERE + "aot_build:exports")
@@ -76,8 +77,8 @@ def slot_loop_kernel() -> Callable[..., Any]:
 
     def warm(fn: Callable[..., Any]) -> None:
         one = np.ones(1, np.int64)
-        fn(one, one, one, one, one, np.zeros(1, np.bool_), one, True, -1, False, 0.0, 0.0,
-           np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0))
+        fn(one, one, one, one, one, np.zeros(1, np.bool_), one, True, -1, False, False, 0.0,
+           0.0, np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0))
 
     return _loop(slot_loop, warm)
 
@@ -89,7 +90,7 @@ def scenario_loop_kernel() -> Callable[..., Any]:
     def warm(fn: Callable[..., Any]) -> None:
         one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
         fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True, -1,
-           np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1,
+           False, np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1,
            False, 0.0, 0.0, np.zeros((1, 2)), np.zeros(1), np.zeros(1), 0.0, none,
            np.zeros(0))
 

@@ -61,7 +61,7 @@ def run_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
      bad_job, watts, _scanned, caps, order) = kernel(
         _own(wl.submit), _own(_durations(sim)), _own(wl.units),
         _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy, run.depth,
-        power[0], power[1], power[2], node_w, job_w, power[3], *_cap_rows(run))
+        run.easy_power, power[0], power[1], power[2], node_w, job_w, power[3], *_cap_rows(run))
     loop_seconds = time.perf_counter() - wall0
     if status == SLOT_FALLBACK:
         return None
@@ -90,7 +90,8 @@ def run_scenario_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
      alive, n_points, node_log, _n_log, failed, backfilled, bad_job, watts, caps) = kernel(
         _own(wl.submit), _own(wl.runtime), _own(wl.walltime), sim.walltime_kill,
         _own(wl.units), _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy,
-        run.depth, np.ascontiguousarray(sim.platform.capacity, np.int64), _own(sim.req[0]),
+        run.depth, run.easy_power, np.ascontiguousarray(sim.platform.capacity, np.int64),
+        _own(sim.req[0]),
         rows.time, rows.kind, rows.value, rows.offsets, rows.nodes,
         sim.on_abort == "requeue", _own(wl.checkpoint), power[0], power[1], power[2], node_w,
         down_w, job_w, power[3], *_cap_rows(run))

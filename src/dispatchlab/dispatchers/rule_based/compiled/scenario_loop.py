@@ -1,16 +1,17 @@
 """The slot loop for a machine whose nodes leave and come back: one function, compiled.
 
 Mirrors :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>` driving a
-:class:`~dispatchlab.dispatchers.rule_based.policy.Policy` (static ordering, strict or EASY
-selection,
-first-fit, a :class:`~dispatchlab.dispatchers.machine.SlotMachine`) under a scenario of
+:class:`~dispatchlab.dispatchers.rule_based.policy.Policy` (static ordering, strict, EASY or
+``easy-power`` selection, first-fit, a :class:`~dispatchlab.dispatchers.machine.SlotMachine`) under a scenario of
 ``node_down`` / ``node_up`` / ``alive_nodes`` rows, as :mod:`.slot_loop` does for a fixed
 machine: same decision points (submissions, live segment ends, scenario rows), same starts
 and nodes, same EASY reservations (its backfill jumping over jobs that cannot start, as the
 slot loop's does). A node that leaves aborts the jobs running on it (in the
 order they started), which go back to the queue (``requeue``: from zero, or from their last
 checkpoint) or fail; a job runs in several segments then, each logged as the engine's
-recorder logs it. No power cap (the general loop takes those).
+recorder logs it. A power cap (fixed, or varying with the scenario's ``power_cap`` rows;
+through the node model or the job power column) is checked at every start as the engine's
+meter does.
 
 At one time the engine applies segment ends, then scenario rows (in file order), then
 submissions; then the dispatcher decides once. ``alive_nodes`` takes the highest-index
@@ -55,7 +56,7 @@ NODE_DOWN, NODE_UP, ALIVE_NODES = 0, 1, 2
 
 def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: Any,
                   est: Any, rank: Any, skip: Any, slots: Any, easy: bool, depth: int,
-                  cap_res: Any, req: Any, s_time: Any, s_kind: Any, s_value: Any,
+                  easy_power: bool, cap_res: Any, req: Any, s_time: Any, s_kind: Any, s_value: Any,
                   s_off: Any, s_nodes: Any, requeue: bool, checkpoint: Any, power: bool,
                   cap_w: float, used_w: float, node_w: Any, down_w: Any, job_w: Any,
                   unit_w: float, c_time: Any, c_value: Any) -> Any:
@@ -64,7 +65,8 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     ``runtime``/``walltime``: per job (``kill``: end a run at its wall-time);
     ``cap_res[n, r]``: node capacity per resource, ``req``: the per-unit request; scenario
     row ``k`` at ``s_time[k]`` of kind ``s_kind[k]`` with ``s_value[k]`` (``alive_nodes``)
-    or target nodes ``s_nodes[s_off[k]:s_off[k + 1]]``. ``power``: a cap of ``cap_w`` W
+    or target nodes ``s_nodes[s_off[k]:s_off[k + 1]]``; ``easy_power``: EASY's reservation
+    is ``easy-power``'s under a cap (:mod:`.power_shadow`). ``power``: a cap of ``cap_w`` W
     holds, ``c_value[k]`` from ``c_time[k]`` on (waited for when it falls), the power
     tabulated as in :mod:`.slot_loop` (``node_w[n, k]``: node ``n`` on with ``k`` slots in
     use, ``down_w[n]``: node ``n`` down).
@@ -157,6 +159,10 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     res = np.full(5, -1, np.int64)  # EASY's head, shadow, extra, last plan (start_scan)
     res[EXTRA] = 0
     started = np.empty(n, np.int64)  # one decision's starts and their placements
+    # easy-power under a cap: each running job's start and placement, work arrays
+    on = easy_power and power
+    job_at = np.full((max(n, n_nodes) if on else 0, 4), -1, np.int64)
+    scratch_w = np.empty(n_nodes if on else 0, np.float64)
     st_pos = np.empty(n, np.int64)
     st_len = np.empty(n, np.int64)
     backfilled = 0
@@ -366,7 +372,8 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 t, renew, (q_job, q_rank, q_gone), qn, units, est, planned, node_free, lo,
                 slots, flat_nodes, flat_counts, n_flat, free, easy, depth, True, size,
                 (t_u, t_e, t_p), (e_time, e_job, end_of), en, res, power, cap_w - used,
-                used, least_w, unit_w, (node_w, cur_w, job_w), (started, st_pos, st_len))
+                used, least_w, unit_w, (node_w, cur_w, job_w), (started, st_pos, st_len),
+                (easy_power, n_points, cap_w, crow, c_time, c_value, job_at, scratch_w))
             backfilled += n_back
             if status != DONE:
                 break

@@ -5,8 +5,8 @@ driving a :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a stat
 or
 EASY selection, first-fit allocation and a
 :class:`~dispatchlab.dispatchers.machine.SlotMachine`: same decision points, same starts,
-same nodes, same EASY reservations. Compiled by
-:mod:`dispatchlab.dispatchers.rule_based.compiled.kernel`.
+same nodes, same EASY reservations (``easy-power``'s in power too under a cap:
+:mod:`.power_shadow`). Compiled by :mod:`dispatchlab.dispatchers.rule_based.compiled.kernel`.
 
 Under a fixed power cap (node model or job power column, :mod:`.slot_power`) a job also
 needs its power to fit: the loop tries its first-fit placement, costs it node by node from
@@ -51,6 +51,7 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     room,
     take,
 )
+from dispatchlab.dispatchers.rule_based.compiled.power_shadow import power_shadow
 from dispatchlab.dispatchers.rule_based.compiled.queue_index import (
     ABSENT,
     EPS,
@@ -68,9 +69,13 @@ NEVER = 1 << 62
 
 
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
-              slots: Any, easy: bool, depth: int, power: bool, cap_w: float, used_w: float,
+              slots: Any, easy: bool, depth: int, easy_power: bool, power: bool,
+              cap_w: float, used_w: float,
               node_w: Any, job_w: Any, unit_w: float, c_time: Any, c_value: Any) -> Any:
-    """Simulate; see the module docstring. ``depth < 0``: no backfill depth limit.
+    """Simulate; see the module docstring. ``depth < 0``: no backfill depth limit;
+    ``easy_power``: EASY's reservation is ``easy-power``'s under a cap (:mod:`.power_shadow`:
+    in power too, made afresh at every decision, later jobs on the extra slots taking no
+    more than the extra power).
 
     ``power``: a power cap of ``cap_w`` W holds, which becomes ``c_value[k]`` at
     ``c_time[k]`` (a scenario's ``power_cap`` rows: decision points of their own, applied
@@ -111,6 +116,13 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     job_p = 0.0  # what the job being tried adds
     n_try = 0  # its tentative placement: flat entries [n_flat, n_flat + n_try)
     least_w = least_power(job_w, unit_w, power)  # a lower bound of what any job adds
+    in_power = easy_power and power  # easy-power's reservation (plain EASY without a cap)
+    spare = 0.0  # its extra power
+    used0 = used_w  # the machine's power when the decision began
+    taken = 0.0  # what the decision's starts add
+    # each job's starting decision and placement, a work column (:func:`power_shadow`)
+    job_at = np.full((max(n, n_nodes) if in_power else 0, 4), -1, np.int64)
+    scratch_w = np.empty(n_nodes if in_power else 0, np.float64)
     q_job, q_rank, q_gone = queue_arrays(n)
     qn = 0
     # EASY without a depth limit: the queue indexed by rank (minima of units, estimate and
@@ -191,6 +203,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         n_gone = 0
         if qn > 0 and free > 0:
             left = cap_w - used
+            used0 = used
+            taken = 0.0
             i = 0
             stop = 0
             while True:
@@ -231,6 +245,11 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                             job_p += node_w[nd, k + flat_counts[n_flat + a]] - node_w[nd, k]
                         if not job_p <= left + EPS:
                             kind = 0
+                        elif kind == 3 and in_power:  # within the extra power, consumed
+                            if job_p > (spare if spare < left else left) + EPS:
+                                kind = 0
+                            else:
+                                spare -= job_p if job_p > 0.0 else 0.0
                 if kind == 0:
                     if stop > 0:
                         i += 1
@@ -241,7 +260,21 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                     if not easy or free <= 0:
                         break
                     # EASY: reserve for the head, then backfill behind it
-                    if i > 0 or n_fin > 0 or j != head or shadow <= t:
+                    if in_power:  # easy-power: in power too, afresh
+                        head = j
+                        spare = 0.0
+                        shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j],
+                                                    t)
+                        if shadow < 0:
+                            shadow = NEVER
+                            extra = free
+                        else:
+                            shadow, extra, spare = power_shadow(
+                                n_points, shadow, extra, free, j, units, e_time, e_job, en,
+                                job_at, flat_nodes, flat_counts, node_free, slots, node_w,
+                                cur_w, job_w, used0 + taken, cap_w, c_time, c_value, crow,
+                                scratch_w)
+                    elif i > 0 or n_fin > 0 or j != head or shadow <= t:
                         head = j
                         shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j],
                                                     t)
@@ -273,6 +306,11 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
                 n_flat += n_try
                 if power:  # the dispatcher's workspace, then the engine's running sum
                     left -= job_p
+                    taken += job_p
+                    if in_power:
+                        job_at[j, 0] = n_points
+                        job_at[j, 1] = p
+                        job_at[j, 2] = n_try
                     used += job_w[j] + reread_nodes(node_w, cur_w, node_free, slots,
                                                     flat_nodes, p, n_try)
                 alloc_pos[j] = p

@@ -29,6 +29,7 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     room,
     take,
 )
+from dispatchlab.dispatchers.rule_based.compiled.power_shadow import power_shadow
 from dispatchlab.dispatchers.rule_based.compiled.queue_index import ABSENT, EPS, idx_jump, idx_put
 
 #: Status codes (as the loops': 0 done, 2 the slot accounting broke).
@@ -44,7 +45,7 @@ def start_scan(t: int, renew: bool, queue: Any, qn: int, units: Any, est: Any,
                flat_counts: Any, n_flat: int, free: int, easy: bool, depth: int,
                no_room_ok: bool, size: int, index: Any, ends: Any, en: int, res: Any,
                power: bool, left: float, used: float, least_w: float, unit_w: float,
-               tables: Any, out: Any) -> Any:
+               tables: Any, out: Any, easy_power: Any) -> Any:
     """Start what the policy starts at time ``t``; see the module docstring. (At most 30
     parameters, the arrays grouped in tuples: Numba copies the function into the loops.)
 
@@ -55,7 +56,10 @@ def start_scan(t: int, renew: bool, queue: Any, qn: int, units: Any, est: Any,
     ``ends``: EASY's running jobs ``(e_time, e_job, end_of)``; ``res``: EASY's head, shadow
     time, extra units, and the last plan recorded (job, time), kept between calls;
     ``tables``: ``(node_w, cur_w, job_w)`` under a cap; ``out``: ``(started, st_pos,
-    st_len)``.
+    st_len)``; ``easy_power``: ``(on, decision, cap, crow, c_time, c_value, job_at,
+    scratch_w)`` — when ``on`` and under a cap, EASY's reservation is ``easy-power``'s
+    (:mod:`.power_shadow`: the cap now ``cap``, its announced changes ``c_*[crow:]``; the
+    scan writes each start's decision number and placement into ``job_at``).
 
     Returns ``(status, bad_job, qn, n_started, lo, n_flat, flat_nodes, flat_counts, free,
     used, en, backfilled, scanned)``: job ``started[k]`` took ``flat_*[st_pos[k]:st_pos[k]
@@ -67,6 +71,11 @@ def start_scan(t: int, renew: bool, queue: Any, qn: int, units: Any, est: Any,
     e_time, e_job, end_of = ends
     node_w, cur_w, job_w = tables
     started, st_pos, st_len = out
+    ep_on, decision, cap_w, crow, c_time, c_value, job_at, scratch_w = easy_power
+    in_power = ep_on and power
+    spare = 0.0  # easy-power's extra power
+    used0 = used  # the machine's power when the decision began
+    taken = 0.0  # what the decision's starts add
     indexed = t_u.shape[0] > 0
     head = res[HEAD]
     shadow = res[SHADOW]
@@ -116,6 +125,11 @@ def start_scan(t: int, renew: bool, queue: Any, qn: int, units: Any, est: Any,
                     job_p += node_w[nd, k + flat_counts[n_flat + a]] - node_w[nd, k]
                 if not job_p <= left + EPS:
                     kind = 0
+                elif kind == 3 and in_power:  # within the extra power, consumed
+                    if job_p > (spare if spare < left else left) + EPS:
+                        kind = 0
+                    else:
+                        spare -= job_p if job_p > 0.0 else 0.0
         if kind == 0:
             if stop > 0:
                 i += 1
@@ -126,7 +140,19 @@ def start_scan(t: int, renew: bool, queue: Any, qn: int, units: Any, est: Any,
             if not easy or free <= 0:
                 break
             # EASY: reserve for the head (again when anything changed), then backfill
-            if i > 0 or renew or j != head or shadow <= t:
+            if in_power:  # easy-power: in power too, afresh
+                head = j
+                spare = 0.0
+                shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j], t)
+                if shadow < 0:
+                    shadow = NEVER
+                    extra = free
+                else:
+                    shadow, extra, spare = power_shadow(
+                        decision, shadow, extra, free, j, units, e_time, e_job, en, job_at,
+                        flat_nodes, flat_counts, node_free, slots, node_w, cur_w, job_w,
+                        used0 + taken, cap_w, c_time, c_value, crow, scratch_w)
+            elif i > 0 or renew or j != head or shadow <= t:
                 head = j
                 shadow, extra = easy_shadow(e_time, e_job, en, units, free, units[j], t)
                 if shadow < 0:
@@ -156,9 +182,14 @@ def start_scan(t: int, renew: bool, queue: Any, qn: int, units: Any, est: Any,
         n_flat += n_try
         if power:  # the dispatcher's workspace, then the engine's running sum
             left -= job_p
+            taken += job_p
             used += job_w[j] + reread_nodes(node_w, cur_w, node_free, slots, flat_nodes, p,
                                             n_try)
         started[n_started] = j
+        if in_power:
+            job_at[j, 0] = decision
+            job_at[j, 1] = p
+            job_at[j, 2] = n_try
         st_pos[n_started] = p
         st_len[n_started] = n_try
         n_started += 1
