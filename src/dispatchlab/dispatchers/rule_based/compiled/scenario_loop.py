@@ -2,8 +2,9 @@
 
 Mirrors :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>` driving a
 :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` (static ordering, strict, EASY or
-``easy-power`` selection, first-fit, a :class:`~dispatchlab.dispatchers.machine.SlotMachine`) under a scenario of
-``node_down`` / ``node_up`` / ``alive_nodes`` rows, as :mod:`.slot_loop` does for a fixed
+``easy-power`` selection, first-fit, a
+:class:`~dispatchlab.dispatchers.machine.SlotMachine`) under a scenario of ``node_down`` /
+``node_up`` / ``alive_nodes`` rows, as :mod:`.slot_loop` does for a fixed
 machine: same decision points (submissions, live segment ends, scenario rows), same starts
 and nodes, same EASY reservations (its backfill jumping over jobs that cannot start, as the
 slot loop's does). A node that leaves aborts the jobs running on it (in the
