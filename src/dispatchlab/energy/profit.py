@@ -158,6 +158,14 @@ def _integral(series: pd.DataFrame, column: str, t1: int) -> float:
     return float((series[column].to_numpy() * dt).sum())
 
 
+def tariff_cost(series: pd.DataFrame, t1: int) -> float:
+    """The (IT + cooling) energy of a :func:`cooling_series` up to ``t1``, each stretch
+    priced at its ``energy_price``."""
+    dt = np.diff(np.r_[series["time"].to_numpy(), t1]).astype(np.float64)
+    joules = (series["it_power_w"].to_numpy() + series["cooling_w"].to_numpy()) * dt
+    return float((joules / J_PER_KWH * series["energy_price"].to_numpy()).sum())
+
+
 def _figures(rec: Recorder, series: pd.DataFrame, prices: Prices, t0: int, t1: int,
              core_s: float) -> dict[str, object]:
     part = series[series["time"] < t1]
@@ -167,9 +175,7 @@ def _figures(rec: Recorder, series: pd.DataFrame, prices: Prices, t0: int, t1: i
     it_kwh, cool_kwh = it_j / J_PER_KWH, cool_j / J_PER_KWH
     income = prices.core_hour * core_h
     if "energy_price" in part:  # a tariff: every stretch at the price then in force
-        dt = np.diff(np.r_[part["time"].to_numpy(), t1]).astype(np.float64)
-        joules = (part["it_power_w"].to_numpy() + part["cooling_w"].to_numpy()) * dt
-        cost = float((joules / J_PER_KWH * part["energy_price"].to_numpy()).sum())
+        cost = tariff_cost(part, t1)
     else:
         cost = prices.energy_kwh * (it_kwh + cool_kwh)
     return {"window_s": [t0, t1], "core_hours": core_h, "it_kwh": it_kwh,

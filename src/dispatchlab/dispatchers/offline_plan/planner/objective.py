@@ -36,7 +36,14 @@ from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.dispatchers.offline_plan.planner.plan import Plan
 from dispatchlab.energy.accounting import J_PER_KWH
 from dispatchlab.energy.cooling import PueTable
-from dispatchlab.energy.profit import DEFAULT_PRICES, CoolingSetup, Prices, cooling_series
+from dispatchlab.energy.profit import (
+    DEFAULT_PRICES,
+    CoolingSetup,
+    Prices,
+    cooling_series,
+    tariff_cost,
+)
+from dispatchlab.energy.tariff import prices_at
 from dispatchlab.errors import ConfigError
 
 
@@ -99,8 +106,8 @@ class ProfitModel:
         """The price of a kWh in force at ``t``."""
         if not self.price_times:
             return self.prices.energy_kwh
-        k = int(np.searchsorted(np.asarray(self.price_times, np.int64), t, side="right")) - 1
-        return float(self.price_values[max(k, 0)])
+        return float(prices_at(np.array([t], np.int64), np.asarray(self.price_times, np.int64),
+                               np.asarray(self.price_values, np.float64))[0])
 
     def top_price(self) -> float:
         """The highest price a segment can have (the CP model's scale)."""
@@ -218,8 +225,8 @@ def evaluate(plan: Plan, model: ProfitModel) -> dict[str, float]:
 
 def _exact_cooling(plan: Plan, model: ProfitModel) -> tuple[float, float]:
     """Cooling energy (J) on the instantaneous IT power step function, PUE looked up at
-    every change (:func:`dispatchlab.energy.profit.cooling_series`), and the energy cost
-    (IT + cooling) at each moment's price."""
+    every change (:func:`dispatchlab.energy.profit.cooling_series`), and under a tariff the
+    energy cost (IT + cooling) at each moment's price (0 without one)."""
     t = np.concatenate((plan.starts, plan.ends))
     d = np.concatenate((plan.power, -plan.power))
     order = np.argsort(t, kind="stable")
@@ -230,11 +237,8 @@ def _exact_cooling(plan: Plan, model: ProfitModel) -> tuple[float, float]:
                          price_times=model.price_times, price_values=model.price_values)
     series = cooling_series(times, watts, setup, model.start, model.end)
     dt = np.diff(np.r_[series["time"].to_numpy(), model.end]).astype(np.float64)
-    cool = series["cooling_w"].to_numpy()
-    joules = (series["it_power_w"].to_numpy() + cool) * dt
-    price = (series["energy_price"].to_numpy() if "energy_price" in series
-             else np.full(len(dt), model.prices.energy_kwh))
-    return float((cool * dt).sum()), float((joules * price).sum()) / J_PER_KWH
+    cool_j = float((series["cooling_w"].to_numpy() * dt).sum())
+    return cool_j, tariff_cost(series, model.end) if model.tariff else 0.0
 
 
 class IncrementalProfit:
