@@ -183,22 +183,22 @@ def _guarded(module: Any) -> tuple[Callable[..., int], Callable[..., None], Call
     i8, nd = np.dtype(np.int64), np.ndarray
     take, give, fit = module.check_and_take, module.release, module.first_fit_nodes
 
-    def aot_check_and_take(free: Any, nodes: Any, counts: Any, req: Any, units: int) -> int:
-        """Validate a placement and take it from ``free`` (ahead of time compiled)."""
-        if (nodes.__class__ is nd and counts.__class__ is nd and free.__class__ is nd
+    def placement_ok(free: Any, nodes: Any, counts: Any, req: Any) -> bool:
+        return (nodes.__class__ is nd and counts.__class__ is nd and free.__class__ is nd
                 and req.__class__ is nd and nodes.dtype == i8 and counts.dtype == i8
                 and free.dtype == i8 and req.dtype == i8 and nodes.ndim == 1
-                and counts.ndim == 1 and free.ndim == 2 and req.ndim == 1):
+                and counts.ndim == 1 and free.ndim == 2 and req.ndim == 1)
+
+    def aot_check_and_take(free: Any, nodes: Any, counts: Any, req: Any, units: int) -> int:
+        """Validate a placement and take it from ``free`` (ahead of time compiled)."""
+        if placement_ok(free, nodes, counts, req):
             return take(free, nodes, counts, req, units)
         return int(compiled(_check_and_take_nb, fallback=_check_and_take_py)(
             free, nodes, counts, req, units))
 
     def aot_release(free: Any, nodes: Any, counts: Any, req: Any) -> None:
         """Give a placement back to ``free`` (ahead of time compiled)."""
-        if (nodes.__class__ is nd and counts.__class__ is nd and free.__class__ is nd
-                and req.__class__ is nd and nodes.dtype == i8 and counts.dtype == i8
-                and free.dtype == i8 and req.dtype == i8 and nodes.ndim == 1
-                and counts.ndim == 1 and free.ndim == 2 and req.ndim == 1):
+        if placement_ok(free, nodes, counts, req):
             give(free, nodes, counts, req)
         else:
             compiled(_release_nb, fallback=_release_py)(free, nodes, counts, req)
