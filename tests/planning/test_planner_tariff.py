@@ -70,6 +70,8 @@ def test_bad_tariffs_are_refused() -> None:
         tariff_model(price_times=(0, 10), price_values=(0.1,))
     with pytest.raises(ConfigError, match="must not decrease"):
         tariff_model(price_times=(10, 0), price_values=(0.1, 0.2))
+    with pytest.raises(ConfigError, match="finite and >= 0"):
+        tariff_model(price_times=(0, 10), price_values=(0.1, -0.2))
 
 
 def test_incremental_profit_follows_the_tariff() -> None:

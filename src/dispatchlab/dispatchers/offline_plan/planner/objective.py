@@ -27,6 +27,7 @@ power step function with the PUE looked up at every change (the rule of
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -96,6 +97,10 @@ class ProfitModel:
                               field="energy_price")
         if any(b < a for a, b in pairwise(self.price_times)):
             raise ConfigError("energy price times must not decrease", field="energy_price")
+        bad = [v for v in self.price_values if not (math.isfinite(v) and v >= 0)]
+        if bad:  # (the CP model weighs segments by price / highest price)
+            raise ConfigError(f"energy prices must be finite and >= 0 per kWh, got {bad[0]}",
+                              field="energy_price")
 
     @property
     def tariff(self) -> bool:
