@@ -18,7 +18,7 @@ difference). Run it with ``PYTHONPATH=<other tree>/src`` to digest another tree.
 from __future__ import annotations
 
 import argparse
-import hashlib
+import importlib.util
 import inspect
 import json
 import os
@@ -26,8 +26,6 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 SWF = (HERE.parent / ".." / "shared" / "traces" / "swf").resolve()
@@ -87,29 +85,15 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
 
 
 def digest_recorder(rec: Any, canonical: bool = False) -> str:
-    """One hash of everything a run recorded (measured times excluded); ``canonical``:
-    segments taken by job and start rather than in the order they were logged (the
-    compiled fixed-machine loops before 2026-11-27 logged them in job order)."""
-    h = hashlib.sha256()
-    seg = rec.segments
-    order = np.lexsort((seg.t0, seg.job)) if canonical else np.arange(len(seg))
-    sizes = np.diff(seg.offsets)[order]
-    flat = np.concatenate([np.arange(seg.offsets[k], seg.offsets[k + 1]) for k in order]
-                          ) if len(order) else np.zeros(0, np.int64)
-    for a in (seg.job[order], seg.t0[order], seg.t1[order], seg.outcome[order],
-              seg.lost[order], np.concatenate(([0], np.cumsum(sizes))), seg.nodes[flat],
-              seg.counts[flat]):
-        h.update(np.ascontiguousarray(a).tobytes())
-    if seg.power is not None:
-        h.update(np.round(np.asarray(seg.power)[order], 6).tobytes())
-    h.update(np.asarray(rec.planned, np.int64).tobytes())
-    h.update(json.dumps(sorted((int(k), v) for k, v in rec.rejected.items())).encode())
-    h.update(bytes(rec.node_log))
-    h.update(bytes(rec.decision_at))
-    h.update(bytes(rec.samples))
-    h.update(np.round(np.frombuffer(bytes(rec.power_samples), np.float64), 6).tobytes())
-    h.update(json.dumps(sorted(int(j) for j in rec.failed)).encode())
-    return h.hexdigest()
+    """The run's schedule digest (:func:`dispatchlab.metrics.schedule_digest.schedule_digest`),
+    from this tree's file, whichever tree's ``dispatchlab`` ran the case (a baseline)."""
+    path = HERE.parent / "src" / "dispatchlab" / "metrics" / "schedule_digest.py"
+    spec = importlib.util.spec_from_file_location("_schedule_digest", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    digest: str = module.schedule_digest(rec, canonical)
+    return digest
 
 
 def run_case(name: str, engine: str, canonical: bool = False) -> dict[str, Any]:
