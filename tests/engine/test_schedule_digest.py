@@ -23,7 +23,8 @@ def _record(dispatcher: str = "easy") -> Recorder:
 def test_the_summary_carries_the_canonical_digest() -> None:
     res = simulate(WL, "nodes=3,cores=1", "easy", loop="general")
     assert res.recorder is not None
-    assert res.summary["schedule_digest"] == schedule_digest(res.recorder, canonical=True)
+    assert res.summary["schedule_digest"] == schedule_digest(res.recorder, canonical=True,
+                                                                  points=False)
     assert len(res.summary["schedule_digest"]) == 64
 
 

@@ -67,7 +67,7 @@ def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any
         "dispatch_overhead_pct": float(dec.sum() / span * 100.0),
         **_groups(rec, jobs),
         **({"rules": rec.rules_info} if rec.rules_info else {}),
-        "schedule_digest": schedule_digest(rec, canonical=True),
+        "schedule_digest": schedule_digest(rec, canonical=True, points=False),
         "sim_seconds": rec.sim_seconds,
         "jobs_per_second": (wl.n_jobs / rec.sim_seconds) if rec.sim_seconds > 0 else 0.0,
     }
