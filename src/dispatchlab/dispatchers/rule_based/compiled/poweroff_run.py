@@ -1,0 +1,56 @@
+"""Run the compiled loop of ``<policy>+poweroff`` (:mod:`.poweroff_loop`) and record its
+outcome as the general engine would: the wrapper's compiled plan's ``run``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from dispatchlab.dispatchers.rule_based.compiled.kernel import poweroff_loop_kernel
+from dispatchlab.dispatchers.rule_based.compiled.poweroff_loop import FALLBACK
+from dispatchlab.dispatchers.rule_based.compiled.runner import _own, _prepare, record_changing
+from dispatchlab.engine.compiled.eligibility import SlotRun
+from dispatchlab.engine.recorder import Recorder
+from dispatchlab.engine.simulator import Simulator
+
+
+def refused(run: SlotRun) -> str | None:
+    """Why the power-off loop cannot take ``run`` (``None``: it can)."""
+    if run.conservative or run.easy_power:
+        return "+poweroff: the compiled loop takes strict and EASY selection only"
+    if run.power is not None:
+        return "+poweroff under a power cap runs in the general loop"
+    if run.scenario is not None or run.cap_rows is not None:
+        return "+poweroff with a scenario runs in the general loop"
+    return None
+
+
+def run_poweroff(sim: Simulator, run: SlotRun) -> Recorder | str:
+    """Simulate ``sim`` (a policy wrapped in ``+poweroff`` on a fixed machine, no power cap)
+    in the compiled loop; a string says why the general loop must run it (a stuck queue:
+    the general loop raises its error)."""
+    why = refused(run)
+    if why is not None:
+        return why
+    wl, plat = sim.workload, sim.platform
+    rec, skip = _prepare(sim, run)
+    kernel = poweroff_loop_kernel()  # loaded before the clock starts, like the general engine
+    if sim.progress is not None:
+        sim.progress(0, wl.n_jobs)
+    boot, down = _own(plat.boot_time), _own(plat.shutdown_time)  # type: ignore[arg-type]
+    nodes = np.arange(plat.n_nodes)
+    boot_order = _own(nodes[np.lexsort((nodes, boot))])
+    wall0 = time.perf_counter()
+    out = kernel(
+        _own(wl.submit), _own(wl.runtime), _own(wl.walltime), sim.walltime_kill,
+        _own(wl.units), _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy,
+        run.depth, np.ascontiguousarray(plat.capacity, np.int64), _own(sim.req[0]), boot,
+        down, boot_order, run.power_off)
+    loop_seconds = time.perf_counter() - wall0
+    if out[0] == FALLBACK:
+        return "the queue is stuck (the general loop reports it)"
+    stats: dict[str, Any] = {"backfilled": int(out[17])} if run.easy else {}
+    stats |= {"power_offs": int(out[21]), "power_ons": int(out[22])}
+    return record_changing(sim, rec, run, out, wall0, loop_seconds, stats)
