@@ -42,12 +42,13 @@ def inlined() -> list[Callable[..., Any]]:
 
 def loop_helpers() -> list[Callable[..., Any]]:
     """Every function the compiled loops call, for Numba to compile into them."""
-    from dispatchlab.dispatchers.rule_based.compiled import queue_index
+    from dispatchlab.dispatchers.rule_based.compiled import poweroff_loop, queue_index
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
-            power_shadow.pairwise_sum, power_shadow.power_shadow]
+            power_shadow.pairwise_sum, power_shadow.power_shadow, poweroff_loop.touch,
+            poweroff_loop.log_node]
 
 
 _HERE = "dispatchlab.dispatchers.rule_based.compiled."

@@ -65,6 +65,11 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     ``boot_order``: the nodes by (boot delay, index); ``timeout``: the wrapper's idle time
     before a switch-off (s).
 
+    Only the nodes a decision point touches (their jobs ended or started, their transition
+    ended, they came on at once) are looked at: the idle nodes wait in a heap by the time
+    they reach the timeout (entries of nodes no longer idle since then are dropped when
+    met).
+
     Returns the scenario loop's tuple ``(status, seg_job, seg_t0, seg_t1, seg_out,
     seg_lost, seg_off, seg_nodes, seg_counts, n_seg, planned, points, alive_pts, n_points,
     node_log, n_log, failed, backfilled, bad_job, watts, caps)`` (no job fails, no power is
@@ -78,7 +83,20 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     state = np.zeros(n_nodes, np.int64)  # every node on, idle from the start
     idle_since = np.zeros(n_nodes, np.int64)
     was_idle = np.ones(n_nodes, np.bool_)
+    wait = timeout if timeout > 1 else 1  # never at the instant a job left the node
+    no_pos = np.zeros(0, np.int64)  # (the heaps track no positions)
+    # idle nodes by (idle since + wait, node)
+    i_key = np.empty(2 * n_nodes + 16, np.int64)
+    i_id = np.empty(2 * n_nodes + 16, np.int64)
+    i_n = 0
+    for nd in range(n_nodes):
+        i_n = heap_push(i_key, i_id, no_pos, i_n, wait, nd)
+    due = np.empty(n_nodes, np.int64)
+    mark = np.full(n_nodes, -1, np.int64)  # the decision that last touched it
+    touched = np.empty(n_nodes, np.int64)
     taken_at = np.full(n_nodes, -1, np.int64)  # the decision that last gave it a job
+    at_once = np.empty(n_nodes, np.int64)  # switched on at once at the last decision
+    n_at_once = 0
     alive_res = np.zeros(n_res, np.int64)
     alive_slots = 0
     for nd in range(n_nodes):
@@ -86,7 +104,7 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
         for r in range(n_res):
             alive_res[r] += cap_res[nd, r]
     n_off = 0  # nodes off (not those shutting down)
-    wait = timeout if timeout > 1 else 1  # never at the instant a job left the node
+    booting_slots = 0
     lo = 0  # every node below lo has no free slot
     planned = np.full(n, -1, np.int64)
     started_yet = np.zeros(n, np.bool_)
@@ -107,7 +125,6 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     n_points = 0
     node_log = np.empty((2 * n_nodes + 16, 3), np.int64)
     n_log = 0
-    no_pos = np.zeros(0, np.int64)  # (the heaps track no positions)
     # end events: keyed by time, ids the segment numbers
     h_time = np.empty(n + 1, np.int64)
     h_id = np.empty(n + 1, np.int64)
@@ -176,6 +193,10 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             if too_long:
                 status = FALLBACK
                 break
+        n_touch = 0
+        for a in range(n_at_once):
+            n_touch = touch(mark, touched, n_touch, at_once[a], n_points)
+        n_at_once = 0
         # 1. segment ends at t, in the order they were scheduled
         n_fin = 0
         while hn > 0 and h_time[0] == t:
@@ -183,6 +204,8 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             hn = heap_pop(h_time, h_id, no_pos, hn)
             job = seg_job[s]
             lo = give_back(node_free, flat_nodes, flat_counts, seg_pos[s], seg_len[s], lo)
+            for a in range(seg_pos[s], seg_pos[s] + seg_len[s]):
+                n_touch = touch(mark, touched, n_touch, flat_nodes[a], n_points)
             busy -= units[job]
             seg_t1[s] = t
             rn -= 1
@@ -196,20 +219,18 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             xn = heap_pop(x_time, x_id, no_pos, xn)
             if state[nd] == BOOTING:
                 state[nd] = ON
+                booting_slots -= slots[nd]
                 node_free[nd] = slots[nd]
                 alive_slots += slots[nd]
                 for r in range(n_res):
                     alive_res[r] += cap_res[nd, r]
                 if nd < lo:
                     lo = nd
+                n_touch = touch(mark, touched, n_touch, nd, n_points)
             else:
                 state[nd] = OFF
                 n_off += 1
-            node_log = room_rows(node_log, n_log + 1)
-            node_log[n_log, 0] = t
-            node_log[n_log, 1] = nd
-            node_log[n_log, 2] = state[nd]
-            n_log += 1
+            node_log, n_log = log_node(node_log, n_log, t, nd, state[nd])
             changed = True
         # 3. timers
         woken = False
@@ -248,6 +269,7 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 seg_len[n_seg] = st_len[k]
                 for a in range(st_pos[k], st_pos[k] + st_len[k]):
                     taken_at[flat_nodes[a]] = n_points
+                    n_touch = touch(mark, touched, n_touch, flat_nodes[a], n_points)
                 natural = t + runtime[j]
                 kill_at = t + walltime[j] if kill else NEVER
                 seg_out[n_seg] = KILLED if kill_at < natural else COMPLETED
@@ -258,57 +280,72 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 busy += units[j]
                 rn += 1
                 queued -= 1
-        # 6. the wrapper: which nodes are idle (on, free, not given a job now), since when
-        while first_wait < nxt and (skip[first_wait] or started_yet[first_wait]):
-            first_wait += 1
-        waiting = first_wait < nxt
-        switched = 0
-        soonest = NEVER
-        for nd in range(n_nodes):
+        # 6. the wrapper: the nodes touched now are idle (on, free, not given a job now)
+        # or not; those newly idle are so since now
+        for a in range(n_touch):
+            nd = touched[a]
             idle = state[nd] == ON and node_free[nd] == slots[nd]
             if idle and not was_idle[nd]:
                 idle_since[nd] = t
-            if idle and not waiting:
-                if t - idle_since[nd] >= wait:  # switched off
-                    idle = False
-                    node_free[nd] = 0
-                    alive_slots -= slots[nd]
-                    for r in range(n_res):
-                        alive_res[r] -= cap_res[nd, r]
-                    if down[nd] == 0:
-                        state[nd] = OFF
-                        n_off += 1
-                    else:
-                        state[nd] = SHUTTING_DOWN
-                        x_time = room(x_time, xn + 1)
-                        x_id = room(x_id, xn + 1)
-                        xn = heap_push(x_time, x_id, no_pos, xn, t + down[nd],
-                                       n_x * n_nodes + nd)
-                        n_x += 1
-                    node_log = room_rows(node_log, n_log + 1)
-                    node_log[n_log, 0] = t
-                    node_log[n_log, 1] = nd
-                    node_log[n_log, 2] = state[nd]
-                    n_log += 1
-                    switched += 1
-                elif idle_since[nd] + wait < soonest:
-                    soonest = idle_since[nd] + wait
+                i_key = room(i_key, i_n + 1)
+                i_id = room(i_id, i_n + 1)
+                i_n = heap_push(i_key, i_id, no_pos, i_n, t + wait, nd)
             was_idle[nd] = idle
-        power_offs += switched
-        if soonest < NEVER:  # the next idle node's timeout
-            w_time = room(w_time, wn + 1)
-            w_id = room(w_id, wn + 1)
-            wn = heap_push(w_time, w_id, no_pos, wn, soonest, n_w)
-            n_w += 1
-        if waiting and n_off > 0:  # power on until the first waiting job could be hosted
+        while first_wait < nxt and (skip[first_wait] or started_yet[first_wait]):
+            first_wait += 1
+        switched = 0
+        if first_wait >= nxt:  # nothing waits: switch off the nodes idle long enough
+            n_due = 0
+            soonest = NEVER
+            while i_n > 0:
+                nd = i_id[0]
+                key = i_key[0]
+                if was_idle[nd] and idle_since[nd] + wait == key:
+                    if key > t:
+                        soonest = key  # the next idle node's timeout
+                        break
+                    due[n_due] = nd
+                    n_due += 1
+                    was_idle[nd] = False  # (switched off below; a copy of it is stale)
+                i_n = heap_pop(i_key, i_id, no_pos, i_n)
+            for a in range(1, n_due):  # by index, as the engine applies them
+                nd = due[a]
+                b = a
+                while b > 0 and due[b - 1] > nd:
+                    due[b] = due[b - 1]
+                    b -= 1
+                due[b] = nd
+            for a in range(n_due):
+                nd = due[a]
+                node_free[nd] = 0
+                alive_slots -= slots[nd]
+                for r in range(n_res):
+                    alive_res[r] -= cap_res[nd, r]
+                if down[nd] == 0:
+                    state[nd] = OFF
+                    n_off += 1
+                else:
+                    state[nd] = SHUTTING_DOWN
+                    x_time = room(x_time, xn + 1)
+                    x_id = room(x_id, xn + 1)
+                    xn = heap_push(x_time, x_id, no_pos, xn, t + down[nd], n_x * n_nodes + nd)
+                    n_x += 1
+                node_log, n_log = log_node(node_log, n_log, t, nd, state[nd])
+            switched = n_due
+            power_offs += n_due
+            if soonest < NEVER:
+                w_time = room(w_time, wn + 1)
+                w_id = room(w_id, wn + 1)
+                wn = heap_push(w_time, w_id, no_pos, wn, soonest, n_w)
+                n_w += 1
+        elif n_off > 0:  # power on until the first waiting job could be hosted
             need = units[first_wait]
-            have = 0
-            for nd in range(n_nodes):
-                if state[nd] == BOOTING:
-                    have += slots[nd]
-                elif taken_at[nd] != n_points:
-                    have += node_free[nd]  # (0 unless on)
-            at_once = False
+            # what is free on the nodes on and not given a job now, and the booting nodes
+            have = alive_slots - busy + booting_slots
+            for a in range(n_touch):
+                nd = touched[a]
+                if taken_at[nd] == n_points:
+                    have -= node_free[nd]
             for k in range(n_nodes):
                 if have >= need:
                     break
@@ -319,8 +356,9 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 n_off -= 1
                 switched += 1
                 if boot[nd] == 0:
-                    at_once = True
                     state[nd] = ON
+                    at_once[n_at_once] = nd
+                    n_at_once += 1
                     node_free[nd] = slots[nd]
                     alive_slots += slots[nd]
                     for r in range(n_res):
@@ -329,17 +367,14 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                         lo = nd
                 else:
                     state[nd] = BOOTING
+                    booting_slots += slots[nd]
                     x_time = room(x_time, xn + 1)
                     x_id = room(x_id, xn + 1)
                     xn = heap_push(x_time, x_id, no_pos, xn, t + boot[nd], n_x * n_nodes + nd)
                     n_x += 1
-                node_log = room_rows(node_log, n_log + 1)
-                node_log[n_log, 0] = t
-                node_log[n_log, 1] = nd
-                node_log[n_log, 2] = state[nd]
-                n_log += 1
+                node_log, n_log = log_node(node_log, n_log, t, nd, state[nd])
             power_ons += switched
-            if at_once:  # on at once: the dispatcher is called again a second later
+            if n_at_once > 0:  # on at once: the dispatcher is called again a second later
                 w_time = room(w_time, wn + 1)
                 w_id = room(w_id, wn + 1)
                 wn = heap_push(w_time, w_id, no_pos, wn, t + 1, n_w)
@@ -363,3 +398,21 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             np.zeros(n, np.bool_), backfilled, bad_job, np.zeros(0, np.float64),
             np.zeros(0, np.float64), power_offs, power_ons)
 
+
+def touch(mark: Any, touched: Any, n_touch: int, nd: int, decision: int) -> int:
+    """Note node ``nd`` as touched at ``decision`` (once); returns the count of touched."""
+    if mark[nd] == decision:
+        return n_touch
+    mark[nd] = decision
+    touched[n_touch] = nd
+    return n_touch + 1
+
+
+def log_node(node_log: Any, n_log: int, t: int, nd: int, state: int) -> Any:
+    """Node ``nd`` entered ``state`` at ``t``: a row of the node log (grown on demand);
+    returns ``(node_log, n_log)``."""
+    node_log = room_rows(node_log, n_log + 1)
+    node_log[n_log, 0] = t
+    node_log[n_log, 1] = nd
+    node_log[n_log, 2] = state
+    return node_log, n_log + 1
