@@ -3,9 +3,10 @@
 Idle nodes switched off after the timeout, switched on (cheapest boot first) when jobs wait,
 booting and shutting down for the platform's per-node delays (or at once), timers at the next
 idle node's timeout and 1 s after a node with no boot delay came on: FIFO, orderings, EASY
-with and without a depth limit, timeouts 0, 1, 60 and 900 s, on hand-made cases, a KTH
-slice and random workloads; every record is compared (segments, node log, samples,
-decision points, planned starts, dispatcher statistics, summary with its energy).
+with and without a depth limit (and ``easy-power``, EASY without a cap), timeouts 0, 1, 60
+and 900 s, on hand-made cases, KTH slices and random workloads; every record is compared
+(segments, node log, samples, decision points, planned starts, dispatcher statistics,
+summary with its energy).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
 from dispatchlab.engine.scenario import Change, Scenario
-from dispatchlab.errors import ConfigError
+from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.platform.power import GENERIC, NodePowerSpec
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload import SwfOptions, load_swf
@@ -87,7 +88,7 @@ def test_kth_slice(kth: Workload, timeout: int) -> None:
 
 def test_kth_slice_mixed_delays_and_depth(kth: Workload) -> None:
     """Nodes with different boot delays (the cheapest boots first, lowest index on ties),
-    EASY with a depth limit, a strict LJF, no wall-time kill."""
+    EASY with a depth limit, a strict LJF, no wall-time kill, two-core nodes."""
     rng = np.random.default_rng(4)
     plat = dataclasses.replace(resolve_platform("nodes=100,cores=1"),
                                boot_time=rng.integers(0, 4, 100) * 60,
@@ -96,6 +97,12 @@ def test_kth_slice_mixed_delays_and_depth(kth: Workload) -> None:
                  "order=ljf,select=strict+poweroff:60"):
         assert_same(kth, plat, disp)
     assert_same(kth, plat, "easy+poweroff:120", walltime_kill=False)
+    # two-core nodes: a start leaves a slot free on its node, which the power-on rule does
+    # not count for the first waiting job (nodes given a job in the round are left out)
+    wide = dataclasses.replace(resolve_platform("nodes=50,cores=2"),
+                               boot_time=rng.integers(0, 3, 50) * 30, shutdown_time=5)
+    for disp in ("fifo+poweroff:30", "easy+poweroff:30", "easy-power+poweroff:0"):
+        assert_same(kth, wide, disp)
 
 
 @st.composite
@@ -121,13 +128,38 @@ def instances(draw: st.DrawFn) -> tuple[Workload, Platform]:
 
 
 @settings(max_examples=80, deadline=None)
-@given(instances(), st.sampled_from(["fifo", "easy", "sjf", "easy-sjf",
+@given(instances(), st.sampled_from(["fifo", "easy", "sjf", "easy-sjf", "easy-power",
                                      "order=fifo,select=easy,depth=1"]),
        st.sampled_from([0, 1, 2, 7, 60]))
 def test_random_workloads(instance: tuple[Workload, Platform], inner: str,
                           timeout: int) -> None:
     wl, plat = instance
-    assert_same(wl, plat, f"{inner}+poweroff:{timeout}", on_infeasible="reject")
+    disp = f"{inner}+poweroff:{timeout}"
+    try:
+        simulate(wl, plat, disp, loop="general", on_infeasible="reject")
+    except DispatchlabError as err:  # the wrapper may strand a queue (see below)
+        with pytest.raises(ConfigError, match="queue is stuck"):
+            simulate(wl, plat, disp, loop="compiled", on_infeasible="reject")
+        with pytest.raises(DispatchlabError) as auto:  # the compiled loop hands it over
+            simulate(wl, plat, disp, on_infeasible="reject")
+        assert str(auto.value) == str(err)
+        return
+    assert_same(wl, plat, disp, on_infeasible="reject")
+
+
+def test_a_stranded_queue_is_the_general_loops_error() -> None:
+    """SJF's head (2 units) waits while the wrapper switches on only what the first job in
+    arrival order (1 unit) needs: no event is left. Both loops stop, with the general
+    loop's message."""
+    wl = Workload.from_columns(submit=[0] * 10 + [2, 2], walltime=[1] * 10 + [2, 1],
+                               runtime=[0] * 12, units=[1] * 11 + [2],
+                               req={"cores": [1] * 12})
+    plat = Platform.homogeneous(4, {"cores": 1})
+    with pytest.raises(DispatchlabError, match="no pending event") as general:
+        simulate(wl, plat, "sjf+poweroff:0", loop="general")
+    with pytest.raises(DispatchlabError) as auto:
+        simulate(wl, plat, "sjf+poweroff:0")
+    assert str(auto.value) == str(general.value)
 
 
 def test_what_the_compiled_loop_refuses() -> None:

@@ -74,8 +74,8 @@ class IdlePowerOff(Parametrized):
         return capabilities_of(self.inner).reads_pricing
 
     def compiled_plan(self, workload: Workload, view: SystemView) -> CompiledPlan | str:
-        """The inner dispatcher's compiled plan (strict or EASY) carrying this timeout, run
-        by the power-off loop
+        """The inner dispatcher's compiled plan (strict, EASY or ``easy-power``, which is EASY
+        without a cap) carrying this timeout, run by the power-off loop
         (:mod:`~dispatchlab.dispatchers.rule_based.compiled.poweroff_loop`), or why there is
         none."""
         inner = self.inner
@@ -84,7 +84,7 @@ class IdlePowerOff(Parametrized):
         plan = inner.compiled_plan(workload, view)
         if isinstance(plan, str):
             return plan
-        if plan.selection not in ("strict", "easy"):
+        if plan.selection not in ("strict", "easy", "easy-power"):
             return (f"+poweroff: the compiled loop takes strict and EASY selection only, not "
                     f"{plan.selection}")
         from dispatchlab.dispatchers.rule_based.compiled.poweroff_run import run_poweroff

@@ -18,7 +18,7 @@ from dispatchlab.engine.simulator import Simulator
 
 def refused(run: SlotRun) -> str | None:
     """Why the power-off loop cannot take ``run`` (``None``: it can)."""
-    if run.conservative or run.easy_power:
+    if run.conservative:
         return "+poweroff: the compiled loop takes strict and EASY selection only"
     if run.power is not None:
         return "+poweroff under a power cap runs in the general loop"
