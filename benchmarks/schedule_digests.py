@@ -87,6 +87,8 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
     "hpc2n-fifo-poweroff": (HPC2N, "nodes=240,cores=1", "fifo+poweroff:900", True, {}),
     "hpc2n-easy-poweroff": (HPC2N, "nodes=240,cores=1", "easy+poweroff:900", True, {}),
     "kth-easy-poweroff60": (KTH, "nodes=100,cores=1", "easy+poweroff:60", True, {}),
+    "kth-easy-poweroff60-cap15000": (KTH, "nodes=100,cores=1", "easy+poweroff:60", True,
+                                     {"power_cap": 15_000.0, "on_infeasible": "reject"}),
 }
 
 

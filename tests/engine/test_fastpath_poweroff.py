@@ -163,11 +163,11 @@ def test_a_stranded_queue_is_the_general_loops_error() -> None:
 
 
 def test_what_the_compiled_loop_refuses() -> None:
-    """Under a power cap, with a scenario, around conservative backfilling: the general
+    """``easy-power`` under a power cap, a scenario, conservative backfilling: the general
     loop runs, and ``loop="compiled"`` says why."""
     wl = two_jobs()
     plat = Platform.homogeneous(2, {"cores": 4}).with_node_model(SPEC)
-    cases = [("fifo+poweroff:60", {"power_cap": 100.0}, "power cap"),
+    cases = [("easy-power+poweroff:60", {"power_cap": 100.0}, "power cap"),
              ("easy+poweroff:60", {"scenario": Scenario([Change(200, "node_down", 0.0, "n1"),
                                                       Change(300, "node_up", 0.0, "n1")])},
               "scenario|nodes that leave"),
@@ -176,3 +176,68 @@ def test_what_the_compiled_loop_refuses() -> None:
         assert simulate(wl, plat, disp, **kw).summary["loop"] == "general"  # type: ignore[arg-type]
         with pytest.raises(ConfigError, match=why):
             simulate(wl, plat, disp, loop="compiled", **kw)  # type: ignore[arg-type]
+
+
+# ---- under a fixed power cap ----
+
+CAP_SPEC = dataclasses.replace(SPEC, booting=40.0)
+
+
+@pytest.mark.parametrize("inner", ["fifo", "easy"])
+def test_a_cap_holds_back_a_boot(inner: str) -> None:
+    """tests/power's case: booting both nodes would exceed 50 W, node 0 boots alone, node 1
+    once node 0 is on; job 1 starts at 520."""
+    wl = Workload.from_columns(submit=[0, 500], runtime=[100, 50], walltime=[100, 50],
+                               units=[1, 8], req={"cores": [1, 1]})  # (one core per unit)
+    plat = Platform.homogeneous(2, {"cores": 4}).with_node_model(CAP_SPEC)
+    res = assert_same(wl, plat, f"{inner}+poweroff:0", power_cap=50.0)
+    assert res.jobs["start"].tolist() == [0, 520]
+
+
+def test_a_boot_counts_the_starts_of_its_round() -> None:
+    """tests/power's case: node 1 stays off because job 1's start (same round) leaves no
+    room for its booting power."""
+    spec = NodePowerSpec(idle=10.0, core_first=30.0, core=0.0, off=1.0, booting=20.0,
+                         shutting_down=10.0, boot_time=5, shutdown_time=2)
+    wl = Workload.from_columns(submit=[0, 10, 10], runtime=[10, 10, 10],
+                               walltime=[10, 10, 10], units=[1, 1, 1], req={"cores": [1, 1, 1]})
+    plat = Platform.homogeneous(2, {"cores": 1}).with_node_model(spec)
+    for disp in ("fifo+poweroff:0", "easy+poweroff:0"):
+        res = assert_same(wl, plat, disp, power_cap=50.0)
+        assert res.jobs["start"].tolist() == [0, 10, 20]
+
+
+@pytest.mark.parametrize("timeout", [0, 60, 900])
+def test_kth_slice_under_a_cap(kth: Workload, timeout: int) -> None:
+    """A binding cap on KTH's first jobs (generic node, idle counted or not): boots and
+    shutdowns held back when their power does not fit."""
+    plat = resolve_platform("nodes=100,cores=1").with_node_model(GENERIC)
+    low = 100 * GENERIC.idle + int(kth.units.max()) * GENERIC.core_first + 3.0
+    for inner in ("fifo", "easy"):
+        res = assert_same(kth, plat, f"{inner}+poweroff:{timeout}", power_cap=low + 900.0)
+        assert res.summary["power"]["over_cap_seconds"] == 0.0
+    assert_same(kth, plat, f"easy+poweroff:{timeout}", power_cap=low - 3000.0,
+                count_idle=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances(), st.sampled_from(["fifo", "easy", "easy-sjf"]),
+       st.sampled_from([0, 1, 7, 60]), st.floats(0.0, 1.0), st.booleans())
+def test_random_workloads_under_a_cap(instance: tuple[Workload, Platform], inner: str,
+                                      timeout: int, share: float, idle: bool) -> None:
+    wl, plat = instance
+    plat = plat.with_node_model(dataclasses.replace(
+        SPEC, booting=float(np.round(30.0 * share, 1)), shutting_down=12.0))
+    plat = dataclasses.replace(plat, boot_time=np.asarray(plat.boot_time) * 0 + 3)
+    busy = plat.n_nodes * 10.0 + int(plat.capacity.sum()) * 10.0
+    cap = float(np.round(plat.n_nodes * 12.0 + share * busy, 1))
+    disp = f"{inner}+poweroff:{timeout}"
+    kw = {"power_cap": cap, "count_idle": idle, "on_infeasible": "reject"}
+    try:
+        simulate(wl, plat, disp, loop="general", **kw)  # type: ignore[arg-type]
+    except DispatchlabError as err:  # stuck (the cap or the wrapper): the same error
+        with pytest.raises(DispatchlabError) as auto:
+            simulate(wl, plat, disp, **kw)  # type: ignore[arg-type]
+        assert str(auto.value) == str(err)
+        return
+    assert_same(wl, plat, disp, **kw)

@@ -42,8 +42,9 @@ def exports() -> AotExports:
                             nt.boolean, i8_2d, i8, i8, i8, i8, i8, i8, nt.boolean, i8,
                             nt.boolean, f, f, nt.Array(f, 2, "C"), f8, f8, f, i8, f8)
     off_returns = nt.Tuple((*scen_returns.types, i, i))
+    f8_2d = nt.Array(f, 2, "C")
     off_sig = off_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i, i8_2d,
-                          i8, i8, i8, i8, i)
+                          i8, i8, i8, i8, i, nt.boolean, f, f, f8_2d, f8, f, f8_2d)
     return AotExports({"slot_loop": (slot_loop, sig),
                        "poweroff_loop": (poweroff_loop, off_sig),
                        "conservative_loop": (conservative_loop, cons_sig),

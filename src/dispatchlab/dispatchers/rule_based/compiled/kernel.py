@@ -48,7 +48,7 @@ def loop_helpers() -> list[Callable[..., Any]]:
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
             power_shadow.pairwise_sum, power_shadow.power_shadow, poweroff_loop.touch,
-            poweroff_loop.log_node]
+            poweroff_loop.log_node, poweroff_loop.fitting]
 
 
 _HERE = "dispatchlab.dispatchers.rule_based.compiled."
@@ -107,7 +107,8 @@ def poweroff_loop_kernel() -> Callable[..., Any]:
     def warm(fn: Callable[..., Any]) -> None:
         one, zero = np.ones(1, np.int64), np.zeros(1, np.int64)
         fn(zero, one, one, True, one, one, zero, np.zeros(1, np.bool_), one, True, -1,
-           np.ones((1, 1), np.int64), one, zero, zero, zero, 900)
+           np.ones((1, 1), np.int64), one, zero, zero, zero, 900, False, 0.0, 0.0,
+           np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros((1, 4)))
 
     return _loop(poweroff_loop, warm)
 

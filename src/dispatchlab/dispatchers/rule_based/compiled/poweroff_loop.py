@@ -3,10 +3,11 @@
 Mirrors :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>` driving
 :class:`~dispatchlab.dispatchers.rule_based.power_off.IdlePowerOff` around a
 :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` (static ordering, strict or EASY
-selection, first-fit, a :class:`~dispatchlab.dispatchers.machine.SlotMachine`), no power
-cap, no scenario. Each node is on, off, booting or shutting down (only an ``on`` node hosts
-jobs); the wrapped policy decides on the nodes that are on (:mod:`.start_scan`, as the
-scenario loop), then the wrapper, in the engine's order of application:
+selection, first-fit, a :class:`~dispatchlab.dispatchers.machine.SlotMachine`), no
+scenario, with or without a fixed power cap. Each node is on, off, booting or shutting
+down (only an ``on`` node hosts jobs); the wrapped policy decides on the nodes that are
+on (:mod:`.start_scan`, as the scenario loop), then the wrapper, in the engine's order
+of application:
 
 - **power on** when jobs still wait: the first of them in arrival order (the lowest job
   index queued and not started now) must fit, node by node, on what is free on the nodes
@@ -20,7 +21,10 @@ scenario loop), then the wrapper, in the engine's order of application:
 At one time the engine applies segment ends, then node transitions (boot or shutdown done,
 in the order they were asked), then timers, then submissions; then the dispatcher decides
 once. A node the wrapper switched, or a transition, or a timer, makes EASY reserve afresh
-(the engine's ``events.nodes`` / ``woken``), as a segment end does.
+(the engine's ``events.nodes`` / ``woken``), as a segment end does. Under a fixed power cap
+the policy's starts are costed as in the scenario loop, every node's power follows its
+state (the engine's running sum), and a switch is made only when its power fits, as the
+wrapper checks it.
 """
 
 from __future__ import annotations
@@ -34,12 +38,14 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     gather,
     give_back,
     idle_wait,
+    least_power,
     q_insert,
     queue_arrays,
+    release_power,
     room,
     room_rows,
 )
-from dispatchlab.dispatchers.rule_based.compiled.queue_index import idx_new, idx_put
+from dispatchlab.dispatchers.rule_based.compiled.queue_index import EPS, idx_new, idx_put
 from dispatchlab.dispatchers.rule_based.compiled.start_scan import EXTRA, start_scan
 from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
 
@@ -56,14 +62,21 @@ COMPLETED, KILLED = 0, 1
 def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: Any,
                   est: Any, rank: Any, skip: Any, slots: Any, easy: bool, depth: int,
                   cap_res: Any, req: Any, boot: Any, down: Any, boot_order: Any,
-                  timeout: int) -> Any:
+                  timeout: int, power: bool, cap_w: float, used_w: float, node_w: Any,
+                  job_w: Any, unit_w: float, state_w: Any) -> Any:
     """Simulate; see the module docstring.
 
     ``runtime``/``walltime``: per job (``kill``: end a run at its wall-time); ``slots[n]``:
     node ``n``'s unit slots, ``cap_res[n, r]`` its capacity per resource, ``req`` the
     per-unit request; ``boot[n]`` / ``down[n]``: its boot and shutdown delays (s);
     ``boot_order``: the nodes by (boot delay, index); ``timeout``: the wrapper's idle time
-    before a switch-off (s).
+    before a switch-off (s). ``power``: a fixed cap of ``cap_w`` W holds, the power
+    tabulated as in :mod:`.slot_loop` (``node_w``, ``job_w``, ``unit_w``, ``used_w``) and
+    ``state_w[n, s]`` what node ``n`` draws in state ``s`` when not on: a node is switched
+    on only if its booting power fits on top of what the round's starts add (each start
+    costed as the engine's ``start_delta``), off only if its shutting-down power fits, the
+    first nodes of each list that fit; the engine's own check of each transition (its
+    ``after`` state for a zero delay) failing sends the run to the general loop, to raise.
 
     Only the nodes a decision point touches (their jobs ended or started, their transition
     ended, they came on at once) are looked at: the idle nodes wait in a heap by the time
@@ -72,9 +85,9 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
 
     Returns the scenario loop's tuple ``(status, seg_job, seg_t0, seg_t1, seg_out,
     seg_lost, seg_off, seg_nodes, seg_counts, n_seg, planned, points, alive_pts, n_points,
-    node_log, n_log, failed, backfilled, bad_job, watts, caps)`` (no job fails, no power is
-    sampled: ``watts`` and ``caps`` empty) followed by ``(power_offs, power_ons)``, the
-    nodes the wrapper switched off and on.
+    node_log, n_log, failed, backfilled, bad_job, watts, caps)`` (no job fails; without a
+    cap ``watts`` and ``caps`` are empty) followed by ``(power_offs, power_ons)``, the nodes
+    the wrapper switched off and on.
     """
     n = submit.shape[0]
     n_nodes = slots.shape[0]
@@ -156,10 +169,17 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     started = np.empty(n, np.int64)
     st_pos = np.empty(n, np.int64)
     st_len = np.empty(n, np.int64)
-    # no power cap: start_scan's power arguments are placeholders
-    node_w = np.zeros((1, 1), np.float64)
-    cur_w = np.zeros(1, np.float64)
-    job_w = np.zeros(1, np.float64)
+    # power under a cap: what each node draws now, the engine's running sum
+    cur_w = np.zeros(n_nodes, np.float64)
+    if power:
+        for nd in range(n_nodes):
+            cur_w[nd] = node_w[nd, 0]
+    used = used_w
+    least_w = least_power(job_w, unit_w, power)  # a lower bound of what any job adds
+    watts = np.empty(2 * n + 16 if power else 0, np.float64)
+    caps = np.empty(2 * n + 16 if power else 0, np.float64)
+    before = np.zeros(n_nodes, np.int64)  # free slots before the round's starts
+    chosen = np.empty(n_nodes, np.int64)
     no_rows = np.zeros(0, np.int64)
     no_caps = np.zeros(0, np.float64)
     job_at = np.zeros((0, 4), np.int64)
@@ -204,6 +224,9 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             hn = heap_pop(h_time, h_id, no_pos, hn)
             job = seg_job[s]
             lo = give_back(node_free, flat_nodes, flat_counts, seg_pos[s], seg_len[s], lo)
+            if power:
+                used = release_power(used, job_w[job], node_w, cur_w, node_free, slots,
+                                     flat_nodes, seg_pos[s], seg_len[s])
             for a in range(seg_pos[s], seg_pos[s] + seg_len[s]):
                 n_touch = touch(mark, touched, n_touch, flat_nodes[a], n_points)
             busy -= units[job]
@@ -230,6 +253,10 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             else:
                 state[nd] = OFF
                 n_off += 1
+            if power:  # the engine re-reads the node in its new state
+                w = node_w[nd, 0] if state[nd] == ON else state_w[nd, OFF]
+                used += w - cur_w[nd]
+                cur_w[nd] = w
             node_log, n_log = log_node(node_log, n_log, t, nd, state[nd])
             changed = True
         # 3. timers
@@ -250,14 +277,17 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 idx_put(t_u, t_e, t_p, size, r, units[jn], est[jn], 0.0)
         # 5. the wrapped policy's starts
         free = alive_slots - busy
+        used0 = used  # the engine's sum when the dispatcher is called
+        n_new = 0
         if qn > 0 and free > 0:
-            (status, bad_job, qn, n_new, lo, n_flat, flat_nodes, flat_counts, free, _used,
+            (status, bad_job, qn, n_new, lo, n_flat, flat_nodes, flat_counts, free, used,
              en, n_back, _) = start_scan(
                 t, n_fin > 0 or changed or woken, (q_job, q_rank, q_gone), qn, units, est,
                 planned, node_free, lo, slots, flat_nodes, flat_counts, n_flat, free, easy,
-                depth, True, size, (t_u, t_e, t_p), (e_time, e_job, end_of), en, res, False,
-                0.0, 0.0, 0.0, 0.0, (node_w, cur_w, job_w), (started, st_pos, st_len),
-                (False, n_points, 0.0, 0, no_rows, no_caps, job_at, scratch_w))
+                depth, True, size, (t_u, t_e, t_p), (e_time, e_job, end_of), en, res, power,
+                cap_w - used, used, least_w, unit_w, (node_w, cur_w, job_w),
+                (started, st_pos, st_len),
+                (False, n_points, cap_w, 0, no_rows, no_caps, job_at, scratch_w))
             backfilled += n_back
             if status != DONE:
                 break
@@ -280,6 +310,24 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 busy += units[j]
                 rn += 1
                 queued -= 1
+        # what the round's starts add, as the wrapper costs them (the engine's start_delta,
+        # start after start, from the free slots before each)
+        adds = 0.0
+        if power and n_new > 0:
+            for k in range(n_new):
+                for a in range(st_pos[k], st_pos[k] + st_len[k]):
+                    before[flat_nodes[a]] = node_free[flat_nodes[a]]
+            for k in range(n_new):
+                for a in range(st_pos[k], st_pos[k] + st_len[k]):
+                    before[flat_nodes[a]] += flat_counts[a]
+            for k in range(n_new):
+                p = job_w[started[k]]
+                for a in range(st_pos[k], st_pos[k] + st_len[k]):
+                    nd = flat_nodes[a]
+                    kk = slots[nd] - before[nd]
+                    p += node_w[nd, kk + flat_counts[a]] - node_w[nd, kk]
+                    before[nd] -= flat_counts[a]
+                adds += p
         # 6. the wrapper: the nodes touched now are idle (on, free, not given a job now)
         # or not; those newly idle are so since now
         for a in range(n_touch):
@@ -315,8 +363,24 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                     due[b] = due[b - 1]
                     b -= 1
                 due[b] = nd
+            if power:  # the first of them whose shutting-down power fits
+                n_fit = fitting(due, n_due, SHUTTING_DOWN, state_w, cur_w, cap_w - used0 - adds)
+                for a in range(n_fit, n_due):  # still idle: due again at the next call
+                    nd = due[a]
+                    was_idle[nd] = True
+                    i_key = room(i_key, i_n + 1)
+                    i_id = room(i_id, i_n + 1)
+                    i_n = heap_push(i_key, i_id, no_pos, i_n, idle_since[nd] + wait, nd)
+                n_due = n_fit
             for a in range(n_due):
                 nd = due[a]
+                if power:  # the engine checks the state the node enters now, then re-reads it
+                    w = state_w[nd, OFF if down[nd] == 0 else SHUTTING_DOWN]
+                    if w - cur_w[nd] > EPS and not used + (w - cur_w[nd]) <= cap_w + EPS:
+                        status = FALLBACK
+                        break
+                    used += w - cur_w[nd]
+                    cur_w[nd] = w
                 node_free[nd] = 0
                 alive_slots -= slots[nd]
                 for r in range(n_res):
@@ -331,6 +395,8 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                     xn = heap_push(x_time, x_id, no_pos, xn, t + down[nd], n_x * n_nodes + nd)
                     n_x += 1
                 node_log, n_log = log_node(node_log, n_log, t, nd, state[nd])
+            if status != DONE:
+                break
             switched = n_due
             power_offs += n_due
             if soonest < NEVER:
@@ -346,6 +412,7 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 nd = touched[a]
                 if taken_at[nd] == n_points:
                     have -= node_free[nd]
+            n_chosen = 0
             for k in range(n_nodes):
                 if have >= need:
                     break
@@ -353,6 +420,20 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 if state[nd] != OFF or slots[nd] <= 0:
                     continue
                 have += slots[nd]
+                chosen[n_chosen] = nd
+                n_chosen += 1
+            if power:  # the first of them whose booting power fits
+                n_chosen = fitting(chosen, n_chosen, BOOTING, state_w, cur_w,
+                                   cap_w - used0 - adds)
+            for a in range(n_chosen):
+                nd = chosen[a]
+                if power:  # the engine checks the state the node enters now, then re-reads it
+                    w = node_w[nd, 0] if boot[nd] == 0 else state_w[nd, BOOTING]
+                    if w - cur_w[nd] > EPS and not used + (w - cur_w[nd]) <= cap_w + EPS:
+                        status = FALLBACK
+                        break
+                    used += w - cur_w[nd]
+                    cur_w[nd] = w
                 n_off -= 1
                 switched += 1
                 if boot[nd] == 0:
@@ -373,6 +454,8 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                     xn = heap_push(x_time, x_id, no_pos, xn, t + boot[nd], n_x * n_nodes + nd)
                     n_x += 1
                 node_log, n_log = log_node(node_log, n_log, t, nd, state[nd])
+            if status != DONE:
+                break
             power_ons += switched
             if n_at_once > 0:  # on at once: the dispatcher is called again a second later
                 w_time = room(w_time, wn + 1)
@@ -389,14 +472,20 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
         points[n_points, 3] = busy
         for r in range(n_res):
             alive_pts[n_points, r] = alive_res[r]
+        if power:
+            if n_points >= watts.shape[0]:
+                watts = room(watts, n_points + 1)
+                caps = room(caps, n_points + 1)
+            watts[n_points] = used
+            caps[n_points] = cap_w
         n_points += 1
     seg_off, seg_nodes, seg_counts = gather(seg_pos, seg_len, n_seg, flat_nodes, flat_counts)
     return (status, seg_job[:n_seg].copy(), seg_t0[:n_seg].copy(), seg_t1[:n_seg].copy(),
             seg_out[:n_seg].copy(), np.zeros(n_seg, np.int64), seg_off, seg_nodes,
             seg_counts, n_seg, planned, points[:n_points].copy(),
             alive_pts[:n_points].copy(), n_points, node_log[:n_log].copy(), n_log,
-            np.zeros(n, np.bool_), backfilled, bad_job, np.zeros(0, np.float64),
-            np.zeros(0, np.float64), power_offs, power_ons)
+            np.zeros(n, np.bool_), backfilled, bad_job, watts[:n_points].copy(),
+            caps[:n_points].copy(), power_offs, power_ons)
 
 
 def touch(mark: Any, touched: Any, n_touch: int, nd: int, decision: int) -> int:
@@ -416,3 +505,16 @@ def log_node(node_log: Any, n_log: int, t: int, nd: int, state: int) -> Any:
     node_log[n_log, 1] = nd
     node_log[n_log, 2] = state
     return node_log, n_log + 1
+
+
+def fitting(nodes: Any, count: int, to_state: int, state_w: Any, cur_w: Any,
+            left: float) -> int:
+    """How many of ``nodes[:count]`` may enter ``to_state`` in turn within ``left`` W (the
+    wrapper's check: a node whose rise does not fit stops the list)."""
+    for a in range(count):
+        nd = nodes[a]
+        p = state_w[nd, to_state] - cur_w[nd]
+        if p > EPS and p > left + EPS:
+            return a
+        left -= p
+    return count
