@@ -8,7 +8,7 @@ same run. Cases: FIFO, EASY and conservative on full HPC2N and KTH; scenario run
 the nodes leaving and coming back on a seeded random walk, a varying power cap, both in one
 scenario); the
 overloaded binding-cap EASY run; ``easy-power`` under a fixed cap, a varying cap and nodes
-leaving with a varying cap.
+leaving with a varying cap; FIFO and EASY with idle nodes switched off (``+poweroff``).
 
 Usage: ``python benchmarks/schedule_digests.py --out digests.json [--only SUBSTR ...]
 [--loop general]``; ``--compare digests.json`` checks against a stored file (exit 1 on any
@@ -81,6 +81,12 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
                                 {"scenario": CAP_WALK}),
     "hpc2n-easypower-nodewalk-capwalk": (HPC2N, "nodes=240,cores=1", "easy-power", True,
                                          {"scenario": [NODE_WALK, CAP_WALK]}),
+    # idle nodes switched off (generic node: boot 152 s, shutdown 7 s)
+    "hpc2n-fifo-poweroff": (HPC2N, "nodes=240,cores=1", "fifo+poweroff:900", True, {}),
+    "hpc2n-easy-poweroff": (HPC2N, "nodes=240,cores=1", "easy+poweroff:900", True, {}),
+    "kth-easy-poweroff60": (KTH, "nodes=100,cores=1", "easy+poweroff:60", True, {}),
+    "kth-easy-poweroff60-cap15000": (KTH, "nodes=100,cores=1", "easy+poweroff:60", True,
+                                     {"power_cap": 15_000.0, "on_infeasible": "reject"}),
 }
 
 

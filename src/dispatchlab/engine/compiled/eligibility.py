@@ -110,6 +110,7 @@ class SlotRun:
     power: SlotPower | None = None  # a power cap (strict and EASY only)
     scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
     cap_rows: tuple[IntArray, npt.NDArray[np.float64]] | None = None  # a varying cap
+    power_off: int = -1  # idle nodes switched off after that many s (the plan's; -1: never)
 
 
 def slot_run(sim: Simulator) -> SlotRun | str:
@@ -181,6 +182,7 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         power=power,
         scenario=rows,
         cap_rows=_cap_rows(sim, power) if varying or informed else None,
+        power_off=plan.power_off,
     )
 
 

@@ -43,6 +43,8 @@ class CompiledPlan:
     the run goes compiled); ``run(sim, inputs)``: the dispatcher's compiled loop, given the
     engine's inputs (:class:`~dispatchlab.engine.compiled.eligibility.SlotRun`), returning
     the filled :class:`~dispatchlab.engine.recorder.Recorder` or why it could not finish.
+    ``power_off``: a wrapper switches nodes idle that many seconds off (and on again when
+    jobs wait); -1: nodes stay on.
     """
 
     selection: str
@@ -50,6 +52,7 @@ class CompiledPlan:
     estimate: IntArray
     ranks: Callable[[], IntArray]
     run: RunCompiled
+    power_off: int = -1
 
     def __post_init__(self) -> None:
         if self.selection not in SELECTIONS:
