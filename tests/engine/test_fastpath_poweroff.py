@@ -147,19 +147,16 @@ def test_random_workloads(instance: tuple[Workload, Platform], inner: str,
     assert_same(wl, plat, disp, on_infeasible="reject")
 
 
-def test_a_stranded_queue_is_the_general_loops_error() -> None:
-    """SJF's head (2 units) waits while the wrapper switches on only what the first job in
-    arrival order (1 unit) needs: no event is left. Both loops stop, with the general
-    loop's message."""
+def test_power_on_follows_the_policys_head() -> None:
+    """SJF's head (2 units) waits while the first job in arrival order asks 1 unit: the
+    wrapper switches on what the head needs (switching on for the 1-unit job left the queue
+    with no event, a bug of before), and both loops agree."""
     wl = Workload.from_columns(submit=[0] * 10 + [2, 2], walltime=[1] * 10 + [2, 1],
                                runtime=[0] * 12, units=[1] * 11 + [2],
                                req={"cores": [1] * 12})
     plat = Platform.homogeneous(4, {"cores": 1})
-    with pytest.raises(DispatchlabError, match="no pending event") as general:
-        simulate(wl, plat, "sjf+poweroff:0", loop="general")
-    with pytest.raises(DispatchlabError) as auto:
-        simulate(wl, plat, "sjf+poweroff:0")
-    assert str(auto.value) == str(general.value)
+    res = assert_same(wl, plat, "sjf+poweroff:0")
+    assert res.summary["jobs_run"] == 12
 
 
 def test_what_the_compiled_loop_refuses() -> None:

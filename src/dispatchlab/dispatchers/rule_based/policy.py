@@ -139,6 +139,13 @@ class Policy(BaseDispatcher):
             self.wakes_on = self._wakes(len(view.queue) - started)
         return out
 
+    def waiting(self, view: SystemView) -> list[int]:
+        """The jobs it holds queued, highest priority first, as its next call orders them
+        (after a call: those it did not start)."""
+        if self._queue is None:
+            raise RuntimeError(f"{self.name}: reset() was not called")
+        return list(self._queue.order(view, self.estimate))
+
     def _wakes(self, waiting: int) -> int:
         """What must wake it next, ``waiting`` jobs left queued: arrivals only when none
         is (ends then start nothing), ends only for a strict scheme whose head waits on a

@@ -6,10 +6,13 @@ point:
 1. **Power on** — when jobs are still queued after its decisions, nodes that are off are
    switched on, cheapest boot first (lowest index on ties), until the nodes that are on and
    free, booting, or being switched on could host the first queued job that did not start
-   (its units, node by node). They become usable after the platform's ``boot_time`` (a
-   node with no boot delay is on at once, and the dispatcher is called again 1 s later);
-   under a power cap a node is switched on only if its booting power fits on top of what
-   the wrapped dispatcher's starts of this round add (the engine applies them first).
+   (its units, node by node), first in the wrapped dispatcher's priority order (its
+   ``waiting``; arrival order when it has none: powering on for a job its order does not
+   start next could leave the queue waiting with nothing left to happen). They become
+   usable after the platform's ``boot_time`` (a node with no boot delay is on at once,
+   and the dispatcher is called again 1 s later); under a power cap a node is switched on
+   only if its booting power fits on top of what the wrapped dispatcher's starts of this
+   round add (the engine applies them first).
 2. **Power off** — when nothing is queued, every node idle (on, hosting nothing, not
    given a job in this round) for at least ``timeout`` seconds (and at least 1 s, so never
    at the instant a job left it) is switched off (its ``shutdown_time``, then off); under a
@@ -127,7 +130,7 @@ class IdlePowerOff(Parametrized):
         state = view.node_state
         idle = (state == ON) & (view.free == view.capacity).all(axis=1) & ~taken
         self._idle_since[idle & ~self._was_idle] = now
-        waiting = [j for j in view.queue if j not in started]
+        waiting = [j for j in self._order(view) if j not in started]
         if waiting:
             self._was_idle = idle
             out += self._power_on(view, waiting[0], taken, adds)
@@ -180,6 +183,12 @@ class IdlePowerOff(Parametrized):
         if (boot[chosen] == 0).any():  # type: ignore[index]
             out.append(WakeAt(view.now + 1))  # on at once: decide again a second later
         return out
+
+    def _order(self, view: SystemView) -> Sequence[int]:
+        """The queued jobs in the wrapped dispatcher's priority order when it tells it
+        (``waiting``), else in arrival order."""
+        waiting = getattr(self.inner, "waiting", None)
+        return waiting(view) if waiting is not None else list(view.queue)
 
     @staticmethod
     def _starts_power(view: SystemView, starts: list[Start]) -> float:

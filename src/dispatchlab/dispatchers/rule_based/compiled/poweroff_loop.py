@@ -9,8 +9,9 @@ down (only an ``on`` node hosts jobs); the wrapped policy decides on the nodes t
 on (:mod:`.start_scan`, as the scenario loop), then the wrapper, in the engine's order
 of application:
 
-- **power on** when jobs still wait: the first of them in arrival order (the lowest job
-  index queued and not started now) must fit, node by node, on what is free on the nodes
+- **power on** when jobs still wait: the first of them in the policy's order (the head of
+  the queue, which is kept in rank order, once this round's starts left it) must fit,
+  node by node, on what is free on the nodes
   on and not given a job in this round plus every booting node; nodes that are off are
   switched on, cheapest boot first (lowest index on ties), until it does. A node with no
   boot delay is on at once and a timer calls the dispatcher 1 s later; the others boot.
@@ -404,8 +405,8 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 w_id = room(w_id, wn + 1)
                 wn = heap_push(w_time, w_id, no_pos, wn, soonest, n_w)
                 n_w += 1
-        elif n_off > 0:  # power on until the first waiting job could be hosted
-            need = units[first_wait]
+        elif n_off > 0:  # power on until the policy's first waiting job could be hosted
+            need = units[q_job[0]]
             # what is free on the nodes on and not given a job now, and the booting nodes
             have = alive_slots - busy + booting_slots
             for a in range(n_touch):
