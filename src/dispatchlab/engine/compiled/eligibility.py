@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.arrays import IntArray
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.budget import JobColumnPower
 from dispatchlab.engine.compiled.plan import OffersCompiledPlan, RunCompiled
 from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power
@@ -110,6 +110,8 @@ class SlotRun:
     power: SlotPower | None = None  # a power cap (strict and EASY only)
     scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
     cap_rows: tuple[IntArray, npt.NDArray[np.float64]] | None = None  # a varying cap
+    score: int = 0  # a dynamic ordering's code (0: static, the ranks hold)
+    score_terms: tuple[FloatArray, FloatArray] | None = None  # its per-job terms
 
 
 def slot_run(sim: Simulator) -> SlotRun | str:
@@ -181,6 +183,8 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         power=power,
         scenario=rows,
         cap_rows=_cap_rows(sim, power) if varying or informed else None,
+        score=plan.score,
+        score_terms=plan.score_terms() if plan.score_terms is not None else None,
     )
 
 
