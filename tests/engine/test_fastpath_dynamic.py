@@ -190,3 +190,40 @@ def test_what_stays_general() -> None:
         simulate(wl, "nodes=2,cores=2", "order=wfp3,select=conservative", loop="compiled")
     assert simulate(wl, "nodes=2,cores=2", "order=uni,select=easy").summary["loop"] == \
         "compiled"
+
+
+# ---- the static orderings the plan always took, proven here: keys of other columns ----
+
+STATIC_ORDERS = ("edf", "prb", "queue", "profit", "most:cores", "least:mem", "f1")
+
+
+@st.composite
+def static_runs(draw: st.DrawFn) -> tuple[Workload, Platform, str]:
+    """Small runs whose jobs carry latest start times (some unknown), two queues of
+    different expected waits, power figures (some unknown, some 0) and two resources, with
+    many equal keys; a static ordering by them with strict, EASY or conservative."""
+    n_nodes = draw(st.integers(1, 4))
+    plat = Platform.homogeneous(n_nodes, {"cores": draw(st.integers(1, 4)), "mem": 8})
+    n = draw(st.integers(1, 30))
+    submit = sorted(draw(st.lists(st.sampled_from([0, 0, 1, 5, 30]), min_size=n, max_size=n)))
+    walltime = draw(st.lists(st.sampled_from([1, 4, 10, 40]), min_size=n, max_size=n))
+    runtime = [draw(st.integers(0, w + 3)) for w in walltime]
+    units = draw(st.lists(st.integers(1, n_nodes * 2), min_size=n, max_size=n))
+    lst = draw(st.lists(st.sampled_from([-1, -1, 0, 3, 20]), min_size=n, max_size=n))
+    queue = draw(st.lists(st.sampled_from(["a", "b"]), min_size=n, max_size=n))
+    power = draw(st.lists(st.sampled_from([float("nan"), 0.0, 10.0, 25.0]), min_size=n,
+                          max_size=n))
+    wl = Workload.from_columns(submit=submit, walltime=walltime, runtime=runtime, units=units,
+                               req={"cores": [1] * n, "mem": [2] * n}, lst=lst, queue=queue,
+                               queues={"a": 0, "b": 600}, power=power)
+    order = draw(st.sampled_from(STATIC_ORDERS))
+    selection = draw(st.sampled_from(["strict", "easy", "easy,depth=2", "conservative"]))
+    return wl, plat, f"order={order},select={selection}"
+
+
+@compiled
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=static_runs())
+def test_other_static_orderings(case: tuple[Workload, Platform, str]) -> None:
+    wl, plat, dispatcher = case
+    assert_same(wl, plat, dispatcher, on_infeasible="reject")
