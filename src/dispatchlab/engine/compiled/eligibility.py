@@ -1,7 +1,8 @@
 """Which runs the compiled loops can take: the parts it reproduces exactly, nothing else.
 
 A dispatcher that offers a compiled plan (:mod:`~dispatchlab.engine.compiled.plan`: the
-rule-based ``Policy`` with a static ordering, strict, EASY or ``easy-power`` selection (any
+rule-based ``Policy`` with a static ordering (or, not conservative, a dynamic one), strict,
+EASY or ``easy-power`` selection (any
 depth) or conservative backfilling (no depth limit), first-fit, the requested-time or real-duration
 estimate); every job's unit asking the same resource vector (the policy's ``SlotMachine``
 case); no operator rules (queues with windows, reservations,
