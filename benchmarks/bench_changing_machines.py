@@ -11,6 +11,9 @@ loop's own time (``summary["sim_seconds"]``), jobs/s, the process CPU time of th
 the two loops agree. The load average is recorded before and after (the machine may be
 shared).
 
+Cases with idle nodes switched off (``hpc2n-easy-poweroff``, ``hpc2n-fifo-poweroff``:
+``--only``) time the ``+poweroff`` loop's call the same way.
+
 Usage: ``python benchmarks/bench_changing_machines.py [--repeats 3] [--general 1]
 [--only hpc2n-easy-nodewalk ...] [--tree DIR] [--out benchmarks/results/changing_machines]``
 (writes ``.json`` and ``.md``).
@@ -53,6 +56,11 @@ def timed(load):
     return get
 runner.slot_loop_kernel = timed(runner.slot_loop_kernel)
 runner.scenario_loop_kernel = timed(runner.scenario_loop_kernel)
+try:  # the +poweroff loop (trees from 2026-11-27 on)
+    from dispatchlab.dispatchers.rule_based.compiled import poweroff_run
+    poweroff_run.poweroff_loop_kernel = timed(poweroff_run.poweroff_loop_kernel)
+except ImportError:
+    pass
 from schedule_digests import run_case
 out = run_case(sys.argv[2], sys.argv[3])
 out["loop_cpu_seconds"] = sum(c for c, _ in spent) if spent else None

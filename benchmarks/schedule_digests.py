@@ -8,7 +8,8 @@ same run. Cases: FIFO, EASY and conservative on full HPC2N and KTH; scenario run
 the nodes leaving and coming back on a seeded random walk, a varying power cap, both in one
 scenario); the
 overloaded binding-cap EASY run; ``easy-power`` under a fixed cap, a varying cap and nodes
-leaving with a varying cap; the dynamic orderings ``wfp3``, ``uni``, ``slowdown`` with EASY.
+leaving with a varying cap; FIFO and EASY with idle nodes switched off (``+poweroff``);
+the dynamic orderings ``wfp3``, ``uni``, ``slowdown`` with EASY.
 
 Usage: ``python benchmarks/schedule_digests.py --out digests.json [--only SUBSTR ...]
 [--loop general]``; ``--compare digests.json`` checks against a stored file (exit 1 on any
@@ -18,7 +19,7 @@ difference). Run it with ``PYTHONPATH=<other tree>/src`` to digest another tree.
 from __future__ import annotations
 
 import argparse
-import hashlib
+import importlib.util
 import inspect
 import json
 import os
@@ -26,8 +27,6 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 SWF = (HERE.parent / ".." / "shared" / "traces" / "swf").resolve()
@@ -83,6 +82,12 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
                                 {"scenario": CAP_WALK}),
     "hpc2n-easypower-nodewalk-capwalk": (HPC2N, "nodes=240,cores=1", "easy-power", True,
                                          {"scenario": [NODE_WALK, CAP_WALK]}),
+    # idle nodes switched off (generic node: boot 152 s, shutdown 7 s)
+    "hpc2n-fifo-poweroff": (HPC2N, "nodes=240,cores=1", "fifo+poweroff:900", True, {}),
+    "hpc2n-easy-poweroff": (HPC2N, "nodes=240,cores=1", "easy+poweroff:900", True, {}),
+    "kth-easy-poweroff60": (KTH, "nodes=100,cores=1", "easy+poweroff:60", True, {}),
+    "kth-easy-poweroff60-cap15000": (KTH, "nodes=100,cores=1", "easy+poweroff:60", True,
+                                     {"power_cap": 15_000.0, "on_infeasible": "reject"}),
     # dynamic orderings (compiled since 2026-11-27: rule_based/compiled/dynamic_order.py)
     "kth-wfp3-easy": (KTH, "nodes=100,cores=1", "order=wfp3,select=easy", False, {}),
     "kth-uni-easy": (KTH, "nodes=100,cores=1", "order=uni,select=easy", False, {}),
@@ -95,29 +100,15 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
 
 
 def digest_recorder(rec: Any, canonical: bool = False) -> str:
-    """One hash of everything a run recorded (measured times excluded); ``canonical``:
-    segments taken by job and start rather than in the order they were logged (the
-    compiled fixed-machine loops before 2026-11-27 logged them in job order)."""
-    h = hashlib.sha256()
-    seg = rec.segments
-    order = np.lexsort((seg.t0, seg.job)) if canonical else np.arange(len(seg))
-    sizes = np.diff(seg.offsets)[order]
-    flat = np.concatenate([np.arange(seg.offsets[k], seg.offsets[k + 1]) for k in order]
-                          ) if len(order) else np.zeros(0, np.int64)
-    for a in (seg.job[order], seg.t0[order], seg.t1[order], seg.outcome[order],
-              seg.lost[order], np.concatenate(([0], np.cumsum(sizes))), seg.nodes[flat],
-              seg.counts[flat]):
-        h.update(np.ascontiguousarray(a).tobytes())
-    if seg.power is not None:
-        h.update(np.round(np.asarray(seg.power)[order], 6).tobytes())
-    h.update(np.asarray(rec.planned, np.int64).tobytes())
-    h.update(json.dumps(sorted((int(k), v) for k, v in rec.rejected.items())).encode())
-    h.update(bytes(rec.node_log))
-    h.update(bytes(rec.decision_at))
-    h.update(bytes(rec.samples))
-    h.update(np.round(np.frombuffer(bytes(rec.power_samples), np.float64), 6).tobytes())
-    h.update(json.dumps(sorted(int(j) for j in rec.failed)).encode())
-    return h.hexdigest()
+    """The run's schedule digest (:func:`dispatchlab.metrics.schedule_digest.schedule_digest`),
+    from this tree's file, whichever tree's ``dispatchlab`` ran the case (a baseline)."""
+    path = HERE.parent / "src" / "dispatchlab" / "metrics" / "schedule_digest.py"
+    spec = importlib.util.spec_from_file_location("_schedule_digest", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    digest: str = module.schedule_digest(rec, canonical)
+    return digest
 
 
 def run_case(name: str, engine: str, canonical: bool = False) -> dict[str, Any]:

@@ -189,6 +189,9 @@ def test_what_stays_general() -> None:
         simulate(wl, "nodes=2,cores=2", "order=wfp3,select=conservative", loop="compiled")
     assert simulate(wl, "nodes=2,cores=2", "order=uni,select=easy").summary["loop"] == \
         "compiled"
+    plat = resolve_platform("nodes=2,cores=2").with_node_model(GENERIC)
+    with pytest.raises(ConfigError, match="poweroff around a dynamic ordering"):
+        simulate(wl, plat, "order=wfp3,select=easy+poweroff:5", loop="compiled")
 
 
 # ---- the static orderings the plan always took, proven here: keys of other columns ----

@@ -98,7 +98,10 @@ def result_digest(summary: dict[str, Any]) -> str:
     """Hash of what a run's simulation determined (its summary without host timings).
 
     Two runs with the same digest produced the same schedule metrics: seeds that change
-    nothing (deterministic dispatchers on a fixed trace) are recognized by it.
+    nothing (deterministic dispatchers on a fixed trace) are recognized by it. It covers
+    every figure (a shared schedule under two prices gives two digests), so a summary key
+    added or renamed in a later version changes it: across versions, compare runs by their
+    ``schedule_digest`` (:mod:`dispatchlab.metrics.schedule_digest`) instead.
     """
     kept = {k: v for k, v in summary.items() if k not in TIMING_KEYS and k != "dispatcher_stats"}
     return config_hash(json.loads(json.dumps(kept, default=str)))

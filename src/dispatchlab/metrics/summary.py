@@ -13,6 +13,7 @@ import numpy as np
 from dispatchlab.arrays import one_of, quantile
 from dispatchlab.engine.recorder import ABORTED, PREEMPTED, Recorder
 from dispatchlab.metrics.job_metrics import JobArrays
+from dispatchlab.metrics.schedule_digest import schedule_digest
 from dispatchlab.metrics.timeseries import SeriesArrays, step_integral
 
 
@@ -66,6 +67,7 @@ def summarize(rec: Recorder, jobs: JobArrays, ts: SeriesArrays) -> dict[str, Any
         "dispatch_overhead_pct": float(dec.sum() / span * 100.0),
         **_groups(rec, jobs),
         **({"rules": rec.rules_info} if rec.rules_info else {}),
+        "schedule_digest": schedule_digest(rec, canonical=True, points=False),
         "sim_seconds": rec.sim_seconds,
         "jobs_per_second": (wl.n_jobs / rec.sim_seconds) if rec.sim_seconds > 0 else 0.0,
     }

@@ -32,6 +32,7 @@ import numpy as np
 from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.engine.budget import EPS
 from dispatchlab.engine.capabilities import Capabilities, capabilities_of
+from dispatchlab.engine.compiled.plan import CompiledPlan, OffersCompiledPlan
 from dispatchlab.engine.decisions import Decision, PowerOff, PowerOn, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
@@ -39,6 +40,7 @@ from dispatchlab.errors import ConfigError
 from dispatchlab.params import Parametrized
 from dispatchlab.platform.node_states import BOOTING, OFF, ON, SHUTTING_DOWN
 from dispatchlab.platform.platform import units_fitting
+from dispatchlab.workload.workload import Workload
 
 #: Default idle time before a node is switched off (s): 900 s, the FIFO-Poff setup of
 #: Mejri et al. (2020) (a switch-off pays only after 362 s with SPEC §8's figures).
@@ -70,6 +72,24 @@ class IdlePowerOff(Parametrized):
     def reads_pricing(self) -> bool:
         """As the inner dispatcher."""
         return capabilities_of(self.inner).reads_pricing
+
+    def compiled_plan(self, workload: Workload, view: SystemView) -> CompiledPlan | str:
+        """The inner dispatcher's compiled plan (strict, EASY or ``easy-power``, which is EASY
+        without a cap) carrying this timeout, run by the power-off loop
+        (:mod:`~dispatchlab.dispatchers.rule_based.compiled.poweroff_loop`), or why there is
+        none."""
+        inner = self.inner
+        if not isinstance(inner, OffersCompiledPlan):
+            return f"dispatcher '{inner.name}' offers no compiled plan"
+        plan = inner.compiled_plan(workload, view)
+        if isinstance(plan, str):
+            return plan
+        if plan.selection not in ("strict", "easy", "easy-power"):
+            return (f"+poweroff: the compiled loop takes strict and EASY selection only, not "
+                    f"{plan.selection}")
+        from dispatchlab.dispatchers.rule_based.compiled.poweroff_run import run_poweroff
+
+        return replace(plan, power_off=self.timeout, run=run_poweroff)
 
     def choose_nodes(self, view: SystemView, candidates: np.ndarray, count: int,
                      leaving: bool) -> list[int]:

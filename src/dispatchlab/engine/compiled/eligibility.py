@@ -113,6 +113,7 @@ class SlotRun:
     cap_rows: tuple[IntArray, npt.NDArray[np.float64]] | None = None  # a varying cap
     score: int = 0  # a dynamic ordering's code (0: static, the ranks hold)
     score_terms: tuple[FloatArray, FloatArray] | None = None  # its per-job terms
+    power_off: int = -1  # idle nodes switched off after that many s (the plan's; -1: never)
 
 
 def slot_run(sim: Simulator) -> SlotRun | str:
@@ -186,6 +187,7 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         cap_rows=_cap_rows(sim, power) if varying or informed else None,
         score=plan.score,
         score_terms=plan.score_terms() if plan.score_terms is not None else None,
+        power_off=plan.power_off,
     )
 
 

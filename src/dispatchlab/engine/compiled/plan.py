@@ -46,6 +46,8 @@ class CompiledPlan:
     ``score``: a dynamic ordering's code, the dispatcher's own (0: the ordering is static,
     the ranks hold; else the loop orders the queue afresh at every decision), its per-job
     terms given by ``score_terms()`` (called only when the run goes compiled).
+    ``power_off``: a wrapper switches nodes idle that many seconds off (and on again when
+    jobs wait); -1: nodes stay on.
     """
 
     selection: str
@@ -55,6 +57,7 @@ class CompiledPlan:
     run: RunCompiled
     score: int = 0
     score_terms: Callable[[], tuple[FloatArray, FloatArray]] | None = None
+    power_off: int = -1
 
     def __post_init__(self) -> None:
         if self.selection not in SELECTIONS:

@@ -18,6 +18,7 @@ def exports() -> AotExports:
 
     from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import conservative_loop
     from dispatchlab.dispatchers.rule_based.compiled.kernel import inlined, loop_helpers
+    from dispatchlab.dispatchers.rule_based.compiled.poweroff_loop import poweroff_loop
     from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import scenario_loop
     from dispatchlab.dispatchers.rule_based.compiled.slot_loop import slot_loop
 
@@ -41,7 +42,12 @@ def exports() -> AotExports:
                             nt.boolean, i8_2d, i8, i8, i8, i8, i8, i8, nt.boolean, i8,
                             nt.boolean, f, f, nt.Array(f, 2, "C"), f8, f8, f, i8, f8, i, f8,
                             f8)
+    off_returns = nt.Tuple((*scen_returns.types, i, i))
+    f8_2d = nt.Array(f, 2, "C")
+    off_sig = off_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i, i8_2d,
+                          i8, i8, i8, i8, i, nt.boolean, f, f, f8_2d, f8, f, f8_2d)
     return AotExports({"slot_loop": (slot_loop, sig),
+                       "poweroff_loop": (poweroff_loop, off_sig),
                        "conservative_loop": (conservative_loop, cons_sig),
                        "scenario_loop": (scenario_loop, scen_sig)},
                       helpers=loop_helpers(), inline=inlined())

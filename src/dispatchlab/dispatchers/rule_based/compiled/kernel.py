@@ -49,12 +49,13 @@ def inlined() -> list[Callable[..., Any]]:
 
 def loop_helpers() -> list[Callable[..., Any]]:
     """Every function the compiled loops call, for Numba to compile into them."""
-    from dispatchlab.dispatchers.rule_based.compiled import queue_index
+    from dispatchlab.dispatchers.rule_based.compiled import poweroff_loop, queue_index
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
-            power_shadow.pairwise_sum, power_shadow.power_shadow,
+            power_shadow.pairwise_sum, power_shadow.power_shadow, poweroff_loop.touch,
+            poweroff_loop.log_node, poweroff_loop.fitting,
             *(getattr(dynamic_order, name) for name in DYNAMIC_ORDER)]
 
 
@@ -62,8 +63,8 @@ _HERE = "dispatchlab.dispatchers.rule_based.compiled."
 #: The rule-based wing's ahead-of-time unit: its three loops and everything compiled into them.
 LOOPS = AotUnit("rule_based_loops", (
     *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
-                          "queue_index", "loop_parts", "power_shadow", "dynamic_order",
-                          "kernel")),
+                          "queue_index", "loop_parts", "power_shadow", "kernel",
+                          "poweroff_loop", "dynamic_order")),
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
     _HERE + "aot_build:exports")
@@ -105,6 +106,20 @@ def scenario_loop_kernel() -> Callable[..., Any]:
            np.zeros(0), 0, np.zeros(0), np.zeros(0))
 
     return _loop(scenario_loop, warm)
+
+
+def poweroff_loop_kernel() -> Callable[..., Any]:
+    """The compiled loop of a fixed machine whose idle nodes are switched off (the
+    ``+poweroff`` wrapper), loaded (or built) on first use."""
+    from dispatchlab.dispatchers.rule_based.compiled.poweroff_loop import poweroff_loop
+
+    def warm(fn: Callable[..., Any]) -> None:
+        one, zero = np.ones(1, np.int64), np.zeros(1, np.int64)
+        fn(zero, one, one, True, one, one, zero, np.zeros(1, np.bool_), one, True, -1,
+           np.ones((1, 1), np.int64), one, zero, zero, zero, 900, False, 0.0, 0.0,
+           np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros((1, 4)))
+
+    return _loop(poweroff_loop, warm)
 
 
 def conservative_loop_kernel() -> Callable[..., Any]:

@@ -87,8 +87,7 @@ def run_scenario_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
         sim.progress(0, wl.n_jobs)
     power, node_w, down_w, job_w = _power_args(rec, run)
     wall0 = time.perf_counter()
-    (status, seg_job, t0, t1, out, lost, offsets, nodes, counts, _n_seg, planned, points,
-     alive, n_points, node_log, _n_log, failed, backfilled, bad_job, watts, caps) = kernel(
+    out = kernel(
         _own(wl.submit), _own(wl.runtime), _own(wl.walltime), sim.walltime_kill,
         _own(wl.units), _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy,
         run.depth, run.easy_power, np.ascontiguousarray(sim.platform.capacity, np.int64),
@@ -97,12 +96,23 @@ def run_scenario_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
         sim.on_abort == "requeue", _own(wl.checkpoint), power[0], power[1], power[2], node_w,
         down_w, job_w, power[3], *_cap_rows(run), *_score_args(run))
     loop_seconds = time.perf_counter() - wall0
-    if status == SCENARIO_FALLBACK:
+    if out[0] == SCENARIO_FALLBACK:
         return None
+    stats: dict[str, Any] = {"backfilled": int(out[17])} if run.easy else {}
+    return record_changing(sim, rec, run, out, wall0, loop_seconds, stats)
+
+
+def record_changing(sim: Simulator, rec: Recorder, run: SlotRun, out: tuple[Any, ...],
+                    wall0: float, loop_seconds: float, stats: dict[str, Any]) -> Recorder:
+    """Store the outcome of a loop whose nodes change (the scenario loop's tuple: segments
+    in start order, node log, usable capacity per decision point) in ``rec`` exactly as the
+    general engine would, ``stats`` as the dispatcher's statistics."""
+    (status, seg_job, t0, t1, outcome, lost, offsets, nodes, counts, _n_seg, planned, points,
+     alive, n_points, node_log, _n_log, failed, _backfilled, bad_job, watts, caps) = out[:21]
     _check(sim, status, bad_job)
     rec.segments = Segments(
-        job=seg_job, t0=t0, t1=t1, outcome=out.astype(np.int8), lost=lost, offsets=offsets,
-        nodes=nodes, counts=counts,
+        job=seg_job, t0=t0, t1=t1, outcome=outcome.astype(np.int8), lost=lost,
+        offsets=offsets, nodes=nodes, counts=counts,
         power=None if run.power is None else run.power.job_w[seg_job])
     _power_samples(rec, run, points[:, 0], watts, caps)
     rec.planned = planned
@@ -114,10 +124,9 @@ def run_scenario_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
     rec.samples = array("q", np.ascontiguousarray(
         np.hstack((points[:, :3], free_total, alive)), dtype=np.int64).tobytes())
     sim.note_power_shed(rec)
-    stats: dict[str, Any] = {"backfilled": int(backfilled)} if run.easy else {}
     rec.finish(time.perf_counter() - wall0, stats)
     if sim.progress is not None:
-        sim.progress(wl.n_jobs, wl.n_jobs)
+        sim.progress(sim.workload.n_jobs, sim.workload.n_jobs)
     return rec
 
 
