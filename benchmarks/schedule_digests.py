@@ -8,7 +8,8 @@ same run. Cases: FIFO, EASY and conservative on full HPC2N and KTH; scenario run
 the nodes leaving and coming back on a seeded random walk, a varying power cap, both in one
 scenario); the
 overloaded binding-cap EASY run; ``easy-power`` under a fixed cap, a varying cap and nodes
-leaving with a varying cap; FIFO and EASY with idle nodes switched off (``+poweroff``).
+leaving with a varying cap; FIFO and EASY with idle nodes switched off (``+poweroff``);
+the dynamic orderings ``wfp3``, ``uni``, ``slowdown`` with EASY.
 
 Usage: ``python benchmarks/schedule_digests.py --out digests.json [--only SUBSTR ...]
 [--loop general]``; ``--compare digests.json`` checks against a stored file (exit 1 on any
@@ -87,6 +88,14 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
     "kth-easy-poweroff60": (KTH, "nodes=100,cores=1", "easy+poweroff:60", True, {}),
     "kth-easy-poweroff60-cap15000": (KTH, "nodes=100,cores=1", "easy+poweroff:60", True,
                                      {"power_cap": 15_000.0, "on_infeasible": "reject"}),
+    # dynamic orderings (compiled since 2026-11-27: rule_based/compiled/dynamic_order.py)
+    "kth-wfp3-easy": (KTH, "nodes=100,cores=1", "order=wfp3,select=easy", False, {}),
+    "kth-uni-easy": (KTH, "nodes=100,cores=1", "order=uni,select=easy", False, {}),
+    "kth-slowdown-easy": (KTH, "nodes=100,cores=1", "order=slowdown,select=easy", False, {}),
+    "hpc2n-wfp3-easy": (HPC2N, "nodes=240,cores=1", "order=wfp3,select=easy", False, {}),
+    "hpc2n-uni-easy": (HPC2N, "nodes=240,cores=1", "order=uni,select=easy", False, {}),
+    "hpc2n-wfp3-easy-nodewalk-capwalk": (HPC2N, "nodes=240,cores=1", "order=wfp3,select=easy",
+                                         True, {"scenario": [NODE_WALK, CAP_WALK]}),
 }
 
 

@@ -50,7 +50,7 @@ def test_policy_offers_its_plan() -> None:
 
 
 @pytest.mark.parametrize(("spec", "reason"), [
-    ("wfp3", "is dynamic"),
+    ("order=wfp3,select=conservative", "is dynamic"),
     ("order=fifo,select=strict,alloc=best-fit", "not first-fit"),
     ("order=fifo,select=conservative,depth=2", "depth limit"),
     ("fifo-nonstrict", "neither strict, EASY, easy-power nor conservative"),

@@ -160,7 +160,8 @@ def test_auto_picks_the_engine() -> None:
     assert simulate(wl, "nodes=2,cores=2", "conservative").summary["loop"] == "compiled"
     assert simulate(wl, "nodes=2,cores=2", "order=fifo,select=conservative,depth=2"
                     ).summary["loop"] == "general"
-    assert simulate(wl, "nodes=2,cores=2", "wfp3").summary["loop"] == "general"
+    assert simulate(wl, "nodes=2,cores=2", "order=wfp3,select=conservative"
+                    ).summary["loop"] == "general"
     assert simulate(wl, "nodes=2,cores=2", "order=fifo,select=strict,alloc=best-fit"
                     ).summary["loop"] == "general"
     with pytest.raises(ConfigError, match="depth limit"):

@@ -41,7 +41,7 @@ def scanned(rows: list[tuple[int, int, int, int]]) -> int:
         submit, np.minimum(runtime, walltime), units, np.maximum(walltime, 1),
         np.arange(len(rows), dtype=np.int64), np.zeros(len(rows), np.bool_),
         np.ones(10, np.int64), True, -1, False, False, 0.0, 0.0, np.zeros((1, 1)), one, 0.0,
-        np.zeros(0, np.int64), np.zeros(0))
+        np.zeros(0, np.int64), np.zeros(0), 0, np.zeros(0), np.zeros(0))
     assert out[0] == 0  # done
     return int(out[12])
 

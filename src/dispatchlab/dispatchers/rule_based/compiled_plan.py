@@ -2,11 +2,14 @@
 which of its combinations the compiled loops reproduce exactly, their inputs, and the loop
 that runs them (:func:`~dispatchlab.dispatchers.rule_based.compiled.runner.run_plan`).
 
-A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …), strict, EASY or ``easy-power``
+A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …) or, with strict, EASY or
+``easy-power``, a dynamic one (``wfp3``, ``uni``, ``slowdown``:
+:mod:`~dispatchlab.dispatchers.rule_based.compiled_scores`), strict, EASY or ``easy-power``
 selection (any depth) or conservative backfilling (no depth limit), first-fit, the
 requested-time or real-duration estimate. Other selections (``prb-power``, …), allocators
-and dynamic orderings run in the general loop; a subclass of ``Policy`` may change the
-decisions and has no plan unless it offers its own (:meth:`Policy.compiled_plan
+and dynamic orderings with conservative backfilling run in the general loop; a subclass of
+``Policy`` may change the decisions and has no plan unless it offers its own
+(:meth:`Policy.compiled_plan
 <dispatchlab.dispatchers.rule_based.policy.Policy.compiled_plan>`).
 """
 
@@ -17,7 +20,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dispatchlab.dispatchers.allocators import FirstFit
+from dispatchlab.dispatchers.rule_based.compiled.dynamic_order import STATIC
 from dispatchlab.dispatchers.rule_based.compiled.runner import run_plan
+from dispatchlab.dispatchers.rule_based.compiled_scores import dynamic_score, score_terms
 from dispatchlab.dispatchers.rule_based.selection import Conservative, Easy, EasyPower, Strict
 from dispatchlab.engine.compiled.plan import CompiledPlan, IntArray
 from dispatchlab.engine.state import SystemView
@@ -34,8 +39,9 @@ _SELECTIONS = {Strict: "strict", Easy: "easy", EasyPower: "easy-power",
 def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> CompiledPlan | str:
     """``policy``'s compiled plan for ``workload`` (``view``: the engine's view of it, every
     job known), or why it has none."""
-    if policy.ordering.dynamic:
-        return f"ordering '{policy.ordering.name}' is dynamic"
+    score = dynamic_score(policy)
+    if isinstance(score, str):
+        return score
     sel = policy.selection
     selection = _SELECTIONS.get(type(sel))
     if selection is None:
@@ -51,16 +57,21 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
         est = np.maximum(np.minimum(wl.runtime, wl.walltime), 1)
     else:
         return f"duration estimate '{policy.estimate.name}' is not walltime or real"
+    if score != STATIC and selection == "conservative":
+        return f"ordering '{policy.ordering.name}' is dynamic (conservative backfilling)"
+    estimate = est.astype(np.int64)
     return CompiledPlan(selection=selection, depth=-1 if sel.depth is None else int(sel.depth),
-                        estimate=est.astype(np.int64), ranks=lambda: _ranks(policy, wl, view),
-                        run=run_plan)
+                        estimate=estimate, ranks=lambda: _ranks(policy, wl, view),
+                        run=run_plan, score=score,
+                        score_terms=None if score == STATIC else
+                        lambda: score_terms(score, view, estimate))
 
 
 def _ranks(policy: Policy, workload: Workload, view: SystemView) -> IntArray:
     """Each job's position in the static ordering: its keys, ties by job index, exactly as
     ``JobQueue`` sorts arrivals."""
     idx = np.arange(workload.n_jobs)
-    if policy.ordering.by_arrival:
+    if policy.ordering.by_arrival or policy.ordering.dynamic:  # (dynamic: sorted at each call)
         return idx
     keys = policy.ordering.keys(view, idx)
     order = np.lexsort((idx, *reversed(keys)))

@@ -1,7 +1,8 @@
 """Which runs the compiled loops can take: the parts it reproduces exactly, nothing else.
 
 A dispatcher that offers a compiled plan (:mod:`~dispatchlab.engine.compiled.plan`: the
-rule-based ``Policy`` with a static ordering, strict, EASY or ``easy-power`` selection (any
+rule-based ``Policy`` with a static ordering (or, not conservative, a dynamic one), strict,
+EASY or ``easy-power`` selection (any
 depth) or conservative backfilling (no depth limit), first-fit, the requested-time or real-duration
 estimate); every job's unit asking the same resource vector (the policy's ``SlotMachine``
 case); no operator rules (queues with windows, reservations,
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dispatchlab.arrays import IntArray
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.budget import JobColumnPower
 from dispatchlab.engine.compiled.plan import OffersCompiledPlan, RunCompiled
 from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power
@@ -110,6 +111,8 @@ class SlotRun:
     power: SlotPower | None = None  # a power cap (strict and EASY only)
     scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
     cap_rows: tuple[IntArray, npt.NDArray[np.float64]] | None = None  # a varying cap
+    score: int = 0  # a dynamic ordering's code (0: static, the ranks hold)
+    score_terms: tuple[FloatArray, FloatArray] | None = None  # its per-job terms
     power_off: int = -1  # idle nodes switched off after that many s (the plan's; -1: never)
 
 
@@ -182,6 +185,8 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         power=power,
         scenario=rows,
         cap_rows=_cap_rows(sim, power) if varying or informed else None,
+        score=plan.score,
+        score_terms=plan.score_terms() if plan.score_terms is not None else None,
         power_off=plan.power_off,
     )
 

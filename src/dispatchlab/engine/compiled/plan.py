@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from dispatchlab.arrays import IntArray
+from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.state import SystemView
@@ -43,6 +43,9 @@ class CompiledPlan:
     the run goes compiled); ``run(sim, inputs)``: the dispatcher's compiled loop, given the
     engine's inputs (:class:`~dispatchlab.engine.compiled.eligibility.SlotRun`), returning
     the filled :class:`~dispatchlab.engine.recorder.Recorder` or why it could not finish.
+    ``score``: a dynamic ordering's code, the dispatcher's own (0: the ordering is static,
+    the ranks hold; else the loop orders the queue afresh at every decision), its per-job
+    terms given by ``score_terms()`` (called only when the run goes compiled).
     ``power_off``: a wrapper switches nodes idle that many seconds off (and on again when
     jobs wait); -1: nodes stay on.
     """
@@ -52,6 +55,8 @@ class CompiledPlan:
     estimate: IntArray
     ranks: Callable[[], IntArray]
     run: RunCompiled
+    score: int = 0
+    score_terms: Callable[[], tuple[FloatArray, FloatArray]] | None = None
     power_off: int = -1
 
     def __post_init__(self) -> None:

@@ -29,7 +29,7 @@ def exports() -> AotExports:
                         nt.int64, nt.int64, nt.int64, f8, nt.int64, f8, i8))
     sig = returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8, nt.boolean, nt.int64,
                   nt.boolean, nt.boolean, nt.float64, nt.float64, nt.Array(nt.float64, 2, "C"), f8,
-                  nt.float64, i8, f8)
+                  nt.float64, i8, f8, nt.int64, f8, f8)
     i = nt.int64
     cons_returns = nt.Tuple((i, i8, i8, i8, i8, i4, i4, nt.Array(i, 2, "C"), i, i, i, i))
     cons_sig = cons_returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8)
@@ -40,7 +40,8 @@ def exports() -> AotExports:
                              i8_2d, i, b1, i, i, f8, f8))
     scen_sig = scen_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i,
                             nt.boolean, i8_2d, i8, i8, i8, i8, i8, i8, nt.boolean, i8,
-                            nt.boolean, f, f, nt.Array(f, 2, "C"), f8, f8, f, i8, f8)
+                            nt.boolean, f, f, nt.Array(f, 2, "C"), f8, f8, f, i8, f8, i, f8,
+                            f8)
     off_returns = nt.Tuple((*scen_returns.types, i, i))
     f8_2d = nt.Array(f, 2, "C")
     off_sig = off_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i, i8_2d,

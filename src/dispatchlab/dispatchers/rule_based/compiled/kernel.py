@@ -14,7 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.rule_based.compiled import loop_parts, power_shadow, start_scan
+from dispatchlab.dispatchers.rule_based.compiled import (
+    dynamic_order,
+    loop_parts,
+    power_shadow,
+    start_scan,
+)
 from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
 from dispatchlab.numba_aot import AotUnit, load
 from dispatchlab.numba_loader import NUMBA, compiled, kind
@@ -27,6 +32,8 @@ LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shif
               "q_insert", "q_compact", "ends_find", "ends_insert", "ends_remove",
               "easy_shadow", "backfill_kind", "first_fit", "take", "give_back",
               "reread_nodes", "release_power", "least_power", "fixed_machine", "gather")
+#: The dynamic orderings' parts (:mod:`.dynamic_order`).
+DYNAMIC_ORDER = ("score_of", "score_before", "sort_by_score", "order_queue", "order_work")
 
 
 def inlined() -> list[Callable[..., Any]]:
@@ -48,7 +55,8 @@ def loop_helpers() -> list[Callable[..., Any]]:
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
             power_shadow.pairwise_sum, power_shadow.power_shadow, poweroff_loop.touch,
-            poweroff_loop.log_node, poweroff_loop.fitting]
+            poweroff_loop.log_node, poweroff_loop.fitting,
+            *(getattr(dynamic_order, name) for name in DYNAMIC_ORDER)]
 
 
 _HERE = "dispatchlab.dispatchers.rule_based.compiled."
@@ -56,7 +64,7 @@ _HERE = "dispatchlab.dispatchers.rule_based.compiled."
 LOOPS = AotUnit("rule_based_loops", (
     *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
                           "queue_index", "loop_parts", "power_shadow", "kernel",
-                          "poweroff_loop")),
+                          "poweroff_loop", "dynamic_order")),
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
     _HERE + "aot_build:exports")
@@ -80,7 +88,8 @@ def slot_loop_kernel() -> Callable[..., Any]:
     def warm(fn: Callable[..., Any]) -> None:
         one = np.ones(1, np.int64)
         fn(one, one, one, one, one, np.zeros(1, np.bool_), one, True, -1, False, False, 0.0,
-           0.0, np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0))
+           0.0, np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros(0, np.int64), np.zeros(0), 0,
+           np.zeros(0), np.zeros(0))
 
     return _loop(slot_loop, warm)
 
@@ -94,7 +103,7 @@ def scenario_loop_kernel() -> Callable[..., Any]:
         fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True, -1,
            False, np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1,
            False, 0.0, 0.0, np.zeros((1, 2)), np.zeros(1), np.zeros(1), 0.0, none,
-           np.zeros(0))
+           np.zeros(0), 0, np.zeros(0), np.zeros(0))
 
     return _loop(scenario_loop, warm)
 

@@ -34,6 +34,8 @@ def refused(run: SlotRun) -> str | None:
         return "+poweroff with a scenario runs in the general loop"
     if run.easy_power and run.power is not None:
         return "+poweroff around easy-power under a power cap runs in the general loop"
+    if run.score:  # (the power-off loop keeps the queue by the static ranks)
+        return "+poweroff around a dynamic ordering runs in the general loop"
     return None
 
 

@@ -61,7 +61,8 @@ def run_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
      bad_job, watts, _scanned, caps, order) = kernel(
         _own(wl.submit), _own(_durations(sim)), _own(wl.units),
         _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy, run.depth,
-        run.easy_power, power[0], power[1], power[2], node_w, job_w, power[3], *_cap_rows(run))
+        run.easy_power, power[0], power[1], power[2], node_w, job_w, power[3], *_cap_rows(run),
+        *_score_args(run))
     loop_seconds = time.perf_counter() - wall0
     if status == SLOT_FALLBACK:
         return None
@@ -93,7 +94,7 @@ def run_scenario_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
         _own(sim.req[0]),
         rows.time, rows.kind, rows.value, rows.offsets, rows.nodes,
         sim.on_abort == "requeue", _own(wl.checkpoint), power[0], power[1], power[2], node_w,
-        down_w, job_w, power[3], *_cap_rows(run))
+        down_w, job_w, power[3], *_cap_rows(run), *_score_args(run))
     loop_seconds = time.perf_counter() - wall0
     if out[0] == SCENARIO_FALLBACK:
         return None
@@ -164,6 +165,14 @@ def _power_args(rec: Recorder, run: SlotRun) -> tuple[
     return ((True, pw.cap, pw.used, pw.unit_w), np.ascontiguousarray(pw.node_w, np.float64),
             np.ascontiguousarray(pw.down_w, np.float64),
             np.ascontiguousarray(pw.job_w, np.float64))
+
+
+def _score_args(run: SlotRun) -> tuple[int, npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """A dynamic ordering's code and per-job terms (:mod:`.dynamic_order`; empty for a
+    static ordering)."""
+    if run.score_terms is None:
+        return 0, np.zeros(0), np.zeros(0)
+    return run.score, run.score_terms[0], run.score_terms[1]
 
 
 def _cap_rows(run: SlotRun) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:

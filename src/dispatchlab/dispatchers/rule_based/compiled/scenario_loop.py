@@ -26,6 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.dispatchers.rule_based.compiled.dynamic_order import (
+    STATIC,
+    order_queue,
+    order_work,
+)
 from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     ends_remove,
     ev_room,
@@ -60,7 +65,8 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                   easy_power: bool, cap_res: Any, req: Any, s_time: Any, s_kind: Any, s_value: Any,
                   s_off: Any, s_nodes: Any, requeue: bool, checkpoint: Any, power: bool,
                   cap_w: float, used_w: float, node_w: Any, down_w: Any, job_w: Any,
-                  unit_w: float, c_time: Any, c_value: Any) -> Any:
+                  unit_w: float, c_time: Any, c_value: Any, score: int, term_a: Any,
+                  term_b: Any) -> Any:
     """Simulate; see the module docstring.
 
     ``runtime``/``walltime``: per job (``kill``: end a run at its wall-time);
@@ -70,7 +76,8 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     is ``easy-power``'s under a cap (:mod:`.power_shadow`). ``power``: a cap of ``cap_w`` W
     holds, ``c_value[k]`` from ``c_time[k]`` on (waited for when it falls), the power
     tabulated as in :mod:`.slot_loop` (``node_w[n, k]``: node ``n`` on with ``k`` slots in
-    use, ``down_w[n]``: node ``n`` down).
+    use, ``down_w[n]``: node ``n`` down). ``score``, ``term_a``, ``term_b``: a dynamic
+    ordering, as in :mod:`.slot_loop`.
 
     Returns ``(status, seg_job, seg_t0, seg_t1, seg_out, seg_lost, seg_off, seg_nodes,
     seg_counts, n_seg, planned, points, alive_pts, n_points, node_log, n_log, failed,
@@ -139,8 +146,9 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     q_job, q_rank, q_gone = queue_arrays(n)
     qn = 0
     # EASY without a depth limit: the queue indexed by rank, as in the slot loop
-    indexed = easy and depth < 0
+    indexed = easy and depth < 0 and score == STATIC  # (a dynamic order: no fixed ranks)
     size, t_u, t_e, t_p = idx_new(n, indexed, power)
+    work = order_work(n, score)
     # end events by (time, number), stale ones dropped lazily as the engine does
     h_time = np.empty(n + 16, np.int64)
     h_id = np.empty(n + 16, np.int64)
@@ -367,6 +375,8 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
         free = alive_slots - busy
         # ... then starts the startable prefix (and, for EASY, backfills)
         if qn > 0 and free > 0:
+            if score != STATIC:  # a dynamic ordering: the queue sorted afresh
+                order_queue(score, t, q_job, q_rank, qn, submit, term_a, term_b, work)
             renew = n_fin > 0 or nodes_changed
             (status, bad_job, qn, n_new, lo, n_flat, flat_nodes, flat_counts, free, used, en,
              n_back, _) = start_scan(

@@ -32,6 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.dispatchers.rule_based.compiled.dynamic_order import (
+    STATIC,
+    order_queue,
+    order_work,
+)
 from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     backfill_kind,
     easy_shadow,
@@ -71,7 +76,8 @@ NEVER = 1 << 62
 def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
               slots: Any, easy: bool, depth: int, easy_power: bool, power: bool,
               cap_w: float, used_w: float,
-              node_w: Any, job_w: Any, unit_w: float, c_time: Any, c_value: Any) -> Any:
+              node_w: Any, job_w: Any, unit_w: float, c_time: Any, c_value: Any,
+              score: int, term_a: Any, term_b: Any) -> Any:
     """Simulate; see the module docstring. ``depth < 0``: no backfill depth limit;
     ``easy_power``: EASY's reservation is ``easy-power``'s under a cap (:mod:`.power_shadow`:
     in power too, made afresh at every decision, later jobs on the extra slots taking no
@@ -84,6 +90,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     power (job-power mode; 0 with the node model), ``used_w`` the machine's power with
     every node idle, ``unit_w`` a lower bound of what one unit adds to a node (to skip
     hopeless jobs).
+
+    ``score``: a dynamic ordering (:mod:`.dynamic_order`; 0: static, the ranks hold), its
+    per-job terms ``term_a``, ``term_b``: the queue is sorted by it at every decision.
 
     Returns ``(status, start, end, planned, offsets, nodes, counts, points, n_points,
     backfilled, bad_job, watts, scanned, caps, order)``: job ``j`` ran on
@@ -128,8 +137,9 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
     # EASY without a depth limit: the queue indexed by rank (minima of units, estimate and
     # least power per subtree), so a backfill scan jumps from one job that may start to the
     # next instead of examining every queued job (near-linear on long, blocked queues)
-    indexed = easy and depth < 0
+    indexed = easy and depth < 0 and score == STATIC  # (a dynamic order: no fixed ranks)
     size, t_u, t_e, t_p = idx_new(n, indexed, power)
+    work = order_work(n, score)
     h_time = np.empty(n, np.int64)  # end events (one per start) by (time, number) ...
     h_id = np.empty(n, np.int64)
     h_pos = np.zeros(0, np.int64)  # (no positions tracked)
@@ -202,6 +212,8 @@ def slot_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
         # ... then starts the startable prefix (and, for EASY, backfills)
         n_gone = 0
         if qn > 0 and free > 0:
+            if score != STATIC:  # a dynamic ordering: the queue sorted afresh
+                order_queue(score, t, q_job, q_rank, qn, submit, term_a, term_b, work)
             left = cap_w - used
             used0 = used
             taken = 0.0
