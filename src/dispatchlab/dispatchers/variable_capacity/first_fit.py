@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,10 @@ from dispatchlab.dispatchers.variable_capacity.common import (
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
+from dispatchlab.workload.workload import Workload
+
+if TYPE_CHECKING:
+    from dispatchlab.engine.compiled.plan import CompiledPlan
 
 _ONE = np.ones(1, dtype=np.int64)
 
@@ -56,10 +60,13 @@ class FirstFitVC(BaseDispatcher):
     def choose_nodes(self, view: SystemView, candidates: np.ndarray, count: int,
                      leaving: bool) -> list[int]:
         """Aware: highest indices leave, lowest come back; unaware: at random."""
-        if self.aware:
-            return highest_leave(candidates, count, leaving)
-        picked = self.rng.choice(candidates, size=count, replace=False)
-        return sorted(int(x) for x in picked)
+        return chosen_nodes(self.aware, self.rng, candidates, count, leaving)
+
+    def compiled_plan(self, workload: Workload, view: SystemView) -> CompiledPlan | str:
+        """Its compiled loop (:mod:`.compiled`), or why the general loop must run it."""
+        from dispatchlab.dispatchers.variable_capacity.compiled.plan import first_fit_plan
+
+        return first_fit_plan(self, workload, view)
 
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
         """Queue the arrivals and re-queued jobs, then first-fit the queue."""
@@ -96,3 +103,13 @@ class FirstFitVC(BaseDispatcher):
     def run_stats(self) -> dict[str, Any]:
         """Starts issued (restarts included)."""
         return {"starts": self._starts}
+
+
+def chosen_nodes(aware: bool, rng: np.random.Generator, candidates: np.ndarray, count: int,
+                 leaving: bool) -> list[int]:
+    """The machines that leave (or come back) among ``candidates``: aware, the highest
+    indices leave and the lowest come back; unaware, ``count`` drawn with ``rng``, sorted."""
+    if aware:
+        return highest_leave(candidates, count, leaving)
+    picked = rng.choice(candidates, size=count, replace=False)
+    return sorted(int(x) for x in picked)

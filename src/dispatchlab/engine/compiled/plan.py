@@ -30,6 +30,11 @@ RunCompiled = Callable[[Simulator, "SlotRun"], Recorder | str]
 
 #: The selection loops compiled.
 SELECTIONS = ("strict", "easy", "easy-power", "conservative")
+#: The selection of a plan whose loop places every job itself, on whole nodes, and picks
+#: the nodes that leave or come back at an ``alive_nodes`` row (no unit slots, no queue
+#: ranks the engine reads): :mod:`~dispatchlab.engine.compiled.own_placement` hands it the
+#: run's inputs with the scenario's rows as they are.
+OWN_PLACEMENT = "own-placement"
 
 
 @dataclass(frozen=True)
@@ -37,8 +42,8 @@ class CompiledPlan:
     """A dispatcher's decisions as the compiled loops take them.
 
     ``selection``: one of :data:`SELECTIONS` (``easy-power``: EASY whose reservation under a
-    power cap holds in power too); ``depth``: EASY's backfill depth (-1: no
-    limit; the conservative loop takes none); ``estimate``: each job's duration estimate (s,
+    power cap holds in power too), or :data:`OWN_PLACEMENT`; ``depth``: EASY's backfill
+    depth (-1: no limit; the conservative loop takes none); ``estimate``: each job's duration estimate (s,
     at least 1); ``ranks()``: each job's position in the queue ordering (computed only when
     the run goes compiled); ``run(sim, inputs)``: the dispatcher's compiled loop, given the
     engine's inputs (:class:`~dispatchlab.engine.compiled.eligibility.SlotRun`), returning
@@ -52,7 +57,7 @@ class CompiledPlan:
     run: RunCompiled
 
     def __post_init__(self) -> None:
-        if self.selection not in SELECTIONS:
+        if self.selection not in (*SELECTIONS, OWN_PLACEMENT):
             raise ValueError(f"compiled plan: unknown selection '{self.selection}' "
                              f"(known: {', '.join(SELECTIONS)})")
 
