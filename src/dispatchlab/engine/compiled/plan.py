@@ -42,12 +42,14 @@ class CompiledPlan:
     """A dispatcher's decisions as the compiled loops take them.
 
     ``selection``: one of :data:`SELECTIONS` (``easy-power``: EASY whose reservation under a
-    power cap holds in power too), or :data:`OWN_PLACEMENT`; ``depth``: EASY's backfill
-    depth (-1: no limit; the conservative loop takes none); ``estimate``: each job's duration estimate (s,
+    power cap holds in power too); ``depth``: EASY's backfill depth (-1: no
+    limit; the conservative loop takes none); ``estimate``: each job's duration estimate (s,
     at least 1); ``ranks()``: each job's position in the queue ordering (computed only when
     the run goes compiled); ``run(sim, inputs)``: the dispatcher's compiled loop, given the
     engine's inputs (:class:`~dispatchlab.engine.compiled.eligibility.SlotRun`), returning
     the filled :class:`~dispatchlab.engine.recorder.Recorder` or why it could not finish.
+    A plan of selection :data:`OWN_PLACEMENT` places jobs itself (depth, ranks and
+    estimates are its own business).
     """
 
     selection: str
