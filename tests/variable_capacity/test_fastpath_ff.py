@@ -19,6 +19,7 @@ from dispatchlab.errors import ConfigError
 from dispatchlab.numba_loader import NUMBA
 from dispatchlab.workload.load import load_workload
 from tests.engine.test_fastpath import assert_same
+from tests.variable_capacity.helpers import segments
 
 pytestmark = pytest.mark.skipif(not NUMBA, reason="Numba disabled")
 
@@ -142,3 +143,27 @@ def test_refusals_name_the_reason(synthetic: Workload) -> None:
     res = simulate(synthetic, "nodes=32,cores=24", "target-asap", loop="auto",
                    scenario=WALK.format(seed=1), walltime_kill=False)
     assert res.summary["loop"] == "general"  # no compiled plan (the target strategies)
+
+
+def test_the_ahead_of_time_module_runs_the_loop_when_it_is_built() -> None:
+    """The unit exports the loop with the signature the runner calls (built from these
+    sources); under ``DISPATCHLAB_NO_AOT`` the JIT runs it."""
+    import os
+
+    from dispatchlab.dispatchers.variable_capacity.compiled.first_fit_loop import (
+        first_fit_loop,
+    )
+    from dispatchlab.dispatchers.variable_capacity.compiled.kernel import FIRST_FIT_LOOP
+    from dispatchlab.numba_aot import load
+    from dispatchlab.numba_loader import kind
+
+    wl = Workload.from_columns(submit=[0, 0, 1], walltime=[5, 5, 5], runtime=[5, 5, 5],
+                               units=[1, 1, 1], req={"cores": [2, 3, 1]})
+    scen = Scenario([Change(2, "alive_nodes", 1.0), Change(4, "alive_nodes", 2.0)])
+    res = assert_same(wl, "nodes=2,cores=4", "ff-aware", scenario=scen)
+    # job 1 (3 cores) goes to machine 1, the first with room; machine 1 leaves at 2 (the
+    # highest index) and job 1 waits for it to come back at 4 (machine 0 has 1 core free)
+    assert segments(res) == [(0, 0, 5, 0, 0), (1, 0, 2, 1, 2), (2, 1, 6, 0, 0),
+                             (1, 4, 9, 1, 0)]
+    if not os.environ.get("DISPATCHLAB_NO_AOT") and load(FIRST_FIT_LOOP) is not None:
+        assert kind(first_fit_loop) == "aot"
