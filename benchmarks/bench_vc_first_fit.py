@@ -125,7 +125,8 @@ def main() -> None:
     args.out.with_suffix(".json").write_text(json.dumps(
         {"repeats": args.repeats, "versions": versions(), "rows": rows}, indent=1) + "\n")
     lines = ["| case | strategy | jobs | general CPU (s) | compiled CPU (s) | ratio | "
-             "engine wall s general / compiled (`sim_seconds`) | aborted segments | same digest | load |",
+             "engine wall s general / compiled (`sim_seconds`) | aborted segments | "
+             "same digest | load |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['case']} | {r['strategy']} | {r['jobs']:,} | "
