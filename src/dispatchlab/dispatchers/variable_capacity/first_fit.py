@@ -25,8 +25,8 @@ from dispatchlab.dispatchers.variable_capacity.common import (
     CAPABILITIES,
     WITH_FAMILY,
     check_job,
+    chosen_nodes,
     cores_column,
-    highest_leave,
 )
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
@@ -66,7 +66,7 @@ class FirstFitVC(BaseDispatcher):
         """Its compiled loop (:mod:`.compiled`), or why the general loop must run it."""
         from dispatchlab.dispatchers.variable_capacity.compiled.plan import first_fit_plan
 
-        return first_fit_plan(self, workload, view)
+        return first_fit_plan(self.aware, workload, view)
 
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
         """Queue the arrivals and re-queued jobs, then first-fit the queue."""
@@ -103,13 +103,3 @@ class FirstFitVC(BaseDispatcher):
     def run_stats(self) -> dict[str, Any]:
         """Starts issued (restarts included)."""
         return {"starts": self._starts}
-
-
-def chosen_nodes(aware: bool, rng: np.random.Generator, candidates: np.ndarray, count: int,
-                 leaving: bool) -> list[int]:
-    """The machines that leave (or come back) among ``candidates``: aware, the highest
-    indices leave and the lowest come back; unaware, ``count`` drawn with ``rng``, sorted."""
-    if aware:
-        return highest_leave(candidates, count, leaving)
-    picked = rng.choice(candidates, size=count, replace=False)
-    return sorted(int(x) for x in picked)

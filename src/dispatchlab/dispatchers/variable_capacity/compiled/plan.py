@@ -8,22 +8,16 @@ rules, scenario rows of nodes only).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from dispatchlab.engine.compiled.plan import OWN_PLACEMENT, CompiledPlan
 from dispatchlab.engine.state import SystemView
 from dispatchlab.workload.workload import Workload
 
-if TYPE_CHECKING:
-    from dispatchlab.dispatchers.variable_capacity.first_fit import FirstFitVC
 
-
-def first_fit_plan(disp: FirstFitVC, workload: Workload, view: SystemView
-                   ) -> CompiledPlan | str:
-    """The plan of ``disp`` for ``workload`` (the queue: by job index, the release order),
-    or why the general loop must run it."""
+def first_fit_plan(aware: bool, workload: Workload, view: SystemView) -> CompiledPlan | str:
+    """The plan of ``FirstFitVC(aware)`` for ``workload`` (the queue: by job index, the
+    release order), or why the general loop must run it."""
     from dispatchlab.dispatchers.variable_capacity.compiled.runner import run_first_fit
 
     if workload.n_jobs and (workload.units != 1).any():
@@ -38,4 +32,4 @@ def first_fit_plan(disp: FirstFitVC, workload: Workload, view: SystemView
     n = workload.n_jobs
     return CompiledPlan(OWN_PLACEMENT, -1, np.maximum(workload.walltime, 1).astype(np.int64),
                         lambda: np.arange(n, dtype=np.int64),
-                        lambda sim, run: run_first_fit(sim, run, disp.aware))
+                        lambda sim, run: run_first_fit(sim, run, aware))

@@ -8,10 +8,10 @@ from array import array
 import numpy as np
 
 from dispatchlab.arrays import IntArray
+from dispatchlab.dispatchers.variable_capacity.common import chosen_nodes
 from dispatchlab.dispatchers.variable_capacity.compiled.first_fit_loop import FALLBACK
 from dispatchlab.dispatchers.variable_capacity.compiled.kernel import first_fit_loop_kernel
 from dispatchlab.dispatchers.variable_capacity.compiled.scenario_choice import resolve_rows
-from dispatchlab.dispatchers.variable_capacity.first_fit import chosen_nodes
 from dispatchlab.engine.compiled.eligibility import SlotRun
 from dispatchlab.engine.recorder import Recorder, Segments
 from dispatchlab.engine.simulator import Simulator
