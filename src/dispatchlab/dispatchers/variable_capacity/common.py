@@ -47,6 +47,16 @@ def highest_leave(candidates: np.ndarray, count: int, leaving: bool) -> list[int
     return [int(x) for x in picked]
 
 
+def chosen_nodes(aware: bool, rng: np.random.Generator, candidates: np.ndarray, count: int,
+                 leaving: bool) -> list[int]:
+    """The machines that leave (or come back) among ``candidates``: aware, the highest
+    indices leave and the lowest come back; unaware, ``count`` drawn with ``rng``, sorted."""
+    if aware:
+        return highest_leave(candidates, count, leaving)
+    picked = rng.choice(candidates, size=count, replace=False)
+    return sorted(int(x) for x in picked)
+
+
 class AreaShare:
     """Online category ``C_i``: the share of the work (length × cores) of the jobs seen so
     far that is owned by jobs at least as long as job ``i`` (slides: ``C_i = Σ_{w_k ≥ w_i}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,12 +25,16 @@ from dispatchlab.dispatchers.variable_capacity.common import (
     CAPABILITIES,
     WITH_FAMILY,
     check_job,
+    chosen_nodes,
     cores_column,
-    highest_leave,
 )
 from dispatchlab.engine.decisions import Decision, Start
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
+from dispatchlab.workload.workload import Workload
+
+if TYPE_CHECKING:
+    from dispatchlab.engine.compiled.plan import CompiledPlan
 
 _ONE = np.ones(1, dtype=np.int64)
 
@@ -56,10 +60,13 @@ class FirstFitVC(BaseDispatcher):
     def choose_nodes(self, view: SystemView, candidates: np.ndarray, count: int,
                      leaving: bool) -> list[int]:
         """Aware: highest indices leave, lowest come back; unaware: at random."""
-        if self.aware:
-            return highest_leave(candidates, count, leaving)
-        picked = self.rng.choice(candidates, size=count, replace=False)
-        return sorted(int(x) for x in picked)
+        return chosen_nodes(self.aware, self.rng, candidates, count, leaving)
+
+    def compiled_plan(self, workload: Workload, view: SystemView) -> CompiledPlan | str:
+        """Its compiled loop (:mod:`.compiled`), or why the general loop must run it."""
+        from dispatchlab.dispatchers.variable_capacity.compiled.plan import first_fit_plan
+
+        return first_fit_plan(self.aware, workload, view)
 
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
         """Queue the arrivals and re-queued jobs, then first-fit the queue."""

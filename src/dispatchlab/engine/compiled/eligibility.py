@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.budget import JobColumnPower
-from dispatchlab.engine.compiled.plan import OffersCompiledPlan, RunCompiled
+from dispatchlab.engine.compiled.plan import OWN_PLACEMENT, OffersCompiledPlan, RunCompiled
 from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power
 from dispatchlab.engine.constraints import engine_rules_apply
 from dispatchlab.engine.simulator import Simulator
@@ -66,14 +66,15 @@ class ScenarioRows:
     nodes: IntArray
 
 
-def scenario_rows(sim: Simulator) -> ScenarioRows | str:
-    """The run's scenario as arrays, or why the compiled loop cannot take it."""
+def scenario_rows(sim: Simulator, plan_chooses: bool = False) -> ScenarioRows | str:
+    """The run's scenario as arrays, or why the compiled loop cannot take it
+    (``plan_chooses``: the plan's loop picks the nodes of ``alive_nodes`` rows itself)."""
     scen = sim.scenario
     assert scen is not None
     kinds = scen.kinds() - SCENARIO_KINDS - {CAP_KIND}
     if kinds:
         return f"scenario kind(s) {', '.join(sorted(kinds))} not supported"
-    if getattr(sim.dispatcher, "choose_nodes", None) is not None:
+    if not plan_chooses and getattr(sim.dispatcher, "choose_nodes", None) is not None:
         return "the dispatcher chooses the nodes that leave"
     code = {"node_down": 0, "node_up": 1, "alive_nodes": 2}
     n_nodes = sim.platform.n_nodes
@@ -137,6 +138,10 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     plan = disp.compiled_plan(wl, view)
     if isinstance(plan, str):
         return plan
+    if plan.selection == OWN_PLACEMENT:  # the plan places jobs and picks nodes itself
+        from dispatchlab.engine.compiled.own_placement import own_placement_run
+
+        return own_placement_run(sim, plan)
     conservative = plan.selection == "conservative"
     rows: ScenarioRows | None = None
     if informed and plan.selection == "easy-power":

@@ -30,6 +30,11 @@ RunCompiled = Callable[[Simulator, "SlotRun"], Recorder | str]
 
 #: The selection loops compiled.
 SELECTIONS = ("strict", "easy", "easy-power", "conservative")
+#: The selection of a plan whose loop places every job itself, on whole nodes, and picks
+#: the nodes that leave or come back at an ``alive_nodes`` row (no unit slots, no queue
+#: ranks the engine reads): :mod:`~dispatchlab.engine.compiled.own_placement` hands it the
+#: run's inputs with the scenario's rows as they are.
+OWN_PLACEMENT = "own-placement"
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,8 @@ class CompiledPlan:
     terms given by ``score_terms()`` (called only when the run goes compiled).
     ``power_off``: a wrapper switches nodes idle that many seconds off (and on again when
     jobs wait); -1: nodes stay on.
+    A plan of selection :data:`OWN_PLACEMENT` places jobs itself (depth, ranks and
+    estimates are its own business).
     """
 
     selection: str
@@ -60,7 +67,7 @@ class CompiledPlan:
     power_off: int = -1
 
     def __post_init__(self) -> None:
-        if self.selection not in SELECTIONS:
+        if self.selection not in (*SELECTIONS, OWN_PLACEMENT):
             raise ValueError(f"compiled plan: unknown selection '{self.selection}' "
                              f"(known: {', '.join(SELECTIONS)})")
 
