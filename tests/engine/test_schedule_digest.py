@@ -64,3 +64,10 @@ def test_result_digest_covers_the_figures_the_schedule_digest_does_not() -> None
     priced = {**summary, "profit": 12.5}  # the same schedule at another price
     assert priced["schedule_digest"] == summary["schedule_digest"]
     assert result_digest(priced) != result_digest(summary)
+
+
+def test_result_digest_does_not_depend_on_the_loop() -> None:
+    general = simulate(WL, "nodes=3,cores=1", "easy", loop="general").summary
+    compiled = simulate(WL, "nodes=3,cores=1", "easy", loop="auto").summary
+    assert general["loop"] != compiled["loop"] or compiled["loop"] == "general"
+    assert result_digest(general) == result_digest(compiled)

@@ -94,6 +94,12 @@ def run_row(rec: RunRecord) -> dict[str, Any]:
     return row
 
 
+#: Summary entries that say how a run was computed, not what it gave: the dispatcher's own
+#: counters and the loop that ran it (``engine`` in stores of before 2026-11-27); the same
+#: run through the compiled or the general loop has one digest.
+_NOT_RESULTS = frozenset({"dispatcher_stats", "loop", "engine"})
+
+
 def result_digest(summary: dict[str, Any]) -> str:
     """Hash of what a run's simulation determined (its summary without host timings).
 
@@ -103,7 +109,7 @@ def result_digest(summary: dict[str, Any]) -> str:
     added or renamed in a later version changes it: across versions, compare runs by their
     ``schedule_digest`` (:mod:`dispatchlab.metrics.schedule_digest`) instead.
     """
-    kept = {k: v for k, v in summary.items() if k not in TIMING_KEYS and k != "dispatcher_stats"}
+    kept = {k: v for k, v in summary.items() if k not in TIMING_KEYS and k not in _NOT_RESULTS}
     return config_hash(json.loads(json.dumps(kept, default=str)))
 
 
