@@ -107,8 +107,8 @@ class SlotRun:
     runner: RunCompiled
     easy_power: bool = False  # EASY's reservation in power too under a cap (easy-power)
     conservative: bool = False
-    power: SlotPower | None = None  # a power cap (strict and EASY only)
-    scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
+    power: SlotPower | None = None  # a power cap
+    scenario: ScenarioRows | None = None  # nodes leaving and coming back
     cap_rows: tuple[IntArray, npt.NDArray[np.float64]] | None = None  # a varying cap
 
 
@@ -143,8 +143,6 @@ def slot_run(sim: Simulator) -> SlotRun | str:
                 + " not supported with " + ("conservative" if conservative else
                                             "nodes leaving"))
     if "scenario" in sim.features() and (moving or not varying) and not informed:
-        if conservative:
-            return "scenario: the compiled conservative loop takes no scenario"
         found = scenario_rows(sim)
         if isinstance(found, str):
             return found
@@ -163,8 +161,6 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     slots = np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64)
     power: SlotPower | None = None
     if {"power-fixed-cap", "power"} & sim.features():
-        if conservative:
-            return "power: the compiled conservative loop takes no power cap"
         tabled = slot_power(sim, slots)
         if isinstance(tabled, str):
             return tabled
