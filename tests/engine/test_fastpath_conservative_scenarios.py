@@ -204,3 +204,29 @@ def test_what_stays_in_the_general_loop() -> None:
         assert simulate(wl, plat, disp, **kwargs).summary["loop"] == "general"  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="temperature"):
         simulate(wl, plat, "conservative", scenario=temps, loop="compiled")
+
+
+@pytest.mark.parametrize("changes", ["none", "nodes", "cap"])
+def test_long_books_skip_reservations_that_cannot_move(changes: str) -> None:
+    """Books of 256 reservations or more compress skipping the reservations that cannot
+    move (as the general loop's slot book does): the same moves, on a fixed machine and on
+    one that changes."""
+    rng = np.random.default_rng(11)
+    n = 700
+    runtime = rng.integers(1, 400, n)
+    wl = jobs(*zip(np.sort(rng.integers(0, 2000, n)).tolist(), runtime.tolist(),
+                   (runtime + rng.integers(0, 300, n)).tolist(), rng.integers(1, 9, n).tolist(),
+                   strict=True))
+    plat = Platform.homogeneous(4, {"cores": 2}).with_node_model(GENERIC)
+    kwargs: dict[str, object] = {}
+    if changes == "nodes":
+        kwargs["scenario"] = Scenario([Change(t, "alive_nodes", float(3 + (t // 500) % 2))
+                                       for t in range(500, 60000, 500)]
+                                      + [Change(60000, "alive_nodes", 4.0)])
+    elif changes == "cap":
+        kwargs["power_cap"] = 4 * GENERIC.idle + 6 * GENERIC.core_first
+    res = assert_same(wl, plat, "conservative", **kwargs)
+    stats = _stats(res)
+    assert stats["moves"] > 0
+    assert max(np.frombuffer(bytes(res.recorder.samples), np.int64)  # type: ignore[union-attr]
+               .reshape(-1, 5)[:, 1]) >= 300  # the queue (so the book) grew past 256

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.rule_based.compiled import (
+    book_parts,
     loop_parts,
     node_rows,
     power_shadow,
@@ -48,10 +49,16 @@ def inlined() -> list[Callable[..., Any]]:
 def loop_helpers() -> list[Callable[..., Any]]:
     """Every function the compiled loops call, for Numba to compile into them."""
     from dispatchlab.dispatchers.rule_based.compiled import queue_index
-    from dispatchlab.dispatchers.slot_book_ops import rebuild_book
+    from dispatchlab.dispatchers.slot_book_ops import (
+        compress_skipping,
+        fit_runs,
+        may_move,
+        rebuild_book,
+    )
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
-            node_rows.stop_run, node_rows.apply_node_rows, rebuild_book,
+            node_rows.stop_run, node_rows.apply_node_rows, rebuild_book, fit_runs, may_move,
+            compress_skipping, book_parts.compress_book,
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
             power_shadow.pairwise_sum, power_shadow.power_shadow]
@@ -62,7 +69,7 @@ _HERE = "dispatchlab.dispatchers.rule_based.compiled."
 LOOPS = AotUnit("rule_based_loops", (
     *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
                           "queue_index", "loop_parts", "power_shadow", "kernel",
-                          "node_rows", "conservative_scenario_loop")),
+                          "node_rows", "conservative_scenario_loop", "book_parts")),
     "dispatchlab.dispatchers.slot_book_ops",
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
