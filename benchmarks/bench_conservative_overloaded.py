@@ -10,7 +10,8 @@ Cases (fresh interpreter each; CPU seconds of the ``simulate()`` call; schedule 
   17,000 W, plain ``conservative`` (every start the cap refuses rebuilds the book).
 
 ``--loop auto`` (or ``compiled``) runs both in the compiled conservative loops
-(``conservative_loop``; under the cap ``conservative_scenario_loop``); ``--sizes`` sets N.
+(``conservative_loop``; under the cap ``conservative_scenario_loop``); ``--sizes`` sets N,
+``--cases`` the cases.
 
 ``searched``/``moves``: earliest-fit searches in compressions (slot book only) and the
 reservations moved. Usage::
@@ -79,6 +80,7 @@ def main() -> None:
     ap.add_argument("--child", nargs=3, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--loop", default="general", help="general | auto | compiled")
     ap.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
+    ap.add_argument("--cases", nargs="*", default=list(CASES), choices=CASES)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--baseline", type=Path, default=None)
@@ -89,7 +91,7 @@ def main() -> None:
     base = json.loads(args.baseline.read_text()) if args.baseline else None
     load_before = os.getloadavg()[0]
     out: dict[str, Any] = {}
-    for name in CASES:
+    for name in args.cases:
         for n in args.sizes:
             runs = [json.loads(subprocess.run(
                 [sys.executable, __file__, "--child", name, str(n), args.loop], check=True,

@@ -208,9 +208,9 @@ def test_what_stays_in_the_general_loop() -> None:
 
 @pytest.mark.parametrize("changes", ["none", "nodes", "cap"])
 def test_long_books_skip_reservations_that_cannot_move(changes: str) -> None:
-    """Books of 256 reservations or more compress skipping the reservations that cannot
-    move (as the general loop's slot book does): the same moves, on a fixed machine and on
-    one that changes."""
+    """Books of 256 reservations or more: on a machine that changes the compiled loop
+    compresses them skipping the reservations that cannot move (as the general loop's slot
+    book does), the fixed-machine loop searches every one; the same moves either way."""
     rng = np.random.default_rng(11)
     n = 700
     runtime = rng.integers(1, 400, n)

@@ -1,6 +1,6 @@
-"""Conservative backfilling's compression of the book of reservations, as the compiled
-conservative loops (:mod:`.conservative_loop`, :mod:`.conservative_scenario_loop`) do it:
-exactly :meth:`SlotReservations.compress
+"""Conservative backfilling's compression of the book of reservations, as the compiled loop
+of a machine that changes (:mod:`.conservative_scenario_loop`) does it: exactly
+:meth:`SlotReservations.compress
 <dispatchlab.dispatchers.slot_availability.SlotReservations.compress>` of the general loop.
 
 Every reservation, in priority order, moves to its earliest fit when that is earlier. On a
@@ -9,6 +9,9 @@ segments with its slots free, before its start, that reaches its start or lasts 
 duration) is passed over without a search
 (:func:`~dispatchlab.dispatchers.slot_book_ops.compress_skipping`, the general loop's own
 choice for such books): a search would have found nothing, so the moves are the same.
+The fixed-machine :mod:`.conservative_loop` keeps the plain compression: on full HPC2N,
+where nearly every search moves a reservation, the skipping cost it 1.25× of CPU time
+(median 1.59 s against 1.27 s, 3 alternating fresh runs, load 12, 2026-11-27).
 """
 
 from __future__ import annotations

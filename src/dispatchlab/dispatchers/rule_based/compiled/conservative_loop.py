@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.rule_based.compiled.book_parts import compress_book
 from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     ev_room,
     first_fit,
@@ -34,12 +33,12 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     room_rows,
     take,
 )
-from dispatchlab.dispatchers.slot_book_ops import TABLES
 from dispatchlab.engine.compiled.slot_availability_ops import (
     NEVER,
     NONE,
     avail_add,
     avail_advance,
+    avail_compress,
     avail_reserve,
     book_pop_due,
     heap_pop,
@@ -92,8 +91,6 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     bn = 0
     run_end = np.zeros(n, np.int64)
     moved = np.empty(n, np.int64)
-    best = np.zeros((TABLES, 0), np.int64)  # the compression's skipping tables
-    cached = np.full(TABLES, -1, np.int64)
     due = np.empty(n, np.int64)
     fin = np.empty(n, np.int64)
     new = np.empty(n, np.int64)
@@ -150,10 +147,16 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
         # ... compresses the reservations in priority order ...
         if freed:
             compressions += 1
-            times, pfree, pn, n_moved, best = compress_book(
-                times, pfree, pn, q_job, qn, r_start, r_end, units, t, (b_key, b_heap, b_pos),
-                bn, moved, planned, best, cached)
-            moves += n_moved
+            first = 0
+            while first < qn:
+                times = room(times, pn + 4)
+                pfree = room(pfree, pn + 4)
+                pn, n_moved, first = avail_compress(times, pfree, pn, q_job, first, qn,
+                                                   r_start, r_end, units, t, b_key, b_heap,
+                                                   b_pos, moved)
+                for m in range(n_moved):
+                    planned[moved[m]] = r_start[moved[m]]
+                moves += n_moved
         # ... reserves the arrivals in priority order (the queue's order: sort by rank) ...
         if n_new > 1:
             for a in range(1, n_new):
