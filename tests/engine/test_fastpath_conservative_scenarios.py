@@ -189,6 +189,12 @@ def test_no_walltime_kill() -> None:
     with pytest.raises(ConfigError, match="would outlive its expected end"):
         simulate(over, plat, "conservative", scenario=scen, walltime_kill=False,
                  loop="compiled")
+    # on a fixed machine too (the general loop then rebuilds: the compiled loop would not)
+    fixed = jobs((0, 5, 6, 2), (1, 8, 4, 4), (2, 7, 9, 1), (3, 2, 2, 6), (4, 3, 3, 1))
+    res = simulate(fixed, plat, "conservative", walltime_kill=False)
+    assert res.summary["loop"] == "general"
+    assert res.recorder is not None and res.recorder.dispatcher_stats["rebuilds"] > 0
+    assert_same(within, plat, "conservative", walltime_kill=False)
 
 
 def test_what_stays_in_the_general_loop() -> None:

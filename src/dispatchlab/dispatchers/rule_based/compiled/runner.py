@@ -11,6 +11,9 @@ import numpy.typing as npt
 
 from dispatchlab.arrays import with_zero
 from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import FALLBACK
+from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import (
+    OUTLIVES as FIXED_OUTLIVES,
+)
 from dispatchlab.dispatchers.rule_based.compiled.conservative_scenario_loop import (
     FALLBACK as CONSERVATIVE_FALLBACK,
 )
@@ -137,8 +140,7 @@ def run_conservative_changes(sim: Simulator, run: SlotRun) -> Recorder | str:
         down_w, job_w, *_cap_rows(run))
     loop_seconds = time.perf_counter() - wall0
     if status == OUTLIVES:
-        return (f"job {int(wl.job_id[bad_job])} would outlive its expected end (no wall-time "
-                "kill: the general loop holds it and rebuilds the book)")
+        return _outlives(sim, bad_job)
     if status == CONSERVATIVE_FALLBACK:
         return "the queue is stuck (the general loop reports it)"
     _check(sim, status, bad_job)
@@ -147,6 +149,12 @@ def run_conservative_changes(sim: Simulator, run: SlotRun) -> Recorder | str:
                                     planned, points, alive, n_points, node_log, failed,
                                     watts, caps), wall0, loop_seconds, stats)
     return rec
+
+
+def _outlives(sim: Simulator, job: int) -> str:
+    """Why a conservative run needs the general loop: ``job`` outlives its estimate."""
+    return (f"job {int(sim.workload.job_id[job])} would outlive its expected end (no "
+            "wall-time kill: the general loop holds it and rebuilds the book)")
 
 
 def _no_rows() -> ScenarioRows:
@@ -182,7 +190,7 @@ def _record_changes(sim: Simulator, rec: Recorder, run: SlotRun, out: tuple[Any,
         sim.progress(wl.n_jobs, wl.n_jobs)
 
 
-def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | None:
+def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | str | None:
     """Simulate ``sim`` (conservative backfilling that :func:`slot_run` accepted) in the
     compiled conservative loop; ``None`` when the run needs the general loop after all."""
     wl = sim.workload
@@ -198,6 +206,8 @@ def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | None:
     loop_seconds = time.perf_counter() - wall0
     if status == FALLBACK:
         return None
+    if status == FIXED_OUTLIVES:
+        return _outlives(sim, bad_job)
     _check(sim, status, bad_job)
     stats = {"compressions": int(compressions), "rebuilds": 0, "moves": int(moves)}
     _record(sim, rec, (start, end, planned, offsets, nodes, counts, points, n_points),
