@@ -7,7 +7,7 @@ capacity, power). Two trees give the same digest for a case exactly when they pr
 same run. Cases: FIFO, EASY and conservative on full HPC2N and KTH; scenario runs (20 % of
 the nodes leaving and coming back on a seeded random walk, a varying power cap, both in one
 scenario); conservative
-backfilling under a fixed cap, a varying cap, nodes leaving (with and without a varying cap); the
+backfilling under 18,000 W on KTH (overloaded: ~3 min of CPU compiled, ~7 min general); the
 overloaded binding-cap EASY run; ``easy-power`` under a fixed cap, a varying cap and nodes
 leaving with a varying cap.
 
@@ -44,12 +44,6 @@ KTH_WALK = ("gen:random-walk:what=alive_nodes,mean=90,range=10,step=2,period=360
 #: A power cap walking between 40,000 and 46,000 W every 6 hours (generic node model).
 CAP_WALK = ("gen:random-walk:what=power_cap,mean=43000,range=3000,step=500,period=21600,"
             "until=120000000,seed=3")
-#: KTH's cap walking between 16,500 and 19,500 W every 6 hours (generic node model: the idle
-#: machine draws 9,500 W, a full one 19,074 W).
-KTH_CAP_WALK = ("gen:random-walk:what=power_cap,mean=18000,range=1500,step=500,period=21600,"
-                "until=40000000,seed=3")
-
-
 def loop_keyword(simulate: Any) -> str:
     """``simulate()``'s loop choice keyword: ``loop``, or ``engine`` in trees before
     2026-11-27 (benchmarks run older trees through ``PYTHONPATH`` to compare)."""
@@ -83,10 +77,6 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
                             {"power_cap": 42_000.0}),
     "kth-conservative-cap18000": (KTH, "nodes=100,cores=1", "conservative", True,
                                   {"power_cap": 18_000.0, "on_infeasible": "reject"}),
-    "kth-conservative-capwalk": (KTH, "nodes=100,cores=1", "conservative", True,
-                                 {"scenario": KTH_CAP_WALK}),
-    "kth-conservative-nodewalk-capwalk": (KTH, "nodes=100,cores=1", "conservative", True,
-                                          {"scenario": [KTH_WALK, KTH_CAP_WALK]}),
     "hpc2n-easypower-cap44000": (HPC2N, "nodes=240,cores=1", "easy-power", True,
                                  {"power_cap": 44_000.0}),
     "hpc2n-easypower-cap42000": (HPC2N, "nodes=240,cores=1", "easy-power", True,
