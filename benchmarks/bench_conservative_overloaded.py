@@ -9,6 +9,10 @@ Cases (fresh interpreter each; CPU seconds of the ``simulate()`` call; schedule 
 - ``kth-cap``: KTH's first N jobs on 100 one-core nodes with the generic node model under
   17,000 W, plain ``conservative`` (every start the cap refuses rebuilds the book).
 
+``--loop auto`` (or ``compiled``) runs both in the compiled conservative loops
+(``conservative_loop``; under the cap ``conservative_scenario_loop``); ``--sizes`` sets N,
+``--cases`` the cases.
+
 ``searched``/``moves``: earliest-fit searches in compressions (slot book only) and the
 reservations moved. Usage::
 
@@ -35,8 +39,8 @@ SIZES = (5000, 10000)
 CASES = ("hpc2n-30", "kth-cap")
 
 
-def run_case(name: str, n: int) -> dict[str, Any]:
-    """One case in this process."""
+def run_case(name: str, n: int, loop: str = "general") -> dict[str, Any]:
+    """One case in this process (``loop``: ``general``, ``auto`` or ``compiled``)."""
     sys.path.insert(0, str(HERE))
     import numpy as np
 
@@ -48,7 +52,7 @@ def run_case(name: str, n: int) -> dict[str, Any]:
     from dispatchlab.workload import load_swf
     from schedule_digests import HPC2N, KTH, digest_recorder, loop_keyword
 
-    kw: dict[str, Any] = {"check": False, "tables": False, loop_keyword(simulate): "general",
+    kw: dict[str, Any] = {"check": False, "tables": False, loop_keyword(simulate): loop,
                           "on_infeasible": "reject"}
     if name == "hpc2n-30":
         wl, plat = load_swf(HPC2N), resolve_platform("nodes=30,cores=2")
@@ -62,30 +66,35 @@ def run_case(name: str, n: int) -> dict[str, Any]:
     res = simulate(wl, plat, Policy("fifo", sel), **kw)
     cpu = time.process_time() - cpu
     assert res.recorder is not None
-    return {"cpu_s": round(cpu, 3), "jobs": int(wl.n_jobs),
-            "digest": digest_recorder(res.recorder), **sel.run_stats(),
-            "searched": getattr(sel._book, "searched", None)}
+    compiled = res.summary.get("loop", "general") == "compiled"
+    return {"cpu_s": round(cpu, 3), "jobs": int(wl.n_jobs), "loop": res.summary.get("loop"),
+            "digest": digest_recorder(res.recorder),
+            **(res.recorder.dispatcher_stats if compiled else sel.run_stats()),
+            "searched": None if compiled else getattr(sel._book, "searched", None)}
 
 
 def main() -> None:
     """Run every case and size (``--repeats`` fresh processes, medians) and print a table."""
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=3, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--loop", default="general", help="general | auto | compiled")
+    ap.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
+    ap.add_argument("--cases", nargs="*", default=list(CASES), choices=CASES)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--baseline", type=Path, default=None)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(run_case(args.child[0], int(args.child[1]))))
+        print(json.dumps(run_case(args.child[0], int(args.child[1]), args.child[2])))
         return
     base = json.loads(args.baseline.read_text()) if args.baseline else None
     load_before = os.getloadavg()[0]
     out: dict[str, Any] = {}
-    for name in CASES:
-        for n in SIZES:
+    for name in args.cases:
+        for n in args.sizes:
             runs = [json.loads(subprocess.run(
-                [sys.executable, __file__, "--child", name, str(n)], check=True,
+                [sys.executable, __file__, "--child", name, str(n), args.loop], check=True,
                 capture_output=True, text=True).stdout.strip().splitlines()[-1])
                 for _ in range(args.repeats)]
             assert len({r["digest"] for r in runs}) == 1, f"{name}: runs differ"
@@ -97,7 +106,7 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     print(f"{results['when']}, load {load_before:.1f}–{results['load_after']:.1f}, "
-          f"median of {args.repeats} fresh processes")
+          f"median of {args.repeats} fresh processes, loop {args.loop}")
     print("| case | jobs | CPU s | baseline CPU s | speed-up | searched | moves | "
           "compressions | rebuilds | same schedule |")
     print("|---|---|---|---|---|---|---|---|---|---|")

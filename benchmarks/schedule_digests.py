@@ -6,7 +6,8 @@ log, the decision points and the per-decision samples (queue, running, free and 
 capacity, power). Two trees give the same digest for a case exactly when they produced the
 same run. Cases: FIFO, EASY and conservative on full HPC2N and KTH; scenario runs (20 % of
 the nodes leaving and coming back on a seeded random walk, a varying power cap, both in one
-scenario); the
+scenario); conservative
+backfilling under 18,000 W on KTH (overloaded: ~3 min of CPU compiled, ~7 min general); the
 overloaded binding-cap EASY run; ``easy-power`` under a fixed cap, a varying cap and nodes
 leaving with a varying cap; FIFO and EASY with idle nodes switched off (``+poweroff``);
 the dynamic orderings ``wfp3``, ``uni``, ``slowdown`` with EASY.
@@ -42,7 +43,6 @@ KTH_WALK = ("gen:random-walk:what=alive_nodes,mean=90,range=10,step=2,period=360
 #: A power cap walking between 40,000 and 46,000 W every 6 hours (generic node model).
 CAP_WALK = ("gen:random-walk:what=power_cap,mean=43000,range=3000,step=500,period=21600,"
             "until=120000000,seed=3")
-
 def loop_keyword(simulate: Any) -> str:
     """``simulate()``'s loop choice keyword: ``loop``, or ``engine`` in trees before
     2026-11-27 (benchmarks run older trees through ``PYTHONPATH`` to compare)."""
@@ -74,6 +74,8 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
                                    {"power_cap": 17_000.0, "on_infeasible": "reject"}),
     "hpc2n-easy-cap42000": (HPC2N, "nodes=240,cores=1", "easy", True,
                             {"power_cap": 42_000.0}),
+    "kth-conservative-cap18000": (KTH, "nodes=100,cores=1", "conservative", True,
+                                  {"power_cap": 18_000.0, "on_infeasible": "reject"}),
     "hpc2n-easypower-cap44000": (HPC2N, "nodes=240,cores=1", "easy-power", True,
                                  {"power_cap": 44_000.0}),
     "hpc2n-easypower-cap42000": (HPC2N, "nodes=240,cores=1", "easy-power", True,

@@ -10,16 +10,17 @@ heterogeneous jobs); Numba available. Of the engine's features
 (:meth:`Simulator.features`) it supports only those in :data:`SUPPORTED` — a run using any
 other one (a scenario, a varying cap or another job power source, malleable jobs, …) runs
 in the general loop. A fixed power cap (``power-fixed-cap``: node model or power column)
-is taken by the strict and EASY loop, not by the conservative one, and so is a cap varying
-with a scenario's ``power_cap`` rows (over-cap policy ``wait``); so is a scenario of nodes
-leaving and coming back (``node_down`` / ``node_up`` / ``alive_nodes`` rows, the engine's
-default choice of nodes: the rule-based wing's scenario loop), also with a power cap —
-fixed, or varying with the same scenario's ``power_cap`` rows — drawn through the node
-model or the job power column. Informational rows (``temperature``,
-``desired_utilization``, ``energy_price``, ``signal``: :data:`INFO_KINDS`) change nothing a
-rule-based policy reads, but each is a decision point of the engine: on a fixed machine the
-strict and EASY loop takes them as cap rows that keep the cap in force (not with the
-``easy-power`` selection, whose reservation takes every cap row as a candidate time).
+is taken, and so is a cap varying with a scenario's ``power_cap`` rows (over-cap policy
+``wait``); so is a scenario of nodes leaving and coming back (``node_down`` / ``node_up``
+/ ``alive_nodes`` rows, the engine's default choice of nodes: the rule-based wing's
+scenario loops), also with a power cap — fixed, or varying with the same scenario's
+``power_cap`` rows — drawn through the node model or the job power column; for
+conservative backfilling too (its own loop for a machine that changes). Informational
+rows (``temperature``, ``desired_utilization``, ``energy_price``, ``signal``:
+:data:`INFO_KINDS`) change nothing a rule-based policy reads, but each is a decision
+point of the engine: on a fixed machine the strict and EASY loop takes them as cap rows
+that keep the cap in force (not with the ``easy-power`` selection, whose reservation takes
+every cap row as a candidate time).
 ``easy-power`` runs wherever EASY does otherwise (its reservation in power under a cap:
 the rule-based wing's ``power_shadow``).
 """
@@ -109,8 +110,8 @@ class SlotRun:
     runner: RunCompiled
     easy_power: bool = False  # EASY's reservation in power too under a cap (easy-power)
     conservative: bool = False
-    power: SlotPower | None = None  # a power cap (strict and EASY only)
-    scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
+    power: SlotPower | None = None  # a power cap
+    scenario: ScenarioRows | None = None  # nodes leaving and coming back
     cap_rows: tuple[IntArray, npt.NDArray[np.float64]] | None = None  # a varying cap
     score: int = 0  # a dynamic ordering's code (0: static, the ranks hold)
     score_terms: tuple[FloatArray, FloatArray] | None = None  # its per-job terms
@@ -152,8 +153,6 @@ def slot_run(sim: Simulator) -> SlotRun | str:
                 + " not supported with " + ("conservative" if conservative else
                                             "nodes leaving"))
     if "scenario" in sim.features() and (moving or not varying) and not informed:
-        if conservative:
-            return "scenario: the compiled conservative loop takes no scenario"
         found = scenario_rows(sim)
         if isinstance(found, str):
             return found
@@ -172,8 +171,6 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     slots = np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64)
     power: SlotPower | None = None
     if {"power-fixed-cap", "power"} & sim.features():
-        if conservative:
-            return "power: the compiled conservative loop takes no power cap"
         tabled = slot_power(sim, slots)
         if isinstance(tabled, str):
             return tabled

@@ -17,6 +17,9 @@ def exports() -> AotExports:
     from numba import types as nt
 
     from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import conservative_loop
+    from dispatchlab.dispatchers.rule_based.compiled.conservative_scenario_loop import (
+        conservative_scenario_loop,
+    )
     from dispatchlab.dispatchers.rule_based.compiled.kernel import inlined, loop_helpers
     from dispatchlab.dispatchers.rule_based.compiled.poweroff_loop import poweroff_loop
     from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import scenario_loop
@@ -46,8 +49,15 @@ def exports() -> AotExports:
     f8_2d = nt.Array(f, 2, "C")
     off_sig = off_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i, i8_2d,
                           i8, i8, i8, i8, i, nt.boolean, f, f, f8_2d, f8, f, f8_2d)
+    cons_scen_returns = nt.Tuple((i, i8, i8, i8, i8, i8, i8, i4, i4, i, i8, i8_2d, i8_2d, i,
+                                  i8_2d, i, b1, i, i, i, i, f8, f8))
+    cons_scen_sig = cons_scen_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, i8_2d, i8,
+                                      i8, i8, i8, i8, i8, nt.boolean, i8, nt.boolean, f, f,
+                                      nt.Array(f, 2, "C"), f8, f8, i8, f8)
     return AotExports({"slot_loop": (slot_loop, sig),
                        "poweroff_loop": (poweroff_loop, off_sig),
+                       "conservative_scenario_loop": (conservative_scenario_loop,
+                                                      cons_scen_sig),
                        "conservative_loop": (conservative_loop, cons_sig),
                        "scenario_loop": (scenario_loop, scen_sig)},
                       helpers=loop_helpers(), inline=inlined())

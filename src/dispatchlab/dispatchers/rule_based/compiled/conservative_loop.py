@@ -12,8 +12,10 @@ written twice. Compiled by :mod:`dispatchlab.dispatchers.rule_based.compiled.ker
 
 A run the loop cannot mirror (a reservation left in the past, which the general loop would
 answer with a rebuild) stops with status ``FALLBACK``: the runner then runs the general
-engine. Running jobs never outlive their expected end here (the estimate is the requested
-time or the real duration, never shorter than the run), so no rebuild is ever due to them.
+engine. A job that would outlive its expected end (no wall-time kill, a run time over the
+requested time: the general loop holds it and rebuilds) stops it with status ``OUTLIVES``;
+with the wall-time kill no job does (the estimate is the requested time or the real
+duration, never shorter than the run).
 """
 
 from __future__ import annotations
@@ -46,8 +48,9 @@ from dispatchlab.engine.compiled.slot_availability_ops import (
 )
 
 #: Status codes returned by :func:`conservative_loop` (``DONE``, ``STUCK`` and ``BROKEN`` as
-#: :mod:`~dispatchlab.dispatchers.rule_based.compiled.slot_loop`'s).
-DONE, STUCK, BROKEN, FALLBACK = 0, 1, 2, 3
+#: :mod:`~dispatchlab.dispatchers.rule_based.compiled.slot_loop`'s; ``OUTLIVES``: a job would
+#: outlive its expected end).
+DONE, STUCK, BROKEN, FALLBACK, OUTLIVES = 0, 1, 2, 3, 4
 
 
 def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
@@ -195,6 +198,10 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             start[j] = t
             running += 1
             run_end[j] = r_end[j]
+            if t + dur[j] > run_end[j]:  # it would outlive its expected end (no wall-time
+                status = OUTLIVES  # kill): the general loop holds it and rebuilds
+                bad_job = j
+                break
             # the engine schedules the end
             h_time, h_id, ev_job = ev_room(h_time, h_id, ev_job, n_ev)
             ev_job[n_ev] = j

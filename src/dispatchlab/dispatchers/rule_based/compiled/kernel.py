@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.dispatchers.rule_based.compiled import (
+    book_parts,
     dynamic_order,
     loop_parts,
+    node_rows,
     power_shadow,
     start_scan,
 )
@@ -50,8 +52,16 @@ def inlined() -> list[Callable[..., Any]]:
 def loop_helpers() -> list[Callable[..., Any]]:
     """Every function the compiled loops call, for Numba to compile into them."""
     from dispatchlab.dispatchers.rule_based.compiled import poweroff_loop, queue_index
+    from dispatchlab.dispatchers.slot_book_ops import (
+        compress_skipping,
+        fit_runs,
+        may_move,
+        rebuild_book,
+    )
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
+            node_rows.stop_run, node_rows.apply_node_rows, rebuild_book, fit_runs, may_move,
+            compress_skipping, book_parts.compress_book,
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
             power_shadow.pairwise_sum, power_shadow.power_shadow, poweroff_loop.touch,
@@ -64,7 +74,9 @@ _HERE = "dispatchlab.dispatchers.rule_based.compiled."
 LOOPS = AotUnit("rule_based_loops", (
     *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
                           "queue_index", "loop_parts", "power_shadow", "kernel",
-                          "poweroff_loop", "dynamic_order")),
+                          "poweroff_loop", "dynamic_order", "node_rows",
+                          "conservative_scenario_loop", "book_parts")),
+    "dispatchlab.dispatchers.slot_book_ops",
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
     _HERE + "aot_build:exports")
@@ -131,6 +143,22 @@ def conservative_loop_kernel() -> Callable[..., Any]:
         fn(one, one, one, one, np.zeros(1, np.int64), np.zeros(1, np.bool_), one)
 
     return _loop(conservative_loop, warm)
+
+
+def conservative_scenario_loop_kernel() -> Callable[..., Any]:
+    """The compiled loop of conservative backfilling on a machine that changes (nodes, a
+    power cap), loaded (or built) on first use."""
+    from dispatchlab.dispatchers.rule_based.compiled.conservative_scenario_loop import (
+        conservative_scenario_loop,
+    )
+
+    def warm(fn: Callable[..., Any]) -> None:
+        one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
+        fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one,
+           np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1,
+           False, 0.0, 0.0, np.zeros((1, 2)), np.zeros(1), np.zeros(1), none, np.zeros(0))
+
+    return _loop(conservative_scenario_loop, warm)
 
 
 def kernel_kind() -> str:

@@ -11,15 +11,23 @@ import numpy.typing as npt
 
 from dispatchlab.arrays import with_zero
 from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import FALLBACK
+from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import (
+    OUTLIVES as FIXED_OUTLIVES,
+)
+from dispatchlab.dispatchers.rule_based.compiled.conservative_scenario_loop import (
+    FALLBACK as CONSERVATIVE_FALLBACK,
+)
+from dispatchlab.dispatchers.rule_based.compiled.conservative_scenario_loop import OUTLIVES
 from dispatchlab.dispatchers.rule_based.compiled.kernel import (
     conservative_loop_kernel,
+    conservative_scenario_loop_kernel,
     scenario_loop_kernel,
     slot_loop_kernel,
 )
 from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import FALLBACK as SCENARIO_FALLBACK
 from dispatchlab.dispatchers.rule_based.compiled.slot_loop import FALLBACK as SLOT_FALLBACK
 from dispatchlab.dispatchers.rule_based.compiled.slot_loop import STUCK
-from dispatchlab.engine.compiled.eligibility import SlotRun
+from dispatchlab.engine.compiled.eligibility import ScenarioRows, SlotRun
 from dispatchlab.engine.recorder import COMPLETED, KILLED, Recorder, Segments
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import DispatchlabError
@@ -30,6 +38,8 @@ def run_plan(sim: Simulator, run: SlotRun) -> Recorder | str:
     <dispatchlab.engine.compiled.plan.CompiledPlan.run>`): the conservative loop, the loop of a
     machine whose nodes change, or the strict/EASY loop of a fixed machine; a string says
     why the general loop must run ``sim`` after all."""
+    if run.conservative and (run.scenario is not None or run.power is not None):
+        return run_conservative_changes(sim, run)
     if run.conservative:
         rec = run_conservative(sim, run)
         # pragma: no cover - never for the estimates it takes (see conservative_loop)
@@ -110,9 +120,70 @@ def record_changing(sim: Simulator, rec: Recorder, run: SlotRun, out: tuple[Any,
     (status, seg_job, t0, t1, outcome, lost, offsets, nodes, counts, _n_seg, planned, points,
      alive, n_points, node_log, _n_log, failed, _backfilled, bad_job, watts, caps) = out[:21]
     _check(sim, status, bad_job)
+    _record_changes(sim, rec, run, (seg_job, t0, t1, outcome, lost, offsets, nodes, counts,
+                                    planned, points, alive, n_points, node_log, failed,
+                                    watts, caps), wall0, loop_seconds, stats)
+    return rec
+
+
+def run_conservative_changes(sim: Simulator, run: SlotRun) -> Recorder | str:
+    """Simulate ``sim`` (conservative backfilling that :func:`slot_run` accepted, with nodes
+    leaving and coming back, a power cap, or both) in the compiled loop
+    :mod:`.conservative_scenario_loop`; a string says why the general loop must run it (to
+    raise its own error, or a job outliving its estimate)."""
+    wl = sim.workload
+    rows = run.scenario if run.scenario is not None else _no_rows()
+    rec, skip = _prepare(sim, run)
+    kernel = conservative_scenario_loop_kernel()
+    if sim.progress is not None:
+        sim.progress(0, wl.n_jobs)
+    power, node_w, down_w, job_w = _power_args(rec, run)
+    wall0 = time.perf_counter()
+    (status, seg_job, t0, t1, out, lost, offsets, nodes, counts, _n_seg, planned, points,
+     alive, n_points, node_log, _n_log, failed, compressions, rebuilds, moves, bad_job, watts,
+     caps) = kernel(
+        _own(wl.submit), _own(wl.runtime), _own(wl.walltime), sim.walltime_kill,
+        _own(wl.units), _own(run.estimate), _own(run.rank), skip, _own(run.slots),
+        np.ascontiguousarray(sim.platform.capacity, np.int64), _own(sim.req[0]),
+        rows.time, rows.kind, rows.value, rows.offsets, rows.nodes,
+        sim.on_abort == "requeue", _own(wl.checkpoint), power[0], power[1], power[2], node_w,
+        down_w, job_w, *_cap_rows(run))
+    loop_seconds = time.perf_counter() - wall0
+    if status == OUTLIVES:
+        return _outlives(sim, bad_job)
+    if status == CONSERVATIVE_FALLBACK:
+        return "the queue is stuck (the general loop reports it)"
+    _check(sim, status, bad_job)
+    stats = {"compressions": int(compressions), "rebuilds": int(rebuilds), "moves": int(moves)}
+    _record_changes(sim, rec, run, (seg_job, t0, t1, out, lost, offsets, nodes, counts,
+                                    planned, points, alive, n_points, node_log, failed,
+                                    watts, caps), wall0, loop_seconds, stats)
+    return rec
+
+
+def _outlives(sim: Simulator, job: int) -> str:
+    """Why a conservative run needs the general loop: ``job`` outlives its estimate."""
+    return (f"job {int(sim.workload.job_id[job])} would outlive its expected end (no "
+            "wall-time kill: the general loop holds it and rebuilds the book)")
+
+
+def _no_rows() -> ScenarioRows:
+    """An empty node scenario (a cap alone)."""
+    none = np.zeros(0, np.int64)
+    return ScenarioRows(none, none, none, np.zeros(1, np.int64), none)
+
+
+def _record_changes(sim: Simulator, rec: Recorder, run: SlotRun, out: tuple[Any, ...],
+                    wall0: float, loop_seconds: float, stats: dict[str, Any]) -> None:
+    """Store the outcome of a loop of a machine that changes (segments in the order they
+    started, node log, failed jobs, samples) in ``rec`` exactly as the general engine
+    would."""
+    (seg_job, t0, t1, out_, lost, offsets, nodes, counts, planned, points, alive, n_points,
+     node_log, failed, watts, caps) = out
+    wl = sim.workload
     rec.segments = Segments(
-        job=seg_job, t0=t0, t1=t1, outcome=outcome.astype(np.int8), lost=lost,
-        offsets=offsets, nodes=nodes, counts=counts,
+        job=seg_job, t0=t0, t1=t1, outcome=out_.astype(np.int8), lost=lost, offsets=offsets,
+        nodes=nodes, counts=counts,
         power=None if run.power is None else run.power.job_w[seg_job])
     _power_samples(rec, run, points[:, 0], watts, caps)
     rec.planned = planned
@@ -126,11 +197,10 @@ def record_changing(sim: Simulator, rec: Recorder, run: SlotRun, out: tuple[Any,
     sim.note_power_shed(rec)
     rec.finish(time.perf_counter() - wall0, stats)
     if sim.progress is not None:
-        sim.progress(sim.workload.n_jobs, sim.workload.n_jobs)
-    return rec
+        sim.progress(wl.n_jobs, wl.n_jobs)
 
 
-def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | None:
+def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | str | None:
     """Simulate ``sim`` (conservative backfilling that :func:`slot_run` accepted) in the
     compiled conservative loop; ``None`` when the run needs the general loop after all."""
     wl = sim.workload
@@ -146,6 +216,8 @@ def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | None:
     loop_seconds = time.perf_counter() - wall0
     if status == FALLBACK:
         return None
+    if status == FIXED_OUTLIVES:
+        return _outlives(sim, bad_job)
     _check(sim, status, bad_job)
     stats = {"compressions": int(compressions), "rebuilds": 0, "moves": int(moves)}
     _record(sim, rec, (start, end, planned, offsets, nodes, counts, points, n_points),

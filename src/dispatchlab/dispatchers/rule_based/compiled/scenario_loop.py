@@ -44,6 +44,7 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     room,
     room_rows,
 )
+from dispatchlab.dispatchers.rule_based.compiled.node_rows import apply_node_rows
 from dispatchlab.dispatchers.rule_based.compiled.queue_index import idx_new, idx_put
 from dispatchlab.dispatchers.rule_based.compiled.start_scan import EXTRA, start_scan
 from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
@@ -204,7 +205,6 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 status = FALLBACK
                 break
         n_fin = 0
-        n_abort = 0
         n_req = 0
         nodes_changed = False
         # 1. segment ends at t (stale entries ignored)
@@ -233,118 +233,19 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             run_pos[job] = -1
             fin[n_fin] = job
             n_fin += 1
-        # 2. scenario rows at t: the nodes each moves, chosen before any moves (in the
-        # engine's order: targets as listed; alive_nodes: the highest present nodes leave,
-        # the lowest absent ones join, in increasing index order)
-        while srow < n_rows and s_time[srow] == t:
-            kind = s_kind[srow]
-            n_mv = 0
-            if kind == ALIVE_NODES:
-                present = 0
-                for x in range(n_nodes):
-                    if state[x] != DOWN:
-                        present += 1
-                want = s_value[srow]
-                leaving = want < present
-                if leaving:
-                    seen = 0
-                    for x in range(n_nodes):
-                        if state[x] != DOWN:
-                            if seen >= want:
-                                moving[n_mv] = x
-                                n_mv += 1
-                            seen += 1
-                elif want > present:
-                    for x in range(n_nodes):
-                        if state[x] == DOWN and n_mv < want - present:
-                            moving[n_mv] = x
-                            n_mv += 1
-            else:
-                leaving = kind == NODE_DOWN
-                for a in range(s_off[srow], s_off[srow + 1]):
-                    moving[n_mv] = s_nodes[a]
-                    n_mv += 1
-            for step in range(n_mv):
-                nd = moving[step]
-                if not leaving and state[nd] != DOWN:
-                    continue
-                if leaving:
-                    if state[nd] == DOWN:
-                        continue
-                    if node_free[nd] != slots[nd]:  # jobs run on it: abort them
-                        m = 0
-                        while m < rn:
-                            job = run_list[m]
-                            s = cur[job]
-                            p = seg_pos[s]
-                            hit = False
-                            for a in range(seg_len[s]):
-                                if flat_nodes[p + a] == nd:
-                                    hit = True
-                                    break
-                            if not hit:
-                                m += 1
-                                continue
-                            lo = give_back(node_free, flat_nodes, flat_counts, p, seg_len[s],
-                                           lo)
-                            if power:
-                                used = release_power(used, job_w[job], node_w, cur_w,
-                                                      node_free, slots, flat_nodes, p,
-                                                      seg_len[s])
-                            busy -= units[job]
-                            end_seq[job] = -1
-                            worked = t - work_from[job]
-                            if worked < 0:
-                                worked = 0
-                            c = checkpoint[job]
-                            kept = (worked // c) * c if c > 0 else 0
-                            seg_t1[s] = t
-                            seg_out[s] = ABORTED
-                            seg_lost[s] = worked - kept
-                            rest = left[job] - kept / 1.0
-                            left[job] = rest if rest > 0.0 else 0.0
-                            fresh[job] = False
-                            cur[job] = -1
-                            for mm in range(m, rn - 1):
-                                run_list[mm] = run_list[mm + 1]
-                                run_pos[run_list[mm]] = mm
-                            rn -= 1
-                            run_pos[job] = -1
-                            n_abort += 1
-                            fin[n_fin] = job  # the machine forgets it either way
-                            n_fin += 1
-                            if requeue:
-                                requeued[n_req] = job
-                                n_req += 1
-                                queued += 1
-                            else:
-                                failed[job] = True
-                    alive_slots -= slots[nd]
-                    for r in range(n_res):
-                        alive_res[r] -= cap_res[nd, r]
-                    node_free[nd] = 0
-                    state[nd] = DOWN
-                    if power:  # the engine re-reads the node in its new state
-                        used += down_w[nd] - cur_w[nd]
-                        cur_w[nd] = down_w[nd]
-                else:
-                    alive_slots += slots[nd]
-                    for r in range(n_res):
-                        alive_res[r] += cap_res[nd, r]
-                    node_free[nd] = slots[nd]
-                    if nd < lo:
-                        lo = nd
-                    state[nd] = ON
-                    if power:
-                        used += node_w[nd, 0] - cur_w[nd]
-                        cur_w[nd] = node_w[nd, 0]
-                node_log = room_rows(node_log, n_log + 1)
-                node_log[n_log, 0] = t
-                node_log[n_log, 1] = nd
-                node_log[n_log, 2] = state[nd]
-                n_log += 1
-                nodes_changed = True
-            srow += 1
+        # 2. scenario rows at t (:func:`.node_rows.apply_node_rows`)
+        if srow < n_rows and s_time[srow] == t:
+            logged = n_log
+            srow, counts, node_log, n_log, used = apply_node_rows(
+                t, srow, (s_time, s_kind, s_value, s_off, s_nodes),
+                (state, node_free, slots, alive_res, cap_res, moving),
+                (run_list, run_pos, cur, end_seq, work_from, left, fresh, failed, checkpoint,
+                 units), (seg_pos, seg_len, seg_t1, seg_out, seg_lost, flat_nodes, flat_counts),
+                power, (node_w, cur_w, job_w), down_w, requeue,
+                (rn, lo, busy, n_fin, n_req, queued, alive_slots), node_log, n_log, fin,
+                requeued, used)
+            rn, lo, busy, n_fin, n_req, queued, alive_slots = counts
+            nodes_changed = n_log > logged
         while crow < n_c and c_time[crow] == t:  # cap rows (waited for when it falls)
             cap_w = c_value[crow]
             crow += 1
