@@ -18,7 +18,13 @@ import numpy as np
 
 from dispatchlab.dispatchers.allocators import FirstFit
 from dispatchlab.dispatchers.rule_based.compiled.runner import run_plan
-from dispatchlab.dispatchers.rule_based.selection import Conservative, Easy, EasyPower, Strict
+from dispatchlab.dispatchers.rule_based.selection import (
+    Conservative,
+    Easy,
+    EasyPower,
+    NonStrict,
+    Strict,
+)
 from dispatchlab.engine.compiled.plan import CompiledPlan, IntArray
 from dispatchlab.engine.state import SystemView
 from dispatchlab.estimates.base import OracleEstimate, WalltimeEstimate
@@ -28,7 +34,7 @@ if TYPE_CHECKING:
     from dispatchlab.dispatchers.rule_based.policy import Policy
 
 _SELECTIONS = {Strict: "strict", Easy: "easy", EasyPower: "easy-power",
-               Conservative: "conservative"}
+               Conservative: "conservative", NonStrict: "nonstrict"}
 
 
 def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> CompiledPlan | str:
@@ -39,7 +45,8 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
     sel = policy.selection
     selection = _SELECTIONS.get(type(sel))
     if selection is None:
-        return f"selection '{sel.name}' is neither strict, EASY, easy-power nor conservative"
+        return (f"selection '{sel.name}' is neither strict, non-strict, EASY, easy-power nor "
+                "conservative")
     if selection == "conservative" and sel.depth is not None:
         return "conservative backfilling has a depth limit"
     if type(policy.allocator) is not FirstFit:

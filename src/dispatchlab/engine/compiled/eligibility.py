@@ -32,8 +32,13 @@ import numpy.typing as npt
 
 from dispatchlab.arrays import IntArray
 from dispatchlab.engine.budget import JobColumnPower
-from dispatchlab.engine.compiled.plan import OffersCompiledPlan, RunCompiled
+from dispatchlab.engine.compiled.plan import CompiledPlan, OffersCompiledPlan, RunCompiled
 from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power
+from dispatchlab.engine.compiled.vector_inputs import (
+    VectorInputs,
+    VectorPower,
+    vector_inputs,
+)
 from dispatchlab.engine.constraints import engine_rules_apply
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.state import SystemView
@@ -110,6 +115,8 @@ class SlotRun:
     power: SlotPower | None = None  # a power cap (strict and EASY only)
     scenario: ScenarioRows | None = None  # nodes leaving and coming back (strict and EASY)
     cap_rows: tuple[IntArray, npt.NDArray[np.float64]] | None = None  # a varying cap
+    nonstrict: bool = False  # start every job that fits (the vector loop)
+    vectors: VectorInputs | None = None  # per-job unit vectors: the vector loop's inputs
 
 
 def slot_run(sim: Simulator) -> SlotRun | str:
@@ -154,12 +161,13 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     req = sim.req
     if wl.n_jobs == 0:
         return "empty workload"
-    if not (req == req[0]).all() or not (req[0] > 0).any():
-        return "job units ask different resource vectors"
+    vectors = not (req == req[0]).all() or not (req[0] > 0).any()
     if (wl.units < 1).any():
         return "a job asks no units"
     if (np.diff(wl.submit) < 0).any():
         return "submit times are not sorted"
+    if vectors or plan.selection == "nonstrict":  # the vector loop (a NodeMachine's run)
+        return _vector_run(sim, plan, moving, conservative, varying or informed)
     slots = np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64)
     power: SlotPower | None = None
     if {"power-fixed-cap", "power"} & sim.features():
@@ -182,6 +190,25 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         scenario=rows,
         cap_rows=_cap_rows(sim, power) if varying or informed else None,
     )
+
+
+def _vector_run(sim: Simulator, plan: CompiledPlan, moving: bool, conservative: bool,
+                rows: bool) -> SlotRun | str:
+    """The inputs of the loop for jobs asking different per-unit vectors (and of the
+    non-strict selection): a fixed machine, strict, non-strict, EASY or ``easy-power``,
+    a fixed or varying cap; or why it cannot take ``sim``."""
+    if moving:
+        return "job units ask different resource vectors (with nodes leaving: general loop)"
+    if conservative:
+        return "job units ask different resource vectors (conservative: general loop)"
+    found = vector_inputs(sim)
+    if isinstance(found, str):
+        return found
+    return SlotRun(rank=plan.ranks(), estimate=plan.estimate, slots=np.zeros(0, np.int64),
+                   easy=plan.selection in ("easy", "easy-power"),
+                   easy_power=plan.selection == "easy-power", depth=plan.depth,
+                   runner=plan.run, nonstrict=plan.selection == "nonstrict",
+                   cap_rows=_cap_rows(sim, found.power) if rows else None, vectors=found)
 
 
 def varying_cap(sim: Simulator) -> bool:
@@ -213,7 +240,7 @@ def _power_tabled(sim: Simulator) -> bool:
     return sim.power_model is None or type(sim.power_model) is JobColumnPower
 
 
-def _cap_rows(sim: Simulator, power: SlotPower | None
+def _cap_rows(sim: Simulator, power: SlotPower | VectorPower | None
               ) -> tuple[IntArray, npt.NDArray[np.float64]]:
     """The scenario's cap changes (times and values) and its informational rows, each with
     the cap in force after it (the cap before any row: ``power``'s, or none)."""

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 RunCompiled = Callable[[Simulator, "SlotRun"], Recorder | str]
 
 #: The selection loops compiled.
-SELECTIONS = ("strict", "easy", "easy-power", "conservative")
+SELECTIONS = ("strict", "easy", "easy-power", "conservative", "nonstrict")
 
 
 @dataclass(frozen=True)

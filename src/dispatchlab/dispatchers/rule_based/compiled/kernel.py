@@ -14,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.rule_based.compiled import loop_parts, power_shadow, start_scan
+from dispatchlab.dispatchers.rule_based.compiled import (
+    loop_parts,
+    power_shadow,
+    start_scan,
+    vector_parts,
+    vector_shadow,
+)
 from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
 from dispatchlab.numba_aot import AotUnit, load
 from dispatchlab.numba_loader import NUMBA, compiled, kind
@@ -27,6 +33,11 @@ LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shif
               "q_insert", "q_compact", "ends_find", "ends_insert", "ends_remove",
               "easy_shadow", "backfill_kind", "first_fit", "take", "give_back",
               "reread_nodes", "release_power", "least_power", "fixed_machine", "gather")
+
+#: The pieces of the loop of jobs asking different unit vectors (:mod:`.vector_parts`).
+VECTOR_PARTS = ("vfirst_fit", "fits_total", "any_free", "take_v", "give_v", "vreserve",
+                "_on_w", "_active", "_used", "_busy", "node_part", "reread", "start_delta",
+                "nodes_power")
 
 
 def inlined() -> list[Callable[..., Any]]:
@@ -47,14 +58,17 @@ def loop_helpers() -> list[Callable[..., Any]]:
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
-            power_shadow.pairwise_sum, power_shadow.power_shadow]
+            power_shadow.pairwise_sum, power_shadow.power_shadow,
+            *(getattr(vector_parts, name) for name in VECTOR_PARTS),
+            vector_shadow.vpower_shadow]
 
 
 _HERE = "dispatchlab.dispatchers.rule_based.compiled."
 #: The rule-based wing's ahead-of-time unit: its three loops and everything compiled into them.
 LOOPS = AotUnit("rule_based_loops", (
     *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
-                          "queue_index", "loop_parts", "power_shadow", "kernel")),
+                          "queue_index", "loop_parts", "power_shadow", "kernel",
+                          "vector_loop", "vector_parts", "vector_shadow")),
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
     _HERE + "aot_build:exports")
@@ -106,6 +120,20 @@ def conservative_loop_kernel() -> Callable[..., Any]:
         fn(one, one, one, one, np.zeros(1, np.int64), np.zeros(1, np.bool_), one)
 
     return _loop(conservative_loop, warm)
+
+
+def vector_loop_kernel() -> Callable[..., Any]:
+    """The compiled loop of jobs asking different unit vectors, loaded (or built) on first
+    use."""
+    from dispatchlab.dispatchers.rule_based.compiled.vector_loop import vector_loop
+
+    def warm(fn: Callable[..., Any]) -> None:
+        one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
+        fn(one - 1, one, one, one, one - 1, np.zeros(1, np.bool_), np.ones((1, 1), np.int64),
+           np.ones((1, 1), np.int64), 1, -1, False, False, 0.0, 0.0, 0, np.zeros((1, 5)),
+           np.full(3, -1, np.int64), False, np.zeros(1), np.zeros(1), none, np.zeros(0))
+
+    return _loop(vector_loop, warm)
 
 
 def kernel_kind() -> str:

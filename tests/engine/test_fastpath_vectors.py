@@ -1,0 +1,180 @@
+"""The compiled loop of jobs asking different per-unit resource vectors (Eurora: cores,
+memory, GPUs, MICs) gives exactly the general loop's run — every start, node, plan, sample
+and power sample — for strict, non-strict, EASY and ``easy-power`` on a fixed machine, with
+no cap, a fixed cap or a varying one, the node model or the job power column."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dispatchlab import Platform, Workload, simulate
+from dispatchlab.dispatchers.registry import get_dispatcher
+from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
+from dispatchlab.engine.budget import JobColumnPower
+from dispatchlab.engine.compiled.eligibility import slot_run
+from dispatchlab.engine.scenario import Change, Scenario
+from dispatchlab.engine.simulator import Simulator
+from dispatchlab.errors import ConfigError, DispatchlabError
+from dispatchlab.platform.power import NodePowerSpec
+from dispatchlab.workload.load import load_workload
+from tests.conftest import jobs, trace_available, trace_path
+from tests.engine.test_fastpath import assert_same
+
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="Numba disabled")
+
+INSTANCES = Path(__file__).resolve().parents[2] / "experiments" / "power_capping"
+#: The selections the vector loop takes.
+DISPATCHERS = ["easy", "easy-power", "fifo", "fifo-nonstrict", "order=sjf,select=easy,depth=2",
+               "order=ljf,select=nonstrict,depth=3,estimate=real", "sjf"]
+
+
+def _campaign_rows(name: str, every: int) -> list[dict[str, object]]:
+    """Every ``every``-th workload of a committed power-capping campaign."""
+    path = INSTANCES / f"campaign_{name}.toml"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    with path.open("rb") as fh:
+        rows: list[dict[str, object]] = tomllib.load(fh)["workloads"]
+    return rows[::every]
+
+
+@pytest.mark.parametrize(("campaign", "platform", "every"), [
+    ("eurora8_rules", "eurora-8", 23),
+    ("eurora32_rules", "eurora-32", 29),
+])
+def test_eurora_instances_under_their_caps(campaign: str, platform: str, every: int) -> None:
+    """Instances of the power-capping study (Borghesi et al. 2015) at several cap levels,
+    idle nodes counted, job power from the node model."""
+    for row in _campaign_rows(campaign, every):
+        wl = load_workload(INSTANCES / str(row["path"]), skip=row["skip"], limit=row["limit"])
+        assert not (wl.req == wl.req[0]).all()  # units ask different vectors
+        for disp in ("easy", "easy-power", "fifo-nonstrict", "fifo"):
+            assert_same(wl, platform, disp, scenario=row["scenario"])
+
+
+def test_eurora_instance_with_no_cap_a_fixed_cap_and_a_cap_walk() -> None:
+    rows = _campaign_rows("eurora8_rules", 1)
+    wl = load_workload(INSTANCES / str(rows[0]["path"]), skip=0, limit=25)
+    walk = ("gen:random-walk:what=power_cap,mean=1500,range=500,step=100,period=1800,"
+            "until=200000,seed=4")
+    for disp in DISPATCHERS:
+        assert_same(wl, "eurora-8", disp)
+        assert_same(wl, "eurora-8", disp, power_cap=1500.0)
+        assert_same(wl, "eurora-8", disp, scenario=walk)
+
+
+@pytest.mark.skipif(not trace_available("eurora-historical/100")
+                    or not trace_available("eurora-power-caps"),
+                    reason="the Eurora historical batches or cap profiles are absent")
+def test_historical_batches_under_the_eurora_cap_profile() -> None:
+    """Real Eurora batches (submit times spread out) under a variable power-cap file."""
+    batches = sorted(trace_path("eurora-historical/100").iterdir())[:3]
+    for caps in ("trace:eurora-power-caps/power_caps_100",
+                 "trace:eurora-power-caps/power_caps_harder"):
+        for batch in batches:
+            wl = load_workload(batch)
+            for disp in ("easy", "easy-power", "fifo-nonstrict"):
+                assert_same(wl, "eurora-8", disp, scenario=caps)
+
+
+RESOURCES = ("cores", "mem", "gpu", "mic")
+
+
+@st.composite
+def vector_runs(draw: st.DrawFn) -> tuple[Workload, Platform, dict[str, object], str]:
+    """2–4 resources per unit, nodes of mixed capacities (up to 12, so placements over more
+    than 8 nodes are costed with the meter's vector formula), jobs asking different
+    vectors; no power, the node model or the job power column; no cap, a fixed one or one
+    varying with scenario rows."""
+    resources = RESOURCES[:draw(st.integers(2, 4))]
+    n_nodes = draw(st.integers(1, 12))
+    capacity = np.array([[draw(st.integers(1, 4)) for _ in resources] for _ in range(n_nodes)],
+                        dtype=np.int64)
+    plat = Platform(resources=resources, capacity=capacity,
+                    node_names=tuple(f"n{k}" for k in range(n_nodes)), name="random")
+    n = draw(st.integers(1, 25))
+    vectors = []
+    for _ in range(n):
+        v = [draw(st.integers(0, 2)) for _ in resources]
+        if not any(v):
+            v[0] = 1
+        vectors.append(v)
+    submit = np.cumsum(draw(st.lists(st.sampled_from([0, 0, 1, 3, 10]), min_size=n,
+                                     max_size=n)))
+    walltime = draw(st.lists(st.integers(1, 30), min_size=n, max_size=n))
+    runtime = [draw(st.integers(0, w + 3)) for w in walltime]
+    units = draw(st.lists(st.integers(1, 12), min_size=n, max_size=n))
+    power = draw(st.lists(st.sampled_from([3.3, 17.1, 40.0]), min_size=n, max_size=n))
+    wl = Workload.from_columns(submit=submit, walltime=walltime, runtime=runtime, units=units,
+                               req={r: [v[k] for v in vectors] for k, r in enumerate(resources)},
+                               power=power)
+    kwargs: dict[str, object] = {"on_infeasible": "reject"}
+    source = draw(st.sampled_from(["none", "node", "node", "column", "column-idle"]))
+    if source != "none":
+        spec = NodePowerSpec(idle=draw(st.sampled_from([0.0, 10.3, 95.0])),
+                             core_first=draw(st.sampled_from([26.25, 95.74])),
+                             core=draw(st.sampled_from([0.0, 6.3])),
+                             gpu=draw(st.sampled_from([0.0, 50.1])),
+                             mic=draw(st.sampled_from([0.0, 115.7])))
+        if source != "column":
+            plat = plat.with_node_model(spec)
+        if source.startswith("column"):
+            kwargs["power_model"] = JobColumnPower(wl)
+        kwargs["count_idle"] = draw(st.sampled_from([True, True, False]))
+        level = draw(st.floats(0.3, 1.2)) * (n_nodes * spec.idle + 60.0 * n_nodes + 40.0)
+        how = draw(st.sampled_from(["fixed", "rows", "none"]))
+        if how == "fixed":
+            kwargs["power_cap"] = round(level, 2)
+        elif how == "rows":
+            times = sorted(draw(st.lists(st.integers(0, 60), min_size=1, max_size=4)))
+            kwargs["scenario"] = Scenario([
+                Change(t, "power_cap", round(level * draw(st.floats(0.5, 1.5)), 2))
+                for t in times])
+        if how == "none" and "power_model" in kwargs:
+            kwargs["power_cap"] = 1e9  # (a job power source alone runs in the general loop)
+    return wl, plat, kwargs, draw(st.sampled_from(DISPATCHERS))
+
+
+@settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=vector_runs())
+def test_random_vector_runs(case: tuple[Workload, Platform, dict[str, object], str]) -> None:
+    wl, plat, kwargs, disp = case
+    try:
+        assert_same(wl, plat, disp, **kwargs)
+    except (ConfigError, DispatchlabError) as exc:  # a queue stuck under the cap
+        assert "cannot run this simulation" in str(exc) or "no pending event" in str(exc)
+        with pytest.raises(DispatchlabError, match="no pending event"):
+            simulate(wl, plat, disp, loop="general", **kwargs)  # type: ignore[arg-type]
+
+
+def test_single_vector_runs_keep_their_loops() -> None:
+    """One vector per unit: strict and EASY stay in the slot loop; non-strict (which the
+    slot loops do not take) runs in the vector loop, the same as the general loop."""
+    wl = jobs((0, 5, 5, 2), (0, 3, 4, 3), (1, 4, 4, 1), (2, 9, 9, 2))
+    plat = Platform.homogeneous(2, {"cores": 2})
+    for disp, vectors in (("easy", False), ("fifo", False), ("fifo-nonstrict", True)):
+        run = slot_run(Simulator(wl, plat, get_dispatcher(disp)))
+        assert not isinstance(run, str) and (run.vectors is not None) == vectors
+        assert_same(wl, plat, disp)
+
+
+def test_what_the_vector_loop_does_not_take_runs_in_the_general_loop() -> None:
+    wl = Workload.from_columns(submit=[0, 1], walltime=[5, 5], runtime=[5, 3], units=[1, 2],
+                               req={"cores": [2, 1], "mem": [1, 3]})
+    plat = Platform.homogeneous(2, {"cores": 2, "mem": 4})
+    leaving = Scenario([Change(2, "alive_nodes", 1.0), Change(9, "alive_nodes", 2.0)])
+    for disp, kwargs, why in [
+        ("easy", {"scenario": leaving}, "nodes leaving"),
+        ("conservative", {}, "conservative"),
+        ("prb-power", {}, "dynamic"),
+    ]:
+        assert simulate(wl, plat, disp, **kwargs).summary["loop"] == "general"  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match=why):
+            simulate(wl, plat, disp, loop="compiled", **kwargs)  # type: ignore[arg-type]
+    assert simulate(wl, plat, "easy").summary["loop"] == "compiled"
