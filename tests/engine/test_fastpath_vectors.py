@@ -17,9 +17,13 @@ from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
 from dispatchlab.engine.budget import JobColumnPower
+from dispatchlab.dispatchers.rule_based.compiled import vector_parts as vp
 from dispatchlab.engine.compiled.eligibility import slot_run
+from dispatchlab.engine.compiled.vector_inputs import vector_power
+from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.scenario import Change, Scenario
-from dispatchlab.engine.simulator import Simulator
+from dispatchlab.engine.simulator import Simulator, map_requests
+from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.platform.power import NodePowerSpec
 from dispatchlab.workload.load import load_workload
@@ -178,3 +182,64 @@ def test_what_the_vector_loop_does_not_take_runs_in_the_general_loop() -> None:
         with pytest.raises(ConfigError, match=why):
             simulate(wl, plat, disp, loop="compiled", **kwargs)  # type: ignore[arg-type]
     assert simulate(wl, plat, "easy").summary["loop"] == "compiled"
+
+
+@st.composite
+def metered_machines(draw: st.DrawFn) -> tuple[Platform, Workload, np.ndarray, str, bool]:
+    """A node-model machine of up to 140 nodes (past numpy's pairwise blocks), part of it
+    in use, and jobs asking different vectors."""
+    resources = RESOURCES[:draw(st.integers(2, 4))]
+    n_nodes = draw(st.integers(1, 140))
+    capacity = np.array([[draw(st.integers(1, 5)) for _ in resources]] * n_nodes)
+    spec = NodePowerSpec(idle=draw(st.sampled_from([10.3, 95.0])), core_first=95.74,
+                         core=draw(st.sampled_from([0.1, 6.3])), gpu=50.1, mic=115.7)
+    plat = Platform(resources=resources, capacity=capacity,
+                    node_names=tuple(f"n{k}" for k in range(n_nodes)),
+                    name="random").with_node_model(spec)
+    used = np.array([[draw(st.integers(0, int(c))) for c in capacity[0]]
+                     for _ in range(n_nodes)])
+    req = {r: [draw(st.integers(0, 2)) + (k == 0) for _ in range(3)]
+           for k, r in enumerate(resources)}
+    wl = Workload.from_columns(submit=[0, 0, 0], walltime=[5] * 3, runtime=[5] * 3,
+                               units=[1] * 3, req=req, power=[3.3, 17.1, 40.0])
+    return plat, wl, capacity - used, draw(st.sampled_from(["node", "column"])), \
+        draw(st.booleans())
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=metered_machines(), job=st.integers(0, 2), data=st.data())
+def test_the_power_figures_are_the_meters_to_the_last_bit(
+        case: tuple[Platform, Workload, np.ndarray, str, bool], job: int,
+        data: st.DataObject) -> None:
+    """What a start adds (node by node up to 8 nodes, numpy's formula and pairwise sum
+    beyond), a node's re-read figure and the node part of the machine: exactly the
+    meter's, on the parts as plain Python."""
+    plat, wl, free, source, count_idle = case
+    req = map_requests(wl, plat)
+    view = SystemView(wl, plat, req)
+    view.free[:] = free
+    sim = Simulator(wl, plat, get_dispatcher("easy"), power_cap=1e9, count_idle=count_idle,
+                    power_model=JobColumnPower(wl) if source == "column" else None)
+    pw = vector_power(sim)
+    assert not isinstance(pw, str)
+    jobs_model = JobColumnPower(wl) if source == "column" else None
+    meter = MachinePower(view, req, plat.power_table, jobs_model, count_idle)
+    cap = np.ascontiguousarray(plat.capacity, dtype=np.int64)
+    cols = pw.cols
+    for nd in range(plat.n_nodes):
+        assert vp.node_part(pw.mode, pw.tab, cols, pw.count_idle, cap, free, nd) == \
+            meter._node_w(nd)
+    fit = [int(min((free[nd, r] // req[job, r] for r in range(len(req[job]))
+                    if req[job, r] > 0), default=0)) for nd in range(plat.n_nodes)]
+    nodes = np.array([nd for nd in range(plat.n_nodes) if fit[nd] > 0], dtype=np.int64)
+    if len(nodes):
+        nodes = nodes[:data.draw(st.integers(1, len(nodes)))]
+        counts = np.array([data.draw(st.integers(1, fit[nd])) for nd in nodes], dtype=np.int64)
+        flat_n, flat_c = nodes.astype(np.int32), counts.astype(np.int32)
+        vals = np.empty(plat.n_nodes)
+        got = vp.start_delta(pw.mode, pw.tab, cols, pw.count_idle, cap, free,
+                             float(pw.job_w[job]), req[job], flat_n, flat_c, 0, len(nodes), vals)
+        assert got == meter.start_delta(job, nodes, counts, free)
+    vals = np.empty(plat.n_nodes)
+    assert vp.nodes_power(pw.mode, pw.tab, cols, pw.count_idle, cap, free, vals) == \
+        meter.nodes_power(free)
