@@ -53,7 +53,8 @@ def test_policy_offers_its_plan() -> None:
     ("wfp3", "is dynamic"),
     ("order=fifo,select=strict,alloc=best-fit", "not first-fit"),
     ("order=fifo,select=conservative,depth=2", "depth limit"),
-    ("fifo-nonstrict", "neither strict, EASY, easy-power nor conservative"),
+    ("order=fifo,select=top-jobs", "neither strict, non-strict, EASY, easy-power nor "
+     "conservative"),
 ])
 def test_policy_says_why_it_has_no_plan(spec: str, reason: str) -> None:
     found = plan_of(spec)

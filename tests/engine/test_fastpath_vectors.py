@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers.registry import get_dispatcher
+from dispatchlab.dispatchers.rule_based.compiled import vector_parts as vp
 from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
 from dispatchlab.engine.budget import JobColumnPower
-from dispatchlab.dispatchers.rule_based.compiled import vector_parts as vp
 from dispatchlab.engine.compiled.eligibility import slot_run
 from dispatchlab.engine.compiled.vector_inputs import vector_power
 from dispatchlab.engine.power_meter import MachinePower
@@ -176,7 +176,7 @@ def test_what_the_vector_loop_does_not_take_runs_in_the_general_loop() -> None:
     for disp, kwargs, why in [
         ("easy", {"scenario": leaving}, "nodes leaving"),
         ("conservative", {}, "conservative"),
-        ("prb-power", {}, "dynamic"),
+        ("prb-power", {}, "not first-fit"),
     ]:
         assert simulate(wl, plat, disp, **kwargs).summary["loop"] == "general"  # type: ignore[arg-type]
         with pytest.raises(ConfigError, match=why):

@@ -284,9 +284,8 @@ def vector_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: An
                     end_of[j] = t + est[j]
                     en = ends_insert(e_time, e_job, en, end_of[j], j)
                 i += 1
-                if stage == 1:
-                    if not any_free(ft) or i >= stop:
-                        break
+                if stage == 1 and (not any_free(ft) or i >= stop):
+                    break
             if n_gone:
                 qn = q_compact(q_job, q_rank, q_gone, qn)
         # 4. one sample per decision point
