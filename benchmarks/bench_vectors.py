@@ -43,10 +43,9 @@ CASES: dict[str, tuple[str, int, int, str, str, float]] = {
 def run_one(name: str, loop: str) -> dict[str, Any]:
     """One simulation of case ``name`` on ``loop``, in this process."""
     sys.path.insert(0, str(HERE))
-    from schedule_digests import digest_recorder
-
     from dispatchlab.simulation import simulate
     from dispatchlab.workload.load import load_workload
+    from schedule_digests import digest_recorder
 
     path, skip, limit, plat, disp, cap = CASES[name]
     wl = load_workload(INSTANCES / path, skip=skip, limit=limit)

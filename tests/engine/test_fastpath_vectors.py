@@ -67,10 +67,16 @@ def test_eurora_instance_with_no_cap_a_fixed_cap_and_a_cap_walk() -> None:
     wl = load_workload(INSTANCES / str(rows[0]["path"]), skip=0, limit=25)
     walk = ("gen:random-walk:what=power_cap,mean=1500,range=500,step=100,period=1800,"
             "until=200000,seed=4")
+    info = Scenario([Change(60, "temperature", 21.5), Change(900, "energy_price", 0.2),
+                     Change(1800, "power_cap", 1300.0)])
     for disp in DISPATCHERS:
         assert_same(wl, "eurora-8", disp)
         assert_same(wl, "eurora-8", disp, power_cap=1500.0)
         assert_same(wl, "eurora-8", disp, scenario=walk)
+        if disp != "easy-power":  # (informational rows: not with easy-power, general loop)
+            assert_same(wl, "eurora-8", disp, scenario=info)
+            assert_same(wl, "eurora-8", disp, power_cap=1500.0, scenario=Scenario(
+                [Change(60, "temperature", 21.5), Change(700, "desired_utilization", 0.8)]))
 
 
 @pytest.mark.skipif(not trace_available("eurora-historical/100")

@@ -2,9 +2,10 @@
 which of its combinations the compiled loops reproduce exactly, their inputs, and the loop
 that runs them (:func:`~dispatchlab.dispatchers.rule_based.compiled.runner.run_plan`).
 
-A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …), strict, EASY or ``easy-power``
-selection (any depth) or conservative backfilling (no depth limit), first-fit, the
-requested-time or real-duration estimate. Other selections (``prb-power``, …), allocators
+A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …), strict, non-strict, EASY or
+``easy-power`` selection (any depth) or conservative backfilling (no depth limit), first-fit,
+the requested-time or real-duration estimate. Other selections, allocators (``prb-power``'s
+``energy-model``, …)
 and dynamic orderings run in the general loop; a subclass of ``Policy`` may change the
 decisions and has no plan unless it offers its own (:meth:`Policy.compiled_plan
 <dispatchlab.dispatchers.rule_based.policy.Policy.compiled_plan>`).

@@ -21,6 +21,13 @@ strict and EASY loop takes them as cap rows that keep the cap in force (not with
 ``easy-power`` selection, whose reservation takes every cap row as a candidate time).
 ``easy-power`` runs wherever EASY does otherwise (its reservation in power under a cap:
 the rule-based wing's ``power_shadow``).
+
+Jobs whose units ask different resource vectors (the general loop's ``NodeMachine``), and
+the non-strict selection whatever the vectors, go to the loop of the node × resource
+matrix (:func:`_vector_run`, its inputs :mod:`.vector_inputs`): strict, non-strict, EASY
+or ``easy-power`` on a fixed machine, with no cap, a fixed cap or one varying with the
+scenario's ``power_cap`` rows (informational rows as above); not with nodes leaving nor
+with conservative backfilling.
 """
 
 from __future__ import annotations
