@@ -36,6 +36,9 @@ INSTANCES = Path(__file__).resolve().parents[2] / "experiments" / "power_capping
 #: The selections the vector loop takes.
 DISPATCHERS = ["easy", "easy-power", "fifo", "fifo-nonstrict", "order=sjf,select=easy,depth=2",
                "order=ljf,select=nonstrict,depth=3,estimate=real", "sjf"]
+#: With the energy-model allocator (strict and non-strict only).
+ENERGY = ["prb-power", "order=sjf,select=nonstrict,depth=2,alloc=energy-model",
+          "order=fifo,select=strict,alloc=energy-model"]
 
 
 def _campaign_rows(name: str, every: int) -> list[dict[str, object]]:
@@ -58,7 +61,7 @@ def test_eurora_instances_under_their_caps(campaign: str, platform: str, every: 
     for row in _campaign_rows(campaign, every):
         wl = load_workload(INSTANCES / str(row["path"]), skip=row["skip"], limit=row["limit"])
         assert not (wl.req == wl.req[0]).all()  # units ask different vectors
-        for disp in ("easy", "easy-power", "fifo-nonstrict", "fifo"):
+        for disp in ("easy", "easy-power", "fifo-nonstrict", "fifo", "prb-power"):
             assert_same(wl, platform, disp, scenario=row["scenario"])
 
 
@@ -69,7 +72,7 @@ def test_eurora_instance_with_no_cap_a_fixed_cap_and_a_cap_walk() -> None:
             "until=200000,seed=4")
     info = Scenario([Change(60, "temperature", 21.5), Change(900, "energy_price", 0.2),
                      Change(1800, "power_cap", 1300.0)])
-    for disp in DISPATCHERS:
+    for disp in [*DISPATCHERS, *ENERGY]:
         assert_same(wl, "eurora-8", disp)
         assert_same(wl, "eurora-8", disp, power_cap=1500.0)
         assert_same(wl, "eurora-8", disp, scenario=walk)
@@ -89,7 +92,7 @@ def test_historical_batches_under_the_eurora_cap_profile() -> None:
                  "trace:eurora-power-caps/power_caps_harder"):
         for batch in batches:
             wl = load_workload(batch)
-            for disp in ("easy", "easy-power", "fifo-nonstrict"):
+            for disp in ("easy", "easy-power", "fifo-nonstrict", "prb-power"):
                 assert_same(wl, "eurora-8", disp, scenario=caps)
 
 
@@ -104,8 +107,10 @@ def vector_runs(draw: st.DrawFn) -> tuple[Workload, Platform, dict[str, object],
     varying with scenario rows."""
     resources = RESOURCES[:draw(st.integers(2, 4))]
     n_nodes = draw(st.integers(1, 12))
-    capacity = np.array([[draw(st.integers(1, 4)) for _ in resources] for _ in range(n_nodes)],
-                        dtype=np.int64)
+    energy = draw(st.booleans())  # the energy-model allocator: largest capacities 1, 2 or 4
+    sizes = [1, 2, 4] if energy else [1, 2, 3, 4]
+    capacity = np.array([[draw(st.sampled_from(sizes)) for _ in resources]
+                         for _ in range(n_nodes)], dtype=np.int64)
     plat = Platform(resources=resources, capacity=capacity,
                     node_names=tuple(f"n{k}" for k in range(n_nodes)), name="random")
     n = draw(st.integers(1, 25))
@@ -148,6 +153,8 @@ def vector_runs(draw: st.DrawFn) -> tuple[Workload, Platform, dict[str, object],
                 for t in times])
         if how == "none" and "power_model" in kwargs:
             kwargs["power_cap"] = 1e9  # (a job power source alone runs in the general loop)
+    if energy and plat.power_table is not None:
+        return wl, plat, kwargs, draw(st.sampled_from(ENERGY))
     return wl, plat, kwargs, draw(st.sampled_from(DISPATCHERS))
 
 
@@ -182,12 +189,18 @@ def test_what_the_vector_loop_does_not_take_runs_in_the_general_loop() -> None:
     for disp, kwargs, why in [
         ("easy", {"scenario": leaving}, "nodes leaving"),
         ("conservative", {}, "conservative"),
-        ("prb-power", {}, "not first-fit"),
+        ("prb-power", {}, "without a node power model"),
+        ("order=fifo,select=easy,alloc=energy-model", {}, "not first-fit"),
+        ("order=fifo,select=nonstrict,alloc=best-fit", {}, "not first-fit"),
     ]:
         assert simulate(wl, plat, disp, **kwargs).summary["loop"] == "general"  # type: ignore[arg-type]
         with pytest.raises(ConfigError, match=why):
             simulate(wl, plat, disp, loop="compiled", **kwargs)  # type: ignore[arg-type]
     assert simulate(wl, plat, "easy").summary["loop"] == "compiled"
+    odd = Platform.homogeneous(2, {"cores": 3, "mem": 4}).with_node_model(NodePowerSpec())
+    assert simulate(wl, odd, "prb-power").summary["loop"] == "general"
+    with pytest.raises(ConfigError, match="not a power of two"):
+        simulate(wl, odd, "prb-power", loop="compiled")
 
 
 @st.composite

@@ -4,8 +4,8 @@ that runs them (:func:`~dispatchlab.dispatchers.rule_based.compiled.runner.run_p
 
 A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …), strict, non-strict, EASY or
 ``easy-power`` selection (any depth) or conservative backfilling (no depth limit), first-fit,
-the requested-time or real-duration estimate. Other selections, allocators (``prb-power``'s
-``energy-model``, …)
+the requested-time or real-duration estimate; with strict or non-strict selection also the
+``energy-model`` allocator (``prb-power``). Other selections, allocators
 and dynamic orderings run in the general loop; a subclass of ``Policy`` may change the
 decisions and has no plan unless it offers its own (:meth:`Policy.compiled_plan
 <dispatchlab.dispatchers.rule_based.policy.Policy.compiled_plan>`).
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dispatchlab.dispatchers.allocators import FirstFit
+from dispatchlab.dispatchers.allocators import FirstFit, MarginalPowerFirst
 from dispatchlab.dispatchers.rule_based.compiled.runner import run_plan
 from dispatchlab.dispatchers.rule_based.selection import (
     Conservative,
@@ -50,8 +50,11 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
                 "conservative")
     if selection == "conservative" and sel.depth is not None:
         return "conservative backfilling has a depth limit"
-    if type(policy.allocator) is not FirstFit:
-        return f"allocator '{policy.allocator.name}' is not first-fit"
+    energy = type(policy.allocator) is MarginalPowerFirst and selection in ("strict",
+                                                                             "nonstrict")
+    if type(policy.allocator) is not FirstFit and not energy:
+        return (f"allocator '{policy.allocator.name}' is not first-fit (nor energy-model with "
+                "strict or non-strict selection)")
     wl = workload
     if type(policy.estimate) is WalltimeEstimate:  # as WalltimeEstimate / OracleEstimate
         est = np.maximum(wl.walltime, 1)
@@ -61,7 +64,7 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
         return f"duration estimate '{policy.estimate.name}' is not walltime or real"
     return CompiledPlan(selection=selection, depth=-1 if sel.depth is None else int(sel.depth),
                         estimate=est.astype(np.int64), ranks=lambda: _ranks(policy, wl, view),
-                        run=run_plan)
+                        run=run_plan, allocator="energy-model" if energy else "first-fit")
 
 
 def _ranks(policy: Policy, workload: Workload, view: SystemView) -> IntArray:

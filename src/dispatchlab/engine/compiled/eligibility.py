@@ -173,7 +173,8 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         return "a job asks no units"
     if (np.diff(wl.submit) < 0).any():
         return "submit times are not sorted"
-    if vectors or plan.selection == "nonstrict":  # the vector loop (a NodeMachine's run)
+    if vectors or plan.selection == "nonstrict" or plan.allocator != "first-fit":
+        # the vector loop (a NodeMachine's run, or the non-strict / energy-model ones)
         return _vector_run(sim, plan, moving, conservative, varying or informed)
     slots = np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64)
     power: SlotPower | None = None
@@ -208,7 +209,7 @@ def _vector_run(sim: Simulator, plan: CompiledPlan, moving: bool, conservative: 
         return "job units ask different resource vectors (with nodes leaving: general loop)"
     if conservative:
         return "job units ask different resource vectors (conservative: general loop)"
-    found = vector_inputs(sim)
+    found = vector_inputs(sim, plan.allocator)
     if isinstance(found, str):
         return found
     return SlotRun(rank=plan.ranks(), estimate=plan.estimate, slots=np.zeros(0, np.int64),

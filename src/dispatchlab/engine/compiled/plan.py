@@ -50,6 +50,7 @@ class CompiledPlan:
     estimate: IntArray
     ranks: Callable[[], IntArray]
     run: RunCompiled
+    allocator: str = "first-fit"  # or "energy-model" (strict and non-strict: the vector loop)
 
     def __post_init__(self) -> None:
         if self.selection not in SELECTIONS:

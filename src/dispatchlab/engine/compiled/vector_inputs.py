@@ -41,16 +41,30 @@ class VectorPower:
 
 
 @dataclass(frozen=True)
+class EnergyRanking:
+    """The ``energy-model`` allocator's inputs: the platform's node model (per node idle,
+    first-core, further-core, GPU and MIC W), its columns of cores, GPUs and MICs, and
+    each resource's weight in a node's load (1 / its largest capacity)."""
+
+    tab: FloatArray
+    cols: IntArray
+    scale: FloatArray
+
+
+@dataclass(frozen=True)
 class VectorInputs:
-    """Per-job unit vectors, the nodes' capacity, and the power budget (if any)."""
+    """Per-job unit vectors, the nodes' capacity, the power budget (if any) and the
+    ``energy-model`` allocator's inputs (``None``: first-fit)."""
 
     req: IntArray
     capacity: IntArray
     power: VectorPower | None
+    energy: EnergyRanking | None = None
 
 
-def vector_inputs(sim: Simulator) -> VectorInputs | str:
-    """The vector loop's inputs for ``sim``, or why it cannot take them."""
+def vector_inputs(sim: Simulator, allocator: str = "first-fit") -> VectorInputs | str:
+    """The vector loop's inputs for ``sim`` placing with ``allocator``, or why it cannot
+    take them."""
     req = np.ascontiguousarray(sim.req, dtype=np.int64)
     if not (req > 0).any(axis=1).all():
         return "a job's unit asks no resource"
@@ -61,7 +75,36 @@ def vector_inputs(sim: Simulator) -> VectorInputs | str:
         if isinstance(found, str):
             return found
         power = found
-    return VectorInputs(req=req, capacity=capacity, power=power)
+    energy: EnergyRanking | None = None
+    if allocator == "energy-model":
+        ranked = energy_ranking(sim)
+        if isinstance(ranked, str):
+            return ranked
+        energy = ranked
+    return VectorInputs(req=req, capacity=capacity, power=power, energy=energy)
+
+
+def energy_ranking(sim: Simulator) -> EnergyRanking | str:
+    """The ``energy-model`` allocator's inputs, or why the loop cannot rank as it does: it
+    needs the platform's node model, and each resource's largest capacity a power of two —
+    then every node's load (free capacity × weights, summed) is exact whatever the order
+    of the sum, as numpy's matrix product gives it."""
+    plat = sim.platform
+    table = plat.power_table
+    if table is None:
+        return "allocator 'energy-model' without a node power model (general loop)"
+    top = plat.capacity.max(axis=0)
+    if any(int(x) <= 0 or int(x) & (int(x) - 1) for x in top):
+        return ("allocator 'energy-model': a resource's largest capacity is not a power of "
+                "two (its load sums would depend on their order; general loop)")
+    tab = np.zeros((plat.n_nodes, 5))
+    for k, name in enumerate(("idle", "core_first", "core", "gpu", "mic")):
+        tab[:, k] = table[name]
+    res = list(table.resources)
+    cols = np.array([res.index(r) if r in res else -1 for r in ("cores", "gpu", "mic")],
+                    dtype=np.int64)
+    scale = 1.0 / np.where(top > 0, top, 1).astype(np.float64)
+    return EnergyRanking(tab=tab, cols=cols, scale=np.ascontiguousarray(scale))
 
 
 def vector_power(sim: Simulator) -> VectorPower | str:

@@ -44,7 +44,8 @@ def exports() -> AotExports:
 
     vec_returns = nt.Tuple((i, i8, i8, i8, i8, i4, i4, i8_2d, i, i, f8, f8, i8))
     vec_sig = vec_returns(i8, i8, i8, i8, i8, b1, i8_2d, i8_2d, i, i, nt.boolean, nt.boolean,
-                          f, f, i, nt.Array(f, 2, "C"), i8, nt.boolean, f8, f8, i8, f8)
+                          f, f, i, nt.Array(f, 2, "C"), i8, nt.boolean, f8, f8, i8, f8,
+                          nt.boolean, nt.Array(f, 2, "C"), i8, f8)
     return AotExports({"slot_loop": (slot_loop, sig),
                        "vector_loop": (vector_loop, vec_sig),
                        "conservative_loop": (conservative_loop, cons_sig),

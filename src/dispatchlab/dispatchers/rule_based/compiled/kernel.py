@@ -37,7 +37,7 @@ LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shif
 #: The pieces of the loop of jobs asking different unit vectors (:mod:`.vector_parts`).
 VECTOR_PARTS = ("vfirst_fit", "fits_total", "any_free", "take_v", "give_v", "vreserve",
                 "_on_w", "_active", "_used", "_busy", "node_part", "reread", "start_delta",
-                "nodes_power")
+                "nodes_power", "vplace_energy")
 
 
 def inlined() -> list[Callable[..., Any]]:
@@ -131,7 +131,8 @@ def vector_loop_kernel() -> Callable[..., Any]:
         one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
         fn(one - 1, one, one, one, one - 1, np.zeros(1, np.bool_), np.ones((1, 1), np.int64),
            np.ones((1, 1), np.int64), 1, -1, False, False, 0.0, 0.0, 0, np.zeros((1, 5)),
-           np.full(3, -1, np.int64), False, np.zeros(1), np.zeros(1), none, np.zeros(0))
+           np.full(3, -1, np.int64), False, np.zeros(1), np.zeros(1), none, np.zeros(0), False,
+           np.zeros((1, 5)), np.full(3, -1, np.int64), np.ones(1))
 
     return _loop(vector_loop, warm)
 

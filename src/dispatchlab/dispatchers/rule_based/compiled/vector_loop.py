@@ -3,7 +3,8 @@
 
 Mirrors :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>` driving a
 :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a static ordering, first-fit
-and strict, non-strict, EASY or ``easy-power`` selection on a
+(or, strict and non-strict, the ``energy-model`` allocator of ``prb-power``) and strict,
+non-strict, EASY or ``easy-power`` selection on a
 :class:`~dispatchlab.dispatchers.machine.NodeMachine`, on a fixed machine: the same decision
 points, starts, nodes, reservations and power figures. The machine is the node × resource
 free matrix and its pooled totals (:mod:`.vector_parts`); a job fits when its demand fits
@@ -48,6 +49,7 @@ from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
     start_delta,
     take_v,
     vfirst_fit,
+    vplace_energy,
     vreserve,
 )
 from dispatchlab.dispatchers.rule_based.compiled.vector_shadow import vpower_shadow
@@ -63,7 +65,8 @@ STRICT, EASY, NONSTRICT = 0, 1, 2
 def vector_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any, req: Any,
                 cap: Any, sel: int, depth: int, easy_power: bool, power: bool, cap_w: float,
                 used_w: float, mode: int, tab: Any, cols: Any, count_idle: bool,
-                cur_w0: Any, job_w: Any, c_time: Any, c_value: Any) -> Any:
+                cur_w0: Any, job_w: Any, c_time: Any, c_value: Any, energy: bool,
+                atab: Any, acols: Any, scale: Any) -> Any:
     """Simulate; see the module docstring. ``req[j]``: job ``j``'s per-unit vector;
     ``cap``: the nodes' capacity; ``sel``: :data:`STRICT`, :data:`EASY` or
     :data:`NONSTRICT`; ``depth < 0``: no depth limit.
@@ -72,7 +75,9 @@ def vector_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: An
     ``c_value[k]`` at ``c_time[k]`` (decision points of their own, applied after the ends
     of their time). ``mode``, ``tab``, ``cols``, ``count_idle``: the power meter
     (:mod:`.vector_parts`); ``cur_w0``: what each node draws idle, ``used_w`` their sum as
-    the engine starts it; ``job_w``: each job's own power.
+    the engine starts it; ``job_w``: each job's own power. ``energy``: the ``energy-model``
+    allocator places jobs (:func:`.vplace_energy`: the platform's node model ``atab`` /
+    ``acols``, the load weights ``scale``), else first-fit.
 
     Returns ``(status, start, end, planned, offsets, nodes, counts, points, n_points,
     backfilled, watts, caps, order)``: rows of ``points`` are ``(time, queued, running,
@@ -127,6 +132,8 @@ def vector_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: An
     sc_c = np.empty(n_nodes, np.int32)
     vals = np.empty(n_nodes, np.float64)
     cand = np.empty(n + n_c + 1, np.int64)
+    rank_work = (np.empty(n_nodes, np.int64), np.empty(n_nodes, np.int64),
+                 np.empty(n_nodes, np.float64), np.empty(n_nodes, np.float64))
     power_in = (mode, tab, cols, count_idle, cap)
     work = (scratch, extra, vals, cand, sc_n, sc_c)
     in_power = easy_power and power
@@ -199,8 +206,12 @@ def vector_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: An
                 if ok:
                     flat_nodes = room(flat_nodes, n_flat + 2 * n_nodes)
                     flat_counts = room(flat_counts, n_flat + 2 * n_nodes)
-                    k, rest = vfirst_fit(free, extra, kind == 3, req[j], u, flat_nodes,
-                                         flat_counts, n_flat)
+                    if energy:
+                        k, rest = vplace_energy(free, req[j], u, cap, atab, acols, scale,
+                                                flat_nodes, flat_counts, n_flat, rank_work)
+                    else:
+                        k, rest = vfirst_fit(free, extra, kind == 3, req[j], u, flat_nodes,
+                                             flat_counts, n_flat)
                     ok = rest == 0
                 p_add = 0.0
                 if ok and power:

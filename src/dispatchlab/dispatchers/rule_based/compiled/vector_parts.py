@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from dispatchlab.dispatchers.rule_based.compiled.power_shadow import pairwise_sum
 
 #: A shadow time meaning "no reservation can be made now" (the machine's ``NEVER``).
@@ -287,3 +289,76 @@ def nodes_power(mode: int, tab: Any, cols: Any, count_idle: bool, cap: Any, free
         else:
             vals[nd] = 0.0 if _busy(cap, free, nd) else tab[nd, 0]
     return pairwise_sum(vals, n_nodes)
+
+
+# ---- the energy-model allocator (prb-power's) ----
+
+
+def vplace_energy(free: Any, req: Any, u: int, cap: Any, atab: Any, acols: Any, scale: Any,
+                  flat_nodes: Any, flat_counts: Any, at: int, work: Any) -> tuple[int, int]:
+    """``MarginalPowerFirst.place``: the nodes with room for a unit ranked by the marginal
+    power of one more unit (the platform's node model, rounded to 9 decimals), then by load
+    (free capacity normalized per resource: ``scale``), then by index, filled in that order
+    with as many units as each holds; written at ``flat_*[at:]`` by node index. Returns
+    ``(entries written, units left unplaced)``. ``work``: ``(nodes, fit, key, load)``
+    arrays of one entry per node."""
+    n_nodes, n_res = free.shape
+    cand, fitv, key, load = work
+    nc = 0
+    total = 0
+    for nd in range(n_nodes):
+        fit = -1
+        for r in range(n_res):
+            q = req[r]
+            if q > 0:
+                m = free[nd, r] // q
+                if fit < 0 or m < fit:
+                    fit = m
+        if fit > 0:
+            cand[nc] = nd
+            fitv[nc] = fit
+            total += fit
+            nc += 1
+    if total < u:
+        return 0, u
+    for c in range(nc):
+        nd = cand[c]
+        s = 0.0
+        for r in range(n_res):
+            s += free[nd, r] * scale[r]
+        load[c] = s
+        cu, gu, mu = _used(cap, free, nd, acols[0]), _used(cap, free, nd, acols[1]), \
+            _used(cap, free, nd, acols[2])
+        rc = req[acols[0]] if acols[0] >= 0 else 0
+        rg = req[acols[1]] if acols[1] >= 0 else 0
+        rm = req[acols[2]] if acols[2] >= 0 else 0
+        extra = (_active(atab, acols, nd, cu + rc, gu + rg, mu + rm)
+                 - _active(atab, acols, nd, cu, gu, mu))
+        key[c] = np.rint(extra * 1e9) / 1e9
+    # insertion sort of the candidates by (key, load, index): np.lexsort, stable
+    for c in range(1, nc):
+        nd, f, k, ld = cand[c], fitv[c], key[c], load[c]
+        b = c
+        while b > 0 and (key[b - 1] > k or (key[b - 1] == k and load[b - 1] > ld)):
+            cand[b], fitv[b], key[b], load[b] = cand[b - 1], fitv[b - 1], key[b - 1], load[b - 1]
+            b -= 1
+        cand[b], fitv[b], key[b], load[b] = nd, f, k, ld
+    # fill in rank order, then write the chosen nodes by index
+    left = u
+    n_put = 0
+    while left > 0:
+        take = fitv[n_put] if fitv[n_put] < left else left
+        fitv[n_put] = take
+        left -= take
+        n_put += 1
+    for c in range(1, n_put):  # by node index
+        nd, f = cand[c], fitv[c]
+        b = c
+        while b > 0 and cand[b - 1] > nd:
+            cand[b], fitv[b] = cand[b - 1], fitv[b - 1]
+            b -= 1
+        cand[b], fitv[b] = nd, f
+    for c in range(n_put):
+        flat_nodes[at + c] = cand[c]
+        flat_counts[at + c] = fitv[c]
+    return n_put, 0

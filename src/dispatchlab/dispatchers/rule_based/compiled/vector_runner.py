@@ -45,12 +45,15 @@ def run_vectors(sim: Simulator, run: SlotRun) -> Recorder | str:
                  _own(pw.cols), pw.count_idle, np.ascontiguousarray(pw.node_w, np.float64),
                  np.ascontiguousarray(pw.job_w, np.float64))
     sel = EASY if run.easy else NONSTRICT if run.nonstrict else STRICT
+    rk = vec.energy
+    ranking = (False, np.zeros((n_nodes, 5)), np.full(3, -1, np.int64), np.ones(
+        vec.capacity.shape[1])) if rk is None else (True, rk.tab, rk.cols, rk.scale)
     wall0 = time.perf_counter()
     (status, start, end, planned, offsets, nodes, counts, points, n_points, backfilled,
      watts, caps, order) = kernel(
         _own(wl.submit), _own(_durations(sim)), _own(wl.units), _own(run.estimate),
         _own(run.rank), skip, vec.req, vec.capacity, sel, run.depth, run.easy_power, *power,
-        *_cap_rows(run))
+        *_cap_rows(run), *ranking)
     loop_seconds = time.perf_counter() - wall0
     if status != DONE:
         return ("the queue is stuck or an idle machine waited on cap changes too long (the "
