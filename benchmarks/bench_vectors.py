@@ -33,6 +33,8 @@ CASES: dict[str, tuple[str, int, int, str, str, float]] = {
                                     "easy-power", 5400.0),
     "eurora32-base1000-nonstrict": ("eurora-32/base_100.csv", 0, 1000, "eurora-32",
                                     "fifo-nonstrict", 5400.0),
+    "eurora32-base1000-prbpower": ("eurora-32/base_100.csv", 0, 1000, "eurora-32",
+                                   "prb-power", 5400.0),
     "eurora8-highload50-easy": ("eurora-8/highLoad_50.csv", 200, 50, "eurora-8", "easy",
                                 1620.0),
     "eurora8-highload50-easypower": ("eurora-8/highLoad_50.csv", 200, 50, "eurora-8",

@@ -23,11 +23,11 @@ strict and EASY loop takes them as cap rows that keep the cap in force (not with
 the rule-based wing's ``power_shadow``).
 
 Jobs whose units ask different resource vectors (the general loop's ``NodeMachine``), and
-the non-strict selection whatever the vectors, go to the loop of the node × resource
-matrix (:func:`_vector_run`, its inputs :mod:`.vector_inputs`): strict, non-strict, EASY
-or ``easy-power`` on a fixed machine, with no cap, a fixed cap or one varying with the
-scenario's ``power_cap`` rows (informational rows as above); not with nodes leaving nor
-with conservative backfilling.
+the non-strict selection or the ``energy-model`` allocator (strict and non-strict)
+whatever the vectors, go to the loop of the node × resource matrix (:func:`_vector_run`,
+its inputs :mod:`.vector_inputs`): strict, non-strict, EASY or ``easy-power`` on a fixed
+machine, with no cap, a fixed cap or one varying with the scenario's ``power_cap`` rows
+(informational rows as above); not with nodes leaving nor with conservative backfilling.
 """
 
 from __future__ import annotations
