@@ -203,12 +203,15 @@ def slot_run(sim: Simulator) -> SlotRun | str:
 def _vector_run(sim: Simulator, plan: CompiledPlan, moving: bool, conservative: bool,
                 rows: bool) -> SlotRun | str:
     """The inputs of the loop for jobs asking different per-unit vectors (and of the
-    non-strict selection): a fixed machine, strict, non-strict, EASY or ``easy-power``,
-    a fixed or varying cap; or why it cannot take ``sim``."""
+    non-strict selection and the ``energy-model`` allocator): a fixed machine, strict,
+    non-strict, EASY or ``easy-power``, a fixed or varying cap; or why it cannot take
+    ``sim``."""
+    loop = ("the loop of job units asking different resource vectors (also non-strict "
+            "selection, energy-model allocator)")
     if moving:
-        return "job units ask different resource vectors (with nodes leaving: general loop)"
+        return f"{loop} takes no nodes leaving: general loop"
     if conservative:
-        return "job units ask different resource vectors (conservative: general loop)"
+        return f"{loop} takes no conservative backfilling: general loop"
     found = vector_inputs(sim, plan.allocator)
     if isinstance(found, str):
         return found
