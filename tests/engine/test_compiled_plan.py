@@ -18,6 +18,7 @@ from dispatchlab.dispatchers.rule_based.policy import Policy
 from dispatchlab.engine.compiled.plan import CompiledPlan, OffersCompiledPlan
 from dispatchlab.engine.simulator import map_requests
 from dispatchlab.engine.state import SystemView
+from dispatchlab.errors import ConfigError
 from dispatchlab.workload.workload import Workload
 from tests.conftest import jobs
 
@@ -53,7 +54,8 @@ def test_policy_offers_its_plan() -> None:
     ("order=wfp3,select=conservative", "is dynamic"),
     ("order=fifo,select=strict,alloc=best-fit", "not first-fit"),
     ("order=fifo,select=conservative,depth=2", "depth limit"),
-    ("fifo-nonstrict", "neither strict, EASY, easy-power nor conservative"),
+    ("order=fifo,select=top-jobs", "neither strict, non-strict, EASY, easy-power nor "
+     "conservative"),
 ])
 def test_policy_says_why_it_has_no_plan(spec: str, reason: str) -> None:
     found = plan_of(spec)
@@ -98,3 +100,25 @@ def test_the_engine_side_imports_no_dispatcher() -> None:
             for name in names:
                 assert not name.startswith(("dispatchlab.dispatchers", "dispatchlab.estimates")), \
                     f"{path.name}:{node.lineno} imports {name}"
+
+
+@pytest.mark.skipif(not AVAILABLE, reason="Numba disabled")
+@pytest.mark.parametrize(("spec", "vectors", "why"), [
+    ("order=wfp3,select=easy", True, "dynamic ordering"),  # the vector loop sorts by rank
+    ("easy+poweroff:60", True, "power-off"),  # the vector loop switches no node
+    ("order=uni,select=nonstrict", False, "dynamic"),  # non-strict runs in the vector loop
+    ("order=wfp3,select=strict,alloc=energy-model", False, "dynamic"),
+])
+def test_loops_that_take_one_feature_refuse_its_combination(spec: str, vectors: bool,
+                                                            why: str) -> None:
+    """Features compiled in different loops do not combine: the run goes general, and
+    ``loop="compiled"`` says why."""
+    n = 6
+    wl = Workload.from_columns(submit=[0, 0, 1, 2, 3, 5], walltime=[10] * n,
+                               runtime=[4, 9, 2, 7, 3, 1], units=[1, 2, 1, 1, 2, 1],
+                               req={"cores": [1, 2, 1, 3, 1, 2] if vectors else [1] * n,
+                                    "mem": [1, 1, 2, 1, 1, 1] if vectors else [1] * n})
+    plat = Platform.homogeneous(3, {"cores": 4, "mem": 4})
+    assert simulate(wl, plat, spec).summary["loop"] == "general"
+    with pytest.raises(ConfigError, match=why):
+        simulate(wl, plat, spec, loop="compiled")

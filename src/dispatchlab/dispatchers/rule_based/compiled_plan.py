@@ -4,12 +4,13 @@ that runs them (:func:`~dispatchlab.dispatchers.rule_based.compiled.runner.run_p
 
 A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …) or, with strict, EASY or
 ``easy-power``, a dynamic one (``wfp3``, ``uni``, ``slowdown``:
-:mod:`~dispatchlab.dispatchers.rule_based.compiled_scores`), strict, EASY or ``easy-power``
-selection (any depth) or conservative backfilling (no depth limit), first-fit, the
-requested-time or real-duration estimate. Other selections (``prb-power``, …), allocators
-and dynamic orderings with conservative backfilling run in the general loop; a subclass of
-``Policy`` may change the decisions and has no plan unless it offers its own
-(:meth:`Policy.compiled_plan
+:mod:`~dispatchlab.dispatchers.rule_based.compiled_scores`), strict, non-strict, EASY or
+``easy-power`` selection (any depth) or conservative backfilling (no depth limit),
+first-fit, the requested-time or real-duration estimate; with strict or non-strict selection
+and a static ordering also the ``energy-model`` allocator (``prb-power``). Other selections,
+allocators and dynamic orderings with non-strict or conservative selection run in the
+general loop; a subclass of ``Policy`` may change the decisions and has no plan unless it
+offers its own (:meth:`Policy.compiled_plan
 <dispatchlab.dispatchers.rule_based.policy.Policy.compiled_plan>`).
 """
 
@@ -19,11 +20,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dispatchlab.dispatchers.allocators import FirstFit
+from dispatchlab.dispatchers.allocators import FirstFit, MarginalPowerFirst
 from dispatchlab.dispatchers.rule_based.compiled.dynamic_order import STATIC
 from dispatchlab.dispatchers.rule_based.compiled.runner import run_plan
 from dispatchlab.dispatchers.rule_based.compiled_scores import dynamic_score, score_terms
-from dispatchlab.dispatchers.rule_based.selection import Conservative, Easy, EasyPower, Strict
+from dispatchlab.dispatchers.rule_based.selection import (
+    Conservative,
+    Easy,
+    EasyPower,
+    NonStrict,
+    Strict,
+)
 from dispatchlab.engine.compiled.plan import CompiledPlan, IntArray
 from dispatchlab.engine.state import SystemView
 from dispatchlab.estimates.base import OracleEstimate, WalltimeEstimate
@@ -33,7 +40,7 @@ if TYPE_CHECKING:
     from dispatchlab.dispatchers.rule_based.policy import Policy
 
 _SELECTIONS = {Strict: "strict", Easy: "easy", EasyPower: "easy-power",
-               Conservative: "conservative"}
+               Conservative: "conservative", NonStrict: "nonstrict"}
 
 
 def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> CompiledPlan | str:
@@ -45,11 +52,15 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
     sel = policy.selection
     selection = _SELECTIONS.get(type(sel))
     if selection is None:
-        return f"selection '{sel.name}' is neither strict, EASY, easy-power nor conservative"
+        return (f"selection '{sel.name}' is neither strict, non-strict, EASY, easy-power nor "
+                "conservative")
     if selection == "conservative" and sel.depth is not None:
         return "conservative backfilling has a depth limit"
-    if type(policy.allocator) is not FirstFit:
-        return f"allocator '{policy.allocator.name}' is not first-fit"
+    energy = type(policy.allocator) is MarginalPowerFirst and selection in ("strict",
+                                                                             "nonstrict")
+    if type(policy.allocator) is not FirstFit and not energy:
+        return (f"allocator '{policy.allocator.name}' is not first-fit (nor energy-model with "
+                "strict or non-strict selection)")
     wl = workload
     if type(policy.estimate) is WalltimeEstimate:  # as WalltimeEstimate / OracleEstimate
         est = np.maximum(wl.walltime, 1)
@@ -57,14 +68,16 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
         est = np.maximum(np.minimum(wl.runtime, wl.walltime), 1)
     else:
         return f"duration estimate '{policy.estimate.name}' is not walltime or real"
-    if score != STATIC and selection == "conservative":
-        return f"ordering '{policy.ordering.name}' is dynamic (conservative backfilling)"
+    if score != STATIC and (selection in ("conservative", "nonstrict") or energy):
+        return (f"ordering '{policy.ordering.name}' is dynamic (with "
+                f"{'the energy-model allocator' if energy else sel.name + ' selection'})")
     estimate = est.astype(np.int64)
     return CompiledPlan(selection=selection, depth=-1 if sel.depth is None else int(sel.depth),
                         estimate=estimate, ranks=lambda: _ranks(policy, wl, view),
                         run=run_plan, score=score,
                         score_terms=None if score == STATIC else
-                        lambda: score_terms(score, view, estimate))
+                        lambda: score_terms(score, view, estimate),
+                        allocator="energy-model" if energy else "first-fit")
 
 
 def _ranks(policy: Policy, workload: Workload, view: SystemView) -> IntArray:

@@ -23,6 +23,13 @@ that keep the cap in force (not with the ``easy-power`` selection, whose reserva
 every cap row as a candidate time).
 ``easy-power`` runs wherever EASY does otherwise (its reservation in power under a cap:
 the rule-based wing's ``power_shadow``).
+
+Jobs whose units ask different resource vectors (the general loop's ``NodeMachine``), and
+the non-strict selection or the ``energy-model`` allocator (strict and non-strict)
+whatever the vectors, go to the loop of the node × resource matrix (:func:`_vector_run`,
+its inputs :mod:`.vector_inputs`): strict, non-strict, EASY or ``easy-power`` on a fixed
+machine, with no cap, a fixed cap or one varying with the scenario's ``power_cap`` rows
+(informational rows as above); not with nodes leaving nor with conservative backfilling.
 """
 
 from __future__ import annotations
@@ -34,8 +41,18 @@ import numpy.typing as npt
 
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.engine.budget import JobColumnPower
-from dispatchlab.engine.compiled.plan import OWN_PLACEMENT, OffersCompiledPlan, RunCompiled
+from dispatchlab.engine.compiled.plan import (
+    OWN_PLACEMENT,
+    CompiledPlan,
+    OffersCompiledPlan,
+    RunCompiled,
+)
 from dispatchlab.engine.compiled.slot_power import SlotPower, slot_power
+from dispatchlab.engine.compiled.vector_inputs import (
+    VectorInputs,
+    VectorPower,
+    vector_inputs,
+)
 from dispatchlab.engine.constraints import engine_rules_apply
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.state import SystemView
@@ -116,6 +133,8 @@ class SlotRun:
     score: int = 0  # a dynamic ordering's code (0: static, the ranks hold)
     score_terms: tuple[FloatArray, FloatArray] | None = None  # its per-job terms
     power_off: int = -1  # idle nodes switched off after that many s (the plan's; -1: never)
+    nonstrict: bool = False  # start every job that fits (the vector loop)
+    vectors: VectorInputs | None = None  # per-job unit vectors: the vector loop's inputs
 
 
 def slot_run(sim: Simulator) -> SlotRun | str:
@@ -162,12 +181,14 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     req = sim.req
     if wl.n_jobs == 0:
         return "empty workload"
-    if not (req == req[0]).all() or not (req[0] > 0).any():
-        return "job units ask different resource vectors"
+    vectors = not (req == req[0]).all() or not (req[0] > 0).any()
     if (wl.units < 1).any():
         return "a job asks no units"
     if (np.diff(wl.submit) < 0).any():
         return "submit times are not sorted"
+    if vectors or plan.selection == "nonstrict" or plan.allocator != "first-fit":
+        # the vector loop (a NodeMachine's run, or the non-strict / energy-model ones)
+        return _vector_run(sim, plan, moving, conservative, varying or informed)
     slots = np.array(units_fitting(plat.capacity, req[0]), dtype=np.int64)
     power: SlotPower | None = None
     if {"power-fixed-cap", "power"} & sim.features():
@@ -191,6 +212,32 @@ def slot_run(sim: Simulator) -> SlotRun | str:
         score_terms=plan.score_terms() if plan.score_terms is not None else None,
         power_off=plan.power_off,
     )
+
+
+def _vector_run(sim: Simulator, plan: CompiledPlan, moving: bool, conservative: bool,
+                rows: bool) -> SlotRun | str:
+    """The inputs of the loop for jobs asking different per-unit vectors (and of the
+    non-strict selection and the ``energy-model`` allocator): a fixed machine, strict,
+    non-strict, EASY or ``easy-power``, a fixed or varying cap; or why it cannot take
+    ``sim``."""
+    loop = ("the loop of job units asking different resource vectors (also non-strict "
+            "selection, energy-model allocator)")
+    if moving:
+        return f"{loop} takes no nodes leaving: general loop"
+    if conservative:
+        return f"{loop} takes no conservative backfilling: general loop"
+    if plan.score != 0:
+        return f"{loop} takes no dynamic ordering: general loop"
+    if plan.power_off >= 0:
+        return f"{loop} takes no idle-node power-off: general loop"
+    found = vector_inputs(sim, plan.allocator)
+    if isinstance(found, str):
+        return found
+    return SlotRun(rank=plan.ranks(), estimate=plan.estimate, slots=np.zeros(0, np.int64),
+                   easy=plan.selection in ("easy", "easy-power"),
+                   easy_power=plan.selection == "easy-power", depth=plan.depth,
+                   runner=plan.run, nonstrict=plan.selection == "nonstrict",
+                   cap_rows=_cap_rows(sim, found.power) if rows else None, vectors=found)
 
 
 def varying_cap(sim: Simulator) -> bool:
@@ -222,7 +269,7 @@ def _power_tabled(sim: Simulator) -> bool:
     return sim.power_model is None or type(sim.power_model) is JobColumnPower
 
 
-def _cap_rows(sim: Simulator, power: SlotPower | None
+def _cap_rows(sim: Simulator, power: SlotPower | VectorPower | None
               ) -> tuple[IntArray, npt.NDArray[np.float64]]:
     """The scenario's cap changes (times and values) and its informational rows, each with
     the cap in force after it (the cap before any row: ``power``'s, or none)."""

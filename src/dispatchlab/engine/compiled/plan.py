@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 RunCompiled = Callable[[Simulator, "SlotRun"], Recorder | str]
 
 #: The selection loops compiled.
-SELECTIONS = ("strict", "easy", "easy-power", "conservative")
+SELECTIONS = ("strict", "easy", "easy-power", "conservative", "nonstrict")
 #: The selection of a plan whose loop places every job itself, on whole nodes, and picks
 #: the nodes that leave or come back at an ``alive_nodes`` row (no unit slots, no queue
 #: ranks the engine reads): :mod:`~dispatchlab.engine.compiled.own_placement` hands it the
@@ -65,6 +65,7 @@ class CompiledPlan:
     score: int = 0
     score_terms: Callable[[], tuple[FloatArray, FloatArray]] | None = None
     power_off: int = -1
+    allocator: str = "first-fit"  # or "energy-model" (strict and non-strict: the vector loop)
 
     def __post_init__(self) -> None:
         if self.selection not in (*SELECTIONS, OWN_PLACEMENT):

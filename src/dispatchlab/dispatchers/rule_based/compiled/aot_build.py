@@ -1,7 +1,7 @@
 """What the compiled loops' ahead-of-time unit
 (:data:`~dispatchlab.dispatchers.rule_based.compiled.kernel.LOOPS`, built by
-:mod:`dispatchlab.numba_aot`) exports: the strict/EASY, scenario and conservative loops, each
-with its one signature.
+:mod:`dispatchlab.numba_aot`) exports: the strict/EASY, scenario and conservative loops and
+the loop of jobs asking different unit vectors, each with its one signature.
 
 The loops compile in the engine's slot-availability operations (:mod:`.kernel`
 ``loop_helpers``); the engine builds those, for its own callers, in its own unit.
@@ -54,7 +54,14 @@ def exports() -> AotExports:
     cons_scen_sig = cons_scen_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, i8_2d, i8,
                                       i8, i8, i8, i8, i8, nt.boolean, i8, nt.boolean, f, f,
                                       nt.Array(f, 2, "C"), f8, f8, i8, f8)
+    from dispatchlab.dispatchers.rule_based.compiled.vector_loop import vector_loop
+
+    vec_returns = nt.Tuple((i, i8, i8, i8, i8, i4, i4, i8_2d, i, i, f8, f8, i8))
+    vec_sig = vec_returns(i8, i8, i8, i8, i8, b1, i8_2d, i8_2d, i, i, nt.boolean, nt.boolean,
+                          f, f, i, nt.Array(f, 2, "C"), i8, nt.boolean, f8, f8, i8, f8,
+                          nt.boolean, nt.Array(f, 2, "C"), i8, f8)
     return AotExports({"slot_loop": (slot_loop, sig),
+                       "vector_loop": (vector_loop, vec_sig),
                        "poweroff_loop": (poweroff_loop, off_sig),
                        "conservative_scenario_loop": (conservative_scenario_loop,
                                                       cons_scen_sig),

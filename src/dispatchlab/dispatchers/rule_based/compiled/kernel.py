@@ -21,6 +21,8 @@ from dispatchlab.dispatchers.rule_based.compiled import (
     node_rows,
     power_shadow,
     start_scan,
+    vector_parts,
+    vector_shadow,
 )
 from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
 from dispatchlab.numba_aot import AotUnit, load
@@ -36,6 +38,11 @@ LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shif
               "reread_nodes", "release_power", "least_power", "fixed_machine", "gather")
 #: The dynamic orderings' parts (:mod:`.dynamic_order`).
 DYNAMIC_ORDER = ("score_of", "score_before", "sort_by_score", "order_queue", "order_work")
+
+#: The pieces of the loop of jobs asking different unit vectors (:mod:`.vector_parts`).
+VECTOR_PARTS = ("vfirst_fit", "fits_total", "any_free", "take_v", "give_v", "vreserve",
+                "_on_w", "_active", "_used", "_busy", "node_part", "reread", "start_delta",
+                "nodes_power", "vplace_energy")
 
 
 def inlined() -> list[Callable[..., Any]]:
@@ -66,7 +73,9 @@ def loop_helpers() -> list[Callable[..., Any]]:
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
             power_shadow.pairwise_sum, power_shadow.power_shadow, poweroff_loop.touch,
             poweroff_loop.log_node, poweroff_loop.fitting,
-            *(getattr(dynamic_order, name) for name in DYNAMIC_ORDER)]
+            *(getattr(dynamic_order, name) for name in DYNAMIC_ORDER),
+            *(getattr(vector_parts, name) for name in VECTOR_PARTS),
+            vector_shadow.vpower_shadow]
 
 
 _HERE = "dispatchlab.dispatchers.rule_based.compiled."
@@ -75,7 +84,8 @@ LOOPS = AotUnit("rule_based_loops", (
     *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
                           "queue_index", "loop_parts", "power_shadow", "kernel",
                           "poweroff_loop", "dynamic_order", "node_rows",
-                          "conservative_scenario_loop", "book_parts")),
+                          "conservative_scenario_loop", "book_parts", "vector_loop",
+                          "vector_parts", "vector_shadow")),
     "dispatchlab.dispatchers.slot_book_ops",
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
@@ -159,6 +169,21 @@ def conservative_scenario_loop_kernel() -> Callable[..., Any]:
            False, 0.0, 0.0, np.zeros((1, 2)), np.zeros(1), np.zeros(1), none, np.zeros(0))
 
     return _loop(conservative_scenario_loop, warm)
+
+
+def vector_loop_kernel() -> Callable[..., Any]:
+    """The compiled loop of jobs asking different unit vectors, loaded (or built) on first
+    use."""
+    from dispatchlab.dispatchers.rule_based.compiled.vector_loop import vector_loop
+
+    def warm(fn: Callable[..., Any]) -> None:
+        one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
+        fn(one - 1, one, one, one, one - 1, np.zeros(1, np.bool_), np.ones((1, 1), np.int64),
+           np.ones((1, 1), np.int64), 1, -1, False, False, 0.0, 0.0, 0, np.zeros((1, 5)),
+           np.full(3, -1, np.int64), False, np.zeros(1), np.zeros(1), none, np.zeros(0), False,
+           np.zeros((1, 5)), np.full(3, -1, np.int64), np.ones(1))
+
+    return _loop(vector_loop, warm)
 
 
 def kernel_kind() -> str:

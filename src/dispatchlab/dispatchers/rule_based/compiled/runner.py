@@ -38,6 +38,10 @@ def run_plan(sim: Simulator, run: SlotRun) -> Recorder | str:
     <dispatchlab.engine.compiled.plan.CompiledPlan.run>`): the conservative loop, the loop of a
     machine whose nodes change, or the strict/EASY loop of a fixed machine; a string says
     why the general loop must run ``sim`` after all."""
+    if run.vectors is not None:  # jobs asking different unit vectors, or non-strict
+        from dispatchlab.dispatchers.rule_based.compiled.vector_runner import run_vectors
+
+        return run_vectors(sim, run)
     if run.conservative and (run.scenario is not None or run.power is not None):
         return run_conservative_changes(sim, run)
     if run.conservative:
@@ -307,9 +311,13 @@ def _check(sim: Simulator, status: int, bad_job: int, run: SlotRun | None = None
 
 def _record(sim: Simulator, rec: Recorder, out: tuple[Any, ...], wall0: float,
             loop_seconds: float, stats: dict[str, Any], run: SlotRun | None = None,
-            order: npt.NDArray[np.int64] | None = None) -> None:
+            order: npt.NDArray[np.int64] | None = None,
+            free_total: npt.NDArray[np.int64] | None = None,
+            job_w: npt.NDArray[np.float64] | None = None) -> None:
     """Store the loop's outcome in ``rec`` exactly as the general engine would; segments in
-    the order the jobs started (``order``), else in job order."""
+    the order the jobs started (``order``), else in job order. ``free_total``: the free
+    totals per decision point (else from the busy slots in ``points``); ``job_w``: each
+    job's own power (else the slot power table's, if any)."""
     start, end, planned, offsets, nodes, counts, points, n_points = out
     wl = sim.workload
     started = np.flatnonzero(start >= 0) if order is None else order
@@ -324,13 +332,15 @@ def _record(sim: Simulator, rec: Recorder, out: tuple[Any, ...], wall0: float,
         outcome=np.where(killed, KILLED, COMPLETED).astype(np.int8),
         lost=np.zeros(len(started), np.int64), offsets=with_zero(np.cumsum(sizes)),
         nodes=nodes, counts=counts,
-        power=None if run is None or run.power is None else run.power.job_w[started])
+        power=(job_w[started] if job_w is not None else
+               None if run is None or run.power is None else run.power.job_w[started]))
     rec.planned = planned
     pts = points[:n_points]
     rec.decision_at = array("q", pts[:, 0].tobytes())
     rec.decision_cpu = array("d", [loop_seconds / max(n_points, 1)]) * n_points
     total = sim.platform.total[None, :]
-    free_total = total - pts[:, 3:4] * sim.req[0][None, :]
+    if free_total is None:
+        free_total = total - pts[:, 3:4] * sim.req[0][None, :]
     rec.samples = array("q", np.ascontiguousarray(
         np.hstack((pts[:, :3], free_total, np.repeat(total, n_points, axis=0))),
         dtype=np.int64).tobytes())

@@ -1,0 +1,317 @@
+"""The event loop of a rule-based run whose jobs ask different per-unit resource vectors
+(Eurora: cores, memory, GPUs, MICs per unit), in one function.
+
+Mirrors :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>` driving a
+:class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a static ordering, first-fit
+(or, strict and non-strict, the ``energy-model`` allocator of ``prb-power``) and strict,
+non-strict, EASY or ``easy-power`` selection on a
+:class:`~dispatchlab.dispatchers.machine.NodeMachine`, on a fixed machine: the same decision
+points, starts, nodes, reservations and power figures. The machine is the node × resource
+free matrix and its pooled totals (:mod:`.vector_parts`); a job fits when its demand fits
+the totals, first-fit places it on the matrix and, under a power cap, what the start adds
+(the meter's figure, from the free matrix after the decision's starts so far) fits what
+the cap left at the start of the decision. EASY's head gets the reservation
+``NodeMachine.reserve`` makes (its *extra* matrix: what stays free beside it at the shadow
+time); a later job starts if it fits now and ends by the shadow time, or fits on
+``min(free, extra)`` (taking those resources from the extra matrix); under ``easy-power``
+the reservation holds in power too (:mod:`.vector_shadow`) and a job on the extra matrix
+must also fit the extra power — costed, as ``EasyPower`` does, on the placement it would get
+on the whole free matrix. The reservation is kept between decisions while only arrivals
+happened and the head is the same job (``Easy._reserve_head``). The engine's power sum
+follows every start and end as ``MachinePower.refresh`` does.
+
+Compiled by :mod:`dispatchlab.dispatchers.rule_based.compiled.kernel`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
+    ends_insert,
+    ends_remove,
+    gather,
+    idle_wait,
+    q_compact,
+    q_insert,
+    queue_arrays,
+    room,
+)
+from dispatchlab.dispatchers.rule_based.compiled.queue_index import EPS
+from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
+    NEVER,
+    any_free,
+    fits_total,
+    give_v,
+    reread,
+    start_delta,
+    take_v,
+    vfirst_fit,
+    vplace_energy,
+    vreserve,
+)
+from dispatchlab.dispatchers.rule_based.compiled.vector_shadow import vpower_shadow
+from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
+
+#: Status codes (``STUCK``: jobs left queued on an idle machine; ``FALLBACK``: an idle
+#: machine waited on cap rows beyond the engine's limit — the general loop reports both).
+DONE, STUCK, FALLBACK = 0, 1, 3
+#: Selection schemes.
+STRICT, EASY, NONSTRICT = 0, 1, 2
+
+
+def vector_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any, req: Any,
+                cap: Any, sel: int, depth: int, easy_power: bool, power: bool, cap_w: float,
+                used_w: float, mode: int, tab: Any, cols: Any, count_idle: bool,
+                cur_w0: Any, job_w: Any, c_time: Any, c_value: Any, energy: bool,
+                atab: Any, acols: Any, scale: Any) -> Any:
+    """Simulate; see the module docstring. ``req[j]``: job ``j``'s per-unit vector;
+    ``cap``: the nodes' capacity; ``sel``: :data:`STRICT`, :data:`EASY` or
+    :data:`NONSTRICT`; ``depth < 0``: no depth limit.
+
+    ``power``: a budget holds, of ``cap_w`` W (``inf``: none yet), which becomes
+    ``c_value[k]`` at ``c_time[k]`` (decision points of their own, applied after the ends
+    of their time). ``mode``, ``tab``, ``cols``, ``count_idle``: the power meter
+    (:mod:`.vector_parts`); ``cur_w0``: what each node draws idle, ``used_w`` their sum as
+    the engine starts it; ``job_w``: each job's own power. ``energy``: the ``energy-model``
+    allocator places jobs (:func:`.vplace_energy`: the platform's node model ``atab`` /
+    ``acols``, the load weights ``scale``), else first-fit.
+
+    Returns ``(status, start, end, planned, offsets, nodes, counts, points, n_points,
+    backfilled, watts, caps, order)``: rows of ``points`` are ``(time, queued, running,
+    free total per resource)`` per decision point, ``watts`` the power after it and
+    ``caps`` the cap then; ``order`` the jobs in the order they started.
+    """
+    n = submit.shape[0]
+    n_nodes, n_res = cap.shape
+    easy = sel == EASY
+    free = cap.copy()
+    ft = np.zeros(n_res, np.int64)
+    for nd in range(n_nodes):
+        for r in range(n_res):
+            ft[r] += cap[nd, r]
+    start = np.full(n, -1, np.int64)
+    end = np.full(n, -1, np.int64)
+    planned = np.full(n, -1, np.int64)
+    alloc_pos = np.zeros(n, np.int64)
+    alloc_len = np.zeros(n, np.int64)
+    flat_nodes = np.empty(n + 2 * n_nodes + 2, np.int32)
+    flat_counts = np.empty(n + 2 * n_nodes + 2, np.int32)
+    n_flat = 0
+    n_c = c_time.shape[0]
+    crow = 0
+    idle_since = -1
+    n_pts_max = 2 * n + n_c + 1
+    points = np.empty((n_pts_max, 3 + n_res), np.int64)
+    n_points = 0
+    watts = np.empty(n_pts_max if power else 0, np.float64)
+    caps = np.empty(n_pts_max if power else 0, np.float64)
+    cur_w = cur_w0.copy()
+    used = used_w
+    q_job, q_rank, q_gone = queue_arrays(n)
+    qn = 0
+    h_time = np.empty(n, np.int64)
+    h_id = np.empty(n, np.int64)
+    h_pos = np.zeros(0, np.int64)
+    ev_job = np.empty(n, np.int64)
+    hn = 0
+    e_time = np.empty(n, np.int64)  # running jobs by (expected end, job)
+    e_job = np.empty(n, np.int64)
+    en = 0
+    end_of = np.zeros(n, np.int64)
+    job_dec = np.full(n, -1, np.int64)  # the decision that started each job
+    fin = np.empty(n, np.int64)
+    # EASY's reservation (kept between decisions), its work arrays
+    extra = np.zeros((n_nodes, n_res), np.int64)
+    future = np.zeros((n_nodes, n_res), np.int64)
+    scratch = np.zeros((n_nodes, n_res), np.int64)
+    pooled = np.zeros(n_res, np.int64)
+    sc_n = np.empty(n_nodes, np.int32)
+    sc_c = np.empty(n_nodes, np.int32)
+    vals = np.empty(n_nodes, np.float64)
+    cand = np.empty(n + n_c + 1, np.int64)
+    rank_work = (np.empty(n_nodes, np.int64), np.empty(n_nodes, np.int64),
+                 np.empty(n_nodes, np.float64), np.empty(n_nodes, np.float64))
+    power_in = (mode, tab, cols, count_idle, cap)
+    work = (scratch, extra, vals, cand, sc_n, sc_c)
+    in_power = easy_power and power
+    head = -1
+    shadow = -1
+    plan_head = -1
+    plan_time = -1
+    spare = 0.0
+    backfilled = 0
+    order = np.empty(n, np.int64)
+    n_started = 0
+    running = 0
+    seq = 0
+    nxt = 0
+    status = DONE
+    while nxt < n or hn > 0 or qn > 0:
+        t = submit[nxt] if nxt < n else (h_time[0] if hn > 0 else c_time[crow])
+        if hn > 0 and h_time[0] < t:
+            t = h_time[0]
+        if crow < n_c and c_time[crow] < t:
+            t = c_time[crow]
+        if nxt >= n:  # the engine's check of an idle machine waiting on timers only
+            idle_since, too_long = idle_wait(idle_since, t, hn == 0)
+            if too_long:
+                status = FALLBACK
+                break
+        # 1. completions at t
+        n_fin = 0
+        while hn > 0 and h_time[0] == t:
+            job = ev_job[h_id[0]]
+            hn = heap_pop(h_time, h_id, h_pos, hn)
+            p = alloc_pos[job]
+            give_v(free, ft, req[job], units[job], flat_nodes, flat_counts, p, alloc_len[job])
+            if power:
+                used -= job_w[job]
+                used += reread(mode, tab, cols, count_idle, cap, free, cur_w, flat_nodes, p,
+                               alloc_len[job])
+            running -= 1
+            end[job] = t
+            fin[n_fin] = job
+            n_fin += 1
+        while crow < n_c and c_time[crow] == t:
+            cap_w = c_value[crow]
+            crow += 1
+        # 2. submissions join the queue in rank order
+        while nxt < n and submit[nxt] == t:
+            if not skip[nxt]:
+                qn = q_insert(q_job, q_rank, qn, nxt, rank[nxt])
+            nxt += 1
+        # 3. the policy's decision
+        if easy:
+            for f in range(n_fin):
+                job = fin[f]
+                en = ends_remove(e_time, e_job, en, end_of[job], job)
+        n_gone = 0
+        if qn > 0 and any_free(ft):
+            left = cap_w - used  # the workspace's power left
+            used0 = used
+            taken = 0.0
+            i = 0
+            stage = 0  # 0 the startable prefix, 1 behind the first job that waits
+            stop = 0
+            while i < qn:
+                j = q_job[i]
+                u = units[j]
+                kind = 0  # 1 starts (prefix or non-strict), 2 ends by the shadow, 3 beside
+                if stage == 1 and easy and t + est[j] > shadow:
+                    kind = 3
+                ok = fits_total(ft, req[j], u)
+                if ok:
+                    flat_nodes = room(flat_nodes, n_flat + 2 * n_nodes)
+                    flat_counts = room(flat_counts, n_flat + 2 * n_nodes)
+                    if energy:
+                        k, rest = vplace_energy(free, req[j], u, cap, atab, acols, scale,
+                                                flat_nodes, flat_counts, n_flat, rank_work)
+                    else:
+                        k, rest = vfirst_fit(free, extra, kind == 3, req[j], u, flat_nodes,
+                                             flat_counts, n_flat)
+                    ok = rest == 0
+                p_add = 0.0
+                if ok and power:
+                    p_add = start_delta(mode, tab, cols, count_idle, cap, free, job_w[j],
+                                        req[j], flat_nodes, flat_counts, n_flat, k, vals)
+                    ok = np.isinf(left) or p_add <= left + EPS
+                if ok and kind == 3 and in_power:  # within the extra power, consumed
+                    k2, rest2 = vfirst_fit(free, extra, False, req[j], u, flat_nodes,
+                                           flat_counts, n_flat + k)
+                    p_full = np.inf
+                    if rest2 == 0:
+                        p_full = start_delta(mode, tab, cols, count_idle, cap, free,
+                                             job_w[j], req[j], flat_nodes, flat_counts,
+                                             n_flat + k, k2, vals)
+                    if p_full > min(spare, left) + EPS:
+                        ok = False
+                    else:
+                        spare -= p_full if p_full > 0.0 else 0.0
+                if not ok:
+                    if stage == 1:
+                        i += 1
+                        if i >= stop:
+                            break
+                        continue
+                    if sel == STRICT or not any_free(ft):
+                        break
+                    stage = 1
+                    stop = qn if depth < 0 else min(qn, i + depth)
+                    if easy:  # reserve for the head, then backfill behind it
+                        if in_power:
+                            shadow = vreserve(t, j, free, ft, req, units, e_time, e_job, en,
+                                              alloc_pos, alloc_len, flat_nodes, flat_counts,
+                                              future, pooled, extra, sc_n, sc_c)
+                            shadow, spare = vpower_shadow(
+                                t, n_points, shadow, j, free, req, units, e_time, e_job, en,
+                                job_dec, alloc_pos, alloc_len, flat_nodes, flat_counts,
+                                power_in, job_w, used0 + taken, cap_w, c_time, c_value, crow,
+                                work)
+                        elif i > 0 or n_fin > 0 or j != head or shadow <= t:
+                            head = j
+                            shadow = vreserve(t, j, free, ft, req, units, e_time, e_job, en,
+                                              alloc_pos, alloc_len, flat_nodes, flat_counts,
+                                              future, pooled, extra, sc_n, sc_c)
+                        if shadow < NEVER and (plan_head != j or plan_time != shadow):
+                            plan_head = j
+                            plan_time = shadow
+                            planned[j] = shadow
+                    i += 1
+                    if i >= stop:
+                        break
+                    continue
+                # start job j on its placement
+                p = n_flat
+                take_v(free, ft, req[j], u, flat_nodes, flat_counts, p, k)
+                n_flat += k
+                if kind == 3:
+                    for a in range(k):
+                        nd = flat_nodes[p + a]
+                        for r in range(n_res):
+                            extra[nd, r] -= flat_counts[p + a] * req[j, r]
+                if stage == 1 and easy:
+                    backfilled += 1
+                if power:  # the workspace, then the engine's running sum
+                    left -= p_add
+                    taken += p_add
+                    used += job_w[j] + reread(mode, tab, cols, count_idle, cap, free, cur_w,
+                                              flat_nodes, p, k)
+                alloc_pos[j] = p
+                alloc_len[j] = k
+                job_dec[j] = n_points
+                start[j] = t
+                order[n_started] = j
+                n_started += 1
+                running += 1
+                q_gone[i] = True
+                n_gone += 1
+                ev_job[seq] = j
+                hn = heap_push(h_time, h_id, h_pos, hn, t + dur[j], seq)
+                seq += 1
+                if easy:
+                    end_of[j] = t + est[j]
+                    en = ends_insert(e_time, e_job, en, end_of[j], j)
+                i += 1
+                if stage == 1 and (not any_free(ft) or i >= stop):
+                    break
+            if n_gone:
+                qn = q_compact(q_job, q_rank, q_gone, qn)
+        # 4. one sample per decision point
+        points[n_points, 0] = t
+        points[n_points, 1] = qn
+        points[n_points, 2] = running
+        for r in range(n_res):
+            points[n_points, 3 + r] = ft[r]
+        if power:
+            watts[n_points] = used
+            caps[n_points] = cap_w
+        n_points += 1
+        if hn == 0 and nxt >= n and qn > 0 and crow >= n_c:
+            status = STUCK
+            break
+    offsets, nodes, counts = gather(alloc_pos, alloc_len, n, flat_nodes, flat_counts)
+    return (status, start, end, planned, offsets, nodes, counts, points, n_points,
+            backfilled, watts, caps, order[:n_started].copy())
