@@ -46,7 +46,7 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     q_insert,
     reread_nodes,
     room,
-    room_rows,
+    sample_point,
     take,
 )
 from dispatchlab.dispatchers.rule_based.compiled.node_rows import (
@@ -422,21 +422,9 @@ def conservative_scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: b
             hn = heap_push(h_time, h_id, h_pos, hn, wake, n_ev)
             n_ev += 1
         # 5. one sample per decision point
-        if n_points >= points.shape[0]:
-            points = room_rows(points, n_points + 1)
-            alive_pts = room_rows(alive_pts, n_points + 1)
-        points[n_points, 0] = t
-        points[n_points, 1] = queued
-        points[n_points, 2] = rn
-        points[n_points, 3] = busy
-        for r in range(n_res):
-            alive_pts[n_points, r] = alive_res[r]
-        if power:
-            if n_points >= watts.shape[0]:
-                watts = room(watts, n_points + 1)
-                caps = room(caps, n_points + 1)
-            watts[n_points] = used
-            caps[n_points] = cap_w
+        points, alive_pts, watts, caps = sample_point(points, alive_pts, watts, caps, n_points, t,
+                                                      queued, rn, busy, alive_res, power, used,
+                                                      cap_w)
         n_points += 1
     seg_off, seg_nodes, seg_counts = gather(seg_pos, seg_len, n_seg, flat_nodes, flat_counts)
     return (status, seg_job[:n_seg].copy(), seg_t0[:n_seg].copy(), seg_t1[:n_seg].copy(),

@@ -35,7 +35,8 @@ AVAILABLE = NUMBA
 LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shift_in",
               "q_insert", "q_compact", "ends_find", "ends_insert", "ends_remove",
               "easy_shadow", "backfill_kind", "first_fit", "take", "give_back",
-              "reread_nodes", "release_power", "least_power", "fixed_machine", "gather")
+              "reread_nodes", "release_power", "least_power", "fixed_machine", "gather",
+              "sample_point")
 #: The dynamic orderings' parts (:mod:`.dynamic_order`).
 DYNAMIC_ORDER = ("score_of", "score_before", "sort_by_score", "order_queue", "order_work")
 

@@ -40,6 +40,30 @@ def room_rows(a: Any, need: int) -> Any:
     return out
 
 
+def sample_point(points: Any, alive_pts: Any, watts: Any, caps: Any, n_points: int, t: int,
+                 queued: int, running: int, busy: int, alive_res: Any, power: bool,
+                 used: float, cap_w: float) -> tuple[Any, Any, Any, Any]:
+    """Row ``n_points`` of a changing machine's samples: the time, queue length, running
+    jobs, busy slots and usable capacity per resource, and under a cap the power drawn and
+    the cap; every array grown as needed (returned, possibly new)."""
+    if n_points >= points.shape[0]:
+        points = room_rows(points, n_points + 1)
+        alive_pts = room_rows(alive_pts, n_points + 1)
+    points[n_points, 0] = t
+    points[n_points, 1] = queued
+    points[n_points, 2] = running
+    points[n_points, 3] = busy
+    for r in range(alive_res.shape[0]):
+        alive_pts[n_points, r] = alive_res[r]
+    if power:
+        if n_points >= watts.shape[0]:
+            watts = room(watts, n_points + 1)
+            caps = room(caps, n_points + 1)
+        watts[n_points] = used
+        caps[n_points] = cap_w
+    return points, alive_pts, watts, caps
+
+
 def idle_wait(idle_since: int, t: int, idle: bool) -> tuple[int, bool]:
     """The engine's check of an idle machine with only timers ahead: when it became idle
     (-1: it is not) and whether it has waited beyond :data:`IDLE_LIMIT`."""

@@ -45,17 +45,17 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     release_power,
     room,
     room_rows,
+    sample_point,
 )
 from dispatchlab.dispatchers.rule_based.compiled.queue_index import EPS, idx_new, idx_put
+
+# (status codes as the scenario loop's: ``FALLBACK``, the general loop must run to raise its
+# own error, a stuck queue or an idle machine waiting too long)
+from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import DONE, FALLBACK, NEVER
 from dispatchlab.dispatchers.rule_based.compiled.start_scan import EXTRA, start_scan
 from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
+from dispatchlab.platform.node_states import BOOTING, OFF, ON, SHUTTING_DOWN
 
-#: Status codes (as :mod:`.scenario_loop`'s: ``FALLBACK``, the general loop must run to
-#: raise its own error, a stuck queue or an idle machine waiting too long).
-DONE, FALLBACK, BROKEN = 0, 1, 2
-NEVER = 1 << 62
-#: Node states, as :mod:`dispatchlab.platform.node_states`.
-ON, OFF, BOOTING, SHUTTING_DOWN = 0, 1, 2, 3
 #: Segment outcomes, as :mod:`dispatchlab.engine.recorder`.
 COMPLETED, KILLED = 0, 1
 
@@ -464,21 +464,9 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 wn = heap_push(w_time, w_id, no_pos, wn, t + 1, n_w)
                 n_w += 1
         # 7. one sample per decision point
-        if n_points >= points.shape[0]:
-            points = room_rows(points, n_points + 1)
-            alive_pts = room_rows(alive_pts, n_points + 1)
-        points[n_points, 0] = t
-        points[n_points, 1] = queued
-        points[n_points, 2] = rn
-        points[n_points, 3] = busy
-        for r in range(n_res):
-            alive_pts[n_points, r] = alive_res[r]
-        if power:
-            if n_points >= watts.shape[0]:
-                watts = room(watts, n_points + 1)
-                caps = room(caps, n_points + 1)
-            watts[n_points] = used
-            caps[n_points] = cap_w
+        points, alive_pts, watts, caps = sample_point(points, alive_pts, watts, caps, n_points, t,
+                                                      queued, rn, busy, alive_res, power, used,
+                                                      cap_w)
         n_points += 1
     seg_off, seg_nodes, seg_counts = gather(seg_pos, seg_len, n_seg, flat_nodes, flat_counts)
     return (status, seg_job[:n_seg].copy(), seg_t0[:n_seg].copy(), seg_t1[:n_seg].copy(),

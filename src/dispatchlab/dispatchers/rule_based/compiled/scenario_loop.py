@@ -42,7 +42,7 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     queue_arrays,
     release_power,
     room,
-    room_rows,
+    sample_point,
 )
 from dispatchlab.dispatchers.rule_based.compiled.node_rows import apply_node_rows
 from dispatchlab.dispatchers.rule_based.compiled.queue_index import idx_new, idx_put
@@ -53,8 +53,6 @@ from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_pus
 #: to raise its own error: a stuck queue, or an idle machine waiting too long).
 DONE, FALLBACK, BROKEN = 0, 1, 2
 NEVER = 1 << 62
-#: Node states, as :mod:`dispatchlab.engine.state`.
-ON, DOWN = 0, 4
 #: Segment outcomes, as :mod:`dispatchlab.engine.recorder`.
 COMPLETED, KILLED, ABORTED = 0, 1, 2
 #: Scenario row kinds.
@@ -325,18 +323,9 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 end_seq[j] = n_ev
                 n_ev += 1
         # 5. one sample per decision point
-        if n_points >= points.shape[0]:
-            points = room_rows(points, n_points + 1)
-            alive_pts = room_rows(alive_pts, n_points + 1)
-        points[n_points, 0] = t
-        points[n_points, 1] = queued
-        points[n_points, 2] = rn
-        points[n_points, 3] = busy
-        for r in range(n_res):
-            alive_pts[n_points, r] = alive_res[r]
-        if power:
-            watts[n_points] = used
-            caps[n_points] = cap_w
+        points, alive_pts, watts, caps = sample_point(points, alive_pts, watts, caps, n_points, t,
+                                                      queued, rn, busy, alive_res, power, used,
+                                                      cap_w)
         n_points += 1
     # placements in segment order
     seg_off, seg_nodes, seg_counts = gather(seg_pos, seg_len, n_seg, flat_nodes, flat_counts)
