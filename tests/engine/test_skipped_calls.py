@@ -15,6 +15,7 @@ from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.dispatchers.rule_based.policy import Policy
 from dispatchlab.dispatchers.rule_based.selection.easy import Easy
+from dispatchlab.engine.decisions import Start
 from dispatchlab.engine.events import WAKE_ON_ALL, WAKE_ON_END, WAKE_ON_SUBMIT, Events
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.platform.power import GENERIC
@@ -142,3 +143,58 @@ def test_skipped_events_reach_the_next_call() -> None:
     wl = jobs((0, 10, 10, 2), (1, 5, 5, 2), (2, 1, 1, 1), (3, 1, 1, 1))
     simulate(wl, "nodes=1,cores=2", Watching("fifo", "strict"), loop="general")
     assert seen[:3] == [(0, [0], []), (1, [1], []), (10, [2, 3], [0])]
+
+
+class _OwnFifo:
+    """A user's strict FIFO on one-slot nodes (no base class) that sets its ``wakes_on``
+    flags in ``reset`` and after each call, or never (``flags=False``)."""
+
+    name = "own-fifo"
+
+    def __init__(self, units: list[int], flags: bool):
+        self.units, self.flags, self.calls = units, flags, 0
+
+    def reset(self, view: Any, rng: np.random.Generator) -> None:
+        self.free = list(range(view.platform.n_nodes))
+        self.held: dict[int, list[int]] = {}
+        self.queue: list[int] = []
+        if self.flags:
+            self.wakes_on = WAKE_ON_SUBMIT
+
+    def decide(self, view: Any, events: Events) -> list[Start]:
+        self.calls += 1
+        for j in events.finished:
+            self.free = sorted(self.free + self.held.pop(j))
+        self.queue += events.submitted
+        out = []
+        while self.queue and self.units[self.queue[0]] <= len(self.free):
+            j = self.queue.pop(0)
+            nodes, self.free = self.free[:self.units[j]], self.free[self.units[j]:]
+            self.held[j] = nodes
+            out.append(Start(j, np.array(nodes, np.int64), np.ones(len(nodes), np.int64)))
+        if self.flags:
+            self.wakes_on = WAKE_ON_END if self.queue else WAKE_ON_SUBMIT
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+    def run_stats(self) -> dict[str, Any]:
+        return {}
+
+
+def test_flags_set_in_reset_or_decide_are_read() -> None:
+    """A dispatcher without the attribute before ``reset`` still has its calls skipped (the
+    engine reads ``wakes_on`` after every call), and the run is the one called at every
+    point."""
+    wl = jobs((0, 10, 10, 2), (1, 5, 5, 2), (2, 1, 1, 1), (3, 1, 1, 1), (30, 2, 2, 1))
+    units = wl.units.tolist()
+    lean, ref = _OwnFifo(units, True), _OwnFifo(units, False)
+    a = simulate(wl, "nodes=2,cores=1", lean, loop="general").recorder
+    b = simulate(wl, "nodes=2,cores=1", ref, loop="general").recorder
+    assert a is not None and b is not None
+    assert digest_recorder(a)[:-1] == digest_recorder(b)[:-1]
+    assert list(a.decision_at) == list(b.decision_at)
+    assert ref.calls == len(b.decision_at) and lean.calls < ref.calls
+    cpu = np.frombuffer(a.decision_cpu, np.float64)
+    assert (cpu == 0).sum() == ref.calls - lean.calls

@@ -109,7 +109,6 @@ class Simulator:
         self.rules: Constraints | None = None
         self._started = False
         self._called = True  # (set per run by _begin: see step)
-        self._reads_wakes = False
         self._wakes_on = WAKE_ON_ALL
 
     def features(self) -> set[str]:
@@ -234,8 +233,8 @@ class Simulator:
         rec.decision_cpu.append(_clock() - c0)
         rec.decision_at.append(t)
         self._called = True
-        if self._reads_wakes:
-            self._wakes_on = dispatcher.wakes_on  # type: ignore[attr-defined]
+        # (read after every call: a dispatcher may set its flags in reset() or decide())
+        self._wakes_on = getattr(dispatcher, "wakes_on", WAKE_ON_ALL)
         if decisions:
             apply = self._apply
             for d in decisions:
@@ -309,8 +308,8 @@ class Simulator:
             if jobs is None and plat.power_table is None:
                 jobs = JobColumnPower(wl)
             self.meter = MachinePower(view, self.req, plat.power_table, jobs, self.count_idle)
-            view.budget = Budget("power", self.power_cap or float("inf"),
-                                 self.meter.nodes_total)
+            cap = float("inf") if self.power_cap is None else self.power_cap
+            view.budget = Budget("power", cap, self.meter.nodes_total)
             view.power_model = self.meter
             view.env["power_cap"] = view.budget.cap
             rec.power_mode = {"node_mode": self.meter.node_mode,
@@ -326,7 +325,6 @@ class Simulator:
         rec.engine_info = self.engine_info()
         self.idle_since = -1
         self._called = True  # the dispatcher saw every event so far
-        self._reads_wakes = hasattr(disp, "wakes_on")
         self._wakes_on = WAKE_ON_ALL
         self.wall0 = time.perf_counter()
         warm_up()
