@@ -27,14 +27,18 @@ from dispatchlab.engine.compiled.slot_availability_ops import avail_compress
 #: Books of this many reservations or more skip the reservations that cannot move (as
 #: :data:`dispatchlab.dispatchers.slot_availability.SKIP_FROM`).
 SKIP_FROM = 256
+#: The fixed-machine loop's threshold (:mod:`.conservative_loop`), read by the runner at
+#: each run.
+FIXED_SKIP_FROM = 1 << 62
 
 
 def compress_book(times: Any, pfree: Any, pn: int, q_job: Any, qn: int, r_start: Any,
                   r_end: Any, units: Any, t: int, book: Any, bn: int, moved: Any,
-                  planned: Any, best: Any, cached: Any) -> Any:
+                  planned: Any, best: Any, cached: Any, skip_from: int) -> Any:
     """Compress the book at ``t`` (queue ``q_job[:qn]`` in priority order; ``book``:
     ``(b_key, b_heap, b_pos)``); each moved job's new start goes to ``planned``.
-    ``best``/``cached``: the skipping's scratch tables (``best`` grown with ``times``).
+    ``best``/``cached``: the skipping's scratch tables (``best`` grown with ``times``);
+    books of ``skip_from`` reservations or more skip those that cannot move.
     Returns ``(times, pfree, pn, moves, best)``."""
     b_key, b_heap, b_pos = book
     moves = 0
@@ -42,7 +46,7 @@ def compress_book(times: Any, pfree: Any, pn: int, q_job: Any, qn: int, r_start:
     while first < qn:
         times = room(times, pn + 4)
         pfree = room(pfree, pn + 4)
-        if bn < SKIP_FROM:
+        if bn < skip_from:
             pn, n_moved, first = avail_compress(times, pfree, pn, q_job, first, qn, r_start,
                                                 r_end, units, t, b_key, b_heap, b_pos, moved)
         else:

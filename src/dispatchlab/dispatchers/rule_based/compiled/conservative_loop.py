@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.dispatchers.rule_based.compiled.book_parts import compress_book
 from dispatchlab.dispatchers.rule_based.compiled.conservative_order import (
-    arrivals_in_order,
     reserve_window,
 )
 from dispatchlab.dispatchers.rule_based.compiled.dynamic_order import (
@@ -46,12 +46,12 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     room_rows,
     take,
 )
+from dispatchlab.dispatchers.slot_book_ops import TABLES
 from dispatchlab.engine.compiled.slot_availability_ops import (
     NEVER,
     NONE,
     avail_add,
     avail_advance,
-    avail_compress,
     avail_reserve,
     book_pop_due,
     heap_pop,
@@ -65,10 +65,13 @@ DONE, STUCK, BROKEN, FALLBACK, OUTLIVES = 0, 1, 2, 3, 4
 
 
 def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
-                      slots: Any, depth: int, score: int, term_a: Any, term_b: Any) -> Any:
+                      slots: Any, depth: int, score: int, term_a: Any, term_b: Any,
+                      skip_from: int) -> Any:
     """Simulate; see the module docstring. ``depth``: the depth limit (-1: none);
     ``score``, ``term_a``, ``term_b``: a dynamic ordering and its per-job terms
-    (:mod:`.dynamic_order`; ``STATIC``: the ranks hold).
+    (:mod:`.dynamic_order`; ``STATIC``: the ranks hold); ``skip_from``: books of this many
+    reservations or more compress skipping those that cannot move
+    (:func:`.book_parts.compress_book`).
 
     Returns ``(status, start, end, planned, offsets, nodes, counts, points, n_points,
     compressions, moves, bad_job)``: job ``j`` ran on ``nodes[offsets[j]:offsets[j + 1]]``
@@ -110,8 +113,9 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     due = np.empty(n, np.int64)
     fin = np.empty(n, np.int64)
     new = np.empty(n, np.int64)
-    arrived = np.zeros(n if score != STATIC else 0, np.bool_)
     work = order_work(n, score)
+    best = np.zeros((TABLES, 0), np.int64)  # the compression's skipping tables
+    cached = np.full(TABLES, -1, np.int64)
     last_wake = -1
     free = total
     running = 0
@@ -166,26 +170,28 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             status = FALLBACK  # the general loop would rebuild every reservation
             bad_job = b_heap[0]
             break
-        if score != STATIC and qn > 1 and (freed or n_new > 1 or depth >= 0):
+        if score != STATIC and qn > 1 and (freed or depth >= 0):
             order_queue(score, t, q_job, q_rank, qn, submit, term_a, term_b, work)
         # ... compresses the reservations in priority order ...
         if freed:
             compressions += 1
-            first = 0
-            while first < qn:
-                times = room(times, pn + 4)
-                pfree = room(pfree, pn + 4)
-                pn, n_moved, first = avail_compress(times, pfree, pn, q_job, first, qn,
-                                                   r_start, r_end, units, t, b_key, b_heap,
-                                                   b_pos, moved)
-                for m in range(n_moved):
-                    planned[moved[m]] = r_start[moved[m]]
-                moves += n_moved
-        # ... reserves the arrivals in priority order (with a depth limit: the first
-        # ``depth`` queued jobs without a reservation) ...
+            times, pfree, pn, n_moved, best = compress_book(
+                times, pfree, pn, q_job, qn, r_start, r_end, units, t, (b_key, b_heap, b_pos),
+                bn, moved, planned, best, cached, skip_from)
+            moves += n_moved
+        # ... reserves the arrivals in priority order (the queue's order: sort by rank; a
+        # dynamic order scores every job arriving now alike — no wait yet — so their index
+        # order, their ranks, is the queue's) or, with a depth limit, the first ``depth``
+        # queued jobs without a reservation ...
         window = min(depth, qn)
         if depth < 0:
-            arrivals_in_order(score, new, n_new, rank, q_job, qn, arrived)
+            for a in range(1, n_new):
+                x = new[a]
+                b = a - 1
+                while b >= 0 and rank[new[b]] > rank[x]:
+                    new[b + 1] = new[b]
+                    b -= 1
+                new[b + 1] = x
             for a in range(n_new):
                 j = new[a]
                 times = room(times, pn + 2)

@@ -71,7 +71,7 @@ def loop_helpers() -> list[Callable[..., Any]]:
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
             node_rows.stop_run, node_rows.apply_node_rows, rebuild_book, fit_runs, may_move,
             compress_skipping, book_parts.compress_book,
-            conservative_order.arrivals_in_order, conservative_order.reserve_window,
+            conservative_order.reserve_window,
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
             power_shadow.pairwise_sum, power_shadow.power_shadow, poweroff_loop.touch,
@@ -155,7 +155,7 @@ def conservative_loop_kernel() -> Callable[..., Any]:
     def warm(fn: Callable[..., Any]) -> None:
         one = np.ones(1, np.int64)
         fn(one, one, one, one, np.zeros(1, np.int64), np.zeros(1, np.bool_), one, -1, 0,
-           np.zeros(0), np.zeros(0))
+           np.zeros(0), np.zeros(0), 256)
 
     return _loop(conservative_loop, warm)
 
