@@ -1,5 +1,5 @@
-"""Conservative backfilling's compression of the book of reservations, as the compiled loop
-of a machine that changes (:mod:`.conservative_scenario_loop`) does it: exactly
+"""Conservative backfilling's compression of the book of reservations, as the compiled loops
+(:mod:`.conservative_scenario_loop`, :mod:`.conservative_loop`) do it: exactly
 :meth:`SlotReservations.compress
 <dispatchlab.dispatchers.slot_availability.SlotReservations.compress>` of the general loop.
 
@@ -9,9 +9,13 @@ segments with its slots free, before its start, that reaches its start or lasts 
 duration) is passed over without a search
 (:func:`~dispatchlab.dispatchers.slot_book_ops.compress_skipping`, the general loop's own
 choice for such books): a search would have found nothing, so the moves are the same.
-The fixed-machine :mod:`.conservative_loop` keeps the plain compression: on full HPC2N,
-where nearly every search moves a reservation, the skipping cost it 1.25× of CPU time
-(median 1.59 s against 1.27 s, 3 alternating fresh runs, load 12, 2026-11-27).
+The fixed-machine :mod:`.conservative_loop` keeps the plain compression
+(:data:`FIXED_SKIP_FROM`: never skip): on full HPC2N, where nearly every search moves a
+reservation, the skipping cost it 1.25× of CPU time (median 1.59 s against 1.27 s, 3
+alternating fresh runs, load 12, 2026-11-27) and again 1.10× (1.91 s against 1.70 s, also
+from 1,024 reservations, load ~10), while it saved 1.14× on HPC2N's first 10,000 jobs on
+30 nodes (2.33 s against 2.67 s), whose searches mostly find nothing
+(``benchmarks/profile_conservative_search.py``).
 """
 
 from __future__ import annotations
