@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.rule_based.compiled.book_parts import compress_book
 from dispatchlab.dispatchers.rule_based.compiled.conservative_order import (
     reserve_window,
 )
@@ -46,12 +45,12 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     room_rows,
     take,
 )
-from dispatchlab.dispatchers.slot_book_ops import TABLES
 from dispatchlab.engine.compiled.slot_availability_ops import (
     NEVER,
     NONE,
     avail_add,
     avail_advance,
+    avail_compress,
     avail_reserve,
     book_pop_due,
     heap_pop,
@@ -65,13 +64,10 @@ DONE, STUCK, BROKEN, FALLBACK, OUTLIVES = 0, 1, 2, 3, 4
 
 
 def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
-                      slots: Any, depth: int, score: int, term_a: Any, term_b: Any,
-                      skip_from: int) -> Any:
+                      slots: Any, depth: int, score: int, term_a: Any, term_b: Any) -> Any:
     """Simulate; see the module docstring. ``depth``: the depth limit (-1: none);
     ``score``, ``term_a``, ``term_b``: a dynamic ordering and its per-job terms
-    (:mod:`.dynamic_order`; ``STATIC``: the ranks hold); ``skip_from``: books of this many
-    reservations or more compress skipping those that cannot move
-    (:func:`.book_parts.compress_book`).
+    (:mod:`.dynamic_order`; ``STATIC``: the ranks hold).
 
     Returns ``(status, start, end, planned, offsets, nodes, counts, points, n_points,
     compressions, moves, bad_job)``: job ``j`` ran on ``nodes[offsets[j]:offsets[j + 1]]``
@@ -114,8 +110,6 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     fin = np.empty(n, np.int64)
     new = np.empty(n, np.int64)
     work = order_work(n, score)
-    best = np.zeros((TABLES, 0), np.int64)  # the compression's skipping tables
-    cached = np.full(TABLES, -1, np.int64)
     last_wake = -1
     free = total
     running = 0
@@ -175,10 +169,16 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
         # ... compresses the reservations in priority order ...
         if freed:
             compressions += 1
-            times, pfree, pn, n_moved, best = compress_book(
-                times, pfree, pn, q_job, qn, r_start, r_end, units, t, (b_key, b_heap, b_pos),
-                bn, moved, planned, best, cached, skip_from)
-            moves += n_moved
+            first = 0
+            while first < qn:
+                times = room(times, pn + 4)
+                pfree = room(pfree, pn + 4)
+                pn, n_moved, first = avail_compress(times, pfree, pn, q_job, first, qn,
+                                                   r_start, r_end, units, t, b_key, b_heap,
+                                                   b_pos, moved)
+                for m in range(n_moved):
+                    planned[moved[m]] = r_start[moved[m]]
+                moves += n_moved
         # ... reserves the arrivals in priority order (the queue's order: sort by rank; a
         # dynamic order scores every job arriving now alike — no wait yet — so their index
         # order, their ranks, is the queue's) or, with a depth limit, the first ``depth``

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.rule_based.compiled.book_parts import SKIP_FROM, compress_book
+from dispatchlab.dispatchers.rule_based.compiled.book_parts import compress_book
 from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     ev_room,
     first_fit,
@@ -307,7 +307,7 @@ def conservative_scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: b
             compressions += 1
             times, pfree, pn, n_moved, best = compress_book(
                 times, pfree, pn, q_job, qn, r_start, r_end, units, t, (b_key, b_heap, b_pos),
-                bn, moved, planned, best, cached, SKIP_FROM)
+                bn, moved, planned, best, cached)
             moves += n_moved
         # ... reserves the arrivals in priority order ...
         for a in range(1, n_new):

@@ -155,7 +155,7 @@ def conservative_loop_kernel() -> Callable[..., Any]:
     def warm(fn: Callable[..., Any]) -> None:
         one = np.ones(1, np.int64)
         fn(one, one, one, one, np.zeros(1, np.int64), np.zeros(1, np.bool_), one, -1, 0,
-           np.zeros(0), np.zeros(0), 256)
+           np.zeros(0), np.zeros(0))
 
     return _loop(conservative_loop, warm)
 

@@ -10,7 +10,6 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.arrays import with_zero
-from dispatchlab.dispatchers.rule_based.compiled import book_parts
 from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import FALLBACK
 from dispatchlab.dispatchers.rule_based.compiled.conservative_loop import (
     OUTLIVES as FIXED_OUTLIVES,
@@ -224,7 +223,7 @@ def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | str | None:
      moves, bad_job) = kernel(
         _own(wl.submit), _own(_durations(sim)), _own(wl.units),
         _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.depth,
-        *_score_args(run), book_parts.FIXED_SKIP_FROM)
+        *_score_args(run))
     loop_seconds = time.perf_counter() - wall0
     if status == FALLBACK:
         return None
