@@ -56,6 +56,8 @@ def timed(load):
     return get
 runner.slot_loop_kernel = timed(runner.slot_loop_kernel)
 runner.scenario_loop_kernel = timed(runner.scenario_loop_kernel)
+runner.conservative_loop_kernel = timed(runner.conservative_loop_kernel)
+runner.conservative_scenario_loop_kernel = timed(runner.conservative_scenario_loop_kernel)
 try:  # the +poweroff loop (trees from 2026-11-27 on)
     from dispatchlab.dispatchers.rule_based.compiled import poweroff_run
     poweroff_run.poweroff_loop_kernel = timed(poweroff_run.poweroff_loop_kernel)

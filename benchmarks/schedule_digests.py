@@ -98,6 +98,20 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
     "hpc2n-uni-easy": (HPC2N, "nodes=240,cores=1", "order=uni,select=easy", False, {}),
     "hpc2n-wfp3-easy-nodewalk-capwalk": (HPC2N, "nodes=240,cores=1", "order=wfp3,select=easy",
                                          True, {"scenario": [NODE_WALK, CAP_WALK]}),
+    # conservative with a dynamic ordering, a depth limit, informational rows (compiled
+    # since 2026-11-27: rule_based/compiled/conservative_order.py)
+    "kth-wfp3-conservative": (KTH, "nodes=100,cores=1", "order=wfp3,select=conservative",
+                              False, {}),
+    "kth-uni-conservative": (KTH, "nodes=100,cores=1", "order=uni,select=conservative",
+                             False, {}),
+    "kth-slowdown-conservative": (KTH, "nodes=100,cores=1",
+                                  "order=slowdown,select=conservative", False, {}),
+    "kth-conservative-depth8": (KTH, "nodes=100,cores=1",
+                                "order=fifo,select=conservative,depth=8", False, {}),
+    "kth-conservative-rows": (KTH, "nodes=100,cores=1", "conservative", False,
+                              {"scenario": ["gen:temperature:season=summer,days=340",
+                                            "gen:day-night:what=energy_price,day=0.24,"
+                                            "night=0.09,days=340"]}),
 }
 
 

@@ -51,9 +51,8 @@ def test_policy_offers_its_plan() -> None:
 
 
 @pytest.mark.parametrize(("spec", "reason"), [
-    ("order=wfp3,select=conservative", "is dynamic"),
+    ("order=wfp3,select=nonstrict", "is dynamic"),
     ("order=fifo,select=strict,alloc=best-fit", "not first-fit"),
-    ("order=fifo,select=conservative,depth=2", "depth limit"),
     ("order=fifo,select=top-jobs", "neither strict, non-strict, EASY, easy-power nor "
      "conservative"),
 ])

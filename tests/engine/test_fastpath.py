@@ -159,13 +159,13 @@ def test_auto_picks_the_engine() -> None:
     assert simulate(wl, "nodes=2,cores=2", "easy").summary["loop"] == "compiled"
     assert simulate(wl, "nodes=2,cores=2", "conservative").summary["loop"] == "compiled"
     assert simulate(wl, "nodes=2,cores=2", "order=fifo,select=conservative,depth=2"
-                    ).summary["loop"] == "general"
+                    ).summary["loop"] == "compiled"
     assert simulate(wl, "nodes=2,cores=2", "order=wfp3,select=conservative"
-                    ).summary["loop"] == "general"
+                    ).summary["loop"] == "compiled"
     assert simulate(wl, "nodes=2,cores=2", "order=fifo,select=strict,alloc=best-fit"
                     ).summary["loop"] == "general"
-    with pytest.raises(ConfigError, match="depth limit"):
-        simulate(wl, "nodes=2,cores=2", "order=fifo,select=conservative,depth=2",
+    with pytest.raises(ConfigError, match="not first-fit"):
+        simulate(wl, "nodes=2,cores=2", "order=fifo,select=strict,alloc=best-fit",
                  loop="compiled")
     with pytest.raises(ConfigError, match="unknown loop"):
         simulate(wl, "nodes=2,cores=2", "fifo", loop="fast")

@@ -185,8 +185,8 @@ def test_kth_slice_nodes_leaving_and_a_cap(kth: Workload, order: str) -> None:
 @compiled
 def test_what_stays_general() -> None:
     wl = jobs((0, 5, 5, 2), (1, 3, 4, 1), (2, 4, 4, 2))
-    with pytest.raises(ConfigError, match=r"dynamic \(with conservative"):
-        simulate(wl, "nodes=2,cores=2", "order=wfp3,select=conservative", loop="compiled")
+    with pytest.raises(ConfigError, match=r"dynamic \(with nonstrict"):
+        simulate(wl, "nodes=2,cores=2", "order=wfp3,select=nonstrict", loop="compiled")
     assert simulate(wl, "nodes=2,cores=2", "order=uni,select=easy").summary["loop"] == \
         "compiled"
     plat = resolve_platform("nodes=2,cores=2").with_node_model(GENERIC)

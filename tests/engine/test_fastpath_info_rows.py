@@ -76,7 +76,7 @@ def test_what_stays_in_the_general_loop() -> None:
     wl = random_jobs(5, 60)
     walk = ("gen:random-walk:what=alive_nodes,mean=12,range=4,step=2,period=3600,"
             "until=2000000,seed=1")
-    assert simulate(wl, "nodes=16,cores=1", "conservative",
+    assert simulate(wl, "nodes=16,cores=1", "order=fifo,select=conservative,depth=2",
                     scenario=[TEMPS]).summary["loop"] == "general"
     assert simulate(wl, "nodes=16,cores=1", "easy",
                     scenario=[TEMPS, walk]).summary["loop"] == "general"

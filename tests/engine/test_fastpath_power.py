@@ -124,8 +124,9 @@ def test_the_compiled_loop_takes_only_a_cap_with_node_or_column_power() -> None:
     cap_and_nodes = Scenario([Change(3, "power_cap", 50.0), Change(4, "alive_nodes", 1.0)])
     assert simulate(wl, plat, "easy", scenario=cap_and_nodes).summary["loop"] == "compiled"
     for disp, kwargs in [
-        ("conservative", {"scenario": Scenario([Change(3, "temperature", 20.0)]),
-                          "power_cap": 100.0}),  # informational rows: not with conservative
+        ("order=fifo,select=conservative,depth=2",
+         {"scenario": Scenario([Change(3, "temperature", 20.0)]),
+          "power_cap": 100.0}),  # informational rows: not with a conservative depth limit
         ("easy-power", {"scenario": Scenario([Change(3, "temperature", 20.0)]),
                         "power_cap": 100.0}),  # informational rows: not with easy-power
         ("easy", {"scenario": varying, "on_over_cap": "kill-youngest"}),  # stops jobs

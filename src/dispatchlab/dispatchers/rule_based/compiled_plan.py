@@ -2,15 +2,16 @@
 which of its combinations the compiled loops reproduce exactly, their inputs, and the loop
 that runs them (:func:`~dispatchlab.dispatchers.rule_based.compiled.runner.run_plan`).
 
-A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …) or, with strict, EASY or
-``easy-power``, a dynamic one (``wfp3``, ``uni``, ``slowdown``:
-:mod:`~dispatchlab.dispatchers.rule_based.compiled_scores`), strict, non-strict, EASY or
-``easy-power`` selection (any depth) or conservative backfilling (no depth limit),
-first-fit, the requested-time or real-duration estimate; with strict or non-strict selection
-and a static ordering also the ``energy-model`` allocator (``prb-power``). Other selections,
-allocators and dynamic orderings with non-strict or conservative selection run in the
-general loop; a subclass of ``Policy`` may change the decisions and has no plan unless it
-offers its own (:meth:`Policy.compiled_plan
+A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …) or, with strict, EASY,
+``easy-power`` or conservative, a dynamic one (``wfp3``, ``uni``, ``slowdown``:
+:mod:`~dispatchlab.dispatchers.rule_based.compiled_scores`), strict, non-strict, EASY,
+``easy-power`` or conservative selection (any depth), first-fit, the requested-time or
+real-duration estimate; with strict or non-strict selection and a static ordering also the
+``energy-model`` allocator (``prb-power``). Other selections, allocators and dynamic
+orderings with non-strict selection run in the general loop (the loops say which
+combinations of the run they take: conservative with a depth limit or a dynamic ordering
+only on a fixed machine without a cap, :mod:`.compiled.runner`); a subclass of ``Policy``
+may change the decisions and has no plan unless it offers its own (:meth:`Policy.compiled_plan
 <dispatchlab.dispatchers.rule_based.policy.Policy.compiled_plan>`).
 """
 
@@ -54,8 +55,6 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
     if selection is None:
         return (f"selection '{sel.name}' is neither strict, non-strict, EASY, easy-power nor "
                 "conservative")
-    if selection == "conservative" and sel.depth is not None:
-        return "conservative backfilling has a depth limit"
     energy = type(policy.allocator) is MarginalPowerFirst and selection in ("strict",
                                                                              "nonstrict")
     if type(policy.allocator) is not FirstFit and not energy:
@@ -68,7 +67,7 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
         est = np.maximum(np.minimum(wl.runtime, wl.walltime), 1)
     else:
         return f"duration estimate '{policy.estimate.name}' is not walltime or real"
-    if score != STATIC and (selection in ("conservative", "nonstrict") or energy):
+    if score != STATIC and (selection == "nonstrict" or energy):
         return (f"ordering '{policy.ordering.name}' is dynamic (with "
                 f"{'the energy-model allocator' if energy else sel.name + ' selection'})")
     estimate = est.astype(np.int64)

@@ -2,7 +2,8 @@
 of their scores (the compiled side: :mod:`.compiled.dynamic_order`).
 
 ``wfp3``, ``uni`` and ``slowdown`` as :mod:`.orderings` defines them (their own classes, not
-subclasses, which may score otherwise) with strict, EASY or ``easy-power`` selection. The
+subclasses, which may score otherwise) with strict, EASY, ``easy-power`` or conservative
+selection. The
 terms are what does not change while a job waits, computed here with numpy exactly as the
 orderings compute them at every decision: ``wfp3`` the requested time and the processors,
 ``uni`` its divisor ``log2(max(n, 2))·r``, ``slowdown`` the duration estimate.

@@ -1,9 +1,10 @@
 """Which runs the compiled loops can take: the parts it reproduces exactly, nothing else.
 
 A dispatcher that offers a compiled plan (:mod:`~dispatchlab.engine.compiled.plan`: the
-rule-based ``Policy`` with a static ordering (or, not conservative, a dynamic one), strict,
+rule-based ``Policy`` with a static ordering (or a dynamic one), strict,
 EASY or ``easy-power`` selection (any
-depth) or conservative backfilling (no depth limit), first-fit, the requested-time or real-duration
+depth) or conservative backfilling (a depth limit or a dynamic ordering only on a fixed machine
+without a cap or scenario rows), first-fit, the requested-time or real-duration
 estimate); every job's unit asking the same resource vector (the policy's ``SlotMachine``
 case); no operator rules (queues with windows, reservations,
 heterogeneous jobs); Numba available. Of the engine's features
@@ -20,7 +21,8 @@ rows (``temperature``, ``desired_utilization``, ``energy_price``, ``signal``:
 :data:`INFO_KINDS`) change nothing a rule-based policy reads, but each is a decision
 point of the engine: on a fixed machine the strict and EASY loop takes them as cap rows
 that keep the cap in force (not with the ``easy-power`` selection, whose reservation takes
-every cap row as a candidate time).
+every cap row as a candidate time), and so does the conservative loop of a machine that
+changes (conservative with neither a depth limit nor a dynamic ordering).
 ``easy-power`` runs wherever EASY does otherwise (its reservation in power under a cap:
 the rule-based wing's ``power_shadow``).
 
@@ -166,11 +168,10 @@ def slot_run(sim: Simulator) -> SlotRun | str:
     rows: ScenarioRows | None = None
     if informed and plan.selection == "easy-power":
         return "informational scenario rows are not supported with easy-power"
-    if informed and (conservative or moving):
+    if informed and moving:
         assert sim.scenario is not None
         return ("scenario kind(s) " + ", ".join(sorted(sim.scenario.kinds() & INFO_KINDS))
-                + " not supported with " + ("conservative" if conservative else
-                                            "nodes leaving"))
+                + " not supported with nodes leaving")
     if "scenario" in sim.features() and (moving or not varying) and not informed:
         found = scenario_rows(sim)
         if isinstance(found, str):

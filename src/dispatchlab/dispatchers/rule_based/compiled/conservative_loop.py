@@ -1,9 +1,11 @@
 """The whole event loop of a conservative-backfilling run on interchangeable unit slots.
 
 Mirrors, step for step, :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>`
-driving a :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a static ordering,
-:class:`~dispatchlab.dispatchers.rule_based.selection.conservative.Conservative` selection without a
-depth limit, first-fit allocation and a
+driving a :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a static ordering or
+a dynamic one (``wfp3``, ``uni``, ``slowdown``: the queue sorted afresh by its score at a
+decision that reads the order, :mod:`.dynamic_order`),
+:class:`~dispatchlab.dispatchers.rule_based.selection.conservative.Conservative` selection with or
+without a depth limit (:mod:`.conservative_order`), first-fit allocation and a
 :class:`~dispatchlab.dispatchers.machine.SlotMachine`: same decision points (wake-ups
 included), same reservations and moves, same starts on the same nodes. The availability and the
 book of reservations are those of the general loop — the same functions of
@@ -24,6 +26,14 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.dispatchers.rule_based.compiled.conservative_order import (
+    reserve_window,
+)
+from dispatchlab.dispatchers.rule_based.compiled.dynamic_order import (
+    STATIC,
+    order_queue,
+    order_work,
+)
 from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     ev_room,
     first_fit,
@@ -54,8 +64,10 @@ DONE, STUCK, BROKEN, FALLBACK, OUTLIVES = 0, 1, 2, 3, 4
 
 
 def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, skip: Any,
-                      slots: Any) -> Any:
-    """Simulate; see the module docstring.
+                      slots: Any, depth: int, score: int, term_a: Any, term_b: Any) -> Any:
+    """Simulate; see the module docstring. ``depth``: the depth limit (-1: none);
+    ``score``, ``term_a``, ``term_b``: a dynamic ordering and its per-job terms
+    (:mod:`.dynamic_order`; ``STATIC``: the ranks hold).
 
     Returns ``(status, start, end, planned, offsets, nodes, counts, points, n_points,
     compressions, moves, bad_job)``: job ``j`` ran on ``nodes[offsets[j]:offsets[j + 1]]``
@@ -97,6 +109,7 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     due = np.empty(n, np.int64)
     fin = np.empty(n, np.int64)
     new = np.empty(n, np.int64)
+    work = order_work(n, score)
     last_wake = -1
     free = total
     running = 0
@@ -126,7 +139,11 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
         n_new = 0
         while nxt < n and submit[nxt] == t:
             if not skip[nxt]:
-                qn = q_insert(q_job, q_rank, qn, nxt, rank[nxt])
+                if score == STATIC:
+                    qn = q_insert(q_job, q_rank, qn, nxt, rank[nxt])
+                else:  # (sorted by the score when the order is read)
+                    q_job[qn] = nxt
+                    qn += 1
                 new[n_new] = nxt
                 n_new += 1
             nxt += 1
@@ -147,6 +164,8 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
             status = FALLBACK  # the general loop would rebuild every reservation
             bad_job = b_heap[0]
             break
+        if score != STATIC and qn > 1 and (freed or depth >= 0):
+            order_queue(score, t, q_job, q_rank, qn, submit, term_a, term_b, work)
         # ... compresses the reservations in priority order ...
         if freed:
             compressions += 1
@@ -160,8 +179,12 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
                 for m in range(n_moved):
                     planned[moved[m]] = r_start[moved[m]]
                 moves += n_moved
-        # ... reserves the arrivals in priority order (the queue's order: sort by rank) ...
-        if n_new > 1:
+        # ... reserves the arrivals in priority order (the queue's order: sort by rank; a
+        # dynamic order scores every job arriving now alike — no wait yet — so their index
+        # order, their ranks, is the queue's) or, with a depth limit, the first ``depth``
+        # queued jobs without a reservation ...
+        window = min(depth, qn)
+        if depth < 0:
             for a in range(1, n_new):
                 x = new[a]
                 b = a - 1
@@ -169,47 +192,65 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
                     new[b + 1] = new[b]
                     b -= 1
                 new[b + 1] = x
-        for a in range(n_new):
-            j = new[a]
-            times = room(times, pn + 2)
-            pfree = room(pfree, pn + 2)
-            pn, bn, s = avail_reserve(times, pfree, pn, j, units[j], est[j], NEVER, r_start,
-                                     r_end, b_key, b_heap, b_pos, bn)
-            if s != NONE:
-                planned[j] = s
+            for a in range(n_new):
+                j = new[a]
+                times = room(times, pn + 2)
+                pfree = room(pfree, pn + 2)
+                pn, bn, s = avail_reserve(times, pfree, pn, j, units[j], est[j], NEVER,
+                                         r_start, r_end, b_key, b_heap, b_pos, bn)
+                if s != NONE:
+                    planned[j] = s
+        elif window > 0:
+            times = room(times, pn + 2 * window + 2)
+            pfree = room(pfree, pn + 2 * window + 2)
+            pn, bn = reserve_window(depth, q_job, qn, start, units, est, (times, pfree), pn,
+                                    (r_start, r_end, b_key, b_heap, b_pos), bn, planned)
         # ... and starts what is due now, by (reserved start, job), first-fit on the nodes
-        bn, n_due = book_pop_due(r_start, b_key, b_heap, b_pos, bn, t, due)
-        for a in range(n_due):
-            j = due[a]
-            u = units[j]
-            flat_nodes = room(flat_nodes, n_flat + n_nodes)
-            flat_counts = room(flat_counts, n_flat + n_nodes)
-            p = n_flat
-            k_ff, left = first_fit(node_free, lo, u, flat_nodes, flat_counts, p)
-            if left > 0 or u > free:
-                status = BROKEN
-                bad_job = j
+        # (with a depth limit, starts let more jobs into the window: reserved, and started
+        # if due, until a round starts none)
+        n_started = 0
+        while True:
+            bn, n_due = book_pop_due(r_start, b_key, b_heap, b_pos, bn, t, due)
+            for a in range(n_due):
+                j = due[a]
+                u = units[j]
+                flat_nodes = room(flat_nodes, n_flat + n_nodes)
+                flat_counts = room(flat_counts, n_flat + n_nodes)
+                p = n_flat
+                k_ff, left = first_fit(node_free, lo, u, flat_nodes, flat_counts, p)
+                if left > 0 or u > free:
+                    status = BROKEN
+                    bad_job = j
+                    break
+                lo = take(node_free, flat_nodes, flat_counts, p, k_ff, lo)
+                n_flat += k_ff
+                alloc_pos[j] = p
+                alloc_len[j] = n_flat - p
+                free -= u
+                start[j] = t
+                running += 1
+                run_end[j] = r_end[j]
+                if t + dur[j] > run_end[j]:  # it would outlive its expected end (no wall-time
+                    status = OUTLIVES  # kill): the general loop holds it and rebuilds
+                    bad_job = j
+                    break
+                # the engine schedules the end
+                h_time, h_id, ev_job = ev_room(h_time, h_id, ev_job, n_ev)
+                ev_job[n_ev] = j
+                hn = heap_push(h_time, h_id, h_pos, hn, t + dur[j], n_ev)
+                n_ev += 1
+            if status != DONE:
                 break
-            lo = take(node_free, flat_nodes, flat_counts, p, k_ff, lo)
-            n_flat += k_ff
-            alloc_pos[j] = p
-            alloc_len[j] = n_flat - p
-            free -= u
-            start[j] = t
-            running += 1
-            run_end[j] = r_end[j]
-            if t + dur[j] > run_end[j]:  # it would outlive its expected end (no wall-time
-                status = OUTLIVES  # kill): the general loop holds it and rebuilds
-                bad_job = j
+            n_started += n_due
+            if depth < 0 or n_due == 0 or qn <= depth:
                 break
-            # the engine schedules the end
-            h_time, h_id, ev_job = ev_room(h_time, h_id, ev_job, n_ev)
-            ev_job[n_ev] = j
-            hn = heap_push(h_time, h_id, h_pos, hn, t + dur[j], n_ev)
-            n_ev += 1
+            times = room(times, pn + 2 * window + 2)
+            pfree = room(pfree, pn + 2 * window + 2)
+            pn, bn = reserve_window(depth, q_job, qn, start, units, est, (times, pfree), pn,
+                                    (r_start, r_end, b_key, b_heap, b_pos), bn, planned)
         if status != DONE:
             break
-        if n_due:  # started jobs leave the queue
+        if n_started:  # started jobs leave the queue
             w = 0
             for k in range(qn):
                 if start[q_job[k]] < 0:

@@ -16,6 +16,7 @@ import numpy as np
 
 from dispatchlab.dispatchers.rule_based.compiled import (
     book_parts,
+    conservative_order,
     dynamic_order,
     loop_parts,
     node_rows,
@@ -70,6 +71,7 @@ def loop_helpers() -> list[Callable[..., Any]]:
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
             node_rows.stop_run, node_rows.apply_node_rows, rebuild_book, fit_runs, may_move,
             compress_skipping, book_parts.compress_book,
+            conservative_order.reserve_window,
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
             power_shadow.pairwise_sum, power_shadow.power_shadow, poweroff_loop.touch,
@@ -85,7 +87,8 @@ LOOPS = AotUnit("rule_based_loops", (
     *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
                           "queue_index", "loop_parts", "power_shadow", "kernel",
                           "poweroff_loop", "dynamic_order", "node_rows",
-                          "conservative_scenario_loop", "book_parts", "vector_loop",
+                          "conservative_scenario_loop", "book_parts", "conservative_order",
+                          "vector_loop",
                           "vector_parts", "vector_shadow")),
     "dispatchlab.dispatchers.slot_book_ops",
     "dispatchlab.engine.compiled.slot_availability_ops",
@@ -151,7 +154,8 @@ def conservative_loop_kernel() -> Callable[..., Any]:
 
     def warm(fn: Callable[..., Any]) -> None:
         one = np.ones(1, np.int64)
-        fn(one, one, one, one, np.zeros(1, np.int64), np.zeros(1, np.bool_), one)
+        fn(one, one, one, one, np.zeros(1, np.int64), np.zeros(1, np.bool_), one, -1, 0,
+           np.zeros(0), np.zeros(0))
 
     return _loop(conservative_loop, warm)
 

@@ -42,7 +42,13 @@ def run_plan(sim: Simulator, run: SlotRun) -> Recorder | str:
         from dispatchlab.dispatchers.rule_based.compiled.vector_runner import run_vectors
 
         return run_vectors(sim, run)
-    if run.conservative and (run.scenario is not None or run.power is not None):
+    if run.conservative and (run.scenario is not None or run.power is not None
+                             or run.cap_rows is not None):
+        if run.depth >= 0 or run.score_terms is not None:
+            return ("conservative backfilling with a "
+                    + ("depth limit" if run.depth >= 0 else "dynamic ordering")
+                    + " runs compiled only on a fixed machine without a cap or scenario "
+                    "rows")
         return run_conservative_changes(sim, run)
     if run.conservative:
         rec = run_conservative(sim, run)
@@ -216,7 +222,8 @@ def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | str | None:
     (status, start, end, planned, offsets, nodes, counts, points, n_points, compressions,
      moves, bad_job) = kernel(
         _own(wl.submit), _own(_durations(sim)), _own(wl.units),
-        _own(run.estimate), _own(run.rank), skip, _own(run.slots))
+        _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.depth,
+        *_score_args(run))
     loop_seconds = time.perf_counter() - wall0
     if status == FALLBACK:
         return None
