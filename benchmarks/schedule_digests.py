@@ -9,7 +9,8 @@ the nodes leaving and coming back on a seeded random walk, a varying power cap, 
 scenario); conservative
 backfilling under 18,000 W on KTH (overloaded: ~3 min of CPU compiled, ~7 min general); the
 overloaded binding-cap EASY run; ``easy-power`` under a fixed cap, a varying cap and nodes
-leaving with a varying cap; FIFO and EASY with idle nodes switched off (``+poweroff``);
+leaving with a varying cap; FIFO and EASY with idle nodes switched off (``+poweroff``),
+also with nodes leaving, a varying cap, ``easy-power`` and ``wfp3``;
 the dynamic orderings ``wfp3``, ``uni``, ``slowdown`` with EASY.
 
 Usage: ``python benchmarks/schedule_digests.py --out digests.json [--only SUBSTR ...]
@@ -43,6 +44,12 @@ KTH_WALK = ("gen:random-walk:what=alive_nodes,mean=90,range=10,step=2,period=360
 #: A power cap walking between 40,000 and 46,000 W every 6 hours (generic node model).
 CAP_WALK = ("gen:random-walk:what=power_cap,mean=43000,range=3000,step=500,period=21600,"
             "until=120000000,seed=3")
+#: KTH under a power cap walking between 17,000 and 21,000 W every 6 hours (generic node; the
+#: whole machine busy draws 19,074 W).
+KTH_CAP_WALK = ("gen:random-walk:what=power_cap,mean=19000,range=2000,step=500,period=21600,"
+                "until=40000000,seed=3")
+
+
 def loop_keyword(simulate: Any) -> str:
     """``simulate()``'s loop choice keyword: ``loop``, or ``engine`` in trees before
     2026-11-27 (benchmarks run older trees through ``PYTHONPATH`` to compare)."""
@@ -90,6 +97,14 @@ CASES: dict[str, tuple[Path, str, str, bool, dict[str, Any]]] = {
     "kth-easy-poweroff60": (KTH, "nodes=100,cores=1", "easy+poweroff:60", True, {}),
     "kth-easy-poweroff60-cap15000": (KTH, "nodes=100,cores=1", "easy+poweroff:60", True,
                                      {"power_cap": 15_000.0, "on_infeasible": "reject"}),
+    # idle nodes switched off on a machine that changes (compiled since 2026-11-27)
+    "hpc2n-easy-poweroff-nodewalk": (HPC2N, "nodes=240,cores=1", "easy+poweroff:900", True,
+                                     {"scenario": NODE_WALK}),
+    "kth-easy-poweroff60-capwalk": (KTH, "nodes=100,cores=1", "easy+poweroff:60", True,
+                                    {"scenario": KTH_CAP_WALK, "on_infeasible": "reject"}),
+    "kth-wfp3-easypower-poweroff60-nodewalk-capwalk": (
+        KTH, "nodes=100,cores=1", "order=wfp3,select=easy-power+poweroff:60", True,
+        {"scenario": [KTH_WALK, KTH_CAP_WALK], "on_infeasible": "reject"}),
     # dynamic orderings (compiled since 2026-11-27: rule_based/compiled/dynamic_order.py)
     "kth-wfp3-easy": (KTH, "nodes=100,cores=1", "order=wfp3,select=easy", False, {}),
     "kth-uni-easy": (KTH, "nodes=100,cores=1", "order=uni,select=easy", False, {}),

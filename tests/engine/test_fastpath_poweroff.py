@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 
 from dispatchlab import Platform, Workload, simulate
 from dispatchlab.dispatchers.rule_based.compiled.kernel import AVAILABLE
-from dispatchlab.engine.scenario import Change, Scenario
 from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.platform.power import GENERIC, NodePowerSpec
 from dispatchlab.platform.resolve import resolve_platform
@@ -160,19 +159,14 @@ def test_power_on_follows_the_policys_head() -> None:
 
 
 def test_what_the_compiled_loop_refuses() -> None:
-    """``easy-power`` under a power cap, a scenario, conservative backfilling: the general
-    loop runs, and ``loop="compiled"`` says why."""
+    """Conservative backfilling: the general loop runs, and ``loop="compiled"`` says why
+    (a scenario, ``easy-power`` under a cap and dynamic orderings run compiled:
+    tests/engine/test_fastpath_poweroff_scenario.py)."""
     wl = two_jobs()
     plat = Platform.homogeneous(2, {"cores": 4}).with_node_model(SPEC)
-    cases = [("easy-power+poweroff:60", {"power_cap": 100.0}, "power cap"),
-             ("easy+poweroff:60", {"scenario": Scenario([Change(200, "node_down", 0.0, "n1"),
-                                                      Change(300, "node_up", 0.0, "n1")])},
-              "scenario|nodes that leave"),
-             ("conservative+poweroff:60", {}, "strict and EASY")]
-    for disp, kw, why in cases:
-        assert simulate(wl, plat, disp, **kw).summary["loop"] == "general"  # type: ignore[arg-type]
-        with pytest.raises(ConfigError, match=why):
-            simulate(wl, plat, disp, loop="compiled", **kw)  # type: ignore[arg-type]
+    assert simulate(wl, plat, "conservative+poweroff:60").summary["loop"] == "general"
+    with pytest.raises(ConfigError, match="strict and EASY"):
+        simulate(wl, plat, "conservative+poweroff:60", loop="compiled")
 
 
 # ---- under a fixed power cap ----

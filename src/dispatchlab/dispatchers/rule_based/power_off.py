@@ -77,8 +77,8 @@ class IdlePowerOff(Parametrized):
         return capabilities_of(self.inner).reads_pricing
 
     def compiled_plan(self, workload: Workload, view: SystemView) -> CompiledPlan | str:
-        """The inner dispatcher's compiled plan (strict, EASY or ``easy-power``, which is EASY
-        without a cap) carrying this timeout, run by the power-off loop
+        """The inner dispatcher's compiled plan (strict, EASY or ``easy-power``; a static or
+        dynamic ordering) carrying this timeout, run by the power-off loop
         (:mod:`~dispatchlab.dispatchers.rule_based.compiled.poweroff_loop`), or why there is
         none."""
         inner = self.inner
@@ -93,6 +93,12 @@ class IdlePowerOff(Parametrized):
         from dispatchlab.dispatchers.rule_based.compiled.poweroff_run import run_poweroff
 
         return replace(plan, power_off=self.timeout, run=run_poweroff)
+
+    @property
+    def engine_node_choice(self) -> bool:
+        """Whether :meth:`choose_nodes` is the engine's default choice (the inner
+        dispatcher chooses none): the compiled loops may then pick the nodes themselves."""
+        return getattr(self.inner, "choose_nodes", None) is None
 
     def choose_nodes(self, view: SystemView, candidates: np.ndarray, count: int,
                      leaving: bool) -> list[int]:

@@ -88,13 +88,15 @@ class ScenarioRows:
 
 def scenario_rows(sim: Simulator, plan_chooses: bool = False) -> ScenarioRows | str:
     """The run's scenario as arrays, or why the compiled loop cannot take it
-    (``plan_chooses``: the plan's loop picks the nodes of ``alive_nodes`` rows itself)."""
+    (``plan_chooses``: the plan's loop picks the nodes of ``alive_nodes`` rows itself; a
+    dispatcher whose ``engine_node_choice`` is true chooses them as the engine does)."""
     scen = sim.scenario
     assert scen is not None
     kinds = scen.kinds() - SCENARIO_KINDS - {CAP_KIND}
     if kinds:
         return f"scenario kind(s) {', '.join(sorted(kinds))} not supported"
-    if not plan_chooses and getattr(sim.dispatcher, "choose_nodes", None) is not None:
+    if (not plan_chooses and getattr(sim.dispatcher, "choose_nodes", None) is not None
+            and not getattr(sim.dispatcher, "engine_node_choice", False)):
         return "the dispatcher chooses the nodes that leave"
     code = {"node_down": 0, "node_up": 1, "alive_nodes": 2}
     n_nodes = sim.platform.n_nodes

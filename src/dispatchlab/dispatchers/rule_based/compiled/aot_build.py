@@ -48,8 +48,9 @@ def exports() -> AotExports:
                             f8)
     off_returns = nt.Tuple((*scen_returns.types, i, i))
     f8_2d = nt.Array(f, 2, "C")
-    off_sig = off_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i, i8_2d,
-                          i8, i8, i8, i8, i, nt.boolean, f, f, f8_2d, f8, f, f8_2d)
+    off_sig = off_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i,
+                          nt.boolean, i8_2d, i8, i8, i8, i8, i, i8, i8, i8, i8, i8, nt.boolean,
+                          i8, nt.boolean, f, f, f8_2d, f8, f8, f, f8_2d, i8, f8, i, f8, f8)
     cons_scen_returns = nt.Tuple((i, i8, i8, i8, i8, i8, i8, i4, i4, i, i8, i8_2d, i8_2d, i,
                                   i8_2d, i, b1, i, i, i, i, f8, f8))
     cons_scen_sig = cons_scen_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, i8_2d, i8,

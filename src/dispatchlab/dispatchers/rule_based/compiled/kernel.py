@@ -75,7 +75,7 @@ def loop_helpers() -> list[Callable[..., Any]]:
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
             power_shadow.pairwise_sum, power_shadow.power_shadow, poweroff_loop.touch,
-            poweroff_loop.log_node, poweroff_loop.fitting,
+            poweroff_loop.log_node, poweroff_loop.fitting, poweroff_loop.starts_power,
             *(getattr(dynamic_order, name) for name in DYNAMIC_ORDER),
             *(getattr(vector_parts, name) for name in VECTOR_PARTS),
             vector_shadow.vpower_shadow]
@@ -140,10 +140,11 @@ def poweroff_loop_kernel() -> Callable[..., Any]:
     from dispatchlab.dispatchers.rule_based.compiled.poweroff_loop import poweroff_loop
 
     def warm(fn: Callable[..., Any]) -> None:
-        one, zero = np.ones(1, np.int64), np.zeros(1, np.int64)
-        fn(zero, one, one, True, one, one, zero, np.zeros(1, np.bool_), one, True, -1,
-           np.ones((1, 1), np.int64), one, zero, zero, zero, 900, False, 0.0, 0.0,
-           np.zeros((1, 2)), np.zeros(1), 0.0, np.zeros((1, 4)))
+        one, zero, none = np.ones(1, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64)
+        fn(zero, one, one, True, one, one, zero, np.zeros(1, np.bool_), one, True, -1, False,
+           np.ones((1, 1), np.int64), one, zero, zero, zero, 900, none, none, none, zero, none,
+           True, zero, False, 0.0, 0.0, np.zeros((1, 2)), np.zeros(1), np.zeros(1), 0.0,
+           np.zeros((1, 4)), none, np.zeros(0), 0, np.zeros(0), np.zeros(0))
 
     return _loop(poweroff_loop, warm)
 

@@ -60,7 +60,9 @@ def apply_node_rows(t: int, srow: int, rows: Any, nodes: Any, runs: Any, segs: A
     ``alive_nodes``: the highest-index present nodes leave, the lowest-index absent ones
     join, in increasing index order); a leaving node aborts the jobs running on it, in the
     order they started (re-queued from zero or from their last checkpoint, or failed), draws
-    its down power and is logged; a node coming back is free, idle and logged.
+    its down power and is logged (a node off, booting or shutting down — the power-off
+    loop's — hosts nothing and holds no usable capacity: it only goes down); a node coming
+    back is free, idle and logged.
 
     ``rows``: ``(s_time, s_kind, s_value, s_off, s_nodes)``; ``nodes``: ``(state,
     node_free, slots, alive_res, cap_res, moving)``; ``runs``: ``(run_list, run_pos, cur,
@@ -117,7 +119,8 @@ def apply_node_rows(t: int, srow: int, rows: Any, nodes: Any, runs: Any, segs: A
             if leaving:
                 if state[nd] == DOWN:
                     continue
-                if node_free[nd] != slots[nd]:  # jobs run on it: abort them
+                usable = state[nd] == ON  # (a node off, booting or shutting down is not)
+                if usable and node_free[nd] != slots[nd]:  # jobs run on it: abort them
                     m = 0
                     while m < rn:
                         job = run_list[m]
@@ -152,9 +155,10 @@ def apply_node_rows(t: int, srow: int, rows: Any, nodes: Any, runs: Any, segs: A
                             queued += 1
                         else:
                             failed[job] = True
-                alive_slots -= slots[nd]
-                for r in range(n_res):
-                    alive_res[r] -= cap_res[nd, r]
+                if usable:
+                    alive_slots -= slots[nd]
+                    for r in range(n_res):
+                        alive_res[r] -= cap_res[nd, r]
                 node_free[nd] = 0
                 state[nd] = DOWN
                 if power:  # the engine re-reads the node in its new state

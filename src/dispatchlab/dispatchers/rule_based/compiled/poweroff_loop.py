@@ -1,17 +1,18 @@
-"""The slot loop of a fixed machine whose idle nodes are switched off: one function, compiled.
+"""The slot loop of a machine whose idle nodes are switched off: one function, compiled.
 
 Mirrors :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>` driving
 :class:`~dispatchlab.dispatchers.rule_based.power_off.IdlePowerOff` around a
-:class:`~dispatchlab.dispatchers.rule_based.policy.Policy` (static ordering, strict or EASY
-selection, first-fit, a :class:`~dispatchlab.dispatchers.machine.SlotMachine`), no
-scenario, with or without a fixed power cap. Each node is on, off, booting or shutting
-down (only an ``on`` node hosts jobs); the wrapped policy decides on the nodes that are
-on (:mod:`.start_scan`, as the scenario loop), then the wrapper, in the engine's order
-of application:
+:class:`~dispatchlab.dispatchers.rule_based.policy.Policy` (a static or dynamic ordering,
+strict, EASY or ``easy-power`` selection, first-fit, a
+:class:`~dispatchlab.dispatchers.machine.SlotMachine`), with or without a power cap (fixed,
+or varying with a scenario's ``power_cap`` rows) and a scenario of nodes leaving and coming
+back. Each node is on, off, booting, shutting down or down (only an ``on`` node hosts jobs);
+the wrapped policy decides on the nodes that are on (:mod:`.start_scan`, as the scenario
+loop), then the wrapper, in the engine's order of application:
 
 - **power on** when jobs still wait: the first of them in the policy's order (the head of
-  the queue, which is kept in rank order, once this round's starts left it) must fit,
-  node by node, on what is free on the nodes
+  the queue, kept in rank order or sorted by the dynamic score now, once this round's starts
+  left it) must fit, node by node, on what is free on the nodes
   on and not given a job in this round plus every booting node; nodes that are off are
   switched on, cheapest boot first (lowest index on ties), until it does. A node with no
   boot delay is on at once and a timer calls the dispatcher 1 s later; the others boot.
@@ -20,12 +21,16 @@ of application:
   a timer wakes the dispatcher when the next idle node reaches the timeout.
 
 At one time the engine applies segment ends, then node transitions (boot or shutdown done,
-in the order they were asked), then timers, then submissions; then the dispatcher decides
-once. A node the wrapper switched, or a transition, or a timer, makes EASY reserve afresh
-(the engine's ``events.nodes`` / ``woken``), as a segment end does. Under a fixed power cap
-the policy's starts are costed as in the scenario loop, every node's power follows its
-state (the engine's running sum), and a switch is made only when its power fits, as the
-wrapper checks it.
+in the order they were asked), then scenario rows (:func:`.node_rows.apply_node_rows`; cap
+rows), then timers, then submissions and re-queued jobs; then the dispatcher decides once. A
+node leaving the machine (scenario) aborts the jobs on it and goes ``down`` from whatever
+state it is in: a boot or shutdown under way is dropped (its end still makes a decision
+point, as the engine's stale node event does); a node coming back is on and idle. A node
+the wrapper switched, a transition, a node row or a timer makes EASY reserve afresh (the
+engine's ``events.nodes`` / ``woken``), as a segment end does. Under a power cap the
+policy's starts are costed as in the scenario loop, every node's power follows its state
+(the engine's running sum), and a switch is made only when its power fits, as the wrapper
+checks it.
 """
 
 from __future__ import annotations
@@ -34,8 +39,14 @@ from typing import Any
 
 import numpy as np
 
+from dispatchlab.dispatchers.rule_based.compiled.dynamic_order import (
+    STATIC,
+    order_queue,
+    order_work,
+)
 from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     ends_remove,
+    ev_room,
     gather,
     give_back,
     idle_wait,
@@ -47,6 +58,7 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     room_rows,
     sample_point,
 )
+from dispatchlab.dispatchers.rule_based.compiled.node_rows import apply_node_rows
 from dispatchlab.dispatchers.rule_based.compiled.queue_index import EPS, idx_new, idx_put
 
 # (status codes as the scenario loop's: ``FALLBACK``, the general loop must run to raise its
@@ -62,39 +74,52 @@ COMPLETED, KILLED = 0, 1
 
 def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: Any,
                   est: Any, rank: Any, skip: Any, slots: Any, easy: bool, depth: int,
-                  cap_res: Any, req: Any, boot: Any, down: Any, boot_order: Any,
-                  timeout: int, power: bool, cap_w: float, used_w: float, node_w: Any,
-                  job_w: Any, unit_w: float, state_w: Any) -> Any:
+                  easy_power: bool, cap_res: Any, req: Any, boot: Any, down: Any,
+                  boot_order: Any, timeout: int, s_time: Any, s_kind: Any, s_value: Any,
+                  s_off: Any, s_nodes: Any, requeue: bool, checkpoint: Any, power: bool,
+                  cap_w: float, used_w: float, node_w: Any, down_w: Any, job_w: Any,
+                  unit_w: float, state_w: Any, c_time: Any, c_value: Any, score: int,
+                  term_a: Any, term_b: Any) -> Any:
     """Simulate; see the module docstring.
 
     ``runtime``/``walltime``: per job (``kill``: end a run at its wall-time); ``slots[n]``:
     node ``n``'s unit slots, ``cap_res[n, r]`` its capacity per resource, ``req`` the
-    per-unit request; ``boot[n]`` / ``down[n]``: its boot and shutdown delays (s);
+    per-unit request; ``easy_power``: EASY's reservation is ``easy-power``'s under a cap
+    (:mod:`.power_shadow`); ``boot[n]`` / ``down[n]``: its boot and shutdown delays (s);
     ``boot_order``: the nodes by (boot delay, index); ``timeout``: the wrapper's idle time
-    before a switch-off (s). ``power``: a fixed cap of ``cap_w`` W holds, the power
-    tabulated as in :mod:`.slot_loop` (``node_w``, ``job_w``, ``unit_w``, ``used_w``) and
-    ``state_w[n, s]`` what node ``n`` draws in state ``s`` when not on: a node is switched
-    on only if its booting power fits on top of what the round's starts add (each start
-    costed as the engine's ``start_delta``), off only if its shutting-down power fits, the
-    first nodes of each list that fit; the engine's own check of each transition (its
-    ``after`` state for a zero delay) failing sends the run to the general loop, to raise.
+    before a switch-off (s). Scenario row ``k`` at ``s_time[k]`` of kind ``s_kind[k]`` with
+    ``s_value[k]`` (``alive_nodes``) or target nodes ``s_nodes[s_off[k]:s_off[k + 1]]``,
+    jobs on a leaving node re-queued (``requeue``; from their last ``checkpoint``) or
+    failed, as in :mod:`.scenario_loop`. ``power``: a cap of ``cap_w`` W holds,
+    ``c_value[k]`` from ``c_time[k]`` on (waited for when it falls), the power tabulated as
+    in :mod:`.slot_loop` (``node_w``, ``job_w``, ``unit_w``, ``used_w``; ``down_w[n]``: node
+    ``n`` down) and ``state_w[n, s]`` what node ``n`` draws in state ``s`` when not on: a
+    node is switched on only if its booting power fits on top of what the round's starts
+    add (each start costed as the engine's ``start_delta``), off only if its shutting-down
+    power fits, the first nodes of each list that fit; the engine's own check of each
+    transition (its ``after`` state for a zero delay) failing sends the run to the general
+    loop, to raise. ``score``, ``term_a``, ``term_b``: a dynamic ordering, as in
+    :mod:`.slot_loop`.
 
-    Only the nodes a decision point touches (their jobs ended or started, their transition
-    ended, they came on at once) are looked at: the idle nodes wait in a heap by the time
-    they reach the timeout (entries of nodes no longer idle since then are dropped when
-    met).
+    Only the nodes a decision point touches (their jobs ended, started or were aborted,
+    their transition ended, a scenario row moved them, they came on at once) are looked at:
+    the idle nodes wait in a heap by the time they reach the timeout (entries of nodes no
+    longer idle since then are dropped when met).
 
     Returns the scenario loop's tuple ``(status, seg_job, seg_t0, seg_t1, seg_out,
     seg_lost, seg_off, seg_nodes, seg_counts, n_seg, planned, points, alive_pts, n_points,
-    node_log, n_log, failed, backfilled, bad_job, watts, caps)`` (no job fails; without a
-    cap ``watts`` and ``caps`` are empty) followed by ``(power_offs, power_ons)``, the nodes
-    the wrapper switched off and on.
+    node_log, n_log, failed, backfilled, bad_job, watts, caps)`` (without a cap ``watts``
+    and ``caps`` are empty) followed by ``(power_offs, power_ons)``, the nodes the wrapper
+    switched off and on.
     """
     n = submit.shape[0]
     n_nodes = slots.shape[0]
     n_res = req.shape[0]
+    n_rows = s_time.shape[0]
+    n_c = c_time.shape[0]
     node_free = slots.copy()
     state = np.zeros(n_nodes, np.int64)  # every node on, idle from the start
+    seen = np.zeros(n_nodes, np.int64)  # each node's state when this loop last looked
     idle_since = np.zeros(n_nodes, np.int64)
     was_idle = np.ones(n_nodes, np.bool_)
     wait = timeout if timeout > 1 else 1  # never at the instant a job left the node
@@ -120,33 +145,46 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     n_off = 0  # nodes off (not those shutting down)
     booting_slots = 0
     lo = 0  # every node below lo has no free slot
+    # per job: current segment, its work and end (as the scenario loop)
     planned = np.full(n, -1, np.int64)
-    started_yet = np.zeros(n, np.bool_)
-    # segments: one per job (no run is ever stopped), in start order; segment s ends at the
-    # end event numbered s (the engine's sequence order among ends)
-    seg_job = np.empty(n, np.int64)
-    seg_t0 = np.empty(n, np.int64)
-    seg_t1 = np.empty(n, np.int64)
-    seg_out = np.empty(n, np.int64)
-    seg_pos = np.empty(n, np.int64)
-    seg_len = np.empty(n, np.int64)
+    cur = np.full(n, -1, np.int64)  # its open segment
+    seg_of = np.full(n, -1, np.int64)  # its last segment
+    fresh = np.ones(n, np.bool_)
+    left = runtime.astype(np.float64)  # reference seconds of work left
+    work_from = np.zeros(n, np.int64)
+    end_seq = np.full(n, -1, np.int64)  # its live end event
+    end_killed = np.zeros(n, np.bool_)
+    run_pos = np.full(n, -1, np.int64)  # its place among the running jobs (node rows only)
+    failed = np.zeros(n, np.bool_)
+    # segments in start order (grown on demand)
+    seg_job = np.empty(n + 16, np.int64)
+    seg_t0 = np.empty(n + 16, np.int64)
+    seg_t1 = np.empty(n + 16, np.int64)
+    seg_out = np.empty(n + 16, np.int64)
+    seg_lost = np.empty(n + 16, np.int64)
+    seg_pos = np.empty(n + 16, np.int64)
+    seg_len = np.empty(n + 16, np.int64)
     n_seg = 0
     flat_nodes = np.empty(n + n_nodes, np.int32)
     flat_counts = np.empty(n + n_nodes, np.int32)
     n_flat = 0
-    points = np.empty((2 * n + 16, 4), np.int64)
-    alive_pts = np.empty((2 * n + 16, n_res), np.int64)
+    points = np.empty((2 * n + n_rows + n_c + 16, 4), np.int64)
+    alive_pts = np.empty((2 * n + n_rows + n_c + 16, n_res), np.int64)
     n_points = 0
     node_log = np.empty((2 * n_nodes + 16, 3), np.int64)
     n_log = 0
-    # end events: keyed by time, ids the segment numbers
-    h_time = np.empty(n + 1, np.int64)
-    h_id = np.empty(n + 1, np.int64)
+    # end events by (time, number), stale ones (aborted runs) dropped as the engine does
+    h_time = np.empty(n + 16, np.int64)
+    h_id = np.empty(n + 16, np.int64)
+    ev_job = np.empty(n + 16, np.int64)
     hn = 0
-    # node transitions: at most one per node in flight; ids number * n_nodes + node, so
-    # ties go in the order they were asked
+    n_ev = 0
+    # node transitions: ids number * n_nodes + node, so ties go in the order they were
+    # asked; a node leaving drops its transition (x_live), whose time is still a decision
+    # point (the engine's stale node event)
     x_time = np.empty(n_nodes + 1, np.int64)
     x_id = np.empty(n_nodes + 1, np.int64)
+    x_live = np.full(n_nodes, -1, np.int64)
     xn = 0
     n_x = 0
     # the dispatcher's timers (every one a decision point, several may fall together)
@@ -159,12 +197,17 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     power_ons = 0
     q_job, q_rank, q_gone = queue_arrays(n)
     qn = 0
-    indexed = easy and depth < 0
+    indexed = easy and depth < 0 and score == STATIC  # (a dynamic order: no fixed ranks)
     size, t_u, t_e, t_p = idx_new(n, indexed, False)
+    work = order_work(n, score)
     e_time = np.empty(n, np.int64)  # EASY: running jobs by (expected end, job)
     e_job = np.empty(n, np.int64)
     en = 0
     end_of = np.zeros(n, np.int64)
+    fin = np.empty(n, np.int64)  # finished or aborted at this point
+    requeued = np.empty(n, np.int64)
+    run_list = np.empty(n if n_rows > 0 else 0, np.int64)  # running jobs in start order
+    moving = np.empty(n_nodes, np.int64)  # the nodes a scenario row moves
     res = np.full(5, -1, np.int64)  # EASY's head, shadow, extra, last plan (start_scan)
     res[EXTRA] = 0
     started = np.empty(n, np.int64)
@@ -177,24 +220,27 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             cur_w[nd] = node_w[nd, 0]
     used = used_w
     least_w = least_power(job_w, unit_w, power)  # a lower bound of what any job adds
-    watts = np.empty(2 * n + 16 if power else 0, np.float64)
-    caps = np.empty(2 * n + 16 if power else 0, np.float64)
+    watts = np.empty(2 * n + n_rows + n_c + 16 if power else 0, np.float64)
+    caps = np.empty(2 * n + n_rows + n_c + 16 if power else 0, np.float64)
+    # easy-power under a cap: each running job's start and placement, work arrays
+    on = easy_power and power
+    job_at = np.full((max(n, n_nodes) if on else 0, 4), -1, np.int64)
+    scratch_w = np.empty(n_nodes if on else 0, np.float64)
     before = np.zeros(n_nodes, np.int64)  # free slots before the round's starts
     chosen = np.empty(n_nodes, np.int64)
-    no_rows = np.zeros(0, np.int64)
-    no_caps = np.zeros(0, np.float64)
-    job_at = np.zeros((0, 4), np.int64)
-    scratch_w = np.zeros(0, np.float64)
+    crow = 0  # the next cap row
+    srow = 0  # the next node row
     backfilled = 0
     busy = 0
     rn = 0
     queued = 0
-    first_wait = 0  # no job below it is queued (jobs queue by index, leave by starting)
     nxt = 0
     idle_mark = -1
     status = DONE
     bad_job = -1
     while nxt < n or queued > 0 or rn > 0:
+        while hn > 0 and end_seq[ev_job[h_id[0]]] != h_id[0]:
+            hn = heap_pop(h_time, h_id, no_pos, hn)  # (the engine drops stale ends first)
         t = NEVER
         if hn > 0:
             t = h_time[0]
@@ -202,6 +248,10 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             t = x_time[0]
         if wn > 0 and w_time[0] < t:
             t = w_time[0]
+        if srow < n_rows and s_time[srow] < t:
+            t = s_time[srow]
+        if crow < n_c and c_time[crow] < t:
+            t = c_time[crow]
         if nxt < n:
             if submit[nxt] < t:
                 t = submit[nxt]
@@ -218,12 +268,16 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
         for a in range(n_at_once):
             n_touch = touch(mark, touched, n_touch, at_once[a], n_points)
         n_at_once = 0
-        # 1. segment ends at t, in the order they were scheduled
+        # 1. segment ends at t, in the order they were scheduled (stale entries ignored)
         n_fin = 0
+        n_req = 0
         while hn > 0 and h_time[0] == t:
-            s = h_id[0]
+            e = h_id[0]
+            job = ev_job[e]
             hn = heap_pop(h_time, h_id, no_pos, hn)
-            job = seg_job[s]
+            if end_seq[job] != e:
+                continue
+            s = cur[job]
             lo = give_back(node_free, flat_nodes, flat_counts, seg_pos[s], seg_len[s], lo)
             if power:
                 used = release_power(used, job_w[job], node_w, cur_w, node_free, slots,
@@ -231,16 +285,29 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             for a in range(seg_pos[s], seg_pos[s] + seg_len[s]):
                 n_touch = touch(mark, touched, n_touch, flat_nodes[a], n_points)
             busy -= units[job]
+            end_seq[job] = -1
             seg_t1[s] = t
+            seg_out[s] = KILLED if end_killed[job] else COMPLETED
+            seg_lost[s] = 0
+            cur[job] = -1
+            if n_rows > 0:  # (the running list serves the node rows' aborts only)
+                pos = run_pos[job]
+                for m in range(pos, rn - 1):
+                    run_list[m] = run_list[m + 1]
+                    run_pos[run_list[m]] = m
+                run_pos[job] = -1
             rn -= 1
+            fin[n_fin] = job
             n_fin += 1
-            if easy:
-                en = ends_remove(e_time, e_job, en, end_of[job], job)
         # 2. node transitions at t: booted nodes are on (idle), the others off
         changed = switched > 0
         while xn > 0 and x_time[0] == t:
-            nd = x_id[0] % n_nodes
+            xid = x_id[0]
+            nd = xid % n_nodes
             xn = heap_pop(x_time, x_id, no_pos, xn)
+            if x_live[nd] != xid:
+                continue  # the node left the machine meanwhile
+            x_live[nd] = -1
             if state[nd] == BOOTING:
                 state[nd] = ON
                 booting_slots -= slots[nd]
@@ -254,33 +321,82 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
             else:
                 state[nd] = OFF
                 n_off += 1
+            seen[nd] = state[nd]
             if power:  # the engine re-reads the node in its new state
                 w = node_w[nd, 0] if state[nd] == ON else state_w[nd, OFF]
                 used += w - cur_w[nd]
                 cur_w[nd] = w
             node_log, n_log = log_node(node_log, n_log, t, nd, state[nd])
             changed = True
-        # 3. timers
+        # 3. scenario rows at t: nodes leaving and coming back (:mod:`.node_rows`), caps
+        if srow < n_rows and s_time[srow] == t:
+            logged = n_log
+            fin0 = n_fin
+            srow, counts, node_log, n_log, used = apply_node_rows(
+                t, srow, (s_time, s_kind, s_value, s_off, s_nodes),
+                (state, node_free, slots, alive_res, cap_res, moving),
+                (run_list, run_pos, cur, end_seq, work_from, left, fresh, failed, checkpoint,
+                 units), (seg_pos, seg_len, seg_t1, seg_out, seg_lost, flat_nodes, flat_counts),
+                power, (node_w, cur_w, job_w), down_w, requeue,
+                (rn, lo, busy, n_fin, n_req, queued, alive_slots), node_log, n_log, fin,
+                requeued, used)
+            rn, lo, busy, n_fin, n_req, queued, alive_slots = counts
+            for f in range(fin0, n_fin):  # the other nodes of aborted jobs
+                s = seg_of[fin[f]]
+                for a in range(seg_pos[s], seg_pos[s] + seg_len[s]):
+                    n_touch = touch(mark, touched, n_touch, flat_nodes[a], n_points)
+            for a in range(logged, n_log):  # what the moved nodes were doing
+                nd = node_log[a, 1]
+                was = seen[nd]
+                if was == OFF:
+                    n_off -= 1
+                elif was == BOOTING:
+                    booting_slots -= slots[nd]
+                    x_live[nd] = -1  # (its boot will not complete)
+                elif was == SHUTTING_DOWN:
+                    x_live[nd] = -1
+                seen[nd] = node_log[a, 2]
+                n_touch = touch(mark, touched, n_touch, nd, n_points)
+            changed = changed or n_log > logged
+        while crow < n_c and c_time[crow] == t:  # cap rows (waited for when it falls)
+            cap_w = c_value[crow]
+            crow += 1
+        # 4. timers
         woken = False
         while wn > 0 and w_time[0] == t:
             wn = heap_pop(w_time, w_id, no_pos, wn)
             woken = True
-        # 4. submissions at t join the queue in rank order
-        while nxt < n and submit[nxt] == t:
-            jn = nxt
-            nxt += 1
-            if skip[jn]:
-                continue
-            queued += 1
+        # 5. submissions at t, then re-queued jobs, join the queue in rank order
+        k_sub = 0
+        while True:
+            if nxt < n and submit[nxt] == t:
+                jn = nxt
+                nxt += 1
+                if skip[jn]:
+                    continue
+                queued += 1
+            elif k_sub < n_req:
+                jn = requeued[k_sub]
+                k_sub += 1
+            else:
+                break
             r = rank[jn]
             qn = q_insert(q_job, q_rank, qn, jn, r)
             if indexed:
                 idx_put(t_u, t_e, t_p, size, r, units[jn], est[jn], 0.0)
-        # 5. the wrapped policy's starts
+        # 6. the wrapped policy's starts (its machine forgets the jobs that stopped)
+        if easy:
+            for f in range(n_fin):
+                job = fin[f]
+                en = ends_remove(e_time, e_job, en, end_of[job], job)
         free = alive_slots - busy
         used0 = used  # the engine's sum when the dispatcher is called
         n_new = 0
+        ordered = False
         if qn > 0 and free > 0:
+            if score != STATIC:  # a dynamic ordering: the queue sorted afresh
+                order_queue(score, t, q_job, q_rank, qn, submit, term_a, term_b, work)
+                ordered = True
             (status, bad_job, qn, n_new, lo, n_flat, flat_nodes, flat_counts, free, used,
              en, n_back, _) = start_scan(
                 t, n_fin > 0 or changed or woken, (q_job, q_rank, q_gone), qn, units, est,
@@ -288,48 +404,57 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 depth, True, size, (t_u, t_e, t_p), (e_time, e_job, end_of), en, res, power,
                 cap_w - used, used, least_w, unit_w, (node_w, cur_w, job_w),
                 (started, st_pos, st_len),
-                (False, n_points, cap_w, 0, no_rows, no_caps, job_at, scratch_w))
+                (easy_power, n_points, cap_w, crow, c_time, c_value, job_at, scratch_w))
             backfilled += n_back
             if status != DONE:
                 break
             for k in range(n_new):  # the engine opens a segment and schedules its end
                 j = started[k]
+                if n_seg >= seg_job.shape[0]:
+                    seg_job = room(seg_job, n_seg + 1)
+                    seg_t0 = room(seg_t0, n_seg + 1)
+                    seg_t1 = room(seg_t1, n_seg + 1)
+                    seg_out = room(seg_out, n_seg + 1)
+                    seg_lost = room(seg_lost, n_seg + 1)
+                    seg_pos = room(seg_pos, n_seg + 1)
+                    seg_len = room(seg_len, n_seg + 1)
                 seg_job[n_seg] = j
                 seg_t0[n_seg] = t
+                seg_t1[n_seg] = -1
+                seg_out[n_seg] = -1
+                seg_lost[n_seg] = 0
                 seg_pos[n_seg] = st_pos[k]
                 seg_len[n_seg] = st_len[k]
                 for a in range(st_pos[k], st_pos[k] + st_len[k]):
                     taken_at[flat_nodes[a]] = n_points
                     n_touch = touch(mark, touched, n_touch, flat_nodes[a], n_points)
-                natural = t + runtime[j]
-                kill_at = t + walltime[j] if kill else NEVER
-                seg_out[n_seg] = KILLED if kill_at < natural else COMPLETED
-                hn = heap_push(h_time, h_id, no_pos, hn,
-                               kill_at if kill_at < natural else natural, n_seg)
+                cur[j] = n_seg
+                seg_of[j] = n_seg
                 n_seg += 1
-                started_yet[j] = True
                 busy += units[j]
+                if n_rows > 0:
+                    run_list[rn] = j
+                    run_pos[j] = rn
                 rn += 1
                 queued -= 1
+                # the run's end: exact for a first run, from the work left otherwise
+                work_from[j] = t
+                natural = t + runtime[j] if fresh[j] else t + np.int64(np.ceil(left[j]))
+                kill_at = t + walltime[j] if kill else NEVER
+                end_killed[j] = kill_at < natural
+                et = int(kill_at if kill_at < natural else natural)
+                h_time, h_id, ev_job = ev_room(h_time, h_id, ev_job, n_ev)
+                ev_job[n_ev] = j
+                hn = heap_push(h_time, h_id, no_pos, hn, et, n_ev)
+                end_seq[j] = n_ev
+                n_ev += 1
         # what the round's starts add, as the wrapper costs them (the engine's start_delta,
         # start after start, from the free slots before each)
         adds = 0.0
         if power and n_new > 0:
-            for k in range(n_new):
-                for a in range(st_pos[k], st_pos[k] + st_len[k]):
-                    before[flat_nodes[a]] = node_free[flat_nodes[a]]
-            for k in range(n_new):
-                for a in range(st_pos[k], st_pos[k] + st_len[k]):
-                    before[flat_nodes[a]] += flat_counts[a]
-            for k in range(n_new):
-                p = job_w[started[k]]
-                for a in range(st_pos[k], st_pos[k] + st_len[k]):
-                    nd = flat_nodes[a]
-                    kk = slots[nd] - before[nd]
-                    p += node_w[nd, kk + flat_counts[a]] - node_w[nd, kk]
-                    before[nd] -= flat_counts[a]
-                adds += p
-        # 6. the wrapper: the nodes touched now are idle (on, free, not given a job now)
+            adds = starts_power(started, st_pos, st_len, n_new, flat_nodes, flat_counts,
+                                node_free, slots, node_w, job_w, before)
+        # 7. the wrapper: the nodes touched now are idle (on, free, not given a job now)
         # or not; those newly idle are so since now
         for a in range(n_touch):
             nd = touched[a]
@@ -340,10 +465,8 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 i_id = room(i_id, i_n + 1)
                 i_n = heap_push(i_key, i_id, no_pos, i_n, t + wait, nd)
             was_idle[nd] = idle
-        while first_wait < nxt and (skip[first_wait] or started_yet[first_wait]):
-            first_wait += 1
         switched = 0
-        if first_wait >= nxt:  # nothing waits: switch off the nodes idle long enough
+        if queued == 0:  # nothing waits: switch off the nodes idle long enough
             n_due = 0
             soonest = NEVER
             while i_n > 0:
@@ -393,8 +516,10 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                     state[nd] = SHUTTING_DOWN
                     x_time = room(x_time, xn + 1)
                     x_id = room(x_id, xn + 1)
-                    xn = heap_push(x_time, x_id, no_pos, xn, t + down[nd], n_x * n_nodes + nd)
+                    x_live[nd] = n_x * n_nodes + nd
+                    xn = heap_push(x_time, x_id, no_pos, xn, t + down[nd], x_live[nd])
                     n_x += 1
+                seen[nd] = state[nd]
                 node_log, n_log = log_node(node_log, n_log, t, nd, state[nd])
             if status != DONE:
                 break
@@ -406,6 +531,8 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 wn = heap_push(w_time, w_id, no_pos, wn, soonest, n_w)
                 n_w += 1
         elif n_off > 0:  # power on until the policy's first waiting job could be hosted
+            if score != STATIC and not ordered:  # (its order now, as ``waiting`` gives it)
+                order_queue(score, t, q_job, q_rank, qn, submit, term_a, term_b, work)
             need = units[q_job[0]]
             # what is free on the nodes on and not given a job now, and the booting nodes
             have = alive_slots - busy + booting_slots
@@ -452,8 +579,10 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                     booting_slots += slots[nd]
                     x_time = room(x_time, xn + 1)
                     x_id = room(x_id, xn + 1)
-                    xn = heap_push(x_time, x_id, no_pos, xn, t + boot[nd], n_x * n_nodes + nd)
+                    x_live[nd] = n_x * n_nodes + nd
+                    xn = heap_push(x_time, x_id, no_pos, xn, t + boot[nd], x_live[nd])
                     n_x += 1
+                seen[nd] = state[nd]
                 node_log, n_log = log_node(node_log, n_log, t, nd, state[nd])
             if status != DONE:
                 break
@@ -463,18 +592,17 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
                 w_id = room(w_id, wn + 1)
                 wn = heap_push(w_time, w_id, no_pos, wn, t + 1, n_w)
                 n_w += 1
-        # 7. one sample per decision point
+        # 8. one sample per decision point
         points, alive_pts, watts, caps = sample_point(points, alive_pts, watts, caps, n_points, t,
                                                       queued, rn, busy, alive_res, power, used,
                                                       cap_w)
         n_points += 1
     seg_off, seg_nodes, seg_counts = gather(seg_pos, seg_len, n_seg, flat_nodes, flat_counts)
     return (status, seg_job[:n_seg].copy(), seg_t0[:n_seg].copy(), seg_t1[:n_seg].copy(),
-            seg_out[:n_seg].copy(), np.zeros(n_seg, np.int64), seg_off, seg_nodes,
-            seg_counts, n_seg, planned, points[:n_points].copy(),
-            alive_pts[:n_points].copy(), n_points, node_log[:n_log].copy(), n_log,
-            np.zeros(n, np.bool_), backfilled, bad_job, watts[:n_points].copy(),
-            caps[:n_points].copy(), power_offs, power_ons)
+            seg_out[:n_seg].copy(), seg_lost[:n_seg].copy(), seg_off, seg_nodes, seg_counts,
+            n_seg, planned, points[:n_points].copy(), alive_pts[:n_points].copy(), n_points,
+            node_log[:n_log].copy(), n_log, failed, backfilled, bad_job,
+            watts[:n_points].copy(), caps[:n_points].copy(), power_offs, power_ons)
 
 
 def touch(mark: Any, touched: Any, n_touch: int, nd: int, decision: int) -> int:
@@ -494,6 +622,30 @@ def log_node(node_log: Any, n_log: int, t: int, nd: int, state: int) -> Any:
     node_log[n_log, 1] = nd
     node_log[n_log, 2] = state
     return node_log, n_log + 1
+
+
+def starts_power(started: Any, st_pos: Any, st_len: Any, n_new: int, flat_nodes: Any,
+                 flat_counts: Any, node_free: Any, slots: Any, node_w: Any, job_w: Any,
+                 before: Any) -> float:
+    """What the round's ``n_new`` starts add, as the wrapper costs them (the engine's
+    ``start_delta``, start after start, from the free slots before each); ``before`` is a
+    work array of one entry per node."""
+    for k in range(n_new):
+        for a in range(st_pos[k], st_pos[k] + st_len[k]):
+            before[flat_nodes[a]] = node_free[flat_nodes[a]]
+    for k in range(n_new):
+        for a in range(st_pos[k], st_pos[k] + st_len[k]):
+            before[flat_nodes[a]] += flat_counts[a]
+    adds = 0.0
+    for k in range(n_new):
+        p = job_w[started[k]]
+        for a in range(st_pos[k], st_pos[k] + st_len[k]):
+            nd = flat_nodes[a]
+            kk = slots[nd] - before[nd]
+            p += node_w[nd, kk + flat_counts[a]] - node_w[nd, kk]
+            before[nd] -= flat_counts[a]
+        adds += p
+    return adds
 
 
 def fitting(nodes: Any, count: int, to_state: int, state_w: Any, cur_w: Any,

@@ -12,13 +12,16 @@ import numpy.typing as npt
 from dispatchlab.dispatchers.rule_based.compiled.kernel import poweroff_loop_kernel
 from dispatchlab.dispatchers.rule_based.compiled.poweroff_loop import FALLBACK
 from dispatchlab.dispatchers.rule_based.compiled.runner import (
+    _cap_rows,
+    _no_rows,
     _own,
     _power_args,
     _prepare,
+    _score_args,
     record_changing,
 )
 from dispatchlab.engine.budget import JobColumnPower
-from dispatchlab.engine.compiled.eligibility import SlotRun
+from dispatchlab.engine.compiled.eligibility import INFO_KINDS, SlotRun
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.simulator import Simulator
@@ -26,28 +29,25 @@ from dispatchlab.engine.state import SystemView
 from dispatchlab.platform.node_states import BOOTING, OFF, SHUTTING_DOWN
 
 
-def refused(run: SlotRun) -> str | None:
+def refused(sim: Simulator, run: SlotRun) -> str | None:
     """Why the power-off loop cannot take ``run`` (``None``: it can)."""
     if run.conservative:
         return "+poweroff: the compiled loop takes strict and EASY selection only"
-    if run.scenario is not None or run.cap_rows is not None:
-        return "+poweroff with a scenario runs in the general loop"
-    if run.easy_power and run.power is not None:
-        return "+poweroff around easy-power under a power cap runs in the general loop"
-    if run.score:  # (the power-off loop keeps the queue by the static ranks)
-        return "+poweroff around a dynamic ordering runs in the general loop"
+    if sim.scenario is not None and sim.scenario.kinds() & INFO_KINDS:
+        return "+poweroff with informational scenario rows runs in the general loop"
     return None
 
 
 def run_poweroff(sim: Simulator, run: SlotRun) -> Recorder | str:
-    """Simulate ``sim`` (a policy wrapped in ``+poweroff`` on a fixed machine, with or
-    without a fixed power cap) in the compiled loop; a string says why the general loop
-    must run it (a stuck queue, or a switch the engine refuses: the general loop raises
-    its error)."""
-    why = refused(run)
+    """Simulate ``sim`` (a policy wrapped in ``+poweroff``: with or without a power cap,
+    fixed or varying, and nodes leaving and coming back) in the compiled loop; a string
+    says why the general loop must run it (a stuck queue, or a switch the engine refuses:
+    the general loop raises its error)."""
+    why = refused(sim, run)
     if why is not None:
         return why
     wl, plat = sim.workload, sim.platform
+    rows = run.scenario if run.scenario is not None else _no_rows()
     rec, skip = _prepare(sim, run)
     kernel = poweroff_loop_kernel()  # loaded before the clock starts, like the general engine
     if sim.progress is not None:
@@ -55,14 +55,16 @@ def run_poweroff(sim: Simulator, run: SlotRun) -> Recorder | str:
     boot, down = _own(plat.boot_time), _own(plat.shutdown_time)  # type: ignore[arg-type]
     nodes = np.arange(plat.n_nodes)
     boot_order = _own(nodes[np.lexsort((nodes, boot))])
-    power, node_w, _, job_w = _power_args(rec, run)
+    power, node_w, down_w, job_w = _power_args(rec, run)
     wall0 = time.perf_counter()
     out = kernel(
         _own(wl.submit), _own(wl.runtime), _own(wl.walltime), sim.walltime_kill,
         _own(wl.units), _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy,
-        run.depth, np.ascontiguousarray(plat.capacity, np.int64), _own(sim.req[0]), boot,
-        down, boot_order, run.power_off, power[0], power[1], power[2], node_w, job_w,
-        power[3], _state_power(sim, run))
+        run.depth, run.easy_power, np.ascontiguousarray(plat.capacity, np.int64),
+        _own(sim.req[0]), boot, down, boot_order, run.power_off,
+        rows.time, rows.kind, rows.value, rows.offsets, rows.nodes,
+        sim.on_abort == "requeue", _own(wl.checkpoint), power[0], power[1], power[2], node_w,
+        down_w, job_w, power[3], _state_power(sim, run), *_cap_rows(run), *_score_args(run))
     loop_seconds = time.perf_counter() - wall0
     if out[0] == FALLBACK:
         return "the queue is stuck (the general loop reports it)"
