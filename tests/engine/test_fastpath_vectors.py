@@ -185,9 +185,7 @@ def test_what_the_vector_loop_does_not_take_runs_in_the_general_loop() -> None:
     wl = Workload.from_columns(submit=[0, 1], walltime=[5, 5], runtime=[5, 3], units=[1, 2],
                                req={"cores": [2, 1], "mem": [1, 3]})
     plat = Platform.homogeneous(2, {"cores": 2, "mem": 4})
-    leaving = Scenario([Change(2, "alive_nodes", 1.0), Change(9, "alive_nodes", 2.0)])
     for disp, kwargs, why in [
-        ("easy", {"scenario": leaving}, "nodes leaving"),
         ("conservative", {}, "conservative"),
         ("prb-power", {}, "without a node power model"),
         ("order=fifo,select=easy,alloc=energy-model", {}, "not first-fit"),
@@ -260,5 +258,6 @@ def test_the_power_figures_are_the_meters_to_the_last_bit(
                              float(pw.job_w[job]), req[job], flat_n, flat_c, 0, len(nodes), vals)
         assert got == meter.start_delta(job, nodes, counts, free)
     vals = np.empty(plat.n_nodes)
-    assert vp.nodes_power(pw.mode, pw.tab, cols, pw.count_idle, cap, free, vals) == \
-        meter.nodes_power(free)
+    state = np.zeros(plat.n_nodes, np.int64)
+    assert vp.nodes_power(pw.mode, pw.tab, cols, pw.count_idle, cap, free, vals, state,
+                          pw.down_w) == meter.nodes_power(free)

@@ -20,8 +20,10 @@ from dispatchlab.dispatchers.rule_based.compiled import (
     loop_parts,
     node_rows,
     power_shadow,
+    segment_parts,
     start_scan,
     vector_parts,
+    vector_rows,
     vector_shadow,
 )
 from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
@@ -68,15 +70,17 @@ def loop_helpers() -> list[Callable[..., Any]]:
     )
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
-            node_rows.stop_run, node_rows.apply_node_rows, rebuild_book, fit_runs, may_move,
-            compress_skipping, book_parts.compress_book,
+            node_rows.stop_run, node_rows.apply_node_rows, node_rows.leave_running,
+            node_rows.row_moves, node_rows.next_victim, node_rows.bank_abort, rebuild_book,
+            fit_runs, may_move, compress_skipping, book_parts.compress_book,
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
             power_shadow.pairwise_sum, power_shadow.power_shadow, poweroff_loop.touch,
             poweroff_loop.log_node, poweroff_loop.fitting,
             *(getattr(dynamic_order, name) for name in DYNAMIC_ORDER),
             *(getattr(vector_parts, name) for name in VECTOR_PARTS),
-            vector_shadow.vpower_shadow]
+            vector_shadow.vpower_shadow, vector_rows.apply_vector_rows,
+            segment_parts.seg_room, segment_parts.run_end]
 
 
 _HERE = "dispatchlab.dispatchers.rule_based.compiled."
@@ -86,7 +90,8 @@ LOOPS = AotUnit("rule_based_loops", (
                           "queue_index", "loop_parts", "power_shadow", "kernel",
                           "poweroff_loop", "dynamic_order", "node_rows",
                           "conservative_scenario_loop", "book_parts", "vector_loop",
-                          "vector_parts", "vector_shadow")),
+                          "vector_parts", "vector_shadow", "vector_rows",
+                          "segment_parts")),
     "dispatchlab.dispatchers.slot_book_ops",
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
@@ -179,10 +184,11 @@ def vector_loop_kernel() -> Callable[..., Any]:
 
     def warm(fn: Callable[..., Any]) -> None:
         one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
-        fn(one - 1, one, one, one, one - 1, np.zeros(1, np.bool_), np.ones((1, 1), np.int64),
-           np.ones((1, 1), np.int64), 1, -1, False, False, 0.0, 0.0, 0, np.zeros((1, 5)),
-           np.full(3, -1, np.int64), False, np.zeros(1), np.zeros(1), none, np.zeros(0), False,
-           np.zeros((1, 5)), np.full(3, -1, np.int64), np.ones(1))
+        fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_),
+           np.ones((1, 1), np.int64), np.ones((1, 1), np.int64), 1, -1, False, False, 0.0, 0.0,
+           0, np.zeros((1, 5)), np.full(3, -1, np.int64), False, np.zeros(1), np.zeros(1),
+           np.zeros(1), none, np.zeros(0), False, np.zeros((1, 5)), np.full(3, -1, np.int64),
+           np.ones(1), none, none, none, one - 1, none, True, one - 1)
 
     return _loop(vector_loop, warm)
 

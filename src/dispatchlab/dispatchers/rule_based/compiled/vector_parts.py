@@ -275,14 +275,17 @@ def start_delta(mode: int, tab: Any, cols: Any, count_idle: bool, cap: Any, free
 
 
 def nodes_power(mode: int, tab: Any, cols: Any, count_idle: bool, cap: Any, free: Any,
-                vals: Any) -> float:
-    """The node part of the IT power with ``free`` left (``MachinePower.nodes_power``, every
-    node on: per node, then numpy's pairwise sum); ``vals``: a work array."""
+                vals: Any, state: Any, down_w: Any) -> float:
+    """The node part of the IT power with ``free`` left (``MachinePower.nodes_power``, the
+    nodes in ``state``: an on node by its usage, a down one draws ``down_w``; per node, then
+    numpy's pairwise sum); ``vals``: a work array."""
     n_nodes = free.shape[0]
     if mode == 0:
         return 0.0
     for nd in range(n_nodes):
-        if mode == 1:
+        if state[nd] != 0:  # (not on: its state's figure)
+            vals[nd] = down_w[nd]
+        elif mode == 1:
             a = _active(tab, cols, nd, _used(cap, free, nd, cols[0]),
                         _used(cap, free, nd, cols[1]), _used(cap, free, nd, cols[2]))
             vals[nd] = tab[nd, 0] + a if count_idle else a

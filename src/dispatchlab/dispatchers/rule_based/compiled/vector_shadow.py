@@ -34,19 +34,20 @@ def vpower_shadow(t: int, decision: int, shadow: int, head: int, free: Any, req:
                   power_in: Any, job_w: Any, used_now: float, cap_now: float, c_time: Any,
                   c_value: Any, crow: int, work: Any) -> tuple[int, float]:
     """The head's reservation in power too: ``(shadow time, extra power)``; see the module
-    docstring. ``power_in``: ``(mode, tab, cols, count_idle, capacity)`` of the meter;
+    docstring. ``power_in``: ``(mode, tab, cols, count_idle, capacity, node states, down
+    power)`` of the meter;
     ``job_dec[j]``: the decision that started job ``j``; ``work``: ``(scratch matrix, extra
     matrix, float work array, candidate times, placement nodes, placement counts)``.
     Returns ``(NEVER, 0.0)`` when the head's power fits at no candidate."""
     if shadow >= NEVER:
         return NEVER, 0.0
-    mode, tab, cols, count_idle, cap = power_in
+    mode, tab, cols, count_idle, cap, state, down_w = power_in
     scratch, extra, vals, cand, sc_n, sc_c = work
     n_nodes, n_res = free.shape
     for nd in range(n_nodes):
         for r in range(n_res):
             scratch[nd, r] = free[nd, r]
-    nodes_now = nodes_power(mode, tab, cols, count_idle, cap, free, vals)
+    nodes_now = nodes_power(mode, tab, cols, count_idle, cap, free, vals, state, down_w)
     # the candidate times, sorted, without repeats
     nc = 0
     cand[nc] = shadow
@@ -92,7 +93,7 @@ def vpower_shadow(t: int, decision: int, shadow: int, head: int, free: Any, req:
         if left > 0:
             continue
         power = used_now - (nodes_now - nodes_power(mode, tab, cols, count_idle, cap, scratch,
-                                                    vals)) - gone
+                                                    vals, state, down_w)) - gone
         d = start_delta(mode, tab, cols, count_idle, cap, scratch, job_w[head], hreq, sc_n,
                         sc_c, 0, n_put, vals)
         if power + d <= cap_w + EPS:
