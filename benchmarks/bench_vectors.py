@@ -8,7 +8,8 @@ job at time 0, the node model, idle power counted, a cap from a ``power_cap`` ro
 first 1,000 jobs of the 32-node base pool under half the full-machine power, and one
 50-job 8-node instance; and the 1,000 jobs with a node walk (between 24 and 32 of the 32
 nodes alive, a step every 15 minutes: jobs on a leaving node aborted and re-queued) beside
-the cap. Each run in a fresh process, the loops alternating; medians.
+the cap; and PRB-ordered EASY with the ``energy-model`` allocator. Each run in a fresh
+process, the loops alternating; medians.
 
 Usage: ``python benchmarks/bench_vectors.py [--repeat 3] [--out results.json]``.
 """
@@ -47,6 +48,8 @@ CASES: dict[str, tuple[str, int, int, str, str, float]] = {
                                              "easy-power", 5400.0),
     "eurora32-base1000-prbpower-nodewalk": ("eurora-32/base_100.csv", 0, 1000, "eurora-32",
                                             "prb-power", 5400.0),
+    "eurora32-base1000-prbeasy-energy": ("eurora-32/base_100.csv", 0, 1000, "eurora-32",
+                                         "order=prb,select=easy,alloc=energy-model", 5400.0),
 }
 #: Nodes leaving and coming back beside the cap (cases whose name ends in ``-nodewalk``).
 NODE_WALK = ("gen:random-walk:what=alive_nodes,mean=28,range=4,step=2,period=900,"

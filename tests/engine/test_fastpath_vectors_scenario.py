@@ -20,7 +20,13 @@ from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.workload.load import load_workload
 from tests.conftest import trace_available, trace_path
 from tests.engine.test_fastpath import assert_same
-from tests.engine.test_fastpath_vectors import INSTANCES, _campaign_rows, vector_runs
+from tests.engine.test_fastpath_vectors import (
+    EASY_ENERGY,
+    ENERGY,
+    INSTANCES,
+    _campaign_rows,
+    vector_runs,
+)
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="Numba disabled")
 
@@ -43,7 +49,7 @@ def test_eurora_instances_with_a_node_walk_under_their_caps(campaign: str, platf
     done = 0
     for row in _campaign_rows(campaign, every):
         wl = load_workload(INSTANCES / str(row["path"]), skip=row["skip"], limit=row["limit"])
-        for disp in ("easy", "easy-power", "fifo-nonstrict", "prb-power"):
+        for disp in ("easy", "easy-power", "fifo-nonstrict", "prb-power", *EASY_ENERGY[:1]):
             done += _same_or_both_stuck(wl, platform, disp,
                                         scenario=[walk, str(row["scenario"])])
         done += _same_or_both_stuck(wl, platform, "easy", scenario=walk, on_abort="fail")
@@ -77,7 +83,7 @@ def test_node_rows_checkpoints_and_a_cap_walk() -> None:
                       (2500, "node_down", 1), (4000, "node_up", 3), (6000, "node_up", 1)]]
                     + [Change(1000, "power_cap", 1300.0), Change(5000, "power_cap", 1700.0)])
     for disp in ("easy", "easy-power", "fifo", "fifo-nonstrict", "prb-power",
-                 "order=sjf,select=easy,depth=2,estimate=real"):
+                 "order=sjf,select=easy,depth=2,estimate=real", ENERGY[-1], *EASY_ENERGY):
         res = assert_same(wl, "eurora-8", disp, scenario=scen)
         assert (res.recorder.segments.outcome == 2).any()  # type: ignore[union-attr]
         assert_same(wl, "eurora-8", disp, scenario=scen, walltime_kill=False,
@@ -90,7 +96,7 @@ def test_node_rows_checkpoints_and_a_cap_walk() -> None:
 def test_historical_batch_with_a_node_walk_under_the_cap_profile() -> None:
     batch = sorted(trace_path("eurora-historical/100").iterdir())[0]
     wl = load_workload(batch)
-    for disp in ("easy", "easy-power", "prb-power"):
+    for disp in ("easy", "easy-power", "prb-power", *EASY_ENERGY):
         assert_same(wl, "eurora-8", disp,
                     scenario=[WALK8, "trace:eurora-power-caps/power_caps_100"])
 
@@ -143,3 +149,17 @@ def test_what_stays_in_the_general_loop_with_nodes_moving() -> None:
         simulate(wl, plat, "easy", scenario=info, loop="compiled")
     with pytest.raises(ConfigError, match="conservative"):
         simulate(wl, plat, "conservative", scenario=Scenario(leaving), loop="compiled")
+
+
+def test_a_node_coming_back_renews_the_reservation() -> None:
+    """EASY's head, too wide for the nodes alive, gets a reservation once a node comes back
+    (no job ended then), and a long job arriving then may not start beside it."""
+    wl = Workload.from_columns(submit=[0, 0, 2], walltime=[10, 10, 20], runtime=[10, 10, 20],
+                               units=[1, 3, 1], req={"cores": [2, 2, 1]})
+    plat = Platform.homogeneous(3, {"cores": 2})
+    back = Scenario([Change(0, "alive_nodes", 2.0), Change(2, "alive_nodes", 3.0)])
+    for disp in ("easy", "order=fifo,select=easy,depth=2"):
+        res = assert_same(wl, plat, disp, scenario=back)
+        rec = res.recorder
+        assert rec is not None and int(rec.planned[1]) == 10
+        assert int(rec.segments.t0[list(rec.segments.job).index(2)]) == 20

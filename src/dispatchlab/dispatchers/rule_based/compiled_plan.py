@@ -6,8 +6,9 @@ A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …) or, with strict, EAS
 ``easy-power``, a dynamic one (``wfp3``, ``uni``, ``slowdown``:
 :mod:`~dispatchlab.dispatchers.rule_based.compiled_scores`), strict, non-strict, EASY or
 ``easy-power`` selection (any depth) or conservative backfilling (no depth limit),
-first-fit, the requested-time or real-duration estimate; with strict or non-strict selection
-and a static ordering also the ``energy-model`` allocator (``prb-power``). Other selections,
+first-fit, the requested-time or real-duration estimate; with strict, non-strict, EASY or
+``easy-power`` selection and a static ordering also the ``energy-model`` allocator
+(``prb-power``). Other selections,
 allocators and dynamic orderings with non-strict or conservative selection run in the
 general loop; a subclass of ``Policy`` may change the decisions and has no plan unless it
 offers its own (:meth:`Policy.compiled_plan
@@ -56,11 +57,10 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
                 "conservative")
     if selection == "conservative" and sel.depth is not None:
         return "conservative backfilling has a depth limit"
-    energy = type(policy.allocator) is MarginalPowerFirst and selection in ("strict",
-                                                                             "nonstrict")
+    energy = type(policy.allocator) is MarginalPowerFirst and selection != "conservative"
     if type(policy.allocator) is not FirstFit and not energy:
         return (f"allocator '{policy.allocator.name}' is not first-fit (nor energy-model with "
-                "strict or non-strict selection)")
+                "strict, non-strict or EASY selection)")
     wl = workload
     if type(policy.estimate) is WalltimeEstimate:  # as WalltimeEstimate / OracleEstimate
         est = np.maximum(wl.walltime, 1)

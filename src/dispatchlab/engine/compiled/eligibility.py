@@ -25,12 +25,12 @@ every cap row as a candidate time).
 the rule-based wing's ``power_shadow``).
 
 Jobs whose units ask different resource vectors (the general loop's ``NodeMachine``), and
-the non-strict selection or the ``energy-model`` allocator (strict and non-strict)
-whatever the vectors, go to the loop of the node × resource matrix (:func:`_vector_run`,
-its inputs :mod:`.vector_inputs`): strict, non-strict, EASY or ``easy-power``, with no
-cap, a fixed cap or one varying with the scenario's ``power_cap`` rows (informational rows
-as above, on a fixed machine), with nodes leaving and coming back (the engine's default
-choice of nodes) too; not with conservative backfilling.
+the non-strict selection or the ``energy-model`` allocator (strict, non-strict; EASY only on
+different vectors) whatever the vectors, go to the loop of the node × resource matrix
+(:func:`_vector_run`, its inputs :mod:`.vector_inputs`): strict, non-strict, EASY or
+``easy-power``, with no cap, a fixed cap or one varying with the scenario's ``power_cap``
+rows (informational rows as above, on a fixed machine), with nodes leaving and coming back
+(the engine's default choice of nodes) too; not with conservative backfilling.
 """
 
 from __future__ import annotations
@@ -229,6 +229,10 @@ def _vector_run(sim: Simulator, plan: CompiledPlan, moving: bool, conservative: 
         return f"{loop} takes no dynamic ordering: general loop"
     if plan.power_off >= 0:
         return f"{loop} takes no idle-node power-off: general loop"
+    if plan.allocator == "energy-model" and plan.selection in ("easy", "easy-power") and \
+            (sim.req == sim.req[0]).all():
+        return (f"{loop}: energy-model under EASY with one resource vector per unit (the "
+                "general loop reserves in unit slots then): general loop")
     scenario: ScenarioRows | None = None
     if moving:
         found_rows = scenario_rows(sim)

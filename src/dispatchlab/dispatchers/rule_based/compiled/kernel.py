@@ -45,7 +45,7 @@ DYNAMIC_ORDER = ("score_of", "score_before", "sort_by_score", "order_queue", "or
 #: The pieces of the loop of jobs asking different unit vectors (:mod:`.vector_parts`).
 VECTOR_PARTS = ("vfirst_fit", "fits_total", "any_free", "take_v", "give_v", "vreserve",
                 "_on_w", "_active", "_used", "_busy", "node_part", "reread", "start_delta",
-                "nodes_power", "vplace_energy")
+                "nodes_power", "vplace_energy", "vplace")
 
 
 def inlined() -> list[Callable[..., Any]]:

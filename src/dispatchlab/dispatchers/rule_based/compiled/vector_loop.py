@@ -3,22 +3,23 @@
 
 Mirrors :meth:`Simulator.run <dispatchlab.engine.simulator.Simulator.run>` driving a
 :class:`~dispatchlab.dispatchers.rule_based.policy.Policy` with a static ordering, first-fit
-(or, strict and non-strict, the ``energy-model`` allocator of ``prb-power``) and strict,
+(or the ``energy-model`` allocator of ``prb-power``) and strict,
 non-strict, EASY or ``easy-power`` selection on a
-:class:`~dispatchlab.dispatchers.machine.NodeMachine`, on a fixed machine: the same decision
-points, starts, nodes, reservations and power figures. The machine is the node × resource
-free matrix and its pooled totals (:mod:`.vector_parts`); a job fits when its demand fits
-the totals, first-fit places it on the matrix and, under a power cap, what the start adds
+:class:`~dispatchlab.dispatchers.machine.NodeMachine`: the same decision points, starts,
+nodes, reservations and power figures. The machine is the node × resource free matrix and
+its pooled totals (:mod:`.vector_parts`); a job fits when its demand fits the totals, the
+allocator places it on the matrix and, under a power cap, what the start adds
 (the meter's figure, from the free matrix after the decision's starts so far) fits what
 the cap left at the start of the decision. EASY's head gets the reservation
-``NodeMachine.reserve`` makes (its *extra* matrix: what stays free beside it at the shadow
-time); a later job starts if it fits now and ends by the shadow time, or fits on
-``min(free, extra)`` (taking those resources from the extra matrix); under ``easy-power``
-the reservation holds in power too (:mod:`.vector_shadow`) and a job on the extra matrix
-must also fit the extra power — costed, as ``EasyPower`` does, on the placement it would get
-on the whole free matrix. The reservation is kept between decisions while only arrivals
-happened and the head is the same job (``Easy._reserve_head``). The engine's power sum
-follows every start and end as ``MachinePower.refresh`` does.
+``NodeMachine.reserve`` makes (placed by the allocator; its *extra* matrix: what stays
+free beside it at the shadow time); a later job starts if it fits now and ends by the
+shadow time, or fits on ``min(free, extra)`` (taking those resources from the extra
+matrix); under ``easy-power`` the reservation holds in power too (:mod:`.vector_shadow`)
+and a job on the extra matrix must also fit the extra power — costed, as ``EasyPower``
+does, on the placement it would get on the whole free matrix. The reservation is kept
+between decisions while only arrivals happened and the head is the same job
+(``Easy._reserve_head``). The engine's power sum follows every start and end as
+``MachinePower.refresh`` does.
 
 Nodes may leave and come back (a scenario's ``node_down`` / ``node_up`` / ``alive_nodes``
 rows, applied after the segment ends of their time by :mod:`.vector_rows`, as the
@@ -59,7 +60,7 @@ from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
     start_delta,
     take_v,
     vfirst_fit,
-    vplace_energy,
+    vplace,
     vreserve,
 )
 from dispatchlab.dispatchers.rule_based.compiled.vector_rows import apply_vector_rows
@@ -187,6 +188,8 @@ def vector_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: Any
     rank_work = (np.empty(n_nodes, np.int64), np.empty(n_nodes, np.int64),
                  np.empty(n_nodes, np.float64), np.empty(n_nodes, np.float64))
     power_in = (mode, tab, cols, count_idle, cap, state, down_w)
+    alloc = (energy, cap, atab, acols, scale, rank_work)
+    beside_m = np.zeros((n_nodes if energy else 0, n_res), np.int64)  # min(free, extra)
     work = (scratch, extra, vals, cand, sc_n, sc_c)
     in_power = easy_power and power
     head = -1
@@ -292,9 +295,13 @@ def vector_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: Any
                 if ok:
                     flat_nodes = room(flat_nodes, n_flat + 2 * n_nodes)
                     flat_counts = room(flat_counts, n_flat + 2 * n_nodes)
-                    if energy:
-                        k, rest = vplace_energy(free, req[j], u, cap, atab, acols, scale,
-                                                flat_nodes, flat_counts, n_flat, rank_work)
+                    if energy:  # beside the head: on min(free, extra), as NodeMachine
+                        if kind == 3:
+                            for nd in range(n_nodes):
+                                for r in range(n_res):
+                                    beside_m[nd, r] = min(free[nd, r], extra[nd, r])
+                        k, rest = vplace(alloc, beside_m if kind == 3 else free, req[j], u,
+                                         flat_nodes, flat_counts, n_flat)
                     else:
                         k, rest = vfirst_fit(free, extra, kind == 3, req[j], u, flat_nodes,
                                              flat_counts, n_flat)
@@ -305,8 +312,8 @@ def vector_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: Any
                                         req[j], flat_nodes, flat_counts, n_flat, k, vals)
                     ok = np.isinf(left_w) or p_add <= left_w + EPS
                 if ok and kind == 3 and in_power:  # within the extra power, consumed
-                    k2, rest2 = vfirst_fit(free, extra, False, req[j], u, flat_nodes,
-                                           flat_counts, n_flat + k)
+                    k2, rest2 = vplace(alloc, free, req[j], u, flat_nodes, flat_counts,
+                                       n_flat + k)
                     p_full = np.inf
                     if rest2 == 0:
                         p_full = start_delta(mode, tab, cols, count_idle, cap, free,
@@ -330,18 +337,18 @@ def vector_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: Any
                         if in_power:
                             shadow = vreserve(t, j, free, ft, req, units, e_time, e_job, en,
                                               alloc_pos, alloc_len, flat_nodes, flat_counts,
-                                              future, pooled, extra, sc_n, sc_c)
+                                              future, pooled, extra, sc_n, sc_c, alloc)
                             shadow, spare = vpower_shadow(
                                 t, n_points, shadow, j, free, req, units, e_time, e_job, en,
                                 job_dec, alloc_pos, alloc_len, flat_nodes, flat_counts,
                                 power_in, job_w, used0 + taken, cap_w, c_time, c_value, crow,
-                                work)
+                                work, alloc)
                         elif (i > 0 or n_fin > 0 or nodes_changed or j != head
                               or shadow <= t):
                             head = j
                             shadow = vreserve(t, j, free, ft, req, units, e_time, e_job, en,
                                               alloc_pos, alloc_len, flat_nodes, flat_counts,
-                                              future, pooled, extra, sc_n, sc_c)
+                                              future, pooled, extra, sc_n, sc_c, alloc)
                         if shadow < NEVER and (plan_head != j or plan_time != shadow):
                             plan_head = j
                             plan_time = shadow

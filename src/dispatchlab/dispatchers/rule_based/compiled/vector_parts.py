@@ -111,18 +111,31 @@ def give_v(free: Any, ft: Any, req: Any, u: int, flat_nodes: Any, flat_counts: A
         ft[r] += u * req[r]
 
 
+def vplace(alloc: Any, free: Any, req: Any, u: int, flat_nodes: Any, flat_counts: Any,
+           at: int) -> tuple[int, int]:
+    """The run's allocator on ``free``: the ``energy-model`` allocator (:func:`vplace_energy`)
+    when ``alloc`` ``(energy, capacity, node model, its columns, load weights, work
+    arrays)`` says so, else first-fit; written at ``flat_*[at:]``, returns ``(entries
+    written, units left unplaced)``."""
+    energy, cap, atab, acols, scale, work = alloc
+    if energy:
+        return vplace_energy(free, req, u, cap, atab, acols, scale, flat_nodes, flat_counts,
+                             at, work)
+    return vfirst_fit(free, free, False, req, u, flat_nodes, flat_counts, at)
+
+
 # ---- EASY's reservation on the matrix ----
 
 
 def vreserve(t: int, head: int, free: Any, ft: Any, req: Any, units: Any, e_time: Any,
              e_job: Any, en: int, alloc_pos: Any, alloc_len: Any, flat_nodes: Any,
              flat_counts: Any, future: Any, pooled: Any, extra: Any, scratch_n: Any,
-             scratch_c: Any) -> int:
+             scratch_c: Any, alloc: Any) -> int:
     """The head's shadow time as ``NodeMachine.reserve`` makes it: from ``t + 1`` on, the
     running jobs' expected ends release their placements in order until the pooled totals
-    hold the head's demand and first-fit places it; ``extra`` is set to what stays free
-    beside it then (the free matrix itself, and :data:`NEVER`, when it never fits).
-    ``future``/``pooled``/``scratch_*``: work arrays."""
+    hold the head's demand and the allocator (``alloc``: :func:`vplace`) places it;
+    ``extra`` is set to what stays free beside it then (the free matrix itself, and
+    :data:`NEVER`, when it never fits). ``future``/``pooled``/``scratch_*``: work arrays."""
     n_nodes, n_res = free.shape
     for nd in range(n_nodes):
         for r in range(n_res):
@@ -147,7 +160,7 @@ def vreserve(t: int, head: int, free: Any, ft: Any, req: Any, units: Any, e_time
                 pooled[r] += units[j] * req[j, r]
             i += 1
         if fits_total(pooled, hreq, need):
-            k, left = vfirst_fit(future, future, False, hreq, need, scratch_n, scratch_c, 0)
+            k, left = vplace(alloc, future, hreq, need, scratch_n, scratch_c, 0)
             if left == 0:
                 for a in range(k):
                     nd = scratch_n[a]
