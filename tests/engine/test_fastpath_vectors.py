@@ -158,8 +158,10 @@ def vector_runs(draw: st.DrawFn) -> tuple[Workload, Platform, dict[str, object],
                 for t in times])
         if how == "none" and "power_model" in kwargs:
             kwargs["power_cap"] = 1e9  # (a job power source alone runs in the general loop)
-    if energy and plat.power_table is not None:
-        return wl, plat, kwargs, draw(st.sampled_from(ENERGY + EASY_ENERGY))
+    if energy and plat.power_table is not None:  # (EASY's: on different vectors only)
+        pool = [d for d in ENERGY + EASY_ENERGY
+                if len({tuple(v) for v in vectors}) > 1 or "easy" not in d]
+        return wl, plat, kwargs, draw(st.sampled_from(pool))
     return wl, plat, kwargs, draw(st.sampled_from(DISPATCHERS))
 
 
