@@ -7,6 +7,12 @@ A loop keeps, per job, its open segment (``cur``), the live number of its end ev
 and whether it has never run (``fresh``); the running jobs in start order (``run_list``,
 each job's place in ``run_pos``: victims are aborted in that order); the segments' placements
 in the flat arrays (``seg_pos``, ``seg_len``) and their ends, outcomes and lost work.
+
+The parts that do not read the machine — which nodes a row moves (:func:`row_moves`), the
+jobs on a leaving node in start order (:func:`next_victim`), a run leaving the running
+list (:func:`leave_running`) and an aborted segment's accounting (:func:`bank_abort`) —
+are also called by the loop of jobs asking different resource vectors
+(:mod:`.vector_rows`), which gives resources back on its node × resource matrix instead.
 """
 
 from __future__ import annotations
