@@ -6,7 +6,10 @@ and whether the two runs recorded the same schedule (digest of everything record
 Cases: the power-capping study's instances (``experiments/power_capping/instances``, every
 job at time 0, the node model, idle power counted, a cap from a ``power_cap`` row): the
 first 1,000 jobs of the 32-node base pool under half the full-machine power, and one
-50-job 8-node instance. Each run in a fresh process, the loops alternating; medians.
+50-job 8-node instance; and the 1,000 jobs with a node walk (between 24 and 32 of the 32
+nodes alive, a step every 15 minutes: jobs on a leaving node aborted and re-queued) beside
+the cap; and PRB-ordered EASY with the ``energy-model`` allocator. Each run in a fresh
+process, the loops alternating; medians.
 
 Usage: ``python benchmarks/bench_vectors.py [--repeat 3] [--out results.json]``.
 """
@@ -39,7 +42,18 @@ CASES: dict[str, tuple[str, int, int, str, str, float]] = {
                                 1620.0),
     "eurora8-highload50-easypower": ("eurora-8/highLoad_50.csv", 200, 50, "eurora-8",
                                      "easy-power", 1620.0),
+    "eurora32-base1000-easy-nodewalk": ("eurora-32/base_100.csv", 0, 1000, "eurora-32",
+                                        "easy", 5400.0),
+    "eurora32-base1000-easypower-nodewalk": ("eurora-32/base_100.csv", 0, 1000, "eurora-32",
+                                             "easy-power", 5400.0),
+    "eurora32-base1000-prbpower-nodewalk": ("eurora-32/base_100.csv", 0, 1000, "eurora-32",
+                                            "prb-power", 5400.0),
+    "eurora32-base1000-prbeasy-energy": ("eurora-32/base_100.csv", 0, 1000, "eurora-32",
+                                         "order=prb,select=easy,alloc=energy-model", 5400.0),
 }
+#: Nodes leaving and coming back beside the cap (cases whose name ends in ``-nodewalk``).
+NODE_WALK = ("gen:random-walk:what=alive_nodes,mean=28,range=4,step=2,period=900,"
+             "until=4000000,seed=3")
 
 
 def run_one(name: str, loop: str) -> dict[str, Any]:
@@ -51,9 +65,11 @@ def run_one(name: str, loop: str) -> dict[str, Any]:
 
     path, skip, limit, plat, disp, cap = CASES[name]
     wl = load_workload(INSTANCES / path, skip=skip, limit=limit)
+    scenario: list[str] = [f"gen:constant:what=power_cap,value={cap:g}"]
+    if name.endswith("-nodewalk"):
+        scenario.append(NODE_WALK)
     c0 = time.process_time()
-    res = simulate(wl, plat, disp, loop=loop, check=False, tables=False,
-                   scenario=f"gen:constant:what=power_cap,value={cap:g}")
+    res = simulate(wl, plat, disp, loop=loop, check=False, tables=False, scenario=scenario)
     cpu = time.process_time() - c0
     assert res.recorder is not None
     return {"loop": res.summary["loop"], "call_cpu_s": cpu,

@@ -36,9 +36,13 @@ INSTANCES = Path(__file__).resolve().parents[2] / "experiments" / "power_capping
 #: The selections the vector loop takes.
 DISPATCHERS = ["easy", "easy-power", "fifo", "fifo-nonstrict", "order=sjf,select=easy,depth=2",
                "order=ljf,select=nonstrict,depth=3,estimate=real", "sjf"]
-#: With the energy-model allocator (strict and non-strict only).
+#: With the energy-model allocator (strict, non-strict, EASY; easy-power: EASY_ENERGY).
 ENERGY = ["prb-power", "order=sjf,select=nonstrict,depth=2,alloc=energy-model",
-          "order=fifo,select=strict,alloc=energy-model"]
+          "order=fifo,select=strict,alloc=energy-model",
+          "order=prb,select=easy,alloc=energy-model"]
+#: ``easy-power`` with the energy-model allocator (not with informational rows).
+EASY_ENERGY = ["order=prb,select=easy-power,alloc=energy-model",
+               "order=sjf,select=easy-power,alloc=energy-model,depth=2"]
 
 
 def _campaign_rows(name: str, every: int) -> list[dict[str, object]]:
@@ -61,7 +65,8 @@ def test_eurora_instances_under_their_caps(campaign: str, platform: str, every: 
     for row in _campaign_rows(campaign, every):
         wl = load_workload(INSTANCES / str(row["path"]), skip=row["skip"], limit=row["limit"])
         assert not (wl.req == wl.req[0]).all()  # units ask different vectors
-        for disp in ("easy", "easy-power", "fifo-nonstrict", "fifo", "prb-power"):
+        for disp in ("easy", "easy-power", "fifo-nonstrict", "fifo", "prb-power",
+                     *EASY_ENERGY[:1]):
             assert_same(wl, platform, disp, scenario=row["scenario"])
 
 
@@ -72,11 +77,11 @@ def test_eurora_instance_with_no_cap_a_fixed_cap_and_a_cap_walk() -> None:
             "until=200000,seed=4")
     info = Scenario([Change(60, "temperature", 21.5), Change(900, "energy_price", 0.2),
                      Change(1800, "power_cap", 1300.0)])
-    for disp in [*DISPATCHERS, *ENERGY]:
+    for disp in [*DISPATCHERS, *ENERGY, *EASY_ENERGY]:
         assert_same(wl, "eurora-8", disp)
         assert_same(wl, "eurora-8", disp, power_cap=1500.0)
         assert_same(wl, "eurora-8", disp, scenario=walk)
-        if disp != "easy-power":  # (informational rows: not with easy-power, general loop)
+        if "easy-power" not in disp:  # (informational rows: not with easy-power, general loop)
             assert_same(wl, "eurora-8", disp, scenario=info)
             assert_same(wl, "eurora-8", disp, power_cap=1500.0, scenario=Scenario(
                 [Change(60, "temperature", 21.5), Change(700, "desired_utilization", 0.8)]))
@@ -153,8 +158,10 @@ def vector_runs(draw: st.DrawFn) -> tuple[Workload, Platform, dict[str, object],
                 for t in times])
         if how == "none" and "power_model" in kwargs:
             kwargs["power_cap"] = 1e9  # (a job power source alone runs in the general loop)
-    if energy and plat.power_table is not None:
-        return wl, plat, kwargs, draw(st.sampled_from(ENERGY))
+    if energy and plat.power_table is not None:  # (EASY's: on different vectors only)
+        pool = [d for d in ENERGY + EASY_ENERGY
+                if len({tuple(v) for v in vectors}) > 1 or "easy" not in d]
+        return wl, plat, kwargs, draw(st.sampled_from(pool))
     return wl, plat, kwargs, draw(st.sampled_from(DISPATCHERS))
 
 
@@ -185,12 +192,11 @@ def test_what_the_vector_loop_does_not_take_runs_in_the_general_loop() -> None:
     wl = Workload.from_columns(submit=[0, 1], walltime=[5, 5], runtime=[5, 3], units=[1, 2],
                                req={"cores": [2, 1], "mem": [1, 3]})
     plat = Platform.homogeneous(2, {"cores": 2, "mem": 4})
-    leaving = Scenario([Change(2, "alive_nodes", 1.0), Change(9, "alive_nodes", 2.0)])
     for disp, kwargs, why in [
-        ("easy", {"scenario": leaving}, "nodes leaving"),
         ("conservative", {}, "conservative"),
         ("prb-power", {}, "without a node power model"),
-        ("order=fifo,select=easy,alloc=energy-model", {}, "not first-fit"),
+        ("order=fifo,select=easy,alloc=energy-model", {}, "without a node power model"),
+        ("order=fifo,select=conservative,alloc=energy-model", {}, "not first-fit"),
         ("order=fifo,select=nonstrict,alloc=best-fit", {}, "not first-fit"),
     ]:
         assert simulate(wl, plat, disp, **kwargs).summary["loop"] == "general"  # type: ignore[arg-type]
@@ -201,6 +207,15 @@ def test_what_the_vector_loop_does_not_take_runs_in_the_general_loop() -> None:
     assert simulate(wl, odd, "prb-power").summary["loop"] == "general"
     with pytest.raises(ConfigError, match="not a power of two"):
         simulate(wl, odd, "prb-power", loop="compiled")
+    # energy-model under EASY on one vector per unit: the general loop's SlotMachine
+    # reserves in unit slots, not on the matrix
+    one = jobs((0, 5, 5, 2), (0, 3, 4, 3), (1, 4, 4, 1), (2, 9, 9, 2))
+    plat = Platform.homogeneous(2, {"cores": 2}).with_node_model(NodePowerSpec())
+    easy_energy = "order=fifo,select=easy,alloc=energy-model"
+    assert simulate(one, plat, easy_energy).summary["loop"] == "general"
+    with pytest.raises(ConfigError, match="one resource vector per unit"):
+        simulate(one, plat, easy_energy, loop="compiled")
+    assert_same(one, plat, "prb-power")  # (non-strict: the same decisions on slots)
 
 
 @st.composite
@@ -260,5 +275,6 @@ def test_the_power_figures_are_the_meters_to_the_last_bit(
                              float(pw.job_w[job]), req[job], flat_n, flat_c, 0, len(nodes), vals)
         assert got == meter.start_delta(job, nodes, counts, free)
     vals = np.empty(plat.n_nodes)
-    assert vp.nodes_power(pw.mode, pw.tab, cols, pw.count_idle, cap, free, vals) == \
-        meter.nodes_power(free)
+    state = np.zeros(plat.n_nodes, np.int64)
+    assert vp.nodes_power(pw.mode, pw.tab, cols, pw.count_idle, cap, free, vals, state,
+                          pw.down_w) == meter.nodes_power(free)

@@ -6,12 +6,13 @@ A static ordering (``fifo``, ``sjf``, ``ljf``, ``f1``, …) or, with strict, EAS
 ``easy-power`` or conservative, a dynamic one (``wfp3``, ``uni``, ``slowdown``:
 :mod:`~dispatchlab.dispatchers.rule_based.compiled_scores`), strict, non-strict, EASY,
 ``easy-power`` or conservative selection (any depth), first-fit, the requested-time or
-real-duration estimate; with strict or non-strict selection and a static ordering also the
-``energy-model`` allocator (``prb-power``). Other selections, allocators and dynamic
-orderings with non-strict selection run in the general loop (the loops say which
-combinations of the run they take: conservative with a depth limit or a dynamic ordering
-only on a fixed machine without a cap, :mod:`.compiled.runner`); a subclass of ``Policy``
-may change the decisions and has no plan unless it offers its own (:meth:`Policy.compiled_plan
+real-duration estimate; with strict, non-strict, EASY or ``easy-power`` selection and a
+static ordering also the ``energy-model`` allocator (``prb-power``). Other selections,
+allocators and dynamic orderings with non-strict selection run in the general loop (the
+loops say which combinations of the run they take: conservative with a depth limit or a
+dynamic ordering only on a fixed machine without a cap, :mod:`.compiled.runner`); a
+subclass of ``Policy`` may change the decisions and has no plan unless it offers its own
+(:meth:`Policy.compiled_plan
 <dispatchlab.dispatchers.rule_based.policy.Policy.compiled_plan>`).
 """
 
@@ -55,11 +56,10 @@ def policy_plan(policy: Policy, workload: Workload, view: SystemView) -> Compile
     if selection is None:
         return (f"selection '{sel.name}' is neither strict, non-strict, EASY, easy-power nor "
                 "conservative")
-    energy = type(policy.allocator) is MarginalPowerFirst and selection in ("strict",
-                                                                             "nonstrict")
+    energy = type(policy.allocator) is MarginalPowerFirst and selection != "conservative"
     if type(policy.allocator) is not FirstFit and not energy:
         return (f"allocator '{policy.allocator.name}' is not first-fit (nor energy-model with "
-                "strict or non-strict selection)")
+                "strict, non-strict or EASY selection)")
     wl = workload
     if type(policy.estimate) is WalltimeEstimate:  # as WalltimeEstimate / OracleEstimate
         est = np.maximum(wl.walltime, 1)

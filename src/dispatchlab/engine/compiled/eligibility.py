@@ -27,11 +27,12 @@ changes (conservative with neither a depth limit nor a dynamic ordering).
 the rule-based wing's ``power_shadow``).
 
 Jobs whose units ask different resource vectors (the general loop's ``NodeMachine``), and
-the non-strict selection or the ``energy-model`` allocator (strict and non-strict)
-whatever the vectors, go to the loop of the node × resource matrix (:func:`_vector_run`,
-its inputs :mod:`.vector_inputs`): strict, non-strict, EASY or ``easy-power`` on a fixed
-machine, with no cap, a fixed cap or one varying with the scenario's ``power_cap`` rows
-(informational rows as above); not with nodes leaving nor with conservative backfilling.
+the non-strict selection or the ``energy-model`` allocator (strict, non-strict; EASY only on
+different vectors) whatever the vectors, go to the loop of the node × resource matrix
+(:func:`_vector_run`, its inputs :mod:`.vector_inputs`): strict, non-strict, EASY or
+``easy-power``, with no cap, a fixed cap or one varying with the scenario's ``power_cap``
+rows (informational rows as above, on a fixed machine), with nodes leaving and coming back
+(the engine's default choice of nodes) too; not with conservative backfilling.
 """
 
 from __future__ import annotations
@@ -220,19 +221,27 @@ def slot_run(sim: Simulator) -> SlotRun | str:
 def _vector_run(sim: Simulator, plan: CompiledPlan, moving: bool, conservative: bool,
                 rows: bool) -> SlotRun | str:
     """The inputs of the loop for jobs asking different per-unit vectors (and of the
-    non-strict selection and the ``energy-model`` allocator): a fixed machine, strict,
-    non-strict, EASY or ``easy-power``, a fixed or varying cap; or why it cannot take
-    ``sim``."""
+    non-strict selection and the ``energy-model`` allocator): strict, non-strict, EASY or
+    ``easy-power``, a fixed or varying cap, nodes leaving and coming back; or why it cannot
+    take ``sim``."""
     loop = ("the loop of job units asking different resource vectors (also non-strict "
             "selection, energy-model allocator)")
-    if moving:
-        return f"{loop} takes no nodes leaving: general loop"
     if conservative:
         return f"{loop} takes no conservative backfilling: general loop"
     if plan.score != 0:
         return f"{loop} takes no dynamic ordering: general loop"
     if plan.power_off >= 0:
         return f"{loop} takes no idle-node power-off: general loop"
+    if plan.allocator == "energy-model" and plan.selection in ("easy", "easy-power") and \
+            (sim.req == sim.req[0]).all():
+        return (f"{loop}: energy-model under EASY with one resource vector per unit (the "
+                "general loop reserves in unit slots then): general loop")
+    scenario: ScenarioRows | None = None
+    if moving:
+        found_rows = scenario_rows(sim)
+        if isinstance(found_rows, str):
+            return found_rows
+        scenario = found_rows
     found = vector_inputs(sim, plan.allocator)
     if isinstance(found, str):
         return found
@@ -240,6 +249,7 @@ def _vector_run(sim: Simulator, plan: CompiledPlan, moving: bool, conservative: 
                    easy=plan.selection in ("easy", "easy-power"),
                    easy_power=plan.selection == "easy-power", depth=plan.depth,
                    runner=plan.run, nonstrict=plan.selection == "nonstrict",
+                   scenario=scenario,
                    cap_rows=_cap_rows(sim, found.power) if rows else None, vectors=found)
 
 

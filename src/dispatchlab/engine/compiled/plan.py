@@ -65,7 +65,7 @@ class CompiledPlan:
     score: int = 0
     score_terms: Callable[[], tuple[FloatArray, FloatArray]] | None = None
     power_off: int = -1
-    allocator: str = "first-fit"  # or "energy-model" (strict and non-strict: the vector loop)
+    allocator: str = "first-fit"  # or "energy-model" (not conservative: the vector loop)
 
     def __post_init__(self) -> None:
         if self.selection not in (*SELECTIONS, OWN_PLACEMENT):

@@ -5,7 +5,8 @@ nodes' capacity and, under a power budget, the engine's power meter as arrays: w
 figures the meter uses (``mode``: 0 jobs draw their own power only, 1 the platform's node
 model, 2 the workload's power column with idle nodes counted), per node its idle,
 first-core, further-core, GPU and MIC figures, the columns of cores, GPUs and MICs, each
-node's starting power and their sum as the engine starts it, each job's own power. The
+node's starting power and their sum as the engine starts it, what each node draws down
+(nodes leaving), each job's own power. The
 loop then computes every figure with the meter's own operations
 (:mod:`dispatchlab.dispatchers.rule_based.compiled.vector_parts`).
 """
@@ -21,7 +22,7 @@ from dispatchlab.engine.budget import JobColumnPower
 from dispatchlab.engine.power_meter import MachinePower
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.engine.state import SystemView
-from dispatchlab.platform.node_states import ON
+from dispatchlab.platform.node_states import DOWN, ON
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class VectorPower:
     job_w: FloatArray  # each job's own power
     node_mode: bool
     idle_counted: bool
+    down_w: FloatArray  # what each node draws down (nodes leaving)
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,9 @@ def vector_power(sim: Simulator) -> VectorPower | str:
         job_w = np.array([meter.job_part(j, one, one) for j in range(wl.n_jobs)],
                          dtype=np.float64)
     cap = float("inf") if sim.power_cap is None else float(sim.power_cap)  # as the engine
+    none = np.zeros(len(plat.resources), np.int64)
+    down_w = np.array([meter._w(nd, DOWN, none) for nd in range(n)], dtype=np.float64)
     return VectorPower(cap=cap, used=meter.nodes_total, mode=mode, tab=tab, cols=cols,
                        count_idle=bool(sim.count_idle), node_w=np.array(meter.node_w),
                        job_w=job_w, node_mode=meter.node_mode,
-                       idle_counted=table is not None and bool(sim.count_idle))
+                       idle_counted=table is not None and bool(sim.count_idle), down_w=down_w)

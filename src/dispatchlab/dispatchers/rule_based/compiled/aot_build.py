@@ -58,10 +58,12 @@ def exports() -> AotExports:
                                       nt.Array(f, 2, "C"), f8, f8, i8, f8)
     from dispatchlab.dispatchers.rule_based.compiled.vector_loop import vector_loop
 
-    vec_returns = nt.Tuple((i, i8, i8, i8, i8, i4, i4, i8_2d, i, i, f8, f8, i8))
-    vec_sig = vec_returns(i8, i8, i8, i8, i8, b1, i8_2d, i8_2d, i, i, nt.boolean, nt.boolean,
-                          f, f, i, nt.Array(f, 2, "C"), i8, nt.boolean, f8, f8, i8, f8,
-                          nt.boolean, nt.Array(f, 2, "C"), i8, f8)
+    vec_returns = nt.Tuple((i, i8, i8, i8, i8, i8, i8, i4, i4, i8, i8_2d, i8_2d, i8_2d, b1,
+                            i, f8, f8))
+    vec_sig = vec_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8_2d, i8_2d, i, i,
+                          nt.boolean, nt.boolean, f, f, i, nt.Array(f, 2, "C"), i8, nt.boolean,
+                          f8, f8, f8, i8, f8, nt.boolean, nt.Array(f, 2, "C"), i8, f8, i8, i8,
+                          i8, i8, i8, nt.boolean, i8)
     return AotExports({"slot_loop": (slot_loop, sig),
                        "vector_loop": (vector_loop, vec_sig),
                        "poweroff_loop": (poweroff_loop, off_sig),

@@ -21,8 +21,10 @@ from dispatchlab.dispatchers.rule_based.compiled import (
     loop_parts,
     node_rows,
     power_shadow,
+    segment_parts,
     start_scan,
     vector_parts,
+    vector_rows,
     vector_shadow,
 )
 from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
@@ -44,7 +46,7 @@ DYNAMIC_ORDER = ("score_of", "score_before", "sort_by_score", "order_queue", "or
 #: The pieces of the loop of jobs asking different unit vectors (:mod:`.vector_parts`).
 VECTOR_PARTS = ("vfirst_fit", "fits_total", "any_free", "take_v", "give_v", "vreserve",
                 "_on_w", "_active", "_used", "_busy", "node_part", "reread", "start_delta",
-                "nodes_power", "vplace_energy")
+                "nodes_power", "vplace_energy", "vplace")
 
 
 def inlined() -> list[Callable[..., Any]]:
@@ -69,8 +71,9 @@ def loop_helpers() -> list[Callable[..., Any]]:
     )
 
     return [*availability_helpers(), *(getattr(loop_parts, name) for name in LOOP_PARTS),
-            node_rows.stop_run, node_rows.apply_node_rows, rebuild_book, fit_runs, may_move,
-            compress_skipping, book_parts.compress_book,
+            node_rows.stop_run, node_rows.apply_node_rows, node_rows.leave_running,
+            node_rows.row_moves, node_rows.next_victim, node_rows.bank_abort, rebuild_book,
+            fit_runs, may_move, compress_skipping, book_parts.compress_book,
             conservative_order.reserve_window,
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
@@ -78,7 +81,8 @@ def loop_helpers() -> list[Callable[..., Any]]:
             poweroff_loop.log_node, poweroff_loop.fitting, poweroff_loop.starts_power,
             *(getattr(dynamic_order, name) for name in DYNAMIC_ORDER),
             *(getattr(vector_parts, name) for name in VECTOR_PARTS),
-            vector_shadow.vpower_shadow]
+            vector_shadow.vpower_shadow, vector_rows.apply_vector_rows,
+            segment_parts.seg_room, segment_parts.run_end]
 
 
 _HERE = "dispatchlab.dispatchers.rule_based.compiled."
@@ -88,8 +92,8 @@ LOOPS = AotUnit("rule_based_loops", (
                           "queue_index", "loop_parts", "power_shadow", "kernel",
                           "poweroff_loop", "dynamic_order", "node_rows",
                           "conservative_scenario_loop", "book_parts", "conservative_order",
-                          "vector_loop",
-                          "vector_parts", "vector_shadow")),
+                          "vector_loop", "vector_parts", "vector_shadow", "vector_rows",
+                          "segment_parts")),
     "dispatchlab.dispatchers.slot_book_ops",
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
@@ -184,10 +188,11 @@ def vector_loop_kernel() -> Callable[..., Any]:
 
     def warm(fn: Callable[..., Any]) -> None:
         one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
-        fn(one - 1, one, one, one, one - 1, np.zeros(1, np.bool_), np.ones((1, 1), np.int64),
-           np.ones((1, 1), np.int64), 1, -1, False, False, 0.0, 0.0, 0, np.zeros((1, 5)),
-           np.full(3, -1, np.int64), False, np.zeros(1), np.zeros(1), none, np.zeros(0), False,
-           np.zeros((1, 5)), np.full(3, -1, np.int64), np.ones(1))
+        fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_),
+           np.ones((1, 1), np.int64), np.ones((1, 1), np.int64), 1, -1, False, False, 0.0, 0.0,
+           0, np.zeros((1, 5)), np.full(3, -1, np.int64), False, np.zeros(1), np.zeros(1),
+           np.zeros(1), none, np.zeros(0), False, np.zeros((1, 5)), np.full(3, -1, np.int64),
+           np.ones(1), none, none, none, one - 1, none, True, one - 1)
 
     return _loop(vector_loop, warm)
 

@@ -7,6 +7,12 @@ A loop keeps, per job, its open segment (``cur``), the live number of its end ev
 and whether it has never run (``fresh``); the running jobs in start order (``run_list``,
 each job's place in ``run_pos``: victims are aborted in that order); the segments' placements
 in the flat arrays (``seg_pos``, ``seg_len``) and their ends, outcomes and lost work.
+
+The parts that do not read the machine — which nodes a row moves (:func:`row_moves`), the
+jobs on a leaving node in start order (:func:`next_victim`), a run leaving the running
+list (:func:`leave_running`) and an aborted segment's accounting (:func:`bank_abort`) —
+are also called by the loop of jobs asking different resource vectors
+(:mod:`.vector_rows`), which gives resources back on its node × resource matrix instead.
 """
 
 from __future__ import annotations
@@ -32,24 +38,112 @@ def stop_run(t: int, job: int, runs: Any, segs: Any, node_free: Any, slots: Any,
     """Job ``job`` stops running at ``t`` (its segment's end and outcome are the caller's):
     its slots (and, under a cap, its power: ``tables`` ``(node_w, cur_w, job_w)``) given back,
     its end event dropped, it leaves the running list. Returns ``(lo, used, rn)``."""
-    run_list, run_pos, cur, end_seq = runs[0], runs[1], runs[2], runs[3]
-    seg_pos, seg_len, seg_t1 = segs[0], segs[1], segs[2]
-    flat_nodes, flat_counts = segs[5], segs[6]
+    seg_pos, seg_len = segs[0], segs[1]
+    flat_nodes = segs[5]
     node_w, cur_w, job_w = tables
-    s = cur[job]
-    lo = give_back(node_free, flat_nodes, flat_counts, seg_pos[s], seg_len[s], lo)
+    s = runs[2][job]
+    lo = give_back(node_free, flat_nodes, segs[6], seg_pos[s], seg_len[s], lo)
     if power:
         used = release_power(used, job_w[job], node_w, cur_w, node_free, slots, flat_nodes,
                              seg_pos[s], seg_len[s])
+    return lo, used, leave_running(t, job, runs, segs, rn)
+
+
+def leave_running(t: int, job: int, runs: Any, segs: Any, rn: int) -> int:
+    """Job ``job``, whose resources were given back, stops running at ``t``: its end event
+    dropped, its segment's end set, it leaves the running list (whatever the machine: unit
+    slots or the node × resource matrix). Returns the new number of running jobs."""
+    run_list, run_pos, cur, end_seq = runs[0], runs[1], runs[2], runs[3]
     end_seq[job] = -1
-    seg_t1[s] = t
+    segs[2][cur[job]] = t
     cur[job] = -1
     pos = run_pos[job]
     for m in range(pos, rn - 1):
         run_list[m] = run_list[m + 1]
         run_pos[run_list[m]] = m
     run_pos[job] = -1
-    return lo, used, rn - 1
+    return rn - 1
+
+
+def row_moves(srow: int, rows: Any, state: Any, moving: Any) -> tuple[int, bool]:
+    """The nodes scenario row ``srow`` moves, chosen before any moves (targets as listed;
+    ``alive_nodes``: the highest-index present nodes leave, the lowest-index absent ones
+    join, in increasing index order), written to ``moving``: ``(how many, leaving)``."""
+    s_kind, s_value, s_off, s_nodes = rows[1], rows[2], rows[3], rows[4]
+    n_nodes = state.shape[0]
+    kind = s_kind[srow]
+    n_mv = 0
+    if kind == ALIVE_NODES:
+        present = 0
+        for x in range(n_nodes):
+            if state[x] != DOWN:
+                present += 1
+        want = s_value[srow]
+        leaving = want < present
+        if leaving:
+            seen = 0
+            for x in range(n_nodes):
+                if state[x] != DOWN:
+                    if seen >= want:
+                        moving[n_mv] = x
+                        n_mv += 1
+                    seen += 1
+        elif want > present:
+            for x in range(n_nodes):
+                if state[x] == DOWN and n_mv < want - present:
+                    moving[n_mv] = x
+                    n_mv += 1
+    else:
+        leaving = kind == NODE_DOWN
+        for a in range(s_off[srow], s_off[srow + 1]):
+            moving[n_mv] = s_nodes[a]
+            n_mv += 1
+    return n_mv, leaving
+
+
+def next_victim(nd: int, m: int, runs: Any, segs: Any, rn: int) -> int:
+    """The first place from ``m`` on in the running list (start order) of a job whose
+    segment uses node ``nd``; ``rn`` when none does."""
+    run_list, cur = runs[0], runs[2]
+    seg_pos, seg_len, flat_nodes = segs[0], segs[1], segs[5]
+    while m < rn:
+        s = cur[run_list[m]]
+        p = seg_pos[s]
+        for a in range(seg_len[s]):
+            if flat_nodes[p + a] == nd:
+                return m
+        m += 1
+    return rn
+
+
+def bank_abort(t: int, job: int, s: int, runs: Any, segs: Any, requeue: bool, fin: Any,
+               requeued: Any, tallies: Any) -> tuple[int, int, int]:
+    """Job ``job``, stopped at ``t`` because a node of its segment ``s`` left: the segment
+    is aborted, the work since its last checkpoint lost, and the job re-queued (``requeue``)
+    or failed; the machine forgets it either way. ``tallies``: ``(n_fin, n_req, queued)``,
+    returned updated."""
+    work_from, left, fresh, failed, checkpoint = runs[4], runs[5], runs[6], runs[7], runs[8]
+    seg_out, seg_lost = segs[3], segs[4]
+    n_fin, n_req, queued = tallies
+    worked = t - work_from[job]
+    if worked < 0:
+        worked = 0
+    c = checkpoint[job]
+    kept = (worked // c) * c if c > 0 else 0
+    seg_out[s] = ABORTED
+    seg_lost[s] = worked - kept
+    rest = left[job] - kept / 1.0
+    left[job] = rest if rest > 0.0 else 0.0
+    fresh[job] = False
+    fin[n_fin] = job  # the machine forgets it either way
+    n_fin += 1
+    if requeue:
+        requeued[n_req] = job
+        n_req += 1
+        queued += 1
+    else:
+        failed[job] = True
+    return n_fin, n_req, queued
 
 
 def apply_node_rows(t: int, srow: int, rows: Any, nodes: Any, runs: Any, segs: Any,
@@ -74,44 +168,15 @@ def apply_node_rows(t: int, srow: int, rows: Any, nodes: Any, runs: Any, segs: A
     Returns ``(srow, (rn, lo, busy, n_fin, n_req, queued, alive_slots), node_log, n_log,
     used)``.
     """
-    s_time, s_kind, s_value, s_off, s_nodes = rows
+    s_time = rows[0]
     state, node_free, slots, alive_res, cap_res, moving = nodes
-    run_list, cur, work_from, left, fresh, failed, checkpoint, units = (
-        runs[0], runs[2], runs[4], runs[5], runs[6], runs[7], runs[8], runs[9])
-    seg_pos, seg_len, seg_out, seg_lost, flat_nodes = segs[0], segs[1], segs[3], segs[4], segs[5]
+    run_list, cur, units = runs[0], runs[2], runs[9]
     node_w, cur_w = tables[0], tables[1]
     rn, lo, busy, n_fin, n_req, queued, alive_slots = counts
     n_rows = s_time.shape[0]
-    n_nodes = slots.shape[0]
     n_res = alive_res.shape[0]
     while srow < n_rows and s_time[srow] == t:
-        kind = s_kind[srow]
-        n_mv = 0
-        if kind == ALIVE_NODES:
-            present = 0
-            for x in range(n_nodes):
-                if state[x] != DOWN:
-                    present += 1
-            want = s_value[srow]
-            leaving = want < present
-            if leaving:
-                seen = 0
-                for x in range(n_nodes):
-                    if state[x] != DOWN:
-                        if seen >= want:
-                            moving[n_mv] = x
-                            n_mv += 1
-                        seen += 1
-            elif want > present:
-                for x in range(n_nodes):
-                    if state[x] == DOWN and n_mv < want - present:
-                        moving[n_mv] = x
-                        n_mv += 1
-        else:
-            leaving = kind == NODE_DOWN
-            for a in range(s_off[srow], s_off[srow + 1]):
-                moving[n_mv] = s_nodes[a]
-                n_mv += 1
+        n_mv, leaving = row_moves(srow, rows, state, moving)
         for step in range(n_mv):
             nd = moving[step]
             if not leaving and state[nd] != DOWN:
@@ -121,40 +186,16 @@ def apply_node_rows(t: int, srow: int, rows: Any, nodes: Any, runs: Any, segs: A
                     continue
                 usable = state[nd] == ON  # (a node off, booting or shutting down is not)
                 if usable and node_free[nd] != slots[nd]:  # jobs run on it: abort them
-                    m = 0
+                    m = next_victim(nd, 0, runs, segs, rn)
                     while m < rn:
                         job = run_list[m]
                         s = cur[job]
-                        p = seg_pos[s]
-                        hit = False
-                        for a in range(seg_len[s]):
-                            if flat_nodes[p + a] == nd:
-                                hit = True
-                                break
-                        if not hit:
-                            m += 1
-                            continue
                         lo, used, rn = stop_run(t, job, runs, segs, node_free, slots, lo,
                                                 power, tables, used, rn)
                         busy -= units[job]
-                        worked = t - work_from[job]
-                        if worked < 0:
-                            worked = 0
-                        c = checkpoint[job]
-                        kept = (worked // c) * c if c > 0 else 0
-                        seg_out[s] = ABORTED
-                        seg_lost[s] = worked - kept
-                        rest = left[job] - kept / 1.0
-                        left[job] = rest if rest > 0.0 else 0.0
-                        fresh[job] = False
-                        fin[n_fin] = job  # the machine forgets it either way
-                        n_fin += 1
-                        if requeue:
-                            requeued[n_req] = job
-                            n_req += 1
-                            queued += 1
-                        else:
-                            failed[job] = True
+                        n_fin, n_req, queued = bank_abort(t, job, s, runs, segs, requeue, fin,
+                                                          requeued, (n_fin, n_req, queued))
+                        m = next_victim(nd, m, runs, segs, rn)
                 if usable:
                     alive_slots -= slots[nd]
                     for r in range(n_res):

@@ -111,18 +111,31 @@ def give_v(free: Any, ft: Any, req: Any, u: int, flat_nodes: Any, flat_counts: A
         ft[r] += u * req[r]
 
 
+def vplace(alloc: Any, free: Any, req: Any, u: int, flat_nodes: Any, flat_counts: Any,
+           at: int) -> tuple[int, int]:
+    """The run's allocator on ``free``: the ``energy-model`` allocator (:func:`vplace_energy`)
+    when ``alloc`` ``(energy, capacity, node model, its columns, load weights, work
+    arrays)`` says so, else first-fit; written at ``flat_*[at:]``, returns ``(entries
+    written, units left unplaced)``."""
+    energy, cap, atab, acols, scale, work = alloc
+    if energy:
+        return vplace_energy(free, req, u, cap, atab, acols, scale, flat_nodes, flat_counts,
+                             at, work)
+    return vfirst_fit(free, free, False, req, u, flat_nodes, flat_counts, at)
+
+
 # ---- EASY's reservation on the matrix ----
 
 
 def vreserve(t: int, head: int, free: Any, ft: Any, req: Any, units: Any, e_time: Any,
              e_job: Any, en: int, alloc_pos: Any, alloc_len: Any, flat_nodes: Any,
              flat_counts: Any, future: Any, pooled: Any, extra: Any, scratch_n: Any,
-             scratch_c: Any) -> int:
+             scratch_c: Any, alloc: Any) -> int:
     """The head's shadow time as ``NodeMachine.reserve`` makes it: from ``t + 1`` on, the
     running jobs' expected ends release their placements in order until the pooled totals
-    hold the head's demand and first-fit places it; ``extra`` is set to what stays free
-    beside it then (the free matrix itself, and :data:`NEVER`, when it never fits).
-    ``future``/``pooled``/``scratch_*``: work arrays."""
+    hold the head's demand and the allocator (``alloc``: :func:`vplace`) places it;
+    ``extra`` is set to what stays free beside it then (the free matrix itself, and
+    :data:`NEVER`, when it never fits). ``future``/``pooled``/``scratch_*``: work arrays."""
     n_nodes, n_res = free.shape
     for nd in range(n_nodes):
         for r in range(n_res):
@@ -147,7 +160,7 @@ def vreserve(t: int, head: int, free: Any, ft: Any, req: Any, units: Any, e_time
                 pooled[r] += units[j] * req[j, r]
             i += 1
         if fits_total(pooled, hreq, need):
-            k, left = vfirst_fit(future, future, False, hreq, need, scratch_n, scratch_c, 0)
+            k, left = vplace(alloc, future, hreq, need, scratch_n, scratch_c, 0)
             if left == 0:
                 for a in range(k):
                     nd = scratch_n[a]
@@ -275,14 +288,17 @@ def start_delta(mode: int, tab: Any, cols: Any, count_idle: bool, cap: Any, free
 
 
 def nodes_power(mode: int, tab: Any, cols: Any, count_idle: bool, cap: Any, free: Any,
-                vals: Any) -> float:
-    """The node part of the IT power with ``free`` left (``MachinePower.nodes_power``, every
-    node on: per node, then numpy's pairwise sum); ``vals``: a work array."""
+                vals: Any, state: Any, down_w: Any) -> float:
+    """The node part of the IT power with ``free`` left (``MachinePower.nodes_power``, the
+    nodes in ``state``: an on node by its usage, a down one draws ``down_w``; per node, then
+    numpy's pairwise sum); ``vals``: a work array."""
     n_nodes = free.shape[0]
     if mode == 0:
         return 0.0
     for nd in range(n_nodes):
-        if mode == 1:
+        if state[nd] != 0:  # (not on: its state's figure)
+            vals[nd] = down_w[nd]
+        elif mode == 1:
             a = _active(tab, cols, nd, _used(cap, free, nd, cols[0]),
                         _used(cap, free, nd, cols[1]), _used(cap, free, nd, cols[2]))
             vals[nd] = tab[nd, 0] + a if count_idle else a

@@ -7,7 +7,7 @@ on a ``NodeMachine``.
 The candidate times are the matrix-based shadow time, the later expected ends of the jobs
 running when the decision began (not those it started) and the announced cap changes after
 now, in increasing order. At each, the jobs expected to end by then give their placements
-back (and their own power), first-fit places the head on what is free then, the machine's
+back (and their own power), the allocator places the head on what is free then, the machine's
 power then is the power now less the change of the node part (:func:`.nodes_power`) and
 the released own power, and the head fits if its increase then (:func:`.start_delta` on
 that free matrix) keeps it under the cap announced for then. The power left over is the
@@ -24,7 +24,7 @@ from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
     NEVER,
     nodes_power,
     start_delta,
-    vfirst_fit,
+    vplace,
 )
 
 
@@ -32,21 +32,23 @@ def vpower_shadow(t: int, decision: int, shadow: int, head: int, free: Any, req:
                   units: Any, e_time: Any, e_job: Any, en: int, job_dec: Any,
                   alloc_pos: Any, alloc_len: Any, flat_nodes: Any, flat_counts: Any,
                   power_in: Any, job_w: Any, used_now: float, cap_now: float, c_time: Any,
-                  c_value: Any, crow: int, work: Any) -> tuple[int, float]:
+                  c_value: Any, crow: int, work: Any, alloc: Any) -> tuple[int, float]:
     """The head's reservation in power too: ``(shadow time, extra power)``; see the module
-    docstring. ``power_in``: ``(mode, tab, cols, count_idle, capacity)`` of the meter;
+    docstring. ``power_in``: ``(mode, tab, cols, count_idle, capacity, node states, down
+    power)`` of the meter;
     ``job_dec[j]``: the decision that started job ``j``; ``work``: ``(scratch matrix, extra
-    matrix, float work array, candidate times, placement nodes, placement counts)``.
+    matrix, float work array, candidate times, placement nodes, placement counts)``;
+    ``alloc``: the allocator (:func:`.vplace`).
     Returns ``(NEVER, 0.0)`` when the head's power fits at no candidate."""
     if shadow >= NEVER:
         return NEVER, 0.0
-    mode, tab, cols, count_idle, cap = power_in
+    mode, tab, cols, count_idle, cap, state, down_w = power_in
     scratch, extra, vals, cand, sc_n, sc_c = work
     n_nodes, n_res = free.shape
     for nd in range(n_nodes):
         for r in range(n_res):
             scratch[nd, r] = free[nd, r]
-    nodes_now = nodes_power(mode, tab, cols, count_idle, cap, free, vals)
+    nodes_now = nodes_power(mode, tab, cols, count_idle, cap, free, vals, state, down_w)
     # the candidate times, sorted, without repeats
     nc = 0
     cand[nc] = shadow
@@ -88,11 +90,11 @@ def vpower_shadow(t: int, decision: int, shadow: int, head: int, free: Any, req:
                 for r in range(n_res):
                     scratch[nd, r] += c * req[j, r]
             gone += job_w[j]
-        n_put, left = vfirst_fit(scratch, scratch, False, hreq, need, sc_n, sc_c, 0)
+        n_put, left = vplace(alloc, scratch, hreq, need, sc_n, sc_c, 0)
         if left > 0:
             continue
         power = used_now - (nodes_now - nodes_power(mode, tab, cols, count_idle, cap, scratch,
-                                                    vals)) - gone
+                                                    vals, state, down_w)) - gone
         d = start_delta(mode, tab, cols, count_idle, cap, scratch, job_w[head], hreq, sc_n,
                         sc_c, 0, n_put, vals)
         if power + d <= cap_w + EPS:
