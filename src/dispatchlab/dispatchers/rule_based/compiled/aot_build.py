@@ -34,7 +34,7 @@ def exports() -> AotExports:
                   nt.boolean, nt.boolean, nt.float64, nt.float64, nt.Array(nt.float64, 2, "C"), f8,
                   nt.float64, i8, f8, nt.int64, f8, f8)
     i = nt.int64
-    cons_returns = nt.Tuple((i, i8, i8, i8, i8, i4, i4, nt.Array(i, 2, "C"), i, i, i, i))
+    cons_returns = nt.Tuple((i, i8, i8, i8, i8, i4, i4, nt.Array(i, 2, "C"), i, i, i, i, i8))
     cons_sig = cons_returns(i8, i8, i8, i8, i8, nt.Array(nt.boolean, 1, "C"), i8, i, i, f8,
                             f8)
     i8_2d = nt.Array(i, 2, "C")

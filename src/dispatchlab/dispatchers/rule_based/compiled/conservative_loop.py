@@ -70,9 +70,10 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     (:mod:`.dynamic_order`; ``STATIC``: the ranks hold).
 
     Returns ``(status, start, end, planned, offsets, nodes, counts, points, n_points,
-    compressions, moves, bad_job)``: job ``j`` ran on ``nodes[offsets[j]:offsets[j + 1]]``
-    with ``counts`` units each; ``points`` rows are ``(time, queued, running, busy slots)``
-    per decision point.
+    compressions, moves, bad_job, order)``: job ``j`` ran on
+    ``nodes[offsets[j]:offsets[j + 1]]`` with ``counts`` units each; ``points`` rows are
+    ``(time, queued, running, busy slots)`` per decision point; ``order`` the jobs in the
+    order they started (the engine's segment order).
     """
     n = submit.shape[0]
     n_nodes = slots.shape[0]
@@ -109,6 +110,8 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     due = np.empty(n, np.int64)
     fin = np.empty(n, np.int64)
     new = np.empty(n, np.int64)
+    order = np.empty(n, np.int64)  # the jobs in the order they started
+    n_order = 0
     work = order_work(n, score)
     last_wake = -1
     free = total
@@ -228,6 +231,8 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
                 alloc_len[j] = n_flat - p
                 free -= u
                 start[j] = t
+                order[n_order] = j
+                n_order += 1
                 running += 1
                 run_end[j] = r_end[j]
                 if t + dur[j] > run_end[j]:  # it would outlive its expected end (no wall-time
@@ -280,4 +285,4 @@ def conservative_loop(submit: Any, dur: Any, units: Any, est: Any, rank: Any, sk
     # placements in job order: job j owns nodes[offsets[j]:offsets[j + 1]]
     offsets, nodes, counts = gather(alloc_pos, alloc_len, n, flat_nodes, flat_counts)
     return (status, start, end, planned, offsets, nodes, counts, points, n_points,
-            compressions, moves, bad_job)
+            compressions, moves, bad_job, order[:n_order].copy())

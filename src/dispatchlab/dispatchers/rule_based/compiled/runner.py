@@ -220,7 +220,7 @@ def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | str | None:
         sim.progress(0, wl.n_jobs)
     wall0 = time.perf_counter()
     (status, start, end, planned, offsets, nodes, counts, points, n_points, compressions,
-     moves, bad_job) = kernel(
+     moves, bad_job, order) = kernel(
         _own(wl.submit), _own(_durations(sim)), _own(wl.units),
         _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.depth,
         *_score_args(run))
@@ -232,7 +232,7 @@ def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | str | None:
     _check(sim, status, bad_job)
     stats = {"compressions": int(compressions), "rebuilds": 0, "moves": int(moves)}
     _record(sim, rec, (start, end, planned, offsets, nodes, counts, points, n_points),
-            wall0, loop_seconds, stats)
+            wall0, loop_seconds, stats, order=order)
     return rec
 
 
