@@ -43,6 +43,7 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     first_fit,
     gather,
     idle_wait,
+    next_joiner,
     q_insert,
     reread_nodes,
     room,
@@ -244,17 +245,12 @@ def conservative_scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: b
         n_new = 0
         k_sub = 0
         while True:
-            if nxt < n and submit[nxt] == t:
-                jn = nxt
-                nxt += 1
-                if skip[jn]:
-                    continue
-                queued += 1
-            elif k_sub < n_req:
-                jn = requeued[k_sub]
-                k_sub += 1
-            else:
+            jn, nxt, k_sub, submitted = next_joiner(t, submit, skip, nxt, requeued, k_sub,
+                                                    n_req)
+            if jn < 0:
                 break
+            if submitted:
+                queued += 1
             qn = q_insert(q_job, q_rank, qn, jn, rank[jn])
             new[n_new] = jn
             n_new += 1

@@ -36,7 +36,7 @@ AVAILABLE = NUMBA
 
 #: The pieces the loops are made of (:mod:`.loop_parts`).
 LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shift_in",
-              "q_insert", "q_compact", "ends_find", "ends_insert", "ends_remove",
+              "next_joiner", "q_insert", "q_compact", "ends_find", "ends_insert", "ends_remove",
               "easy_shadow", "backfill_kind", "first_fit", "take", "give_back",
               "reread_nodes", "release_power", "least_power", "fixed_machine", "gather",
               "sample_point")

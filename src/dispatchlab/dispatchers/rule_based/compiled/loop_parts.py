@@ -94,6 +94,23 @@ def queue_arrays(n: int) -> Any:
     return np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(n, np.bool_)
 
 
+def next_joiner(t: int, submit: Any, skip: Any, nxt: int, requeued: Any, k_sub: int,
+                n_req: int) -> tuple[int, int, int, bool]:
+    """The next job to join the queue at ``t``, as the engine admits them: the jobs submitted
+    at ``t`` in index order (not those in ``skip``: rejected), then the ``n_req`` re-queued
+    ones in order. Returns ``(job, nxt, k_sub, submitted)``: ``job`` -1 when none is left,
+    ``submitted`` whether it is a new submission (a re-queued job is counted queued when it
+    is aborted)."""
+    n = submit.shape[0]
+    while nxt < n and submit[nxt] == t:
+        nxt += 1
+        if not skip[nxt - 1]:
+            return nxt - 1, nxt, k_sub, True
+    if k_sub < n_req:
+        return requeued[k_sub], nxt, k_sub + 1, False
+    return -1, nxt, k_sub, False
+
+
 def q_insert(q_job: Any, q_rank: Any, qn: int, job: int, r: int) -> int:
     """Queue ``job`` of rank ``r`` in rank order; returns the new length."""
     k = qn if qn == 0 or r > q_rank[qn - 1] else bisect_left(q_rank, qn, r)

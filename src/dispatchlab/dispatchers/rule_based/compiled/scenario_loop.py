@@ -38,6 +38,7 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     give_back,
     idle_wait,
     least_power,
+    next_joiner,
     q_insert,
     queue_arrays,
     release_power,
@@ -250,17 +251,12 @@ def scenario_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
         # 3. submissions at t, then requeued jobs, join the queue in rank order
         k_sub = 0
         while True:
-            if nxt < n and submit[nxt] == t:
-                jn = nxt
-                nxt += 1
-                if skip[jn]:
-                    continue
-                queued += 1
-            elif k_sub < n_req:
-                jn = requeued[k_sub]
-                k_sub += 1
-            else:
+            jn, nxt, k_sub, submitted = next_joiner(t, submit, skip, nxt, requeued, k_sub,
+                                                    n_req)
+            if jn < 0:
                 break
+            if submitted:
+                queued += 1
             r = rank[jn]
             qn = q_insert(q_job, q_rank, qn, jn, r)
             if indexed:
