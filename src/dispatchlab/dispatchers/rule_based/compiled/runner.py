@@ -232,7 +232,7 @@ def run_conservative(sim: Simulator, run: SlotRun) -> Recorder | str | None:
     _check(sim, status, bad_job)
     stats = {"compressions": int(compressions), "rebuilds": 0, "moves": int(moves)}
     _record(sim, rec, (start, end, planned, offsets, nodes, counts, points, n_points),
-            wall0, loop_seconds, stats, order=order)
+            wall0, loop_seconds, stats, None, order)
     return rec
 
 
@@ -317,37 +317,32 @@ def _check(sim: Simulator, status: int, bad_job: int, run: SlotRun | None = None
 
 
 def _record(sim: Simulator, rec: Recorder, out: tuple[Any, ...], wall0: float,
-            loop_seconds: float, stats: dict[str, Any], run: SlotRun | None = None,
-            order: npt.NDArray[np.int64] | None = None,
-            free_total: npt.NDArray[np.int64] | None = None,
-            job_w: npt.NDArray[np.float64] | None = None) -> None:
-    """Store the loop's outcome in ``rec`` exactly as the general engine would; segments in
-    the order the jobs started (``order``), else in job order. ``free_total``: the free
-    totals per decision point (else from the busy slots in ``points``); ``job_w``: each
-    job's own power (else the slot power table's, if any)."""
+            loop_seconds: float, stats: dict[str, Any], run: SlotRun | None,
+            order: npt.NDArray[np.int64]) -> None:
+    """Store the loop's outcome in ``rec`` exactly as the general engine would: segments in
+    the order the jobs started (``order``; the loop's placements are in job order), the
+    slot power table's job power (if any), the free totals from the busy slots in
+    ``points``."""
     start, end, planned, offsets, nodes, counts, points, n_points = out
     wl = sim.workload
-    started = np.flatnonzero(start >= 0) if order is None else order
+    started = order
     sizes = np.diff(offsets)[started]
-    if order is not None:  # each job's nodes and counts, in that order
-        before = np.cumsum(sizes) - sizes
-        flat = np.repeat(offsets[started] - before, sizes) + np.arange(int(sizes.sum()))
-        nodes, counts = nodes[flat], counts[flat]
+    before = np.cumsum(sizes) - sizes  # each job's nodes and counts, in that order
+    flat = np.repeat(offsets[started] - before, sizes) + np.arange(int(sizes.sum()))
+    nodes, counts = nodes[flat], counts[flat]
     killed = (wl.runtime[started] > wl.walltime[started]) & sim.walltime_kill
     rec.segments = Segments(
         job=started.astype(np.int64), t0=start[started], t1=end[started],
         outcome=np.where(killed, KILLED, COMPLETED).astype(np.int8),
         lost=np.zeros(len(started), np.int64), offsets=with_zero(np.cumsum(sizes)),
         nodes=nodes, counts=counts,
-        power=(job_w[started] if job_w is not None else
-               None if run is None or run.power is None else run.power.job_w[started]))
+        power=None if run is None or run.power is None else run.power.job_w[started])
     rec.planned = planned
     pts = points[:n_points]
     rec.decision_at = array("q", pts[:, 0].tobytes())
     rec.decision_cpu = array("d", [loop_seconds / max(n_points, 1)]) * n_points
     total = sim.platform.total[None, :]
-    if free_total is None:
-        free_total = total - pts[:, 3:4] * sim.req[0][None, :]
+    free_total = total - pts[:, 3:4] * sim.req[0][None, :]
     rec.samples = array("q", np.ascontiguousarray(
         np.hstack((pts[:, :3], free_total, np.repeat(total, n_points, axis=0))),
         dtype=np.int64).tobytes())
