@@ -39,7 +39,7 @@ LOOP_PARTS = ("room", "room_rows", "idle_wait", "ev_room", "queue_arrays", "shif
               "next_joiner", "q_insert", "q_compact", "ends_find", "ends_insert", "ends_remove",
               "easy_shadow", "backfill_kind", "first_fit", "take", "give_back",
               "reread_nodes", "release_power", "least_power", "fixed_machine", "gather",
-              "sample_point")
+              "sample_point", "log_node")
 #: The dynamic orderings' parts (:mod:`.dynamic_order`).
 DYNAMIC_ORDER = ("score_of", "score_before", "sort_by_score", "order_queue", "order_work")
 
@@ -78,7 +78,7 @@ def loop_helpers() -> list[Callable[..., Any]]:
             queue_index.idx_new, queue_index.idx_put, queue_index.idx_next,
             queue_index.idx_jump, start_scan.start_scan, power_shadow.block_sum,
             power_shadow.pairwise_sum, power_shadow.power_shadow, poweroff_loop.touch,
-            poweroff_loop.log_node, poweroff_loop.fitting, poweroff_loop.starts_power,
+            poweroff_loop.fitting, poweroff_loop.starts_power,
             *(getattr(dynamic_order, name) for name in DYNAMIC_ORDER),
             *(getattr(vector_parts, name) for name in VECTOR_PARTS),
             vector_shadow.vpower_shadow, vector_rows.apply_vector_rows,

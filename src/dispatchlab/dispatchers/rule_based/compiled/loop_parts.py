@@ -40,6 +40,16 @@ def room_rows(a: Any, need: int) -> Any:
     return out
 
 
+def log_node(node_log: Any, n_log: int, t: int, nd: int, state: int) -> Any:
+    """Node ``nd`` entered ``state`` at ``t``: a row of the node log (grown on demand);
+    returns ``(node_log, n_log)``."""
+    node_log = room_rows(node_log, n_log + 1)
+    node_log[n_log, 0] = t
+    node_log[n_log, 1] = nd
+    node_log[n_log, 2] = state
+    return node_log, n_log + 1
+
+
 def sample_point(points: Any, alive_pts: Any, watts: Any, caps: Any, n_points: int, t: int,
                  queued: int, running: int, busy: int, alive_res: Any, power: bool,
                  used: float, cap_w: float) -> tuple[Any, Any, Any, Any]:

@@ -21,8 +21,8 @@ from typing import Any
 
 from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     give_back,
+    log_node,
     release_power,
-    room_rows,
 )
 
 #: Node states, as :mod:`dispatchlab.engine.state`.
@@ -216,10 +216,6 @@ def apply_node_rows(t: int, srow: int, rows: Any, nodes: Any, runs: Any, segs: A
                 if power:
                     used += node_w[nd, 0] - cur_w[nd]
                     cur_w[nd] = node_w[nd, 0]
-            node_log = room_rows(node_log, n_log + 1)
-            node_log[n_log, 0] = t
-            node_log[n_log, 1] = nd
-            node_log[n_log, 2] = state[nd]
-            n_log += 1
+            node_log, n_log = log_node(node_log, n_log, t, nd, state[nd])
         srow += 1
     return srow, (rn, lo, busy, n_fin, n_req, queued, alive_slots), node_log, n_log, used

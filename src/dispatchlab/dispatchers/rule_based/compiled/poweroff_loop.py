@@ -51,12 +51,12 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     give_back,
     idle_wait,
     least_power,
+    log_node,
     next_joiner,
     q_insert,
     queue_arrays,
     release_power,
     room,
-    room_rows,
     sample_point,
 )
 from dispatchlab.dispatchers.rule_based.compiled.node_rows import apply_node_rows
@@ -608,16 +608,6 @@ def touch(mark: Any, touched: Any, n_touch: int, nd: int, decision: int) -> int:
     mark[nd] = decision
     touched[n_touch] = nd
     return n_touch + 1
-
-
-def log_node(node_log: Any, n_log: int, t: int, nd: int, state: int) -> Any:
-    """Node ``nd`` entered ``state`` at ``t``: a row of the node log (grown on demand);
-    returns ``(node_log, n_log)``."""
-    node_log = room_rows(node_log, n_log + 1)
-    node_log[n_log, 0] = t
-    node_log[n_log, 1] = nd
-    node_log[n_log, 2] = state
-    return node_log, n_log + 1
 
 
 def starts_power(started: Any, st_pos: Any, st_len: Any, n_new: int, flat_nodes: Any,

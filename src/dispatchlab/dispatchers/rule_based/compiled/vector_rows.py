@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dispatchlab.dispatchers.rule_based.compiled.loop_parts import log_node
 from dispatchlab.dispatchers.rule_based.compiled.node_rows import (
     DOWN,
     ON,
@@ -23,7 +24,6 @@ from dispatchlab.dispatchers.rule_based.compiled.node_rows import (
     next_victim,
     row_moves,
 )
-from dispatchlab.dispatchers.rule_based.compiled.poweroff_loop import log_node
 from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
     _busy,
     give_v,
