@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import threading
 import time
 from collections import Counter
@@ -18,11 +19,14 @@ import pytest
 from typer.testing import CliRunner
 
 from dispatchlab.cli.main import app
+from dispatchlab.errors import DispatchlabError
 from dispatchlab.live.adapter import JsonLog, SlurmAdapter
 from dispatchlab.live.local_cluster import LocalCluster, missing_programs
 from dispatchlab.live.outage import SlurmUnreachable
 from dispatchlab.live.predict import ShadowPredictor
+from dispatchlab.live.replay import scaled_workload, submit_replay
 from dispatchlab.live.slurm_client import SlurmClient, SlurmCommandError
+from dispatchlab.workload.workload import Workload
 from tests.live.slurm_jobs import clean, jobs, start_or_skip, submit, wait_for
 
 runner = CliRunner()
@@ -113,6 +117,38 @@ def test_controller_restart_keeps_every_job_exactly_once(faulty: LocalCluster) -
     assert len(lines) == len(ids) and all("JobState=COMPLETED" in ln for ln in lines)
     events = _events(log)
     assert events.index("controller_unreachable") < events.index("controller_back")
+
+
+def test_replay_retries_sbatch_and_names_the_jobs_it_could_not_submit(
+        down: LocalCluster) -> None:
+    """While the controller is away, sbatch fails: with a 1 s retry bound both jobs are
+    reported (not a stop at the first); with the controller back within the bound, every
+    job is submitted once."""
+    wl = scaled_workload(Workload.from_columns(
+        submit=[0, 0, 1], walltime=[60] * 3, runtime=[1] * 3, units=[1] * 3,
+        req={"cores": [1] * 3}), 1.0)
+    log = io.StringIO()
+    lost = submit_replay(wl, down.env(), "main", hold=True, aligned=False, retry_for=1.0,
+                         log=JsonLog(log))
+    assert lost.slurm_id == {} and sorted(lost.failed) == [1, 2, 3]
+    assert "replay_incomplete" in _events(log)
+    with pytest.raises(DispatchlabError, match=r"3 trace job\(s\) could not be submitted"):
+        lost.check_complete()
+    timer = threading.Timer(2.0, down.start_controller)
+    timer.start()
+    log = io.StringIO()
+    try:
+        sub = submit_replay(wl, down.env(), "main", hold=True, aligned=False, retry_for=30,
+                            log=JsonLog(log))
+    finally:
+        timer.join()
+    assert not sub.failed and len(set(sub.slurm_id.values())) == 3
+    assert "submit_retry" in _events(log)
+    listed = subprocess.run(["squeue", "-h", "-p", "main", "-o", "%i %j"], env=down.env(),
+                            capture_output=True, text=True, check=True).stdout.split()
+    names = dict(zip(map(int, listed[::2]), listed[1::2], strict=True))
+    assert names == {sub.slurm_id[k]: f"replay-{k}" for k in (1, 2, 3)}  # each once
+    clean(down)
 
 
 # ---- before the first read: a missing program or configuration -------------------------

@@ -228,7 +228,10 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
             _terminate([self.pids.pop("slurmctld")])
 
     def start_controller(self) -> None:
-        """Start slurmctld again from its saved state (jobs and nodes as it left them)."""
+        """Start slurmctld again from its saved state (jobs and nodes as it left them),
+        unless it runs."""
+        if "slurmctld" in self.pids and _alive(self.pids["slurmctld"]):
+            return
         pid_file = self._root / "slurmctld.pid"
         pid_file.unlink(missing_ok=True)
         self._run_daemon("slurmctld", [str(find_program("slurmctld")), "-i"], pid_file,
