@@ -33,12 +33,16 @@ def test_bad_poll_and_system_and_missing_out() -> None:
 def test_bad_durations_history_and_estimates_are_refused_at_start(tmp_path: Path) -> None:
     """Refused before Slurm is looked at (PATH empty: reaching Slurm would say so)."""
     out = str(tmp_path / "pred.csv")
+    bad = tmp_path / "jobcomp.log"
+    bad.write_text("not a record\n")
     cases = [
         (["--duration", "-3"], "--duration must be > 0 s, got -3"),
         (["--release-timeout", "-1"], "--release-timeout must be > 0 s, got -1"),
         (["--every", "0"], "--every must be > 0 s, got 0"),
         (["--predict", "--out", out, "--history", "/nonexistent"],
          "--history /nonexistent: no such file"),
+        (["--predict", "--out", out, "--history", str(bad)],
+         f"{bad}:1, field 'JobId': not a jobcomp/filetxt record"),
         (["--predict", "--out", out, "--estimate", "real"], "reads actual run times"),
         (["--predict", "--out", out, "--estimate", "nosuch"],
          "unknown duration estimate 'nosuch'"),

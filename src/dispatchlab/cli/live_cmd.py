@@ -75,6 +75,10 @@ def live_command(
         from dispatchlab.live.predict import live_estimator
 
         live_estimator(estimate)
+        if history is not None:
+            from dispatchlab.workload.slurm_jobcomp import read_jobcomp
+
+            read_jobcomp(history)  # a malformed log: its file and line, now
         if out is None:
             raise ConfigError("--predict needs --out (the predictions CSV)", field="out")
     from dispatchlab.live.outage import SlurmUnreachable

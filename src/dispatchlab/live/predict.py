@@ -187,7 +187,8 @@ class ShadowPredictor:
             return None
         try:
             return load_jobcomp(path, partition=self.partition)
-        except DispatchlabError:
+        except DispatchlabError as err:  # none of the partition yet, or a bad line
+            self.log("history_unused", reason=str(err))
             return None
 
     def cycle(self, snap: Snapshot) -> list[Prediction]:
