@@ -36,7 +36,6 @@ class Outage:
     failures: int = 0
     since: float | None = None  # monotonic time of the first failure in a row
     said: float | None = None  # when it was last said loudly
-    ever_read: bool = False
     last_error: str = ""
 
     def failed(self, error: str) -> None:
@@ -62,7 +61,6 @@ class Outage:
 
     def ok(self) -> None:
         """A read worked."""
-        self.ever_read = True
         if self.since is not None and self.said is not None:
             lasted = time.monotonic() - self.since
             self.log("controller_back", failures=self.failures, seconds=round(lasted, 1))
@@ -78,7 +76,8 @@ class Outage:
                 f"{lasted:.0f} s{last}")
 
     def finish(self) -> None:
-        """At the end of a run: an outage still going on (or no read at all) is an error."""
-        if self.since is not None or not self.ever_read:
+        """At the end of a run: an outage still going on (so also a run whose every read
+        failed) is an error."""
+        if self.since is not None:
             raise SlurmUnreachable(f"stopped while unable to read Slurm — {self.summary()}")
 
