@@ -88,7 +88,7 @@ def test_controller_restart_keeps_every_job_exactly_once(faulty: LocalCluster) -
     log = io.StringIO()
     adapter = SlurmAdapter(SlurmClient(faulty.env()), "main", "easy", log=JsonLog(log),
                            outage_limit=60.0)
-    adapter.outage.loud_after = 2
+    adapter.outage.loud_after = 1  # however slowly the failed reads come under load
     done = threading.Event()
     failure: list[BaseException] = []
 

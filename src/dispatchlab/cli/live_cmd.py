@@ -51,7 +51,8 @@ def live_command(
     seed: Annotated[int, typer.Option(help="Seed handed to the dispatcher.")] = 0,
 ) -> None:
     """Drive a Slurm partition with a dispatchlab dispatcher (or, with --predict, predict
-    its start times). Ctrl-C stops it; held jobs stay held (docs/live.md)."""
+    its start times). Ctrl-C stops it; held jobs stay held. Exit code 3 when Slurm could
+    not be read for 300 s in a row (docs/live.md)."""
     from dispatchlab.errors import ConfigError
     from dispatchlab.live.adapter import JsonLog, SlurmAdapter, live_dispatcher
     from dispatchlab.live.slurm_client import SlurmClient
