@@ -91,6 +91,7 @@ def run_one(mode: str, scaled: Any, sim_jobs: pd.DataFrame, dispatcher: str,
                 "poll": POLL_S, "every": 5.0, "stop": stop.is_set}, daemon=True)
             thread.start()
         sub = submit_replay(scaled, env, "main", hold=mode == "adapter", aligned=aligned)
+        sub.check_complete()  # a job that could not be submitted spoils the comparison
         ids = set(sub.slurm_id.values())
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:

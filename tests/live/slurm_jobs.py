@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Callable
 
-from dispatchlab.live.local_cluster import LocalCluster
+import pytest
+
+from dispatchlab.live.local_cluster import LocalCluster, missing_programs
 from dispatchlab.live.slurm_state import SlurmJob, expand_hostlist, parse_squeue
+
+
+def start_or_skip(**settings: object) -> LocalCluster:
+    """A started local cluster; the test is skipped when Slurm is absent or not root."""
+    missing = missing_programs()
+    if missing:
+        pytest.skip(f"Slurm not installed ({', '.join(missing)} missing; "
+                    ".ci/setup-slurm.sh installs slurmctld slurmd slurm-client munge)")
+    if os.geteuid() != 0:
+        pytest.skip("the local Slurm cluster runs its daemons as root")
+    # installed but not starting is a failure, not a skip
+    return LocalCluster(**settings).start()  # type: ignore[arg-type]
 
 
 def submit(cluster: LocalCluster, cpus: int, seconds: float, *, hold: bool = True,
@@ -56,4 +71,5 @@ def clean(cluster: LocalCluster) -> None:
     cluster.wait_idle()
 
 
-__all__ = ["clean", "expand_hostlist", "jobs", "nodes_of", "scontrol", "submit", "wait_for"]
+__all__ = ["clean", "expand_hostlist", "jobs", "nodes_of", "scontrol", "start_or_skip",
+           "submit", "wait_for"]

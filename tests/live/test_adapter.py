@@ -15,6 +15,7 @@ from dispatchlab.errors import ConfigError
 from dispatchlab.live.adapter import JsonLog, SlurmAdapter, live_dispatcher
 from dispatchlab.live.local_cluster import LocalCluster
 from dispatchlab.live.slurm_client import SlurmClient
+from dispatchlab.live.slurm_state import Snapshot
 from dispatchlab.live.twin import build_twin
 from tests.live.slurm_jobs import clean, jobs, nodes_of, scontrol, submit, wait_for
 
@@ -110,6 +111,27 @@ def test_dry_run_changes_nothing(cluster: LocalCluster) -> None:
     job = jobs(cluster)[mine]
     assert job.user_held and job.required_nodes == ""
     assert "would_start" in log.getvalue()
+
+
+class _CountingClient(SlurmClient):
+    """The real client, counting its reads."""
+
+    reads = 0
+
+    def read(self) -> Snapshot:
+        self.reads += 1
+        return super().read()
+
+
+def test_dry_run_cycles_respect_the_poll_interval(cluster: LocalCluster) -> None:
+    """A would-be start changes nothing in Slurm: no immediate second look (it was a
+    squeue + sinfo every few ms, ~300 cycles in 5 s at --poll 0.5)."""
+    mine = submit(cluster, 2, 30)
+    client = _CountingClient(cluster.env())
+    adapter = SlurmAdapter(client, "main", "easy", dry_run=True, log=JsonLog(io.StringIO()))
+    adapter.run(poll=0.5, duration=3)
+    assert client.reads <= 3 / 0.5 + 2
+    assert [c.started for c in adapter.cycles] == [{mine: ["n1"]}]
 
 
 def test_a_dispatcher_that_reads_the_future_is_refused() -> None:

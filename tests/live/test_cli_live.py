@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from typer.testing import CliRunner
 
 from dispatchlab.cli.main import app
@@ -26,3 +28,27 @@ def test_bad_poll_and_system_and_missing_out() -> None:
     assert code == 2 and "unknown resource manager" in out
     code, out = _run("slurm", "--partition", "main", "--predict")
     assert code == 2 and "--out" in out
+
+
+def test_bad_durations_history_and_estimates_are_refused_at_start(tmp_path: Path) -> None:
+    """Refused before Slurm is looked at (PATH empty: reaching Slurm would say so)."""
+    out = str(tmp_path / "pred.csv")
+    bad = tmp_path / "jobcomp.log"
+    bad.write_text("not a record\n")
+    cases = [
+        (["--duration", "-3"], "--duration must be > 0 s, got -3"),
+        (["--release-timeout", "-1"], "--release-timeout must be > 0 s, got -1"),
+        (["--every", "0"], "--every must be > 0 s, got 0"),
+        (["--predict", "--out", out, "--history", "/nonexistent"],
+         "--history /nonexistent: no such file"),
+        (["--predict", "--out", out, "--history", str(bad)],
+         f"{bad}:1, field 'JobId': not a jobcomp/filetxt record"),
+        (["--predict", "--out", out, "--estimate", "real"], "reads actual run times"),
+        (["--predict", "--out", out, "--estimate", "nosuch"],
+         "unknown duration estimate 'nosuch'"),
+    ]
+    for more, message in cases:
+        res = runner.invoke(app, ["live", "slurm", "--partition", "main", *more],
+                            env={"PATH": str(tmp_path)})
+        assert res.exit_code == 2 and message in res.output, (more, res.output)
+        assert len(res.output.strip().splitlines()) == 1

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from dispatchlab.cli.main import app
 from dispatchlab.live.local_cluster import LocalCluster
 from dispatchlab.live.predict import ShadowPredictor
 from dispatchlab.live.predict_report import prediction_summary, prediction_table
@@ -64,7 +65,7 @@ def test_report_compares_predictions_with_realized_starts(cluster: LocalCluster,
     # late; one predicted to start now starts within Slurm's latency
     assert (table["first_error_s"] >= 30).any()
     assert (table["first_error_s"] >= -3).all()
-    res = subprocess.run([".venv/bin/dispatchlab", "live", "slurm", "--partition", "main",
-                          "--predict", "--report", "--out", str(out), "--history",
-                          str(cluster.jobcomp)], capture_output=True, text=True)
-    assert res.returncode == 0 and '"jobs"' in res.stdout
+    res = CliRunner().invoke(app, ["live", "slurm", "--partition", "main", "--predict",
+                                   "--report", "--out", str(out), "--history",
+                                   str(cluster.jobcomp)])
+    assert res.exit_code == 0 and '"jobs"' in res.stdout

@@ -51,7 +51,8 @@ def live_command(
     seed: Annotated[int, typer.Option(help="Seed handed to the dispatcher.")] = 0,
 ) -> None:
     """Drive a Slurm partition with a dispatchlab dispatcher (or, with --predict, predict
-    its start times). Ctrl-C stops it; held jobs stay held (docs/live.md)."""
+    its start times). Ctrl-C stops it; held jobs stay held. Exit code 3 when Slurm could
+    not be read for 300 s in a row (docs/live.md)."""
     from dispatchlab.errors import ConfigError
     from dispatchlab.live.adapter import JsonLog, SlurmAdapter, live_dispatcher
     from dispatchlab.live.slurm_client import SlurmClient
@@ -60,19 +61,38 @@ def live_command(
         raise ConfigError(f"unknown resource manager '{system}' (known: slurm)", field="system")
     if not 0 < poll <= 1:
         raise ConfigError(f"--poll must be in (0, 1] s, got {poll:g}", field="poll")
+    for name, value in (("--duration", duration), ("--release-timeout", release_timeout),
+                        ("--every", every)):
+        if value is not None and not value > 0:
+            raise ConfigError(f"{name} must be > 0 s, got {value:g}", field=name[2:])
+    if history is not None and not history.is_file():
+        raise ConfigError(f"--history {history}: no such file (a Slurm job completion "
+                          "log, jobcomp/filetxt)", field="history")
     live_dispatcher(dispatcher)
     if report:
         _report(out, history)
         return
+    if predict:
+        from dispatchlab.live.predict import live_estimator
+
+        live_estimator(estimate)
+        if history is not None:
+            from dispatchlab.workload.slurm_jobcomp import read_jobcomp
+
+            read_jobcomp(history)  # a malformed log: its file and line, now
+        if out is None:
+            raise ConfigError("--predict needs --out (the predictions CSV)", field="out")
+    from dispatchlab.live.outage import SlurmUnreachable
+    from dispatchlab.live.slurm_setup import check_slurm_setup
+
+    check_slurm_setup()  # a missing program or configuration: exit 2 before any read
     stream = log.open("a") if log is not None else None
     logger = JsonLog(stream)
     client = SlurmClient()
     try:
-        if predict:
+        if predict and out is not None:  # (--predict without --out was refused above)
             from dispatchlab.live.predict import ShadowPredictor
 
-            if out is None:
-                raise ConfigError("--predict needs --out (the predictions CSV)", field="out")
             ShadowPredictor(client, partition, dispatcher, estimate=estimate, out=out,
                             history=history, seed=seed, log=logger
                             ).run(poll=poll, duration=duration, every=every)
@@ -82,6 +102,10 @@ def live_command(
                          ).run(poll=poll, duration=duration, every=every)
     except KeyboardInterrupt:
         logger("stopped", reason="interrupted")
+    except SlurmUnreachable as err:  # not bad input: a distinct exit code
+        logger("stopped", reason=str(err))
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(code=3) from None
     finally:
         if stream is not None:
             stream.close()

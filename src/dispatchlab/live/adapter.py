@@ -30,6 +30,7 @@ from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
 from dispatchlab.errors import ConfigError, DispatchlabError
+from dispatchlab.live.outage import OUTAGE_LIMIT, Outage
 from dispatchlab.live.slurm_client import SlurmClient, SlurmCommandError
 from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
 from dispatchlab.live.synthetic_state import synthetic_docs
@@ -82,7 +83,8 @@ class SlurmAdapter:
 
     def __init__(self, client: SlurmClient, partition: str, spec: str, *,
                  dry_run: bool = False, hold_new: bool = False, release_timeout: float = 10.0,
-                 seed: int = 0, log: Callable[..., None] | None = None):
+                 seed: int = 0, log: Callable[..., None] | None = None,
+                 outage_limit: float | None = OUTAGE_LIMIT):
         live_dispatcher(spec)  # refuse an oracle at once
         self.client = client
         self.partition = partition
@@ -94,6 +96,7 @@ class SlurmAdapter:
         self.log = log if log is not None else JsonLog()
         self.released: dict[int, float] = {}  # Slurm id → when this process released it
         self.cycles: list[Cycle] = []
+        self.outage = Outage(self.log, outage_limit)  # failed reads in a row
 
     # ---- one cycle -----------------------------------------------------------------------
 
@@ -220,7 +223,9 @@ class SlurmAdapter:
     def run(self, poll: float = 0.5, duration: float | None = None,
             every: float = 30.0, stop: Callable[[], bool] | None = None) -> None:
         """Poll every ``poll`` s (≤ 1 s); a cycle when the state changed, and at least
-        every ``every`` s; for ``duration`` s or until ``stop()`` is true."""
+        every ``every`` s; for ``duration`` s or until ``stop()`` is true. Failed reads
+        go to :attr:`outage` (:class:`SlurmUnreachable` when they last too long, or
+        when the run ends during one)."""
         self.warm_up()
         end = None if duration is None else time.monotonic() + duration
         last: tuple[Any, ...] | None = None
@@ -229,18 +234,19 @@ class SlurmAdapter:
             t0 = time.perf_counter()
             try:
                 snap = self.client.read()
-            except SlurmCommandError as err:  # controller busy or restarting: try again
-                self.log("read_failed", error=str(err))
-                time.sleep(poll)
-                continue
-            read_s = time.perf_counter() - t0
-            mark = snap.fingerprint(self.partition)
-            stale = any(time.monotonic() - w >= self.release_timeout
-                        for w in self.released.values())
-            if mark != last or stale or time.monotonic() - last_cycle >= every:
-                self.cycle(snap, read_s)
-                last, last_cycle = mark, time.monotonic()
-                if self.cycles[-1].started or self.cycles[-1].held:
-                    last = None  # look again at once: the starts change the state
-                    continue
+                self.outage.ok()
+                read_s = time.perf_counter() - t0
+                mark = snap.fingerprint(self.partition)
+                stale = any(time.monotonic() - w >= self.release_timeout
+                            for w in self.released.values())
+                if mark != last or stale or time.monotonic() - last_cycle >= every:
+                    cyc = self.cycle(snap, read_s)
+                    last, last_cycle = mark, time.monotonic()
+                    if (cyc.started or cyc.held) and not self.dry_run:
+                        last = None  # look again at once: the starts change the state
+                        continue
+            except SlurmCommandError as err:  # controller down, restarting or busy
+                self.outage.failed(str(err))
+                last = None  # a full cycle on the first read that works
             time.sleep(max(0.0, poll - (time.perf_counter() - t0)))
+        self.outage.finish()

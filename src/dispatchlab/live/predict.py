@@ -27,9 +27,11 @@ import numpy as np
 
 from dispatchlab.engine.simulator import map_requests
 from dispatchlab.engine.state import SystemView
-from dispatchlab.errors import DispatchlabError
+from dispatchlab.errors import ConfigError, DispatchlabError
+from dispatchlab.estimates.base import DurationEstimator
 from dispatchlab.estimates.registry import get_estimator
 from dispatchlab.live.adapter import JsonLog, live_dispatcher
+from dispatchlab.live.outage import OUTAGE_LIMIT, Outage
 from dispatchlab.live.slurm_client import SlurmClient, SlurmCommandError
 from dispatchlab.live.slurm_state import Snapshot
 from dispatchlab.live.twin import Twin, build_twin
@@ -57,13 +59,21 @@ class Estimates:
         return float(lo), float(hi)
 
 
+def live_estimator(name: str) -> DurationEstimator:
+    """The estimator ``name``; unknown ones and those reading actual run times are
+    refused."""
+    est = get_estimator(name)
+    if est.oracle:
+        raise ConfigError(f"duration estimate '{name}' reads actual run times: a live "
+                          "system has none to give (choose walltime, heuristic, …)",
+                          field="estimate")
+    return est
+
+
 def estimate_durations(name: str, twin: Twin, history: Workload | None) -> Estimates:
     """The estimator ``name`` applied to the twin's jobs after it has seen ``history``
     (finished jobs, in order; each estimated before its run time is observed)."""
-    est = get_estimator(name)
-    if est.oracle:
-        raise DispatchlabError(f"estimator '{name}' reads actual run times: a live system "
-                               "has none to give")
+    est = live_estimator(name)
     live = twin.workload
     k = 0 if history is None else history.n_jobs
     parts = [history, live] if history is not None else [live]
@@ -160,13 +170,16 @@ class ShadowPredictor:
 
     def __init__(self, client: SlurmClient, partition: str, spec: str, *, estimate: str,
                  out: Path, history: Path | None = None, seed: int = 0,
-                 log: Callable[..., None] | None = None):
+                 log: Callable[..., None] | None = None,
+                 outage_limit: float | None = OUTAGE_LIMIT):
         live_dispatcher(spec)
+        live_estimator(estimate)  # refused now, not when the first job is pending
         self.client, self.partition, self.spec = client, partition, spec
         self.estimator, self.out, self.seed = estimate, Path(out), seed
         self.history_path = history
         self.log = log if log is not None else JsonLog()
         self.cycles = 0
+        self.outage = Outage(self.log, outage_limit)  # failed reads in a row
 
     def _history(self) -> Workload | None:
         path = self.history_path
@@ -174,7 +187,8 @@ class ShadowPredictor:
             return None
         try:
             return load_jobcomp(path, partition=self.partition)
-        except DispatchlabError:
+        except DispatchlabError as err:  # none of the partition yet, or a bad line
+            self.log("history_unused", reason=str(err))
             return None
 
     def cycle(self, snap: Snapshot) -> list[Prediction]:
@@ -203,12 +217,12 @@ class ShadowPredictor:
             t0 = time.perf_counter()
             try:
                 snap = self.client.read()
-            except SlurmCommandError as err:
-                self.log("read_failed", error=str(err))
-                time.sleep(poll)
-                continue
-            mark = snap.fingerprint(self.partition)
-            if mark != last or time.monotonic() - last_cycle >= every:
-                self.cycle(snap)
-                last, last_cycle = mark, time.monotonic()
+                self.outage.ok()
+                mark = snap.fingerprint(self.partition)
+                if mark != last or time.monotonic() - last_cycle >= every:
+                    self.cycle(snap)
+                    last, last_cycle = mark, time.monotonic()
+            except SlurmCommandError as err:  # controller down, restarting or busy
+                self.outage.failed(str(err))
             time.sleep(max(0.0, poll - (time.perf_counter() - t0)))
+        self.outage.finish()

@@ -20,7 +20,7 @@ import math
 import subprocess
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -60,6 +60,65 @@ class Submitted:
     slurm_id: dict[int, int]
     t0: int
     lag_s: dict[int, float]  # trace job id → submission lateness (s)
+    failed: dict[int, str] = field(default_factory=dict)  # trace job id → last sbatch error
+
+    def check_complete(self) -> None:
+        """Raise :class:`DispatchlabError` naming the jobs that could not be submitted."""
+        if self.failed:
+            ids = ", ".join(str(j) for j in sorted(self.failed))
+            first = self.failed[min(self.failed)]
+            raise DispatchlabError(f"{len(self.failed)} trace job(s) could not be submitted "
+                                   f"({ids}); {first}")
+
+
+#: Seconds between two attempts of a failed ``sbatch`` (the last one repeats).
+SBATCH_BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+def sbatch(args: list[str], env: Mapping[str, str] | None, name: str, *,
+           retry_for: float = 60.0, log: Callable[..., None] | None = None,
+           job: int | None = None) -> int:
+    """Run ``sbatch --parsable …`` (its job name ``name``) until it works, waiting
+    :data:`SBATCH_BACKOFF` between attempts for at most ``retry_for`` s (a controller
+    restarting or busy); the Slurm job id. An attempt that timed out may have submitted
+    the job: the job of that name is looked up before trying again. Raises
+    :class:`DispatchlabError` with the last error."""
+    run_env = dict(env) if env else None
+    deadline = time.monotonic() + retry_for
+    attempt = 0
+    while True:
+        try:
+            res = subprocess.run(args, env=run_env, capture_output=True, text=True,
+                                 timeout=30)
+            if res.returncode == 0:
+                return int(res.stdout.strip().split(";")[0])
+            error = (res.stderr or res.stdout).strip() or f"exit code {res.returncode}"
+        except subprocess.TimeoutExpired:
+            error = "sbatch timed out after 30 s"
+            found = _job_named(name, run_env)
+            if found is not None:
+                return found
+        except OSError as err:
+            raise DispatchlabError(f"cannot run sbatch: {err}") from None
+        wait = SBATCH_BACKOFF[min(attempt, len(SBATCH_BACKOFF) - 1)]
+        if time.monotonic() + wait > deadline:
+            raise DispatchlabError(error)
+        attempt += 1
+        if log is not None:
+            log("submit_retry", job=job, attempt=attempt, wait_s=wait, error=error)
+        time.sleep(wait)
+
+
+def _job_named(name: str, env: dict[str, str] | None) -> int | None:
+    """The pending or running job called ``name`` (None if none, or if Slurm does not
+    answer)."""
+    try:
+        res = subprocess.run(["squeue", "-h", "-n", name, "-t", "PD,R", "-o", "%i"], env=env,
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    ids = res.stdout.split() if res.returncode == 0 else []
+    return int(ids[0]) if len(ids) == 1 and ids[0].isdigit() else None
 
 
 #: A job script that ends ``R`` ticks after the tick of the start Slurm recorded (whole
@@ -84,12 +143,15 @@ def job_script(runtime: int, aligned: bool, t0: int = 0, tick: int = 1) -> str:
 
 def submit_replay(wl: Workload, env: Mapping[str, str] | None, partition: str, *,
                   hold: bool, aligned: bool = True, offset: float | None = None,
+                  retry_for: float = 60.0,
                   log: Callable[..., None] | None = None) -> Submitted:
     """Submit the scaled workload ``wl`` (:func:`scaled_workload`) job by job, ``offset``
     wall seconds (default: a quarter tick) after the start of its submit tick — after the
     ends of that tick, as the simulation orders them; ``hold``: with ``--hold`` (for the
     adapter); ``aligned``: jobs end on the tick grid (:func:`job_script`). Time zero is a
-    whole second."""
+    whole second. A failed ``sbatch`` is retried for ``retry_for`` s (:func:`sbatch`); a
+    job still not submitted is logged (``submit_failed``), the replay goes on, and
+    :attr:`Submitted.failed` names it (:meth:`Submitted.check_complete` raises)."""
     if wl.resources != ("cores",):
         raise ConfigError("a replay submits core counts only (pool units of 1 core)",
                           field="workload")
@@ -97,6 +159,7 @@ def submit_replay(wl: Workload, env: Mapping[str, str] | None, partition: str, *
     time.sleep(max(0.0, t0 - time.time()))
     out: dict[int, int] = {}
     lag: dict[int, float] = {}
+    failed: dict[int, str] = {}
     tick = int(wl.meta.get("tick", 1))
     shift = 0.25 * tick if offset is None else offset
     for j in range(wl.n_jobs):
@@ -105,20 +168,23 @@ def submit_replay(wl: Workload, env: Mapping[str, str] | None, partition: str, *
         if wait > 0:
             time.sleep(wait)
         cores = int(wl.units[j] * wl.req[j, 0])
+        jid = int(wl.job_id[j])
+        name = f"replay-{jid}"
         args = ["sbatch", "--parsable", "-p", partition, "-n", str(cores),
-                "-t", str(int(wl.walltime[j]) * tick // 60), "-o", "/dev/null",
-                "-J", f"replay-{int(wl.job_id[j])}"]
+                "-t", str(int(wl.walltime[j]) * tick // 60), "-o", "/dev/null", "-J", name]
         if hold:
             args.append("--hold")
         args += ["--wrap", job_script(int(wl.runtime[j]), aligned, t0, tick)]
-        res = subprocess.run(args, env=dict(env) if env else None, capture_output=True,
-                             text=True, timeout=30)
-        if res.returncode != 0:
-            raise DispatchlabError(f"sbatch of trace job {int(wl.job_id[j])} failed: "
-                                   f"{res.stderr.strip()}")
-        jid = int(wl.job_id[j])
-        out[jid] = int(res.stdout.strip().split(";")[0])
+        try:
+            out[jid] = sbatch(args, env, name, retry_for=retry_for, log=log, job=jid)
+        except DispatchlabError as err:
+            failed[jid] = f"sbatch of trace job {jid} failed: {err}"
+            if log is not None:
+                log("submit_failed", job=jid, error=str(err))
+            continue
         lag[jid] = time.time() - due
         if log is not None:
             log("submitted", job=jid, slurm_id=out[jid], lag_s=round(lag[jid], 3))
-    return Submitted(out, t0, lag)
+    if failed and log is not None:
+        log("replay_incomplete", failed=sorted(failed), submitted=len(out))
+    return Submitted(out, t0, lag, failed)

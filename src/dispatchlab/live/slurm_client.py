@@ -24,6 +24,24 @@ class SlurmCommandError(DispatchlabError):
     """A Slurm command failed (its command line and message)."""
 
 
+def reported_errors(doc: Mapping[str, Any]) -> list[str]:
+    """The ``errors`` a ``--json`` document carries. Slurm 22.05's ``squeue --json`` and
+    ``sinfo --json`` exit 0 with an empty job or node list and an ``errors`` entry when
+    the controller cannot be reached: such a document is a failed read, not an empty
+    cluster."""
+    errors = doc.get("errors")
+    if not errors:
+        return []
+    out = []
+    for e in errors if isinstance(errors, list) else [errors]:
+        if isinstance(e, Mapping):
+            text = ": ".join(str(e[k]) for k in ("source", "description", "error") if e.get(k))
+            out.append(text or json.dumps(e))
+        else:
+            out.append(str(e))
+    return out
+
+
 @dataclass
 class SlurmClient:
     """Runs Slurm's client commands with ``env`` (e.g. ``SLURM_CONF``); ``timeout`` per
@@ -60,6 +78,9 @@ class SlurmClient:
             raise SlurmCommandError(f"{' '.join(args)}: not JSON ({err})") from None
         if not isinstance(doc, dict):
             raise SlurmCommandError(f"{' '.join(args)}: not a JSON object")
+        errors = reported_errors(doc)
+        if errors:
+            raise SlurmCommandError(f"{' '.join(args)} reports {'; '.join(errors)}")
         return doc
 
     def read(self) -> Snapshot:
