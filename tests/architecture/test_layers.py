@@ -26,7 +26,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"metrics"}),
     frozenset({"dispatchers"}),
     frozenset({"simulation"}),
-    frozenset({"tuning", "live", "experiments", "__init__"}),
+    frozenset({"tuning", "live", "experiments", "extend", "__init__"}),
     frozenset({"report"}),
     frozenset({"cli"}),
 )
