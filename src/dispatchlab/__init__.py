@@ -1,7 +1,9 @@
 """dispatchlab: a fast, trustworthy simulator of HPC batch systems and their dispatchers.
 
 The public names are imported on first use (PEP 562), so ``import dispatchlab`` (and the
-command line's ``--help``) stays fast.
+command line's ``--help``) stays fast. What a dispatcher author needs (the base class, the
+view, events, decisions, allocators, the registry, the bundled sample) is in
+:mod:`dispatchlab.extend`.
 """
 
 from __future__ import annotations

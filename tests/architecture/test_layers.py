@@ -26,7 +26,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"metrics"}),
     frozenset({"dispatchers"}),
     frozenset({"simulation"}),
-    frozenset({"tuning", "live", "experiments", "__init__"}),
+    frozenset({"tuning", "live", "experiments", "extend", "__init__"}),
     frozenset({"report"}),
     frozenset({"cli"}),
 )
@@ -47,12 +47,29 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imports_of(path: Path) -> set[str]:
-    """The ``dispatchlab`` modules ``path`` imports (relative imports resolved)."""
-    name = module_name(path)
-    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+def module_names() -> frozenset[str]:
+    """Every module of the package (``dispatchlab.engine`` for ``engine/__init__.py``)."""
+    return frozenset(module_name(p) for p in PACKAGE.rglob("*.py"))
+
+
+def imports_of(path: Path, modules: frozenset[str] | None = None) -> set[str]:
+    """The ``dispatchlab`` modules ``path`` imports (see :func:`imports_in`)."""
+    return imports_in(path.read_text(encoding="utf-8"), module_name(path),
+                      path.name == "__init__.py",
+                      module_names() if modules is None else modules)
+
+
+def imports_in(source: str, name: str, is_package: bool, modules: frozenset[str]) -> set[str]:
+    """The ``dispatchlab`` modules that module ``name`` (a package's ``__init__`` when
+    ``is_package``) imports in ``source``, relative imports resolved.
+
+    ``from pkg import name`` imports the module ``pkg.name`` when that is one of the
+    package's ``modules`` (a submodule, as in ``from dispatchlab.engine import kernels`` or
+    ``from . import handlers``), else the module ``pkg`` (a name defined in it).
+    """
+    package = name.split(".") if is_package else name.split(".")[:-1]
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -61,7 +78,9 @@ def imports_of(path: Path) -> set[str]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            out.add(target)
+            for alias in node.names:
+                submodule = f"{target}.{alias.name}"
+                out.add(submodule if submodule in modules else target)
     return {t for t in out if t == "dispatchlab" or t.startswith("dispatchlab.")}
 
 
@@ -79,10 +98,11 @@ def layer_of(module: str) -> int:
 def graph() -> dict[str, set[str]]:
     """Module → imported modules that are files of the package."""
     files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = frozenset(files)
     out: dict[str, set[str]] = {}
     for name, path in files.items():
         targets = set()
-        for t in imports_of(path):
+        for t in imports_of(path, modules):
             while t and t not in files:  # ``from pkg.mod import name`` names the module
                 t = t.rpartition(".")[0]
             if t and t != name:
@@ -176,6 +196,24 @@ def test_the_checker_sees_what_it_must() -> None:
     assert layer_of("dispatchlab.cli.app") > layer_of("dispatchlab.engine.simulator") \
         > layer_of("dispatchlab.platform.platform") > layer_of("dispatchlab.errors")
     assert "dispatchlab.engine.state" in imports_of(PACKAGE / "engine" / "simulator.py")
+
+
+def test_from_a_package_import_a_module_names_the_module() -> None:
+    """``from dispatchlab.engine import kernels`` imports ``engine/kernels.py``, not the
+    package (the rule would not see it otherwise); relative imports resolve the same way."""
+    assert "dispatchlab.engine.kernels" in imports_of(PACKAGE / "engine" / "appliers.py")
+    modules = frozenset({"dispatchlab.engine", "dispatchlab.engine.kernels",
+                         "dispatchlab.engine.state", "dispatchlab.engine.compiled",
+                         "dispatchlab.engine.compiled.select"})
+    source = ("from dispatchlab.engine import kernels, Simulator\n"
+              "from .. import state\n"
+              "from . import select as chosen\n"
+              "from ..state import SystemView\n")
+    assert imports_in(source, "dispatchlab.engine.compiled.plan", False, modules) == {
+        "dispatchlab.engine.kernels", "dispatchlab.engine", "dispatchlab.engine.state",
+        "dispatchlab.engine.compiled.select"}
+    assert imports_in("from . import kernels\n", "dispatchlab.engine", True, modules) == {
+        "dispatchlab.engine.kernels"}
 
 
 def test_exported_names_survive_importing_every_submodule() -> None:

@@ -4,7 +4,6 @@ table and write the report."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
@@ -24,8 +23,9 @@ from dispatchlab.cli.compare_cmd import (
 from dispatchlab.cli.errors import friendly_errors
 from dispatchlab.cli.options import LoadOptions
 from dispatchlab.cli.simulate_cmd import console
+from dispatchlab.traces.bundled import SAMPLE_TRACE, sample_trace
 
-DEMO_TRACE = "KTH-SP2-1996-2.1-cln.slice.swf.gz"
+DEMO_TRACE = SAMPLE_TRACE
 
 #: The dispatchers the demo compares (those not registered yet are skipped with a note).
 DEMO_DISPATCHERS = ("fifo", "sjf", "easy", "conservative", "pbs-fifo", "pbs-walltime", "hcp3")
@@ -36,7 +36,7 @@ DEMO_WINDOWS = 5
 
 def demo_trace() -> Path:
     """Path of the real trace slice shipped with the package."""
-    return Path(str(resources.files("dispatchlab") / "data" / "traces" / DEMO_TRACE))
+    return sample_trace()
 
 
 @app.command("demo")

@@ -144,7 +144,7 @@ COMPILED = NUMBA
 
 
 #: The plain functions the compiled kernels are made of (for the ahead-of-time unit,
-#: :mod:`dispatchlab.engine.compiled.compiled_ops`).
+#: :mod:`dispatchlab.engine.compiled.aot_build`).
 check_and_take_source = _check_and_take_nb
 release_source = _release_nb
 first_fit_source = _first_fit_nb

@@ -20,12 +20,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from dispatchlab.engine.scenario import Change, Scenario
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.platform.platform import Platform
+from dispatchlab.traces.bundled import sample_trace
 from dispatchlab.workload.workload import Workload
 
 #: The scenario columns of the matrix, in order.
@@ -49,8 +49,7 @@ class Home:
 
 
 def _kth_path() -> str:
-    ref = resources.files("dispatchlab") / "data" / "traces" / "KTH-SP2-1996-2.1-cln.slice.swf.gz"
-    return str(ref)
+    return str(sample_trace())
 
 
 def _powered(nodes: int, cores: int, name: str) -> Callable[[], Platform]:

@@ -2,7 +2,8 @@
 backfilling's availability and book: :mod:`.slot_availability_ops`), the audit's capacity
 sweep (:mod:`.capacity_sweep`) and the general loop's placement kernels
 (:mod:`dispatchlab.engine.kernels`: check-and-take, release, first-fit) — as one
-ahead-of-time unit (:data:`ENGINE_OPS`), and their loader.
+ahead-of-time unit (:data:`ENGINE_OPS`; its exports and signatures in :mod:`.aot_build`,
+which the build process alone imports), and their loader.
 
 They are loaded through :func:`dispatchlab.numba_loader.compiled`: ahead of time, else
 Numba's JIT with its disk cache; the plain Python source (on lists) when Numba is missing or
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.engine.compiled import slot_availability_ops as ops_source
-from dispatchlab.numba_aot import AotExports, AotUnit, load
+from dispatchlab.numba_aot import AotUnit, load
 from dispatchlab.numba_loader import NUMBA, compiled
 
 #: The functions of :mod:`.slot_availability_ops` an availability calls.
@@ -41,47 +42,13 @@ def heap_inlined() -> list[Callable[..., Any]]:
     return [ops_source.heap_fix, ops_source.heap_push, ops_source.heap_pop]
 
 
-def exports() -> AotExports:
-    """The unit's exports with their signatures (the build process only: imports Numba)."""
-    from numba import types as nt
-
-    from dispatchlab.engine import kernels
-    from dispatchlab.engine.compiled.capacity_sweep import sweep
-
-    i = nt.int64
-    i8, i4 = nt.Array(i, 1, "C"), nt.Array(nt.int32, 1, "C")
-    i8_2d = nt.Array(i, 2, "C")
-    pair, triple = nt.UniTuple(i, 2), nt.UniTuple(i, 3)
-    signatures = {
-        "avail_advance": i(i8, i8, i, i),
-        "avail_add": i(i8, i8, i, i, i, i),
-        "avail_fit": i(i8, i8, i, i, i, i, i),
-        "avail_compress": triple(i8, i8, i, i8, i, i, i8, i8, i8, i, i8, i8, i8, i8),
-        "avail_reserve": triple(i8, i8, i, i, i, i, i, i8, i8, i8, i8, i8, i),
-        "book_pop_due": pair(i8, i8, i8, i8, i, i, i8),
-        "avail_min_free": i(i8, i),
-    }
-    functions = {op: (getattr(ops_source, op), sig) for op, sig in signatures.items()}
-    functions["audit_sweep"] = (sweep, nt.UniTuple(i, 5)(i8, i8, i8, i8, i4, i4, i8_2d, i8_2d,
-                                                         i8, i8))
-    # the placement kernels on int64 arrays of any layout (kernels.py sends other dtypes
-    # to the JIT: an extension module does not check its arguments' types)
-    a1, a2 = nt.Array(i, 1, "A"), nt.Array(i, 2, "A")
-    functions.update({
-        "check_and_take": (kernels.check_and_take_source, i(a2, a1, a1, a1, i)),
-        "release": (kernels.release_source, nt.none(a2, a1, a1, a1)),
-        "first_fit_nodes": (kernels.first_fit_source, nt.UniTuple(i8, 2)(a2, a1, i)),
-    })
-    return AotExports(functions, helpers=[*availability_helpers(), *kernels.HELPERS],
-                      inline=heap_inlined())
-
-
 #: The engine's ahead-of-time unit: the slot-availability operations, the audit sweep and
-#: the placement kernels.
+#: the placement kernels (its exports are listed in :mod:`.aot_build`).
 ENGINE_OPS = AotUnit("engine_ops", ("dispatchlab.engine.compiled.slot_availability_ops",
                                     "dispatchlab.engine.compiled.capacity_sweep",
-                                    "dispatchlab.engine.kernels"),
-                     f"{__name__}:exports")
+                                    "dispatchlab.engine.kernels",
+                                    "dispatchlab.engine.compiled.compiled_ops"),
+                     "dispatchlab.engine.compiled.aot_build:exports")
 
 
 def aot_module() -> ModuleType | None:
