@@ -124,3 +124,18 @@ def test_simulate_a_batsim_workload_on_its_simgrid_platform(tmp_path: Path) -> N
     assert table.requested_number_of_resources.tolist() == [1, 4, 2]
     assert table.execution_time.tolist() == [30, 50, 30]
     assert table.allocated_resources.tolist() == ["0", "0-3", "0-1"]
+
+
+def test_convert_writes_the_batsim_version_asked_for(tmp_path: Path) -> None:
+    out = tmp_path / "w.json"
+    source = str(DATA / "batsim" / "test_delays.json")  # Batsim 5's DelayProfile
+    result = runner.invoke(app, ["convert", source, str(out)])
+    assert result.exit_code == 0 and "10 jobs (batsim)" in result.output, result.output
+    assert {p["type"] for p in json.loads(out.read_text())["profiles"].values()} == {
+        "DelayProfile"}
+    result = runner.invoke(app, ["convert", source, str(out), "--batsim-version", "4"])
+    assert result.exit_code == 0, result.output
+    assert {p["type"] for p in json.loads(out.read_text())["profiles"].values()} == {"delay"}
+    result = runner.invoke(app, ["convert", source, str(tmp_path / "w.swf"),
+                                 "--batsim-version", "4"])
+    assert result.exit_code == 2 and "--batsim-version" in result.output

@@ -44,6 +44,9 @@ def convert_command(
     nb_res: Annotated[int | None, typer.Option(
         help="Batsim output: the platform's resource count (default: SWF header MaxProcs, "
         "else the widest job).")] = None,
+    batsim_version: Annotated[str | None, typer.Option(
+        help="Batsim output: the Batsim version that will read it, which names the profile "
+        "types (5 = DelayProfile, the default; 1-4 = delay).")] = None,
     skip: Annotated[int, typer.Option(help="Skip the first N jobs.")] = 0,
     limit: Annotated[int | None, typer.Option(help="Keep at most N jobs.")] = None,
 ) -> None:
@@ -66,10 +69,14 @@ def convert_command(
     if fmt_out == "batsim":
         from dispatchlab.workload.batsim_workload import write_batsim
 
-        write_batsim(wl, target, nb_res=nb_res)
+        write_batsim(wl, target, nb_res=nb_res,
+                     **given(batsim_version=batsim_version))
     else:
         if nb_res is not None:
             raise ConfigError("--nb-res applies to Batsim output only", field="--nb-res")
+        if batsim_version is not None:
+            raise ConfigError("--batsim-version applies to Batsim output only",
+                              field="--batsim-version")
         save_workload(wl, target, fmt_out)
     counts = cleaning_counts(wl.meta.get("load_report") or {})
     if counts:
