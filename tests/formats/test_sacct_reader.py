@@ -175,3 +175,18 @@ def test_duplicates_export_keeps_the_last_run_of_a_requeued_job(tmp_path: Path) 
     wl = load_sacct(write(tmp_path, first, GOOD))
     assert wl.job_id.tolist() == [7] and wl.runtime.tolist() == [3600]
     assert wl.meta["load_report"]["dropped_unfinished"] == 1
+
+
+def test_width_is_the_allocation_with_the_request_as_fallback(tmp_path: Path) -> None:
+    """sacct's manual: NCPUS = AllocCPUS, the CPUs allocated; ReqCPUS the request, used
+    (and counted) only where no allocation is recorded."""
+    path = tmp_path / "s.txt"
+    path.write_text(
+        "JobID|Submit|Start|End|AllocCPUS|ReqCPUS|State\n"
+        "1|2024-03-01T08:00:00|2024-03-01T08:00:05|2024-03-01T09:00:05|32|8|COMPLETED\n"
+        "2|2024-03-01T08:00:00|2024-03-01T08:00:05|2024-03-01T09:00:05|0|4|COMPLETED\n")
+    wl = load_sacct(path)
+    assert wl.units.tolist() == [32, 4]
+    rep = wl.meta["load_report"]
+    assert (rep["width_from_allocation"], rep["width_from_request"]) == (1, 1)
+    assert load_sacct(SAMPLE).meta["load_report"]["width_from_request"] == 0

@@ -14,6 +14,9 @@ absolute Unix times, NaN where the log says nothing) and hand them to
   the machine) and counted (``kept_failed``, ``kept_timeout``, ``kept_cancelled_running``,
   ``kept_preempted``);
 - a job without a processor count is dropped (``dropped_no_cpus``);
+- a job's width (CPUs) is what the system allocated it; where the record holds no
+  allocation the request is used, counted (``width_from_request``; the others are
+  ``width_from_allocation``); each reader says which fields are which;
 - a missing, ``UNLIMITED`` or ``Partition_Limit`` time limit becomes the run time
   (``estimate_from_runtime``, of which ``unlimited_walltime`` / ``partition_limit_walltime``);
 - a start before the submit time (clock skew) gives a zero logged wait
@@ -122,6 +125,8 @@ class AccountingReport(LoadReport):
     array_groups_unmarked: int = 0
     het_groups_unmarked: int = 0
     job_ids_assigned: int = 0
+    width_from_allocation: int = 0
+    width_from_request: int = 0
     states: dict[str, int] = field(default_factory=dict)
     header: dict[str, str] = field(default_factory=dict)
 
@@ -134,7 +139,8 @@ class JobRecords:
     lines), ``runtime`` the logged run
     time when the format has one (NaN: end − start), ``walltime`` the limit in seconds
     (NaN: none), ``unlimited`` / ``partition_limit`` mark why it is missing, ``nodes``
-    the node count (NaN: unknown), ``state`` Slurm-style state names.
+    the node count (NaN: unknown), ``state`` Slurm-style state names, ``cpus_requested``
+    where ``cpus`` is the request (the record held no allocation; None: none is).
     """
 
     line: IntArray
@@ -154,6 +160,7 @@ class JobRecords:
     app: ObjArray
     array: IntArray
     hetjob: IntArray
+    cpus_requested: npt.NDArray[np.bool_] | None = None
 
 
 def normalise_states(raw: ObjArray) -> ObjArray:
@@ -280,6 +287,9 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     report.kept_timeout = int((keep & _in(codes, uniques, TIMEOUT_STATES)).sum())
     report.kept_cancelled_running = int((keep & cancelled).sum())
     report.kept_preempted = int((keep & _in(codes, uniques, PREEMPTED_STATES)).sum())
+    requested = (np.zeros(n, bool) if rec.cpus_requested is None else rec.cpus_requested)
+    report.width_from_request = int((keep & requested).sum())
+    report.width_from_allocation = int((keep & ~requested).sum())
 
     idx = np.flatnonzero(keep)
     check_unique_ids(rec, src, fields["id"], duplicates, idx)

@@ -8,7 +8,9 @@ Partition,QOS,User,JobName,State
 
 Columns are found by name (any order, any case; ``--parsable``'s trailing ``|`` is fine).
 Needed: ``JobID``, ``Submit``, ``Start``, ``End``, ``State`` and one of ``NCPUS`` /
-``AllocCPUS`` / ``ReqCPUS``. Used when present: ``JobIDRaw``, ``Elapsed`` /
+``AllocCPUS`` / ``ReqCPUS``. A job's width is its allocation (``NCPUS`` = ``AllocCPUS``
+in sacct's manual); the request ``ReqCPUS`` where the export has no allocation or it is
+0 or empty (counted as ``width_from_request``). Used when present: ``JobIDRaw``, ``Elapsed`` /
 ``ElapsedRaw`` (the run time; else End − Start), ``Timelimit`` / ``TimelimitRaw``
 (minutes), ``NNodes`` / ``AllocNodes``, ``Partition`` (queue), ``User``, ``JobName``
 (application). Others (``ReqMem``, ``QOS``, ``Account``, …) are read and not used.
@@ -104,6 +106,12 @@ def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Wo
     cpu_name, cpu_values = column("NCPUS", "AllocCPUS", "ReqCPUS", required=True)  # type: ignore[misc]
     cpus, bad = _numbers(cpu_values)
     unreadable(bad, cpu_name, cpu_values, "CPU count")
+    requested = np.full(len(lines), cpu_name.lower() == "reqcpus")
+    if not requested.all() and (req := column("ReqCPUS")) is not None:
+        asked, bad = _numbers(req[1])
+        unreadable(bad, req[0], req[1], "CPU count")
+        requested = ~(cpus > 0) & (asked > 0)
+        cpus = np.where(requested, asked, cpus)
     nodes = np.full(len(lines), np.nan)
     node_name = "NNodes"
     if (nn := column("NNodes", "AllocNodes", "ReqNodes")) is not None:
@@ -150,7 +158,7 @@ def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Wo
         user=_labels(column("User"), len(lines), "-")[keep],
         app=_labels(column("JobName"), len(lines), "-")[keep],
         array=np.where(is_task, base, UNKNOWN)[keep],
-        hetjob=np.where(is_het, base, UNKNOWN)[keep])
+        hetjob=np.where(is_het, base, UNKNOWN)[keep], cpus_requested=requested[keep])
     return build_workload(
         rec, report, opts, "sacct",
         {"id": "JobID", "submit": "Submit", "start": "Start", "end": "End", "cpus": cpu_name,
