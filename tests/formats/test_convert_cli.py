@@ -139,3 +139,19 @@ def test_convert_writes_the_batsim_version_asked_for(tmp_path: Path) -> None:
     result = runner.invoke(app, ["convert", source, str(tmp_path / "w.swf"),
                                  "--batsim-version", "4"])
     assert result.exit_code == 2 and "--batsim-version" in result.output
+
+
+def test_headerless_sacct_export_with_columns(tmp_path: Path) -> None:
+    from tests.formats.test_sacct_reader import XDMOD_FORMAT
+
+    source = str(DATA / "sacct" / "xdmod_noheader.txt")
+    result = runner.invoke(app, ["convert", source, str(tmp_path / "w.swf"),
+                                 "--columns", XDMOD_FORMAT])
+    assert result.exit_code == 0 and "3 jobs (sacct)" in result.output, result.output
+    result = runner.invoke(app, ["trace-info", source, "--json",
+                                 "--sacct-format", XDMOD_FORMAT])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["jobs"] == 3
+    result = runner.invoke(app, ["convert", source, str(tmp_path / "w.swf"), "--from", "pbs",
+                                 "--columns", XDMOD_FORMAT])
+    assert result.exit_code == 2 and "--columns" in result.output

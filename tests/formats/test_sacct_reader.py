@@ -190,3 +190,28 @@ def test_width_is_the_allocation_with_the_request_as_fallback(tmp_path: Path) ->
     rep = wl.meta["load_report"]
     assert (rep["width_from_allocation"], rep["width_from_request"]) == (1, 1)
     assert load_sacct(SAMPLE).meta["load_report"]["width_from_request"] == 0
+
+
+#: The ``--format`` Open XDMoD's Slurm notes ask for (``sacct --parsable2 --noheader``).
+XDMOD_FORMAT = ("jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,"
+                "eligible,start,end,elapsed,exitcode,state,nnodes,ncpus,reqcpus,reqmem,"
+                "reqgres,reqtres,timelimit,nodelist,jobname")
+
+
+def test_headerless_export_read_with_its_columns(tmp_path: Path) -> None:
+    path = DATA / "sacct" / "xdmod_noheader.txt"
+    with pytest.raises(WorkloadError):  # its first record is no header
+        load_sacct(path)
+    wl = load_sacct(path, AccountingOptions(columns=XDMOD_FORMAT))
+    assert wl.job_id.tolist() == [4001, 4002, 4004]  # JobIDRaw of array task 4003_1
+    assert wl.units.tolist() == [64, 8, 16]  # NCPUS, not ReqCPUS (4 for job 4002)
+    assert wl.runtime.tolist() == [3600, 1200, 3605]
+    rep = wl.meta["load_report"]
+    assert rep["records"] == 4 and rep["dropped_cancelled_before_start"] == 1
+    assert (rep["kept_failed"], rep["kept_timeout"]) == (1, 1)
+    parsable = tmp_path / "p.txt"  # sacct --parsable: a '|' ends every line
+    parsable.write_text("".join(f"{line}|\n" for line in path.read_text().splitlines()))
+    assert load_sacct(parsable, AccountingOptions(columns=XDMOD_FORMAT)).n_jobs == 3
+    with pytest.raises(WorkloadError, match="columns given") as err:
+        load_sacct(path, AccountingOptions(columns="JobID,Submit,Start,End,NCPUS,State"))
+    assert err.value.line == 1

@@ -10,6 +10,7 @@ import typer
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
 from dispatchlab.cli.options import BadOpt
+from dispatchlab.cli.sacct_columns import headerless_format
 from dispatchlab.errors import ConfigError
 from dispatchlab.params import given
 
@@ -37,6 +38,10 @@ def convert_command(
     cores_per_node: Annotated[int | None, typer.Option(
         help="Accounting logs with --units nodes: cores per node.")] = None,
     skip_bad_lines: BadOpt = False,
+    columns: Annotated[str | None, typer.Option(
+        "--columns", "--sacct-format", help="sacct export without its header line "
+        "(--noheader): its column names, comma-separated as its --format gave them "
+        "(implies --from sacct).")] = None,
     speed: Annotated[float | None, typer.Option(
         help="Batsim input: host speed in flop/s for parallel_homogeneous profiles.")] = None,
     batsim_platform: Annotated[str | None, typer.Option(
@@ -63,8 +68,10 @@ def convert_command(
     if fmt_out not in OUTPUT_FORMATS:
         raise ConfigError(f"cannot tell the output format of {target} (use .swf, .json, "
                           f".parquet, .csv or --to {'|'.join(OUTPUT_FORMATS)})", field="--to")
+    from_ = headerless_format(from_, columns)
     options = given(timezone=timezone, units=units, cores_per_node=cores_per_node,
-                    speed=speed, platform=batsim_platform, skip_bad_lines=skip_bad_lines or None)
+                    speed=speed, platform=batsim_platform, skip_bad_lines=skip_bad_lines or None,
+                    columns=columns)
     wl = load_workload(source, format=from_, skip=skip or None, limit=limit, **options)
     if fmt_out == "batsim":
         from dispatchlab.workload.batsim_workload import write_batsim

@@ -82,6 +82,9 @@ class AccountingOptions:
       its CPUs spread evenly over its nodes, rounded up).
     - ``skip_bad_lines``: count and skip malformed lines instead of failing.
     - ``rebase``: the first kept job arrives at 0 (the origin moves along).
+    - ``columns``: the column names of a sacct export written without its header line
+      (``--noheader``), as its ``--format`` listed them (a list, or one comma-separated
+      string).
     """
 
     timezone: str = "UTC"
@@ -89,9 +92,18 @@ class AccountingOptions:
     cores_per_node: int | None = None
     skip_bad_lines: bool = False
     rebase: bool = True
+    columns: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         check_time_base(None, self.timezone, None)
+        if isinstance(self.columns, str):
+            object.__setattr__(self, "columns", tuple(self.columns.split(",")))
+        if self.columns is not None:
+            names = tuple(str(c).strip() for c in self.columns)
+            if not names or not all(names):
+                raise WorkloadError("columns must name every column (e.g. JobID,Submit,"
+                                    "Start,End,NCPUS,State)", field="columns")
+            object.__setattr__(self, "columns", names)
         if self.units not in ("pool", "nodes"):
             raise WorkloadError(f"units must be pool or nodes, not {self.units!r}",
                                 field="units")

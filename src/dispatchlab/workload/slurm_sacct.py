@@ -6,7 +6,9 @@ Export with, for example::
           --format JobID,JobIDRaw,Submit,Start,End,Elapsed,Timelimit,NCPUS,NNodes,ReqMem,\\
 Partition,QOS,User,JobName,State
 
-Columns are found by name (any order, any case; ``--parsable``'s trailing ``|`` is fine).
+Columns are found by name (any order, any case; ``--parsable``'s trailing ``|`` is fine);
+an export without its header (``--noheader``) is read with ``columns`` naming them, in
+the order of its ``--format``.
 Needed: ``JobID``, ``Submit``, ``Start``, ``End``, ``State`` and one of ``NCPUS`` /
 ``AllocCPUS`` / ``ReqCPUS``. A job's width is its allocation (``NCPUS`` = ``AllocCPUS``
 in sacct's manual); the request ``ReqCPUS`` where the export has no allocation or it is
@@ -54,7 +56,7 @@ def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Wo
     opts = options or AccountingOptions()
     p = input_file(path)
     src = str(p)
-    parsed = read_delimited(p, "|", skip_bad_lines=opts.skip_bad_lines)
+    parsed = read_delimited(p, "|", skip_bad_lines=opts.skip_bad_lines, columns=opts.columns)
     report = AccountingReport(source=src, format="sacct", records=parsed.table.num_rows
                               + parsed.bad_lines, bad_lines_skipped=parsed.bad_lines)
     cols = {name.lower(): name for name in parsed.names}
