@@ -5,11 +5,12 @@ A Batsim workload is ``{"nb_res": N, "jobs": [...], "profiles": {...}}``; each j
 ``walltime`` (s; absent or -1: none), ``res`` (resources = Batsim hosts) and a
 ``profile`` naming what it runs. Run times come from the profile, under every type name
 Batsim has used (renamed in 3.0 and again in 5.0, see its ``docs/changelog.rst`` and
-``src/profiles.cpp``):
+``src/profiles.cpp``; the 5.0 development name ``ptask_homogeneous`` is still in one of
+its test workloads):
 
 - a delay (``delay``; 5.0: ``DelayProfile``): ``delay`` seconds;
 - a homogeneous parallel task (``msg_par_hg`` before 3.0, ``parallel_homogeneous`` in
-  3.0-4.x, ``ptask_homogeneous`` in 5.0 previews, ``ParallelTaskHomogeneousProfile`` in
+  3.0-4.x, ``ptask_homogeneous`` in 5.0 development, ``ParallelTaskHomogeneousProfile`` in
   5.0): each host computes ``cpu`` flops, so ``cpu / speed`` seconds on hosts of
   ``speed`` flop/s (give ``speed`` or a SimGrid ``platform`` file);
 - its *total* variant (``msg_par_hg_tot``, ``parallel_homogeneous_total``, or the
@@ -55,7 +56,7 @@ HOMOGENEOUS_PROFILES = ("msg_par_hg", "parallel_homogeneous", "ptask_homogeneous
                         "ParallelTaskHomogeneousProfile")
 TOTAL_PROFILES = ("msg_par_hg_tot", "parallel_homogeneous_total")
 SUPPORTED_PROFILES = DELAY_PROFILES + HOMOGENEOUS_PROFILES + TOTAL_PROFILES
-#: ``generation_strategy`` values that spread ``cpu`` over the hosts (5.0 and its previews).
+#: ``generation_strategy`` values that spread ``cpu`` over the hosts (5.0, 5.0 development).
 SPREAD_STRATEGIES = ("DefinedAmountsSpreadUniformly", "defined_amount_spread_uniformly")
 #: Batsim major versions the writer knows, and the current one (its default).
 BATSIM_VERSIONS = (1, 2, 3, 4, 5)
