@@ -139,6 +139,7 @@ class AccountingReport(LoadReport):
     job_ids_assigned: int = 0
     width_from_allocation: int = 0
     width_from_request: int = 0
+    submit_from_start: int = 0
     states: dict[str, int] = field(default_factory=dict)
     header: dict[str, str] = field(default_factory=dict)
 
