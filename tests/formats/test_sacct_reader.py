@@ -215,3 +215,20 @@ def test_headerless_export_read_with_its_columns(tmp_path: Path) -> None:
     with pytest.raises(WorkloadError, match="columns given") as err:
         load_sacct(path, AccountingOptions(columns="JobID,Submit,Start,End,NCPUS,State"))
     assert err.value.line == 1
+
+
+def test_steps_with_their_own_raw_ids_warn_nothing(tmp_path: Path) -> None:
+    """sacct writes a step's JobIDRaw as ``1001.batch`` (no number): skipping the steps
+    must not cast NaN ids (numpy's RuntimeWarning on an ordinary export)."""
+    import warnings
+
+    path = tmp_path / "steps.txt"
+    lines = SAMPLE.read_text().splitlines()
+    path.write_text("\n".join(
+        "|".join([f[0], f[0], *f[2:]]) if "." in f[0] else line
+        for line, f in ((line, line.split("|")) for line in lines)) + "\n")
+    assert "1001.batch|1001.batch|" in path.read_text()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wl = load_sacct(path)
+    assert wl.job_id.tolist() == load_sacct(SAMPLE).job_id.tolist()

@@ -141,7 +141,7 @@ def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Wo
             i = int(keep[np.flatnonzero(bad_k)[0]])
             raise WorkloadError(f"unreadable job id {raw_id[1][i].as_py()!r}", source=src,
                                 line=int(lines[i]), field=raw_id[0])
-        ids = job_id.astype(np.int64)
+        ids = np.nan_to_num(job_id, nan=-1).astype(np.int64)  # steps: '123.batch'
     else:
         ids = base.copy()
         pending_range = _mask(pc.starts_with(task, "["))  # 123_[5-9]: not one job yet
