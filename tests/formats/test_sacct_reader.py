@@ -232,3 +232,17 @@ def test_steps_with_their_own_raw_ids_warn_nothing(tmp_path: Path) -> None:
         warnings.simplefilter("error")
         wl = load_sacct(path)
     assert wl.job_id.tolist() == load_sacct(SAMPLE).job_id.tolist()
+
+
+def test_swf_written_from_sacct_keeps_failed_and_cancelled_statuses(tmp_path: Path) -> None:
+    """SWF field 11 (Parallel Workloads Archive): 1 completed, 0 failed, 5 cancelled."""
+    from dispatchlab.workload.swf_writer import write_swf
+
+    wl = load_sacct(SAMPLE)
+    path = write_swf(wl, tmp_path / "w.swf")
+    rows = [line.split() for line in path.read_text().splitlines()
+            if line.strip() and not line.startswith(";")]
+    status = {int(r[0]): int(r[10]) for r in rows}
+    assert status[1004] == 0 and status[1002] == 0  # FAILED, TIMEOUT
+    assert status[1012] == 5  # cancelled while running
+    assert {status[j] for j in (1001, 1006, 1007, 1010, 1011)} == {1}

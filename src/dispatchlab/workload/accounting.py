@@ -12,7 +12,9 @@ absolute Unix times, NaN where the log says nothing) and hand them to
 - records of other partitions, when the reader is asked for one (``dropped_other_partition``);
 - jobs that ran and then failed, hit their limit or were cancelled are kept (they held
   the machine) and counted (``kept_failed``, ``kept_timeout``, ``kept_cancelled_running``,
-  ``kept_preempted``);
+  ``kept_preempted``); their ids are kept in ``meta["swf_status"]`` under the SWF status
+  they have (``"0"`` failed, timed out or preempted, ``"5"`` cancelled), so an SWF
+  written from the workload says so;
 - a job without a processor count is dropped (``dropped_no_cpus``);
 - a job's width (CPUs) is what the system allocated it; where the record holds no
   allocation the request is used, counted (``width_from_request``; the others are
@@ -300,6 +302,9 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     report.kept_timeout = int((keep & _in(codes, uniques, TIMEOUT_STATES)).sum())
     report.kept_cancelled_running = int((keep & cancelled).sum())
     report.kept_preempted = int((keep & _in(codes, uniques, PREEMPTED_STATES)).sum())
+    failed_run = keep & (failed | _in(codes, uniques, TIMEOUT_STATES | PREEMPTED_STATES))
+    swf_status = {code: rec.job_id[mask].tolist() for code, mask in (
+        ("0", failed_run), ("5", keep & cancelled)) if mask.any()}
     requested = (np.zeros(n, bool) if rec.cpus_requested is None else rec.cpus_requested)
     report.width_from_request = int((keep & requested).sum())
     report.width_from_allocation = int((keep & ~requested).sum())
@@ -340,6 +345,8 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     report.jobs = len(idx)
     meta: dict[str, Any] = {"format": fmt, "options": asdict(opts),
                             "load_report": report.as_dict(), "time_shift": shift}
+    if swf_status:
+        meta["swf_status"] = swf_status
     labels = {k: sorted_codes(getattr(rec, k)[idx]) for k in ("queue", "user", "app")}
     wl = Workload.from_columns(
         job_id=rec.job_id[idx], submit=submit - shift, walltime=walltime, runtime=runtime,
