@@ -155,3 +155,14 @@ def test_headerless_sacct_export_with_columns(tmp_path: Path) -> None:
     result = runner.invoke(app, ["convert", source, str(tmp_path / "w.swf"), "--from", "pbs",
                                  "--columns", XDMOD_FORMAT])
     assert result.exit_code == 2 and "--columns" in result.output
+
+
+def test_simulate_json_says_the_platform_it_chose() -> None:
+    result = runner.invoke(app, ["simulate", "-w", str(DATA / "sacct.json"), "-d", "fifo",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["platform_chosen"].startswith("nodes=16,cores=1 (no header")
+    result = runner.invoke(app, ["simulate", "-w", str(DATA / "sacct.json"), "-d", "fifo",
+                                 "-p", "nodes=16,cores=1", "--json"])
+    assert "platform_chosen" not in json.loads(result.output)
