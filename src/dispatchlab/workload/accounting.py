@@ -142,6 +142,7 @@ class AccountingReport(LoadReport):
     width_from_allocation: int = 0
     width_from_request: int = 0
     submit_from_start: int = 0
+    #: Final states of the jobs kept (those dropped are in the ``dropped_*`` counts).
     states: dict[str, int] = field(default_factory=dict)
     header: dict[str, str] = field(default_factory=dict)
 
@@ -269,8 +270,6 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
         return WorkloadError(f"{msg} ({int(mask.sum())} record(s))", source=src,
                              line=line_of(rec, i), job=int(rec.job_id[i]), field=fld)
 
-    counts = np.bincount(codes, minlength=len(uniques))
-    report.states = {str(u): int(c) for u, c in sorted(zip(uniques, counts, strict=True))}
     no_submit = np.isnan(rec.submit)
     if no_submit.any():
         raise fail(no_submit, fields["submit"], "no submit time")
@@ -302,6 +301,9 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     report.kept_timeout = int((keep & _in(codes, uniques, TIMEOUT_STATES)).sum())
     report.kept_cancelled_running = int((keep & cancelled).sum())
     report.kept_preempted = int((keep & _in(codes, uniques, PREEMPTED_STATES)).sum())
+    counts = np.bincount(codes[keep], minlength=len(uniques))  # the kept jobs' states:
+    report.states = {str(u): int(c) for u, c in sorted(zip(uniques, counts, strict=True))
+                     if c}  # the dropped ones are in the dropped_* counts
     failed_run = keep & (failed | _in(codes, uniques, TIMEOUT_STATES | PREEMPTED_STATES))
     swf_status = {code: rec.job_id[mask].tolist() for code, mask in (
         ("0", failed_run), ("5", keep & cancelled)) if mask.any()}
