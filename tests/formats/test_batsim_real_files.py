@@ -105,3 +105,21 @@ def test_batsim_platforms_compute_hosts(name: str, count: int, first: str) -> No
 def test_uniform_speed_still_refused_when_needed() -> None:
     with pytest.raises(ConfigError, match="different speeds"):
         read_simgrid_platform(BATSIM / "small_platform.xml").uniform_speed()
+
+
+SIMGRID = Path(__file__).parent / "data" / "simgrid"
+
+
+@pytest.mark.parametrize(("name", "hosts", "cores"), [
+    ("cluster_multi.xml", 24, 8 * 1 + 8 * 2 + 8 * 4),  # three clusters, core 1, 2 and 4
+    ("two_peers.xml", 2, 2),  # <peer>s: one-core hosts of 1.5 Gf and 730 Mf
+    ("three_multicore_hosts.xml", 3, 4 + 4 + 2),
+])
+def test_simgrid_example_platforms(name: str, hosts: int, cores: int) -> None:
+    """SimGrid's own examples/platforms, as its DTD reads them (``core`` defaults to 1)."""
+    from dispatchlab.platform.resolve import resolve_platform
+
+    plat = resolve_platform(str(SIMGRID / name))
+    assert plat.n_nodes == hosts and int(plat.total[0]) == cores
+    if name == "two_peers.xml":
+        assert read_simgrid_platform(SIMGRID / name).speeds == (1.5e9, 730e6)

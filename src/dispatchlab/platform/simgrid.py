@@ -1,18 +1,19 @@
 """The compute hosts of a SimGrid / Batsim platform XML: names, speeds (flop/s), cores.
 
 Read as SimGrid's platform DTD (``simgrid.dtd``, platform version 4.1) defines them:
-``<host id speed core>`` elements, and ``<cluster prefix radical suffix speed core>`` and
-``<cabinet prefix radical suffix speed>`` elements, each of which stands for one host per
-number of its ``radical`` (``"0-63"`` or ``"0-3,8,10-11"``) named prefix + number +
-suffix, at any depth of ``<zone>`` / ``<AS>``. Blank lines before the ``<?xml …?>``
-declaration are skipped, as SimGrid's parser does. As Batsim decides which hosts compute
-(``src/machines.cpp``, ``--master-host``): the host named ``master_host`` (another name
-with ``master``) runs the scheduler and is no compute node, nor is a host whose ``role``
-property (on the host or its ``<cluster>``) is ``master`` or ``storage`` without
-``compute_node``. A speed is ``<number><unit>`` with ``f`` / ``flops`` and the SI
-prefixes (``1Gf``, ``100.0Mf``, ``1e9f``) or a comma-separated list of power states (the
-first is used). Links, routes and bandwidths are not read: dispatchlab does not model the
-network. Errors name the file, the element and the attribute.
+``<host id speed core>`` and ``<peer id speed>`` (a one-core host) elements, and
+``<cluster prefix radical suffix speed core>`` and ``<cabinet prefix radical suffix
+speed>`` elements, each of which stands for one host per number of its ``radical``
+(``"0-63"`` or ``"0-3,8,10-11"``) named prefix + number + suffix, at any depth of
+``<zone>`` / ``<AS>``. Blank lines before the ``<?xml …?>`` declaration are skipped, as
+SimGrid's parser does. As Batsim decides which hosts compute (``src/machines.cpp``,
+``--master-host``): the host named ``master_host`` (another name with ``master``) runs
+the scheduler and is no compute node, nor is a host whose ``role`` property (on the host
+or its ``<cluster>``) is ``master`` or ``storage`` without ``compute_node``. A speed is
+``<number><unit>`` with ``f`` / ``flops`` and the SI prefixes (``1Gf``, ``100.0Mf``,
+``1e9f``) or a comma-separated list of power states (the first is used). Links, routes
+and bandwidths are not read: dispatchlab does not model the network. Errors name the
+file, the element and the attribute.
 """
 
 from __future__ import annotations
@@ -132,11 +133,12 @@ def read_simgrid_platform(path: str | Path, master: str = MASTER_HOST) -> Simgri
     speeds: list[float] = []
     cores: list[int] = []
     for elem in root.iter():
-        if elem.tag == "host":
+        if elem.tag in ("host", "peer"):
             hid = elem.get("id")
-            where = f"host[{hid}]"
+            where = f"{elem.tag}[{hid}]"
             if hid is None or elem.get("speed") is None:
-                raise ConfigError("a <host> needs id and speed", source=src, field=where)
+                raise ConfigError(f"a <{elem.tag}> needs id and speed", source=src,
+                                  field=where)
             if hid == master or not _computes(_roles(elem)):
                 continue
             names.append(hid)
@@ -159,7 +161,8 @@ def read_simgrid_platform(path: str | Path, master: str = MASTER_HOST) -> Simgri
                     speeds.append(speed)
                     cores.append(ncores)
     if not names:
-        raise ConfigError("no compute host (<host>, <cluster> or <cabinet>) in the platform",
+        raise ConfigError("no compute host (<host>, <peer>, <cluster> or <cabinet>) in the "
+                          "platform",
                           source=src)
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
