@@ -43,3 +43,17 @@ def test_torque_and_cray_widths() -> None:
     assert by_id(pool, "units") == {4101: 56, 4102: 128, 4103: 128, 4104: 48, 4105: 48}
     rep = pool.meta["load_report"]
     assert (rep["width_from_allocation"], rep["width_from_request"]) == (4, 1)
+
+
+def test_real_pbs_pro_exec_host_indices_are_not_counts() -> None:
+    """NCAR Casper's PBS Pro records (from pbsparse's tests): ``crhtc65/24`` is slot 24
+    of the host, one CPU; two hosts of one CPU each is 2."""
+    wl = load_pbs(TORQUE.parent / "pbs" / "ncar_casper_pbspro.log")
+    assert by_id(wl, "units") == {2281314: 1, 2281981: 2}
+    assert by_id(wl, "runtime") == {2281314: 1, 2281981: 1}
+    assert by_id(wl, "walltime") == {2281314: 3600, 2281981: 3600}
+    rep = wl.meta["load_report"]
+    assert (rep["width_from_allocation"], rep["width_from_request"]) == (2, 0)
+    nodes = load_pbs(TORQUE.parent / "pbs" / "ncar_casper_pbspro.log",
+                     AccountingOptions(units="nodes"))
+    assert by_id(nodes, "units") == {2281314: 1, 2281981: 2}
