@@ -28,7 +28,8 @@ times are rounded (submit) or rounded up (run time, walltime) to whole seconds, 
 The writer gives every job a delay profile of its run time, typed as the Batsim version
 asked for reads it (``DelayProfile`` from 5.0, the default; ``delay`` before), ``res`` =
 its units, and keeps what Batsim ignores but dispatchlab needs to read the same workload
-back in extra fields (Batsim forwards unknown job fields to the scheduler untouched): ``user``,
+back in extra fields (Batsim up to 4.x forwards a job's unknown fields to the scheduler;
+5.0 reads the fields it knows, ``src/jobs.cpp``, and skips the others): ``user``,
 ``queue``, ``app``, ``logged_wait``, array/heterogeneous ids and, when a unit is not one
 core, ``req``; top-level ``dispatchlab`` holds the origin, time zone and queue table.
 """
