@@ -57,3 +57,12 @@ def test_real_pbs_pro_exec_host_indices_are_not_counts() -> None:
     nodes = load_pbs(TORQUE.parent / "pbs" / "ncar_casper_pbspro.log",
                      AccountingOptions(units="nodes"))
     assert by_id(nodes, "units") == {2281314: 1, 2281981: 2}
+
+
+def test_trace_info_counts_the_request_fallback_as_cleaning() -> None:
+    from dispatchlab.workload.trace_summary import trace_info
+
+    info = trace_info(TORQUE / "torque_cray_shapes.log")
+    assert info["cleaning"]["width_from_request"] == 1
+    assert "width_from_allocation" not in info["cleaning"]  # no change: what was allocated
+    assert info["load_report"]["width_from_allocation"] == 4
