@@ -123,3 +123,17 @@ def test_simgrid_example_platforms(name: str, hosts: int, cores: int) -> None:
     assert plat.n_nodes == hosts and int(plat.total[0]) == cores
     if name == "two_peers.xml":
         assert read_simgrid_platform(SIMGRID / name).speeds == (1.5e9, 730e6)
+
+
+def test_batsim_example_hpc_workload_is_read_whole() -> None:
+    """Batsim's 250-job example workload (14 DelayProfile profiles, nb_res 128) was read
+    as zero jobs before its 5.0 names were known."""
+    import math
+
+    path = BATSIM / "example_workload_hpc_seed1_jobs250.json"
+    doc = json.loads(path.read_text())
+    wl = load_batsim(path)
+    assert wl.n_jobs == 250 and wl.meta["load_report"]["dropped_unsupported_profile"] == 0
+    delays = {j["id"]: math.ceil(doc["profiles"][j["profile"]]["delay"]) for j in doc["jobs"]}
+    assert dict(zip(wl.job_id.tolist(), wl.runtime.tolist(), strict=True)) == delays
+    assert int(wl.units.max()) == 128 and wl.meta["load_report"]["header"]["MaxProcs"] == "128"
