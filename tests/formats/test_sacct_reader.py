@@ -246,3 +246,9 @@ def test_swf_written_from_sacct_keeps_failed_and_cancelled_statuses(tmp_path: Pa
     assert status[1004] == 0 and status[1002] == 0  # FAILED, TIMEOUT
     assert status[1012] == 5  # cancelled while running
     assert {status[j] for j in (1001, 1006, 1007, 1010, 1011)} == {1}
+
+
+def test_columns_apply_to_sacct_only() -> None:
+    with pytest.raises(WorkloadError, match="headerless sacct") as err:
+        load_workload(DATA / "pbs_accounting.log", columns="JobID,State")
+    assert err.value.field == "columns"
