@@ -108,7 +108,8 @@ def simulate(
                     count_idle=count_idle, on_over_cap=on_over_cap)
     config = {
         "workload": {"source": workload.source, "jobs": workload.n_jobs,
-                     **{k: v for k, v in workload.meta.items() if k != "load_report"}},
+                     **{k: v for k, v in workload.meta.items()
+                        if k not in ("load_report", "swf_status")}},
         "platform": plat.describe(),
         "dispatcher": disp.describe(),
         "seed": seed,

@@ -85,6 +85,33 @@ def test_whole_node_jobs_are_numbered_by_node(tmp_path: Path) -> None:
     assert_no_resource_used_twice(cores)
 
 
+@pytest.mark.parametrize("resource", ["node", "core"])
+def test_one_core_units_filling_nodes_count_what_they_hold(tmp_path: Path,
+                                                           resource: str) -> None:
+    """1-core units that fill whole 4-core nodes: numbered by node, a job requests and is
+    allocated nodes (not its cores); evalys finds our utilisation and mean wait."""
+    from tests.conftest import jobs
+
+    wl = jobs((0, 100, 100, 8), (0, 50, 50, 4), (10, 30, 30, 4), (20, 70, 80, 12),
+              (30, 10, 10, 4))
+    plat = Platform.homogeneous(4, {"cores": 4})
+    res = simulate(wl, plat, get_dispatcher("easy"))
+    path = write_batsim_jobs(res, tmp_path / "out_jobs.csv")
+    table = pd.read_csv(path, keep_default_na=False)
+    assert_no_resource_used_twice(table)
+    if resource == "node":  # "auto" numbers nodes: every job filled the nodes it ran on
+        assert (table.requested_number_of_resources == wl.units // 4).all()
+        total = plat.n_nodes
+    else:
+        path = write_batsim_jobs(res, tmp_path / "out_jobs.csv", resource="core")
+        total = int(plat.total[0])
+    js = evalys_jobset(path, total)
+    assert js.mean_utilisation() / total == pytest.approx(  # type: ignore[attr-defined]
+        res.summary["utilization"], abs=1e-9)
+    assert js.df.waiting_time.mean() == pytest.approx(  # type: ignore[attr-defined]
+        res.summary["mean_wait"], abs=1e-9)
+
+
 def test_rejected_and_killed_jobs(tmp_path: Path) -> None:
     from tests.conftest import jobs
 

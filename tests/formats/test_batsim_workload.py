@@ -46,7 +46,8 @@ def test_swf_to_batsim_json_and_back_gives_the_same_workload(tmp_path: Path) -> 
     doc = json.loads(path.read_text())
     assert doc["nb_res"] == 100  # the SWF header's MaxProcs
     job = doc["jobs"][0]
-    assert doc["profiles"][job["profile"]] == {"type": "delay", "delay": int(swf.runtime[0])}
+    assert doc["profiles"][job["profile"]] == {"type": "DelayProfile",
+                                               "delay": int(swf.runtime[0])}
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -124,3 +124,45 @@ def test_simulate_a_batsim_workload_on_its_simgrid_platform(tmp_path: Path) -> N
     assert table.requested_number_of_resources.tolist() == [1, 4, 2]
     assert table.execution_time.tolist() == [30, 50, 30]
     assert table.allocated_resources.tolist() == ["0", "0-3", "0-1"]
+
+
+def test_convert_writes_the_batsim_version_asked_for(tmp_path: Path) -> None:
+    out = tmp_path / "w.json"
+    source = str(DATA / "batsim" / "test_delays.json")  # Batsim 5's DelayProfile
+    result = runner.invoke(app, ["convert", source, str(out)])
+    assert result.exit_code == 0 and "10 jobs (batsim)" in result.output, result.output
+    assert {p["type"] for p in json.loads(out.read_text())["profiles"].values()} == {
+        "DelayProfile"}
+    result = runner.invoke(app, ["convert", source, str(out), "--batsim-version", "4"])
+    assert result.exit_code == 0, result.output
+    assert {p["type"] for p in json.loads(out.read_text())["profiles"].values()} == {"delay"}
+    result = runner.invoke(app, ["convert", source, str(tmp_path / "w.swf"),
+                                 "--batsim-version", "4"])
+    assert result.exit_code == 2 and "--batsim-version" in result.output
+
+
+def test_headerless_sacct_export_with_columns(tmp_path: Path) -> None:
+    from tests.formats.test_sacct_reader import XDMOD_FORMAT
+
+    source = str(DATA / "sacct" / "xdmod_noheader.txt")
+    result = runner.invoke(app, ["convert", source, str(tmp_path / "w.swf"),
+                                 "--columns", XDMOD_FORMAT])
+    assert result.exit_code == 0 and "3 jobs (sacct)" in result.output, result.output
+    result = runner.invoke(app, ["trace-info", source, "--json",
+                                 "--sacct-format", XDMOD_FORMAT])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["jobs"] == 3
+    result = runner.invoke(app, ["convert", source, str(tmp_path / "w.swf"), "--from", "pbs",
+                                 "--columns", XDMOD_FORMAT])
+    assert result.exit_code == 2 and "--columns" in result.output
+
+
+def test_simulate_json_says_the_platform_it_chose() -> None:
+    result = runner.invoke(app, ["simulate", "-w", str(DATA / "sacct.json"), "-d", "fifo",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["platform_chosen"].startswith("nodes=16,cores=1 (no header")
+    result = runner.invoke(app, ["simulate", "-w", str(DATA / "sacct.json"), "-d", "fifo",
+                                 "-p", "nodes=16,cores=1", "--json"])
+    assert "platform_chosen" not in json.loads(result.output)

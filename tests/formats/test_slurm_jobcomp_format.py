@@ -49,7 +49,7 @@ def test_real_log_cleaned_by_the_accounting_rules() -> None:
     assert (rep["records"], rep["dropped_cancelled_before_start"], rep["kept_failed"],
             rep["kept_timeout"], rep["kept_cancelled_running"], rep["unlimited_walltime"],
             rep["runtime_over_request"], rep["jobs"]) == (9, 1, 1, 1, 1, 1, 1, 8)
-    assert rep["states"] == {"CANCELLED": 2, "COMPLETED": 5, "FAILED": 1, "TIMEOUT": 1}
+    assert rep["states"] == {"CANCELLED": 1, "COMPLETED": 5, "FAILED": 1, "TIMEOUT": 1}
     row = {j: i for j, i in by_id.items()}
     assert wl.runtime[row[6]] == 87 and wl.walltime[row[6]] == 60  # killed past its limit
     assert wl.walltime[row[5]] == 240 and wl.walltime[row[4]] == wl.runtime[row[4]] == 2
@@ -220,3 +220,27 @@ def test_simulate_and_trace_info_errors_on_a_completion_log(tmp_path: Path) -> N
     result = runner.invoke(app, ["trace-info", str(bad)])
     assert result.exit_code == 2
     assert "jobcomp.log:5" in result.output and "JobState" in result.output
+
+
+def test_log_from_before_slurm_17_11_has_no_submit_times(tmp_path: Path) -> None:
+    """Slurm before 17.11 ended each record at ``WorkDir=`` (the shape of a 16.05 line:
+    ``… NodeCnt=1 ProcCnt=12 WorkDir=/home/walter/…``): no ``SubmitTime``, so each job
+    arrives at its start, counted; it is no truncated line."""
+    old = tmp_path / "jobcomp-16.05.log"
+    old.write_text("".join(line[:line.index(" ReservationName=")] + "\n"
+                           for line in _lines()))
+    wl = load_workload(old)
+    new = load_workload(LOG)
+    assert wl.job_id.tolist() == new.job_id.tolist()
+    assert wl.runtime.tolist() == new.runtime.tolist()
+    assert wl.units.tolist() == new.units.tolist()
+    assert (wl.logged_wait == 0).all()
+    rep = wl.meta["load_report"]
+    assert rep["submit_from_start"] == 9  # every record with a start, kept or not
+    assert rep["dropped_cancelled_before_start"] == 1
+    mixed = tmp_path / "mixed.log"  # a 17.11+ log with one line cut before SubmitTime
+    lines = _lines()
+    mixed.write_text("\n".join([lines[0][:lines[0].index(" ReservationName=")],
+                                *lines[1:]]) + "\n")
+    with pytest.raises(WorkloadError, match=r"mixed\.log:1, field 'SubmitTime'.*truncated"):
+        load_workload(mixed)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from dispatchlab.workload.accounting import AccountingReport
 from dispatchlab.workload.batsim_workload import BatsimReport
 from dispatchlab.workload.eurora import EuroraReport
-from dispatchlab.workload.load_report import LoadReport, cleaning_counts
+from dispatchlab.workload.load_report import NOT_CLEANING, LoadReport, cleaning_counts
 from dispatchlab.workload.swf import SwfReport
 
 REPORTS: list[type[LoadReport]] = [SwfReport, EuroraReport, AccountingReport, BatsimReport]
@@ -18,7 +18,7 @@ REPORTS: list[type[LoadReport]] = [SwfReport, EuroraReport, AccountingReport, Ba
 
 def _counters(cls: type[LoadReport]) -> list[str]:
     return [f.name for f in fields(cls) if f.type in ("int", int)
-            and f.name not in ("records", "jobs")]
+            and f.name not in NOT_CLEANING]
 
 
 def _make(cls: type[LoadReport], counts: dict[str, int]) -> LoadReport:

@@ -10,6 +10,7 @@ import typer
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
 from dispatchlab.cli.options import BadOpt
+from dispatchlab.cli.sacct_columns import headerless_format
 from dispatchlab.errors import ConfigError
 from dispatchlab.params import given
 
@@ -37,6 +38,10 @@ def convert_command(
     cores_per_node: Annotated[int | None, typer.Option(
         help="Accounting logs with --units nodes: cores per node.")] = None,
     skip_bad_lines: BadOpt = False,
+    columns: Annotated[str | None, typer.Option(
+        "--columns", "--sacct-format", help="sacct export without its header line "
+        "(--noheader): its column names, comma-separated as its --format gave them "
+        "(implies --from sacct).")] = None,
     speed: Annotated[float | None, typer.Option(
         help="Batsim input: host speed in flop/s for parallel_homogeneous profiles.")] = None,
     batsim_platform: Annotated[str | None, typer.Option(
@@ -44,6 +49,9 @@ def convert_command(
     nb_res: Annotated[int | None, typer.Option(
         help="Batsim output: the platform's resource count (default: SWF header MaxProcs, "
         "else the widest job).")] = None,
+    batsim_version: Annotated[str | None, typer.Option(
+        help="Batsim output: the Batsim version that will read it, which names the profile "
+        "types (5 = DelayProfile, the default; 1-4 = delay).")] = None,
     skip: Annotated[int, typer.Option(help="Skip the first N jobs.")] = 0,
     limit: Annotated[int | None, typer.Option(help="Keep at most N jobs.")] = None,
 ) -> None:
@@ -60,16 +68,22 @@ def convert_command(
     if fmt_out not in OUTPUT_FORMATS:
         raise ConfigError(f"cannot tell the output format of {target} (use .swf, .json, "
                           f".parquet, .csv or --to {'|'.join(OUTPUT_FORMATS)})", field="--to")
+    from_ = headerless_format(from_, columns)
     options = given(timezone=timezone, units=units, cores_per_node=cores_per_node,
-                    speed=speed, platform=batsim_platform, skip_bad_lines=skip_bad_lines or None)
+                    speed=speed, platform=batsim_platform, skip_bad_lines=skip_bad_lines or None,
+                    columns=columns)
     wl = load_workload(source, format=from_, skip=skip or None, limit=limit, **options)
     if fmt_out == "batsim":
         from dispatchlab.workload.batsim_workload import write_batsim
 
-        write_batsim(wl, target, nb_res=nb_res)
+        write_batsim(wl, target, nb_res=nb_res,
+                     **given(batsim_version=batsim_version))
     else:
         if nb_res is not None:
             raise ConfigError("--nb-res applies to Batsim output only", field="--nb-res")
+        if batsim_version is not None:
+            raise ConfigError("--batsim-version applies to Batsim output only",
+                              field="--batsim-version")
         save_workload(wl, target, fmt_out)
     counts = cleaning_counts(wl.meta.get("load_report") or {})
     if counts:

@@ -179,6 +179,8 @@ def simulate_command(
     cleaning = cleaning_counts(wl.meta.get("load_report") or {})  # reported, never silent
     if cleaning:
         res.summary["cleaning"] = cleaning
+    if platform is None and as_json:  # the machine chosen for the trace, said as on screen
+        res.summary["platform_chosen"] = f"{plat.name} ({how})"
     if out is not None:
         save_atomically(res, out, extra=lambda folder: write_schedules(
             res, folder, schedule_format or []))

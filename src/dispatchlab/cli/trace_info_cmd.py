@@ -26,11 +26,18 @@ def trace_info_command(
     format: Annotated[str | None, typer.Option(
         help="Input format (detected if omitted): swf, eurora, sacct, sacct-json, "
         "jobcomp, pbs, batsim, …")] = None,
+    columns: Annotated[str | None, typer.Option(
+        "--columns", "--sacct-format", help="sacct export without its header line "
+        "(--noheader): its column names, comma-separated as its --format gave them "
+        "(implies --format sacct).")] = None,
 ) -> None:
     """Jobs, time span, widest job, offered load and what each cleaning option would drop."""
+    from dispatchlab.cli.sacct_columns import headerless_format
+    from dispatchlab.params import given
     from dispatchlab.workload.trace_summary import trace_info
 
-    info = trace_info(path, format=format, platform=platform)
+    info = trace_info(path, format=headerless_format(format, columns), platform=platform,
+                      **given(columns=columns))
     if as_json:
         typer.echo(json.dumps(info, default=str))
     else:

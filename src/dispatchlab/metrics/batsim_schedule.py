@@ -10,8 +10,9 @@ interval set such as ``0-3 7``), ``consumed_energy`` (J, -1 without a power mode
 Batsim resources are numbered machine-wide. ``resource="core"`` numbers every core
 (node ``k``'s cores follow node ``k-1``'s; a job holds ``units × cores per unit`` of
 them, given concrete core numbers by replaying the run's starts and ends, lowest free
-first); ``"node"`` numbers nodes (a job holds the nodes it ran on; exact when jobs take
-whole nodes); ``"auto"`` picks ``node`` when every job filled the nodes it ran on, else
+first); ``"node"`` numbers nodes (a job requests and holds the nodes it ran on, however
+many units it had there; a job that never ran the nodes its cores fill; exact when jobs
+take whole nodes); ``"auto"`` picks ``node`` when every job filled the nodes it ran on, else
 ``core``. Either way evalys's utilisation (resources in use over time ÷ resources) is
 dispatchlab's core utilization. A job that ran in several segments (requeued, resized)
 is written with its first start, its final end and its last segment's resources. A job
@@ -120,14 +121,23 @@ def _granularity(rec: Recorder) -> str:
 
 
 def _node_allocations(rec: Recorder) -> tuple[npt.NDArray[np.object_], IntArray]:
+    """Each job's nodes (its last segment's) and their count; a job never started
+    requests the nodes its cores would fill (the widest node's cores each)."""
     seg = rec.segments
-    n = rec.workload.n_jobs
+    wl = rec.workload
+    n = wl.n_jobs
     alloc = np.full(n, "", dtype=object)
+    c = _cores_index(rec)
+    widest = max(int(rec.platform.capacity[:, c].max()), 1) if rec.platform.n_nodes else 1
+    cores = wl.units.astype(np.int64) * np.maximum(rec.req[:, c].astype(np.int64), 1)
+    requested = np.maximum(-(-cores // widest), 1)
     last = rec.last_seg
     for j in np.flatnonzero(last >= 0).tolist():
         k = int(last[j])
-        alloc[j] = interval_set(seg.nodes[seg.offsets[k]:seg.offsets[k + 1]])
-    return alloc, np.asarray(rec.workload.units, np.int64)
+        nodes = np.unique(seg.nodes[seg.offsets[k]:seg.offsets[k + 1]])
+        alloc[j] = interval_set(nodes)
+        requested[j] = len(nodes)
+    return alloc, requested
 
 
 def _core_allocations(rec: Recorder) -> tuple[npt.NDArray[np.object_], IntArray]:

@@ -1,12 +1,19 @@
 """The compute hosts of a SimGrid / Batsim platform XML: names, speeds (flop/s), cores.
 
-Read: ``<host id speed core>`` elements and ``<cluster prefix radical suffix speed core>``
-elements (``radical="0-63"`` or ``"0-3,8,10-11"``), at any depth of ``<zone>`` / ``<AS>``.
-A host whose ``role`` property is ``master`` (Batsim's scheduler host) or ``storage`` is
-not a compute node. A speed is ``<number><unit>`` with ``f`` / ``flops`` and the SI
-prefixes (``1Gf``, ``100.0Mf``, ``1e9f``) or a comma-separated list of power states (the
-first is used). Links, routes and bandwidths are not read: dispatchlab does not model the
-network. Errors name the file, the element and the attribute.
+Read as SimGrid's platform DTD (``simgrid.dtd``, platform version 4.1) defines them:
+``<host id speed core>`` and ``<peer id speed>`` (a one-core host) elements, and
+``<cluster prefix radical suffix speed core>`` and ``<cabinet prefix radical suffix
+speed>`` elements, each of which stands for one host per number of its ``radical``
+(``"0-63"`` or ``"0-3,8,10-11"``) named prefix + number + suffix, at any depth of
+``<zone>`` / ``<AS>``. Blank lines before the ``<?xml …?>`` declaration are skipped, as
+SimGrid's parser does. As Batsim decides which hosts compute (``src/machines.cpp``,
+``--master-host``): the host named ``master_host`` (another name with ``master``) runs
+the scheduler and is no compute node, nor is a host whose ``role`` property (on the host
+or its ``<cluster>``) is ``master`` or ``storage`` without ``compute_node``. A speed is
+``<number><unit>`` with ``f`` / ``flops`` and the SI prefixes (``1Gf``, ``100.0Mf``,
+``1e9f``) or a comma-separated list of power states (the first is used). Links, routes
+and bandwidths are not read: dispatchlab does not model the network. Errors name the
+file, the element and the attribute.
 """
 
 from __future__ import annotations
@@ -23,6 +30,10 @@ _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15
            "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
 _SPEED = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKMGTPE]i?)?(f|flops)?\s*$")
 _NOT_COMPUTE = ("master", "storage")
+#: The name Batsim gives its master host unless told otherwise (``--master-host``).
+MASTER_HOST = "master_host"
+#: Elements that stand for one host per number of their ``radical``.
+_HOST_RANGES = ("cluster", "cabinet")
 
 
 @dataclass(frozen=True)
@@ -95,14 +106,25 @@ def _cores(elem: ET.Element, where: str, source: str) -> int:
     return int(text)
 
 
-def read_simgrid_platform(path: str | Path) -> SimgridHosts:
-    """The compute hosts of a SimGrid/Batsim platform file."""
+def _roles(elem: ET.Element) -> set[str]:
+    """The Batsim roles in ``elem``'s ``role`` properties (comma-separated)."""
+    return {r.strip() for prop in elem.findall("prop") if prop.get("id") == "role"
+            for r in (prop.get("value") or "").split(",") if r.strip()}
+
+
+def _computes(roles: set[str]) -> bool:
+    return not roles or "compute_node" in roles or not roles & set(_NOT_COMPUTE)
+
+
+def read_simgrid_platform(path: str | Path, master: str = MASTER_HOST) -> SimgridHosts:
+    """The compute hosts of a SimGrid/Batsim platform file (``master``: the name of
+    Batsim's master host, its ``--master-host``)."""
     p = Path(path)
     src = str(p)
     if not p.is_file():
         raise ConfigError("file not found", source=src)
     try:
-        root = ET.parse(p).getroot()
+        root = ET.fromstring(p.read_bytes().lstrip())
     except ET.ParseError as exc:
         raise ConfigError(f"not a well-formed XML file ({exc})", source=src) from None
     if root.tag != "platform":
@@ -111,33 +133,37 @@ def read_simgrid_platform(path: str | Path) -> SimgridHosts:
     speeds: list[float] = []
     cores: list[int] = []
     for elem in root.iter():
-        if elem.tag == "host":
+        if elem.tag in ("host", "peer"):
             hid = elem.get("id")
-            where = f"host[{hid}]"
+            where = f"{elem.tag}[{hid}]"
             if hid is None or elem.get("speed") is None:
-                raise ConfigError("a <host> needs id and speed", source=src, field=where)
-            roles = {prop.get("value") for prop in elem.findall("prop")
-                     if prop.get("id") == "role"}
-            if roles & set(_NOT_COMPUTE):
+                raise ConfigError(f"a <{elem.tag}> needs id and speed", source=src,
+                                  field=where)
+            if hid == master or not _computes(_roles(elem)):
                 continue
             names.append(hid)
             speeds.append(parse_speed(elem.get("speed", ""), where, src))
             cores.append(_cores(elem, where, src))
-        elif elem.tag == "cluster":
+        elif elem.tag in _HOST_RANGES:
             cid = elem.get("id", "?")
-            where = f"cluster[{cid}]"
+            where = f"{elem.tag}[{cid}]"
             missing = [a for a in ("prefix", "radical", "speed") if elem.get(a) is None]
             if missing:
-                raise ConfigError(f"a <cluster> needs {', '.join(missing)}", source=src,
+                raise ConfigError(f"a <{elem.tag}> needs {', '.join(missing)}", source=src,
                                   field=where)
             speed = parse_speed(elem.get("speed", ""), where, src)
             ncores = _cores(elem, where, src)
+            computes = _computes(_roles(elem))
             for k in _radical(elem.get("radical", ""), where, src):
-                names.append(f"{elem.get('prefix')}{k}{elem.get('suffix', '')}")
-                speeds.append(speed)
-                cores.append(ncores)
+                name = f"{elem.get('prefix')}{k}{elem.get('suffix', '')}"
+                if computes and name != master:
+                    names.append(name)
+                    speeds.append(speed)
+                    cores.append(ncores)
     if not names:
-        raise ConfigError("no compute host (<host> or <cluster>) in the platform", source=src)
+        raise ConfigError("no compute host (<host>, <peer>, <cluster> or <cabinet>) in the "
+                          "platform",
+                          source=src)
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
         raise ConfigError(f"host name {dup!r} appears twice", source=src, field="host")

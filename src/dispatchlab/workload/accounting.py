@@ -12,8 +12,13 @@ absolute Unix times, NaN where the log says nothing) and hand them to
 - records of other partitions, when the reader is asked for one (``dropped_other_partition``);
 - jobs that ran and then failed, hit their limit or were cancelled are kept (they held
   the machine) and counted (``kept_failed``, ``kept_timeout``, ``kept_cancelled_running``,
-  ``kept_preempted``);
+  ``kept_preempted``); their ids are kept in ``meta["swf_status"]`` under the SWF status
+  they have (``"0"`` failed, timed out or preempted, ``"5"`` cancelled), so an SWF
+  written from the workload says so;
 - a job without a processor count is dropped (``dropped_no_cpus``);
+- a job's width (CPUs) is what the system allocated it; where the record holds no
+  allocation the request is used, counted (``width_from_request``; the others are
+  ``width_from_allocation``); each reader says which fields are which;
 - a missing, ``UNLIMITED`` or ``Partition_Limit`` time limit becomes the run time
   (``estimate_from_runtime``, of which ``unlimited_walltime`` / ``partition_limit_walltime``);
 - a start before the submit time (clock skew) gives a zero logged wait
@@ -79,6 +84,9 @@ class AccountingOptions:
       its CPUs spread evenly over its nodes, rounded up).
     - ``skip_bad_lines``: count and skip malformed lines instead of failing.
     - ``rebase``: the first kept job arrives at 0 (the origin moves along).
+    - ``columns``: the column names of a sacct export written without its header line
+      (``--noheader``), as its ``--format`` listed them (a list, or one comma-separated
+      string).
     """
 
     timezone: str = "UTC"
@@ -86,9 +94,18 @@ class AccountingOptions:
     cores_per_node: int | None = None
     skip_bad_lines: bool = False
     rebase: bool = True
+    columns: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         check_time_base(None, self.timezone, None)
+        if isinstance(self.columns, str):
+            object.__setattr__(self, "columns", tuple(self.columns.split(",")))
+        if self.columns is not None:
+            names = tuple(str(c).strip() for c in self.columns)
+            if not names or not all(names):
+                raise WorkloadError("columns must name every column (e.g. JobID,Submit,"
+                                    "Start,End,NCPUS,State)", field="columns")
+            object.__setattr__(self, "columns", names)
         if self.units not in ("pool", "nodes"):
             raise WorkloadError(f"units must be pool or nodes, not {self.units!r}",
                                 field="units")
@@ -122,6 +139,10 @@ class AccountingReport(LoadReport):
     array_groups_unmarked: int = 0
     het_groups_unmarked: int = 0
     job_ids_assigned: int = 0
+    width_from_allocation: int = 0
+    width_from_request: int = 0
+    submit_from_start: int = 0
+    #: Final states of the jobs kept (those dropped are in the ``dropped_*`` counts).
     states: dict[str, int] = field(default_factory=dict)
     header: dict[str, str] = field(default_factory=dict)
 
@@ -134,7 +155,8 @@ class JobRecords:
     lines), ``runtime`` the logged run
     time when the format has one (NaN: end − start), ``walltime`` the limit in seconds
     (NaN: none), ``unlimited`` / ``partition_limit`` mark why it is missing, ``nodes``
-    the node count (NaN: unknown), ``state`` Slurm-style state names.
+    the node count (NaN: unknown), ``state`` Slurm-style state names, ``cpus_requested``
+    where ``cpus`` is the request (the record held no allocation; None: none is).
     """
 
     line: IntArray
@@ -154,6 +176,7 @@ class JobRecords:
     app: ObjArray
     array: IntArray
     hetjob: IntArray
+    cpus_requested: npt.NDArray[np.bool_] | None = None
 
 
 def normalise_states(raw: ObjArray) -> ObjArray:
@@ -247,8 +270,6 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
         return WorkloadError(f"{msg} ({int(mask.sum())} record(s))", source=src,
                              line=line_of(rec, i), job=int(rec.job_id[i]), field=fld)
 
-    counts = np.bincount(codes, minlength=len(uniques))
-    report.states = {str(u): int(c) for u, c in sorted(zip(uniques, counts, strict=True))}
     no_submit = np.isnan(rec.submit)
     if no_submit.any():
         raise fail(no_submit, fields["submit"], "no submit time")
@@ -280,6 +301,15 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     report.kept_timeout = int((keep & _in(codes, uniques, TIMEOUT_STATES)).sum())
     report.kept_cancelled_running = int((keep & cancelled).sum())
     report.kept_preempted = int((keep & _in(codes, uniques, PREEMPTED_STATES)).sum())
+    counts = np.bincount(codes[keep], minlength=len(uniques))  # the kept jobs' states:
+    report.states = {str(u): int(c) for u, c in sorted(zip(uniques, counts, strict=True))
+                     if c}  # the dropped ones are in the dropped_* counts
+    failed_run = keep & (failed | _in(codes, uniques, TIMEOUT_STATES | PREEMPTED_STATES))
+    swf_status = {code: rec.job_id[mask].tolist() for code, mask in (
+        ("0", failed_run), ("5", keep & cancelled)) if mask.any()}
+    requested = (np.zeros(n, bool) if rec.cpus_requested is None else rec.cpus_requested)
+    report.width_from_request = int((keep & requested).sum())
+    report.width_from_allocation = int((keep & ~requested).sum())
 
     idx = np.flatnonzero(keep)
     check_unique_ids(rec, src, fields["id"], duplicates, idx)
@@ -317,6 +347,8 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     report.jobs = len(idx)
     meta: dict[str, Any] = {"format": fmt, "options": asdict(opts),
                             "load_report": report.as_dict(), "time_shift": shift}
+    if swf_status:
+        meta["swf_status"] = swf_status
     labels = {k: sorted_codes(getattr(rec, k)[idx]) for k in ("queue", "user", "app")}
     wl = Workload.from_columns(
         job_id=rec.job_id[idx], submit=submit - shift, walltime=walltime, runtime=runtime,

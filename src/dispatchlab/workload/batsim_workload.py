@@ -3,23 +3,33 @@
 A Batsim workload is ``{"nb_res": N, "jobs": [...], "profiles": {...}}``; each job has an
 ``id`` (a number or a string, ``"w0!12"`` naming workload ``w0``), a ``subtime`` (s), a
 ``walltime`` (s; absent or -1: none), ``res`` (resources = Batsim hosts) and a
-``profile`` naming what it runs. Run times come from the profile:
+``profile`` naming what it runs. Run times come from the profile, under every type name
+Batsim has used (renamed in 3.0 and again in 5.0, see its ``docs/changelog.rst`` and
+``src/profiles.cpp``; the 5.0 development name ``ptask_homogeneous`` is still in one of
+its test workloads):
 
-- ``delay``: ``delay`` seconds;
-- ``parallel_homogeneous``: each host computes ``cpu`` flops, so ``cpu / speed`` seconds
-  on hosts of ``speed`` flop/s (give ``speed`` or a SimGrid ``platform`` file); the
-  ``com`` bytes exchanged are not modelled (counted as ``communication_ignored``);
-- any other type (``parallel``, ``composed``, ``sequence``, ``smpi``, ``usage_trace``, …)
-  needs Batsim's network simulation: such jobs are dropped and counted per type
-  (``dropped_profiles``), or are an error with ``unsupported="error"``.
+- a delay (``delay``; 5.0: ``DelayProfile``): ``delay`` seconds;
+- a homogeneous parallel task (``msg_par_hg`` before 3.0, ``parallel_homogeneous`` in
+  3.0-4.x, ``ptask_homogeneous`` in 5.0 development, ``ParallelTaskHomogeneousProfile`` in
+  5.0): each host computes ``cpu`` flops, so ``cpu / speed`` seconds on hosts of
+  ``speed`` flop/s (give ``speed`` or a SimGrid ``platform`` file);
+- its *total* variant (``msg_par_hg_tot``, ``parallel_homogeneous_total``, or the
+  homogeneous type with ``generation_strategy`` ``DefinedAmountsSpreadUniformly``): the
+  ``cpu`` flops are spread over the job's ``res`` hosts, ``cpu / res / speed`` seconds;
+- the ``com`` bytes exchanged are not modelled (counted as ``communication_ignored``);
+- any other type (``ParallelTaskProfile`` / ``parallel``, compositions, SMPI and usage
+  trace replays, …) needs Batsim's network simulation: such jobs are dropped and counted
+  per type (``dropped_profiles``), or are an error with ``unsupported="error"``.
 
 Each Batsim resource is one unit of one core (a Batsim host running one job at a time);
 with a ``platform`` file each unit is a whole host of its ``core`` count. Fractional
 times are rounded (submit) or rounded up (run time, walltime) to whole seconds, counted.
 
-The writer gives every job a ``delay`` profile of its run time, ``res`` = its units, and
-keeps what Batsim ignores but dispatchlab needs to read the same workload back in extra
-fields (Batsim forwards unknown job fields to the scheduler untouched): ``user``,
+The writer gives every job a delay profile of its run time, typed as the Batsim version
+asked for reads it (``DelayProfile`` from 5.0, the default; ``delay`` before), ``res`` =
+its units, and keeps what Batsim ignores but dispatchlab needs to read the same workload
+back in extra fields (Batsim up to 4.x forwards a job's unknown fields to the scheduler;
+5.0 reads the fields it knows, ``src/jobs.cpp``, and skips the others): ``user``,
 ``queue``, ``app``, ``logged_wait``, array/heterogeneous ids and, when a unit is not one
 core, ``req``; top-level ``dispatchlab`` holds the origin, time zone and queue table.
 """
@@ -41,15 +51,37 @@ from dispatchlab.workload.accounting import requested_times
 from dispatchlab.workload.load_report import LoadReport, header_number
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload
 
-SUPPORTED_PROFILES = ("delay", "parallel_homogeneous")
+#: Profile type names with a run time here, by what they compute (every name Batsim used).
+DELAY_PROFILES = ("delay", "DelayProfile")
+HOMOGENEOUS_PROFILES = ("msg_par_hg", "parallel_homogeneous", "ptask_homogeneous",
+                        "ParallelTaskHomogeneousProfile")
+TOTAL_PROFILES = ("msg_par_hg_tot", "parallel_homogeneous_total")
+SUPPORTED_PROFILES = DELAY_PROFILES + HOMOGENEOUS_PROFILES + TOTAL_PROFILES
+#: ``generation_strategy`` values that spread ``cpu`` over the hosts (5.0, 5.0 development).
+SPREAD_STRATEGIES = ("DefinedAmountsSpreadUniformly", "defined_amount_spread_uniformly")
+#: Batsim major versions the writer knows, and the current one (its default).
+BATSIM_VERSIONS = (1, 2, 3, 4, 5)
+CURRENT_BATSIM = 5
+
+
+def delay_profile_type(version: int | str = CURRENT_BATSIM) -> str:
+    """The delay profile's type name in Batsim ``version`` (``5``, ``"4.2.1"``, …)."""
+    text = str(version).strip().lstrip("v")
+    major = text.split(".", 1)[0]
+    if not major.isdigit() or int(major) not in BATSIM_VERSIONS:
+        raise WorkloadError(f"unknown Batsim version {version!r} (known: "
+                            f"{', '.join(map(str, BATSIM_VERSIONS))})", field="batsim_version")
+    return "DelayProfile" if int(major) >= 5 else "delay"
 
 
 @dataclass(frozen=True)
 class BatsimOptions:
     """How a Batsim workload becomes jobs.
 
-    - ``speed``: flop/s of a host, for ``parallel_homogeneous`` profiles.
-    - ``platform``: a SimGrid/Batsim platform XML giving the hosts' speed and cores.
+    - ``speed``: flop/s of a host, for homogeneous parallel task profiles.
+    - ``platform``: a SimGrid/Batsim platform XML giving the hosts' cores and speed (a
+      speed is needed only by profiles that compute: hosts of several speeds are an error
+      only then).
     - ``unsupported``: jobs whose profile has no run time here are ``drop``ped (counted)
       or an ``error``.
     """
@@ -94,12 +126,17 @@ def load_batsim(path: str | Path, options: BatsimOptions | None = None) -> Workl
         raise WorkloadError("must be an object of named profiles", source=src,
                             field="profiles")
     speed, cores_per_host = opts.speed, 1
+    no_speed = "give speed=flop/s or platform=a SimGrid XML"
     if opts.platform is not None:
         from dispatchlab.platform.simgrid import read_simgrid_platform
 
         plat = read_simgrid_platform(opts.platform)
-        speed = speed or plat.uniform_speed()
         cores_per_host = plat.uniform_cores()
+        if speed is None and len(set(plat.speeds)) == 1:
+            speed = plat.speeds[0]
+        elif speed is None:
+            no_speed = (f"its hosts have {len(set(plat.speeds))} different speeds in "
+                        f"{plat.source}; give speed=flop/s")
     extra: dict[str, Any] = doc["dispatchlab"] if isinstance(doc.get("dispatchlab"), dict) \
         else {}
     report = BatsimReport(source=src, records=len(doc["jobs"]))
@@ -112,7 +149,7 @@ def load_batsim(path: str | Path, options: BatsimOptions | None = None) -> Workl
     rows: list[dict[str, Any]] = []
     dropped: Counter[str] = Counter()
     for k, job in enumerate(doc["jobs"]):
-        row = _job_row(job, k, profiles, speed, src, report)
+        row = _job_row(job, k, profiles, speed, src, report, no_speed)
         if isinstance(row, str):
             if opts.unsupported == "error":
                 raise WorkloadError(f"profile type '{row}' has no run time outside Batsim "
@@ -162,8 +199,9 @@ def _number(job: dict[str, Any], key: str, src: str, k: int, *, required: bool =
 
 
 def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, src: str,
-             report: BatsimReport) -> dict[str, Any] | str:
-    """The job's columns, or the name of its unsupported profile type."""
+             report: BatsimReport, no_speed: str) -> dict[str, Any] | str:
+    """The job's columns, or the name of its unsupported profile type (``no_speed``: what
+    to say when a computing profile has no speed)."""
     if not isinstance(job, dict):
         raise WorkloadError(f"job #{k + 1} is not an object", source=src, field="jobs")
     if "id" not in job:
@@ -182,17 +220,18 @@ def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, sr
         raise WorkloadError(f"job #{k + 1}: profile {name!r} is not defined in 'profiles'",
                             source=src, job=_job_number(job), field="profile")
     kind = profile.get("type")
-    if kind == "delay":
+    if kind in DELAY_PROFILES:
         run = _number(profile, "delay", src, k)
-    elif kind == "parallel_homogeneous":
+    elif kind in HOMOGENEOUS_PROFILES or kind in TOTAL_PROFILES:
         cpu = _number(profile, "cpu", src, k)
         if speed is None:
-            raise WorkloadError(f"profile {name!r} is parallel_homogeneous: its run time "
-                                "needs the hosts' speed (give speed=flop/s or platform="
-                                "a SimGrid XML)", source=src, job=_job_number(job),
+            raise WorkloadError(f"profile {name!r} is {kind}: its run time needs the hosts' "
+                                f"speed ({no_speed})", source=src, job=_job_number(job),
                                 field="profile")
         assert cpu is not None
-        run = cpu / speed
+        spread = (kind in TOTAL_PROFILES
+                  or profile.get("generation_strategy") in SPREAD_STRATEGIES)
+        run = cpu / (res if spread else 1.0) / speed
         if (profile.get("com") or 0) > 0:
             report.communication_ignored += 1
     else:
@@ -267,14 +306,17 @@ def _workload(rows: list[dict[str, Any]], extra: dict[str, Any], cores_per_host:
 
 
 def write_batsim(workload: Workload, path: str | Path, *, nb_res: int | None = None,
-                 workload_name: str | None = None) -> Path:
-    """Write ``workload`` as a Batsim workload JSON (see the module docstring).
+                 workload_name: str | None = None,
+                 batsim_version: int | str = CURRENT_BATSIM) -> Path:
+    """Write ``workload`` as a Batsim workload JSON (see the module docstring), its delay
+    profiles typed for ``batsim_version``.
 
     ``nb_res`` (the platform's resource count) defaults to the SWF header's ``MaxProcs``
     for 1-core units, else the widest job's units.
     """
     wl = workload
     p = Path(path)
+    delay_type = delay_profile_type(batsim_version)
     one_core = wl.resources == (CORES,) and bool((wl.req[:, 0] == 1).all())
     if nb_res is None:
         nb_res = header_number(wl.meta, "MaxProcs") if one_core else None
@@ -306,7 +348,7 @@ def write_batsim(workload: Workload, path: str | Path, *, nb_res: int | None = N
     doc: dict[str, Any] = {
         "nb_res": int(nb_res),
         "jobs": jobs,
-        "profiles": {f"delay_{int(d)}": {"type": "delay", "delay": int(d)} for d in delays},
+        "profiles": {f"delay_{int(d)}": {"type": delay_type, "delay": int(d)} for d in delays},
         "dispatchlab": {"source": wl.source, "origin_unix": wl.origin_unix,
                         "resources": list(wl.resources),
                         "timezone": wl.timezone,

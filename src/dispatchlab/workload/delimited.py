@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,15 +47,25 @@ def read_bytes(path: Path) -> bytes:
 
 
 def read_delimited(path: Path, delimiter: str, *, skip_bad_lines: bool = False,
-                   data: bytes | None = None) -> DelimitedTable:
-    """The table of ``path`` (first non-blank line = header); a trailing delimiter on every
-    line (sacct ``--parsable``) is allowed."""
+                   data: bytes | None = None,
+                   columns: Sequence[str] | None = None) -> DelimitedTable:
+    """The table of ``path`` (first non-blank line = header, or ``columns`` names them
+    when the file has none); a trailing delimiter on every line (sacct ``--parsable``) is
+    allowed."""
     raw = read_bytes(path) if data is None else data
     lead = len(raw) - len(raw.lstrip(b"\r\n"))  # blank lines before the header
     head = raw.count(b"\n", 0, lead)  # 0-based line of the header
     cut = raw.find(b"\n", lead)
-    body_at = len(raw) if cut < 0 else cut + 1
-    header = raw[lead:body_at].decode("utf-8", "replace").rstrip("\r\n")
+    first = raw[lead:len(raw) if cut < 0 else cut + 1].decode("utf-8", "replace")
+    if columns is not None:  # no header: the first line is a record
+        body_at, head = lead, head - 1
+        header = delimiter.join(columns)
+        if first.rstrip("\r\n").endswith(delimiter) and (
+                first.count(delimiter) == len(columns)):
+            header += delimiter  # sacct --parsable: a delimiter ends every line
+    else:
+        body_at = len(raw) if cut < 0 else cut + 1
+        header = first.rstrip("\r\n")
     if not header.strip():
         raise WorkloadError("empty file: no header line", source=str(path))
     names = header.split(delimiter)
@@ -62,8 +73,10 @@ def read_delimited(path: Path, delimiter: str, *, skip_bad_lines: bool = False,
     if trailing:
         names = names[:-1]
     if len(set(names)) != len(names) or any(not n.strip() for n in names):
-        raise WorkloadError(f"header line has empty or repeated column names: {header!r}",
-                            source=str(path), line=head + 1)
+        where = "the column names given" if columns is not None else "header line"
+        raise WorkloadError(f"{where} has empty or repeated column names: {header!r}",
+                            source=str(path), line=None if columns is not None else head + 1,
+                            field="columns" if columns is not None else None)
     column_names = [*names, "__trailing__"] if trailing else names
     invalid: list[str] = []
 
@@ -94,12 +107,12 @@ def read_delimited(path: Path, delimiter: str, *, skip_bad_lines: bool = False,
         lines = np.arange(table.num_rows + len(invalid), dtype=np.int64) + head + 2
     bad_lines = 0
     if invalid:
-        bad = _bad_lines(raw, delimiter, len(column_names))
+        bad = _bad_lines(raw, delimiter, len(column_names), has_header=columns is None)
         if not skip_bad_lines:
             lineno, fields = bad[0]
             raise WorkloadError(f"expected {len(names)} '{delimiter}'-separated fields as in "
-                                f"the header, found {fields - trailing} (truncated or joined "
-                                "line?)",
+                                f"the {'header' if columns is None else 'columns given'}, "
+                                f"found {fields - trailing} (truncated or joined line?)",
                                 source=str(path), line=lineno)
         bad_lines = len(bad)
         lines = lines[~np.isin(lines, np.array([b[0] for b in bad], np.int64))]
@@ -122,10 +135,11 @@ def _nonblank_lines(body: bytes) -> IntArray:
     return np.flatnonzero((width - cr) > 0).astype(np.int64)
 
 
-def _bad_lines(raw: bytes, delimiter: str, expected: int) -> list[tuple[int, int]]:
+def _bad_lines(raw: bytes, delimiter: str, expected: int,
+               has_header: bool = True) -> list[tuple[int, int]]:
     """(line, fields found) of every non-blank line after the header with another count."""
     out: list[tuple[int, int]] = []
-    seen_header = False
+    seen_header = not has_header
     for lineno, line in enumerate(raw.decode("utf-8", "replace").split("\n"), start=1):
         text = line.rstrip("\r")
         if not text:

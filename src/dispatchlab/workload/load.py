@@ -215,6 +215,9 @@ def _load_file(p: Path, format: str | None, skip: int | None, limit: int | None,
         if getattr(swf_obj, "skip_bad_lines", False):  # the CLI's --skip-bad-lines
             options.setdefault("skip_bad_lines", True)
         opts = reader_options(AccountingOptions, options, fmt, p)
+        if opts.columns is not None and fmt != "sacct":
+            raise WorkloadError(f"columns name the columns of a headerless sacct export; a "
+                                f"{fmt} file has its own", source=str(p), field="columns")
         return slice_workload(loader(p, opts), skip, limit)
     if fmt == "batsim":
         from dispatchlab.workload.batsim_workload import BatsimOptions, load_batsim

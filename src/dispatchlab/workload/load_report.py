@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
-#: Counts of a report that are no cleaning step: what was read and what was kept.
-NOT_CLEANING = ("records", "jobs")
+#: Counts of a report that are no cleaning step: what was read, what was kept, and the
+#: jobs whose width is what the system allocated (the request fallback is counted).
+NOT_CLEANING = ("records", "jobs", "width_from_allocation")
 
 
 def count(label: str) -> int:

@@ -7,10 +7,17 @@ guides define it:
 - ``qtime`` (queued; ``ctime`` when absent) → submit, ``start``, ``end`` (Unix seconds);
 - ``resources_used.walltime`` → run time (else end − start); ``Resource_List.walltime``
   → requested time (missing: the run time, counted); both ``[[hh:]mm:]ss``;
-- CPUs: ``Resource_List.ncpus``, else the sum over ``Resource_List.select`` chunks
-  (``2:ncpus=4+1:ncpus=8``), else Torque's ``Resource_List.nodes`` (``2:ppn=4``), else
-  the ``exec_host`` slots (``n1/0*4+n2/0*4``, Torque ``n1/0+n1/1``); nodes:
-  ``Resource_List.nodect``, else the chunk / node count;
+- width: what was allocated, as each server writes it (``width_from_allocation``):
+  Cray ``Resource_List.mppwidth`` processing elements × ``mppdepth`` CPUs each (ALPS
+  reserves exactly these; ``exec_host`` names only the MOM node there), else Torque's
+  ``total_execution_slots`` (4.2.9 and later), else the ``exec_host`` slots: one per
+  ``host/N`` entry, ``host/0-27`` ranges (Torque 5+), ``host/0*4`` counts (PBS Pro);
+  a record without any of these falls back on the request (``width_from_request``):
+  the larger of the chunks' sum (PBS Pro ``Resource_List.select=2:ncpus=4+1:ncpus=8``,
+  Torque ``Resource_List.nodes=14:ppn=8+16:ppn=1``, a host name or no ``ppn`` counting
+  1) and ``Resource_List.ncpus`` (Torque fills in 1 unasked); nodes: Cray's
+  ``mppwidth / mppnppn`` (rounded up), else Torque's ``unique_node_count``, else
+  ``Resource_List.nodect``, else the ``exec_host`` hosts, else the chunks' count;
 - ``queue`` → queue, ``user`` → user, ``jobname`` → application;
 - ``Exit_status`` 0 → completed; otherwise failed, or timed out when the run reached the
   requested time (counted as ``kept_failed`` / ``kept_timeout``).
@@ -72,15 +79,34 @@ def _attributes(text: str) -> dict[str, str]:
     return out
 
 
-def _cpus_and_nodes(attrs: dict[str, str]) -> tuple[float, float]:
-    ncpus = attrs.get("Resource_List.ncpus")
-    nodect = attrs.get("Resource_List.nodect")
-    cpus = float(ncpus) if ncpus and ncpus.isdigit() else np.nan
-    nodes = float(nodect) if nodect and nodect.isdigit() else np.nan
-    select = attrs.get("Resource_List.select")
-    torque = attrs.get("Resource_List.nodes")
-    chunks = select or torque
-    if chunks and (np.isnan(cpus) or np.isnan(nodes)):
+def _whole(attrs: dict[str, str], key: str) -> float:
+    value = attrs.get(key, "")
+    return float(value) if value.isdigit() else np.nan
+
+
+def _exec_host_slots(host: str) -> tuple[int, int]:
+    """Slots and distinct hosts of an ``exec_host`` list: ``n1/0+n1/1`` (one slot per
+    entry), ``n1/0-27`` or ``n1/0-3,8`` (Torque ranges), ``n1/0*4`` (PBS Pro counts)."""
+    slots = 0
+    hosts = set()
+    for entry in host.split("+"):
+        name, _, rest = entry.partition("/")
+        hosts.add(name)
+        count = 0
+        for part in rest.partition("*")[0].split(","):
+            lo, dash, hi = part.partition("-")
+            count += int(hi) - int(lo) + 1 if dash and lo.isdigit() and hi.isdigit() else 1
+        star = rest.partition("*")[2]
+        slots += int(star) if star.isdigit() else count
+    return slots, len(hosts)
+
+
+def _requested(attrs: dict[str, str]) -> tuple[float, float]:
+    """CPUs and nodes asked for: the larger of the chunks' sum and ``ncpus``."""
+    cpus = _whole(attrs, "Resource_List.ncpus")
+    nodes = np.nan
+    chunks = attrs.get("Resource_List.select") or attrs.get("Resource_List.nodes")
+    if chunks:
         total_c = total_n = 0
         for chunk in chunks.split("+"):
             head = chunk.split(":", 1)[0]
@@ -88,19 +114,35 @@ def _cpus_and_nodes(attrs: dict[str, str]) -> tuple[float, float]:
             found = _CHUNK_CPUS.search(chunk) or _PPN.search(chunk)
             total_c += count * (int(found.group(1)) if found else 1)
             total_n += count
-        cpus = total_c if np.isnan(cpus) else cpus
-        nodes = total_n if np.isnan(nodes) else nodes
-    host = attrs.get("exec_host")
-    if host and np.isnan(cpus):
-        slots = 0
-        for entry in host.split("+"):
-            _, _, rest = entry.partition("/")
-            star = rest.partition("*")[2]
-            slots += int(star) if star.isdigit() else 1
-        cpus = float(slots)
-        nodes = float(len({e.split("/")[0] for e in host.split("+")})) if np.isnan(nodes) \
-            else nodes
+        cpus = float(total_c) if np.isnan(cpus) else max(cpus, float(total_c))
+        nodes = float(total_n)
     return cpus, nodes
+
+
+def _cpus_and_nodes(attrs: dict[str, str]) -> tuple[float, float, bool]:
+    """CPUs and nodes of an E record, and whether the CPUs are the request (the record
+    holds no allocation); see the module docstring."""
+    nodes = _whole(attrs, "unique_node_count")
+    if np.isnan(nodes):
+        nodes = _whole(attrs, "Resource_List.nodect")
+    width = _whole(attrs, "Resource_List.mppwidth")
+    if width > 0:  # Cray ALPS
+        depth = _whole(attrs, "Resource_List.mppdepth")
+        per_node = _whole(attrs, "Resource_List.mppnppn")
+        if per_node > 0:
+            nodes = float(-(-width // per_node))
+        return width * (depth if depth > 0 else 1.0), nodes, False
+    slots = _whole(attrs, "total_execution_slots")
+    host = attrs.get("exec_host")
+    if host:
+        counted, hosts = _exec_host_slots(host)
+        slots = float(counted) if np.isnan(slots) else slots
+        nodes = float(hosts) if np.isnan(nodes) else nodes
+    asked, asked_nodes = _requested(attrs)
+    nodes = asked_nodes if np.isnan(nodes) else nodes
+    if slots > 0:
+        return slots, nodes, False
+    return asked, nodes, True
 
 
 def load_pbs(path: str | Path, options: AccountingOptions | None = None) -> Workload:
@@ -112,7 +154,7 @@ def load_pbs(path: str | Path, options: AccountingOptions | None = None) -> Work
     text = read_bytes(p).decode("utf-8", "replace")
     cols: dict[str, list[object]] = {k: [] for k in (
         "line", "job_id", "submit", "start", "end", "runtime", "walltime", "cpus", "nodes",
-        "state", "queue", "user", "app", "array")}
+        "state", "queue", "user", "app", "array", "requested")}
     ended: set[str] = set()
     gone: dict[str, tuple[str, int]] = {}
     fresh = 0
@@ -166,7 +208,7 @@ def load_pbs(path: str | Path, options: AccountingOptions | None = None) -> Work
                          ("runtime", np.nan), ("walltime", np.nan), ("cpus", np.nan),
                          ("nodes", np.nan), ("state", "CANCELLED" if kind == "D" else "FAILED"),
                          ("queue", "default"), ("user", "-"), ("app", "-"),
-                         ("array", UNKNOWN)):
+                         ("array", UNKNOWN), ("requested", False)):
                 cols[k].append(v)
     ids = np.array(cols["job_id"], np.int64)
     if fresh:
@@ -181,7 +223,8 @@ def load_pbs(path: str | Path, options: AccountingOptions | None = None) -> Work
         unlimited=np.zeros(n, bool), partition_limit=np.zeros(n, bool),
         state=np.array(cols["state"], dtype=object), queue=np.array(cols["queue"], object),
         user=np.array(cols["user"], object), app=np.array(cols["app"], object),
-        array=np.array(cols["array"], np.int64), hetjob=np.full(n, UNKNOWN, np.int64))
+        array=np.array(cols["array"], np.int64), hetjob=np.full(n, UNKNOWN, np.int64),
+        cpus_requested=np.array(cols["requested"], bool))
     return build_workload(
         rec, report, opts, "pbs",
         {"id": "id", "submit": "qtime", "start": "start", "end": "end",
@@ -229,8 +272,9 @@ def _row(attrs: dict[str, str], lineno: int, src: str) -> dict[str, object]:
         state = "TIMEOUT"
     else:
         state = "FAILED"
-    cpus, nodes = _cpus_and_nodes(attrs)
+    cpus, nodes, requested = _cpus_and_nodes(attrs)
     return {"line": lineno, "submit": submit, "start": start, "end": end, "runtime": runtime,
             "walltime": walltime, "cpus": cpus, "nodes": nodes, "state": state,
+            "requested": requested,
             "queue": attrs.get("queue", "default"), "user": attrs.get("user", "-"),
             "app": attrs.get("jobname", "-")}

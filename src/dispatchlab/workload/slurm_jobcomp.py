@@ -7,8 +7,12 @@ controller's local time, time limits whole minutes (or ``UNLIMITED`` /
 ``Partition_Limit``), all read with :mod:`~dispatchlab.workload.slurm_spellings`. A job
 becomes ``ProcCnt`` CPUs and ``NodeCnt`` nodes, requested time ``TimeLimit × 60``, run
 time ``EndTime − StartTime``; the queue is the partition, the user the name before
-``(uid)``, the application ``Name``. :func:`read_jobcomp` keeps every record with its
-realized start, end and node list (the twin check compares them with a simulation);
+``(uid)``, the application ``Name``. Slurm logs ``SubmitTime`` from 17.11 on
+(``jobcomp_filetxt.c``); in a log written before, where no record has one, a job's
+submit time is its start time (``submit_from_start`` counts the records: the log knows
+no waits); a record without it among records with it is a truncated line.
+:func:`read_jobcomp` keeps every record with its realized start, end and node list (the
+twin check compares them with a simulation);
 :func:`load_jobcomp` makes the workload through :func:`~dispatchlab.workload.accounting.
 build_workload`, the cleaning rules shared with sacct and PBS, each counted in
 ``meta["load_report"]``.
@@ -38,7 +42,9 @@ from dispatchlab.workload.workload import UNKNOWN, Workload
 _PAIR = re.compile(r"(?:^|\s)([A-Za-z]+)=(\S*)")
 _NAME = re.compile(r"(?:^|\s)Name=(.*?)(?=\s+[A-Za-z]+=|\s*$)")
 _REQUIRED = ("JobId", "JobState", "Partition", "TimeLimit", "StartTime", "EndTime",
-             "SubmitTime", "ProcCnt", "NodeList", "UserId")
+             "ProcCnt", "NodeList", "UserId")
+#: Logged from Slurm 17.11 on: required unless no record of the log has it.
+_SINCE_17_11 = "SubmitTime"
 _EXPECTED = {"JobId": "a whole number", "ProcCnt": "a whole number",
              "NodeCnt": "a whole number",
              "TimeLimit": "whole minutes, [days-]hh:mm:ss, UNLIMITED or Partition_Limit",
@@ -123,11 +129,14 @@ def _records(src: Path, report: AccountingReport | None,
         raise WorkloadError(f"cannot read the job completion log: {err}", source=str(src)
                             ) from None
     out = []
+    old_log = f"{_SINCE_17_11}=" not in text
     for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         f = _fields(raw)
         missing = [k for k in _REQUIRED if k not in f]
+        if not old_log and _SINCE_17_11 not in f:
+            missing.append(_SINCE_17_11)
         if missing:
             if skip_bad_lines and report is not None:
                 report.bad_lines_skipped += 1
@@ -226,6 +235,9 @@ def load_jobcomp(path: str | Path, options: AccountingOptions | None = None, *,
     report = AccountingReport(source=str(src), format="jobcomp")
     cols = _columns(src, opts.timezone, report, opts.skip_bad_lines)
     report.records = len(cols.line)
+    if cols.line.size and not any(cols.text[_SINCE_17_11]):  # written before Slurm 17.11
+        report.submit_from_start = int((~np.isnan(cols.start)).sum())
+        cols.submit = np.where(np.isnan(cols.start), cols.end, cols.start)
     if partition is not None:
         mine = np.array([p == partition for p in cols.text["Partition"]], bool)
         report.dropped_other_partition = int((~mine).sum())

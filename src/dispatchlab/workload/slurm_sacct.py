@@ -6,9 +6,13 @@ Export with, for example::
           --format JobID,JobIDRaw,Submit,Start,End,Elapsed,Timelimit,NCPUS,NNodes,ReqMem,\\
 Partition,QOS,User,JobName,State
 
-Columns are found by name (any order, any case; ``--parsable``'s trailing ``|`` is fine).
+Columns are found by name (any order, any case; ``--parsable``'s trailing ``|`` is fine);
+an export without its header (``--noheader``) is read with ``columns`` naming them, in
+the order of its ``--format``.
 Needed: ``JobID``, ``Submit``, ``Start``, ``End``, ``State`` and one of ``NCPUS`` /
-``AllocCPUS`` / ``ReqCPUS``. Used when present: ``JobIDRaw``, ``Elapsed`` /
+``AllocCPUS`` / ``ReqCPUS``. A job's width is its allocation (``NCPUS`` = ``AllocCPUS``
+in sacct's manual); the request ``ReqCPUS`` where the export has no allocation or it is
+0 or empty (counted as ``width_from_request``). Used when present: ``JobIDRaw``, ``Elapsed`` /
 ``ElapsedRaw`` (the run time; else End − Start), ``Timelimit`` / ``TimelimitRaw``
 (minutes), ``NNodes`` / ``AllocNodes``, ``Partition`` (queue), ``User``, ``JobName``
 (application). Others (``ReqMem``, ``QOS``, ``Account``, …) are read and not used.
@@ -52,7 +56,7 @@ def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Wo
     opts = options or AccountingOptions()
     p = input_file(path)
     src = str(p)
-    parsed = read_delimited(p, "|", skip_bad_lines=opts.skip_bad_lines)
+    parsed = read_delimited(p, "|", skip_bad_lines=opts.skip_bad_lines, columns=opts.columns)
     report = AccountingReport(source=src, format="sacct", records=parsed.table.num_rows
                               + parsed.bad_lines, bad_lines_skipped=parsed.bad_lines)
     cols = {name.lower(): name for name in parsed.names}
@@ -104,6 +108,12 @@ def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Wo
     cpu_name, cpu_values = column("NCPUS", "AllocCPUS", "ReqCPUS", required=True)  # type: ignore[misc]
     cpus, bad = _numbers(cpu_values)
     unreadable(bad, cpu_name, cpu_values, "CPU count")
+    requested = np.full(len(lines), cpu_name.lower() == "reqcpus")
+    if not requested.all() and (req := column("ReqCPUS")) is not None:
+        asked, bad = _numbers(req[1])
+        unreadable(bad, req[0], req[1], "CPU count")
+        requested = ~(cpus > 0) & (asked > 0)
+        cpus = np.where(requested, asked, cpus)
     nodes = np.full(len(lines), np.nan)
     node_name = "NNodes"
     if (nn := column("NNodes", "AllocNodes", "ReqNodes")) is not None:
@@ -131,7 +141,7 @@ def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Wo
             i = int(keep[np.flatnonzero(bad_k)[0]])
             raise WorkloadError(f"unreadable job id {raw_id[1][i].as_py()!r}", source=src,
                                 line=int(lines[i]), field=raw_id[0])
-        ids = job_id.astype(np.int64)
+        ids = np.nan_to_num(job_id, nan=-1).astype(np.int64)  # steps: '123.batch'
     else:
         ids = base.copy()
         pending_range = _mask(pc.starts_with(task, "["))  # 123_[5-9]: not one job yet
@@ -150,7 +160,7 @@ def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Wo
         user=_labels(column("User"), len(lines), "-")[keep],
         app=_labels(column("JobName"), len(lines), "-")[keep],
         array=np.where(is_task, base, UNKNOWN)[keep],
-        hetjob=np.where(is_het, base, UNKNOWN)[keep])
+        hetjob=np.where(is_het, base, UNKNOWN)[keep], cpus_requested=requested[keep])
     return build_workload(
         rec, report, opts, "sacct",
         {"id": "JobID", "submit": "Submit", "start": "Start", "end": "End", "cpus": cpu_name,

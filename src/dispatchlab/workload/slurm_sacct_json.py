@@ -8,7 +8,8 @@ as a string or ``{"current": ["COMPLETED"], "reason": …}``. Per job:
 - ``job_id``; ``time.submission`` / ``time.start`` / ``time.end`` (Unix seconds, 0 = not
   happened); ``time.elapsed`` → run time; ``time.limit`` (minutes; infinite → unlimited,
   as sacct's ``UNLIMITED``; not set → missing);
-- CPUs: the ``cpu`` entry of ``tres.allocated`` (else ``required.CPUs``); nodes:
+- CPUs: the ``cpu`` entry of ``tres.allocated`` (else the request ``required.CPUs``,
+  counted as ``width_from_request``); nodes:
   ``allocation_nodes`` (else the ``node`` entry of ``tres.allocated``);
 - ``partition`` → queue, ``user`` → user, ``name`` → application;
 - ``array.job_id`` with a set ``array.task_id`` marks a job-array element, ``het.job_id``
@@ -118,7 +119,7 @@ def load_sacct_json(path: str | Path, options: AccountingOptions | None = None) 
                                 ) from None
         report.steps_skipped += len(job.get("steps") or [])
         rows.append(row)
-    cols = list(zip(*rows, strict=True)) if rows else [()] * 14
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 15
     n = len(rows)
 
     def floats(i: int) -> np.ndarray:
@@ -137,7 +138,8 @@ def load_sacct_json(path: str | Path, options: AccountingOptions | None = None) 
         user=np.array(cols[10], dtype=object).reshape(n),
         app=np.array(cols[11], dtype=object).reshape(n),
         array=np.array(cols[12], np.int64).reshape(n),
-        hetjob=np.array(cols[13], np.int64).reshape(n))
+        hetjob=np.array(cols[13], np.int64).reshape(n),
+        cpus_requested=np.array(cols[14], bool).reshape(n))
     return build_workload(
         rec, report, opts, "sacct-json",
         {"id": "job_id", "submit": "time.submission", "start": "time.start",
@@ -158,7 +160,8 @@ def _row(job: dict[str, Any]) -> tuple[Any, ...]:
     elapsed = _value(_get(job, "time.elapsed"), "time.elapsed")
     limit = _value(_get(job, "time.limit"), "time.limit")
     cpus = _tres(job, "cpu")
-    if cpus is None:
+    requested = not cpus
+    if requested:
         cpus = _value(_get(job, "required.CPUs"), "required.CPUs")
     nodes = _value(job.get("allocation_nodes"), "allocation_nodes")
     if nodes is None:
@@ -176,4 +179,5 @@ def _row(job: dict[str, Any]) -> tuple[Any, ...]:
         str(job.get("name") or "-"),
         int(array_id) if array_id and task is not None and not np.isinf(task) else UNKNOWN,
         int(het_id) if het_id and offset is not None and not np.isinf(offset) else UNKNOWN,
+        requested,
     )

@@ -39,7 +39,7 @@ UNLIMITED = frozenset({"UNLIMITED", "INFINITE", "-1"})
 #: Spellings of "the partition's limit" (not recorded in the log).
 PARTITION_LIMIT = frozenset({"Partition_Limit", "PARTITION_LIMIT"})
 #: Spellings of "has not happened" in a date-time field.
-NO_TIME = frozenset({"Unknown", "None", "", "N/A", "0"})
+NO_TIME = frozenset({"Unknown", "unknown", "None", "", "N/A", "0"})
 
 _DURATION = re.compile(
     r"^(?:(?P<d>\d+)-)?(?:(?P<a>\d+)(?::(?P<b>\d+))?(?::(?P<c>\d+))?)(?P<frac>\.\d+)?$")

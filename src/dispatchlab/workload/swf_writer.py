@@ -1,8 +1,11 @@
 """Write workloads and simulated schedules in the Standard Workload Format (SWF).
 
 A **workload** is written as a log of what the trace recorded: field 3 (wait) is the
-logged wait (-1 when unknown), field 4 the actual run time, status 1 when the run fits
-the requested time and 0 when the job would be killed at it. A **schedule** (a
+logged wait (-1 when unknown), field 4 the actual run time, status (field 11, as the
+Parallel Workloads Archive defines it: 1 completed, 0 failed, 5 cancelled) the one the
+accounting log gave the job (``meta["swf_status"]``: failed, timed-out and preempted
+jobs 0, jobs cancelled while running 5), else 1 when the run fits the requested time and
+0 when the job would be killed at it. A **schedule** (a
 ``Results.jobs`` table with the workload it ran) is written as the log of the simulated
 machine: wait and run are the simulated ones, status 1 completed, 0 killed at the
 wall-time, 5 never started (rejected), with wait/run/processors -1.
@@ -67,6 +70,10 @@ def write_swf(
     n = wl.n_jobs
     procs = _procs(wl)
     status = np.where(wl.runtime > wl.walltime, STATUS_KILLED, STATUS_COMPLETED)
+    logged = wl.meta.get("swf_status")
+    if isinstance(logged, Mapping):
+        for code, ids in logged.items():
+            status[np.isin(wl.job_id, np.asarray(ids, np.int64))] = int(code)
     table = _table(wl, wait=wl.logged_wait, run=wl.runtime, alloc=procs, status=status)
     last = int(wl.submit.max()) if n else 0
     return _write(path, table, _header(wl, platform, header, notes, end=last, kind="workload"))

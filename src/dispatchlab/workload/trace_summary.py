@@ -22,7 +22,7 @@ from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.generators.registry import is_generator_spec
 from dispatchlab.workload.load import ACCOUNTING, detect_format, load_workload, reader_options
-from dispatchlab.workload.load_report import header_number
+from dispatchlab.workload.load_report import NOT_CLEANING, header_number
 from dispatchlab.workload.swf import (
     FIELDS,
     SwfOptions,
@@ -75,7 +75,7 @@ def trace_info(
             info["cleaning"] = eurora_cleaning(report)
         elif fmt in (*ACCOUNTING, "batsim"):
             info["cleaning"] = {k: v for k, v in report.items() if v and k not in (
-                "source", "format", "header", "records", "jobs")}
+                "source", "format", "header", *NOT_CLEANING)}
     return info
 
 
