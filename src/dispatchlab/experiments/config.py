@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dispatchlab.params import given
+from dispatchlab.run_settings import RunSettings
 
 #: Bumped when the meaning of a configuration changes, so old run folders are not reused.
 HASH_SCHEMA = 1
@@ -38,6 +39,9 @@ class WorkloadRef:
     #: the profit accounting's inputs (``cooling``, ``temperature``, ``prices``,
     #: ``it_power``): one pricing scenario; they shape the summary, not the schedule
     cooling: dict[str, str] | None = None
+    #: the run settings that differ from their defaults
+    #: (:meth:`dispatchlab.run_settings.RunSettings.changed`)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def identity(self) -> dict[str, Any]:
         """What determines the jobs (used in the run hash)."""
@@ -51,8 +55,13 @@ class WorkloadRef:
             # the machine's entries enter only when set
             **given(scenario=self.scenario, walltime_kill=None if self.walltime_kill else False,
                     metrics_window=None if window is None else list(window),
-                    power_cap=self.power_cap, cooling=self.cooling),
+                    power_cap=self.power_cap, cooling=self.cooling,
+                    settings=self.settings or None),
         }
+
+    def run_settings(self) -> RunSettings:
+        """The run settings of this workload's runs."""
+        return RunSettings(**self.settings)
 
     def load_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`dispatchlab.workload.load.load_workload`."""

@@ -321,12 +321,62 @@ def _resolve_workload(
     label = e.name or _stem(Path(e.path.removeprefix(TRACE_PREFIX)).name)
     skip = _as_int(e.skip, f"{field}.skip", source) or None
     limit = _as_int(e.limit, f"{field}.limit", source)
+    options, metrics_window = _job_file_window(e, fmt, options, field, source)
     ref = WorkloadRef(text, fmt, options, skip=skip, limit=limit, digest=digest,
-                      walltime_kill=e.walltime_kill, metrics_window=e.metrics_window,
-                      power_cap=e.power_cap)
+                      walltime_kill=e.walltime_kill, metrics_window=metrics_window,
+                      power_cap=e.power_cap, settings=_settings(e, base, field, source))
     if e.scenario is not None:
         ref = replace(ref, scenario=_scenario(e.scenario, base, field, source))
     return ref, label
+
+
+def _job_file_window(e: WorkloadEntry, fmt: str | None, options: dict[str, Any], field: str,
+                     source: str | None) -> tuple[dict[str, Any], tuple[int, int] | None]:
+    """``window_start`` / ``window`` as the reader options of a variable-capacity job file
+    (as ``simulate --window-start/--window``), and the metrics window (default ``[0,
+    window]``)."""
+    metrics_window = e.metrics_window
+    if e.window_start is None and e.window is None:
+        return options, metrics_window
+    key = "window_start" if e.window_start is not None else "window"
+    if fmt != "vcjobs":
+        raise ConfigError(f"selects jobs of a variable-capacity job file (format vcjobs); "
+                          f"'{e.path}' is {fmt or 'not a file'}", field=f"{field}.{key}",
+                          source=source)
+    for option in ("start", "window"):
+        if option in options:
+            raise ConfigError(f"give either options.{option} or window_start/window, not "
+                              "both", field=f"{field}.options.{option}", source=source)
+    options = {**options, "start": e.window_start or 0}
+    if e.window is not None:
+        options["window"] = e.window
+        metrics_window = metrics_window or (0, e.window)
+    return options, metrics_window
+
+
+def _settings(e: WorkloadEntry, base: Path, field: str, source: str | None
+              ) -> dict[str, Any]:
+    """The entry's run settings that differ from their defaults (a job power file made
+    absolute, from the experiment's folder; the scenario start defaulting to
+    ``window_start``, as in ``simulate``)."""
+    from dispatchlab.run_settings import SETTING_NAMES, RunSettings
+
+    values = {name: getattr(e, name) for name in SETTING_NAMES}
+    if values["scenario_start"] is None:
+        values["scenario_start"] = e.window_start
+    power = e.job_power
+    if power is not None and power not in ("node", "column", "pa-hpc-sim"):
+        if not power.startswith("trace:") and (base / power).exists():
+            values["job_power"] = str((base / power).resolve())
+        elif not power.startswith("trace:") and not Path(power).exists():
+            raise ConfigError(f"'{power}': no such file (give node, column, pa-hpc-sim or a "
+                              "job_id;watts prediction file)", field=f"{field}.job_power",
+                              source=source)
+    try:
+        return RunSettings(**values).changed()
+    except ConfigError as exc:
+        text = str(exc).removeprefix(f"field '{exc.field}': ")
+        raise ConfigError(text, field=f"{field}.{exc.field}", source=source) from None
 
 
 def _pricings(

@@ -62,6 +62,11 @@ class WorkloadEntry(_Strict):
     it_power }, …]`` instead prices every run in each named scenario: one result row per
     run × scenario, the schedule simulated once when the dispatcher does not read pricing
     inputs.
+    ``job_power``, ``job_power_fallback``, ``idle_power``, ``on_over_cap``, ``on_abort``,
+    ``loop``, ``scenario_start``, ``window_start`` and ``window`` are ``simulate``'s options
+    of the same names (:class:`dispatchlab.run_settings.RunSettings`); ``window_start`` /
+    ``window`` select the jobs of a variable-capacity job file, ``window`` also being the
+    default ``metrics_window``.
     """
 
     path: str
@@ -74,6 +79,15 @@ class WorkloadEntry(_Strict):
     walltime_kill: bool = True
     metrics_window: tuple[int, int] | None = None
     power_cap: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    job_power: str | None = None
+    job_power_fallback: str = "node"
+    idle_power: bool = True
+    on_over_cap: Literal["wait", "kill-youngest", "requeue-youngest"] = "wait"
+    on_abort: Literal["requeue", "fail"] = "requeue"
+    loop: Literal["auto", "compiled", "general"] = "auto"
+    scenario_start: Annotated[int, Field(ge=0)] | None = None
+    window_start: Annotated[int, Field(ge=0)] | None = None
+    window: Annotated[int, Field(ge=1)] | None = None
     name: str | None = None
     format: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)

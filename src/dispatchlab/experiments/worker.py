@@ -20,6 +20,7 @@ import pandas as pd
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.experiments.config import RunConfig, WorkloadRef, canonical_json, file_digest
+from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
 
 #: How many loaded workloads one worker process keeps (windows of one trace share nothing).
@@ -74,12 +75,15 @@ def execute_run(cfg: RunConfig) -> RunOutput:
     ref = cfg.workload
     cool = ref.cooling or {}
     temp = _temperature(cfg)
-    res = simulate(wl, _platform(cfg, wl), cfg.dispatcher, seed=cfg.seed,
-                   on_infeasible=cfg.on_infeasible, scenario=ref.scenario,
+    settings = ref.run_settings()
+    plat = _platform(cfg, wl)
+    res = simulate(wl, plat, cfg.dispatcher, seed=cfg.seed,
+                   on_infeasible=cfg.on_infeasible, scenario=settings.scenario(ref.scenario),
                    walltime_kill=ref.walltime_kill, power_cap=ref.power_cap,
                    cooling=cool.get("cooling"),
                    prices=cool.get("prices"), temperature=temp,
-                   it_power=cool.get("it_power", "auto"))
+                   it_power=cool.get("it_power", "auto"),
+                   **settings.simulate_kwargs(wl, plat))
     rec = res.recorder
     _add_vc_metrics(cfg, res.summary, rec)
     alloc = _alloc_table(rec) if rec is not None else pd.DataFrame()
@@ -126,7 +130,8 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
         raise ValueError("execute_group: the runs differ in more than their pricing")
     t0 = time.perf_counter()
     ref = first.workload
-    scen = resolve_scenario(ref.scenario)
+    settings = ref.run_settings()
+    scen = resolve_scenario(settings.scenario(ref.scenario))
     setups: dict[str, Any] = {}
     failures: dict[str, str] = {}
     for cfg in cfgs:  # checked before simulating, as simulate() checks its one setup
@@ -142,9 +147,11 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
     if not setups:
         return GroupOutput([], failures)
     wl = load_cached(ref)
-    res = simulate(wl, _platform(first, wl), first.dispatcher, seed=first.seed,
+    plat = _platform(first, wl)
+    res = simulate(wl, plat, first.dispatcher, seed=first.seed,
                    on_infeasible=first.on_infeasible, scenario=scen,
-                   walltime_kill=ref.walltime_kill, power_cap=ref.power_cap)
+                   walltime_kill=ref.walltime_kill, power_cap=ref.power_cap,
+                   **settings.simulate_kwargs(wl, plat))
     rec = res.recorder
     if rec is None:  # pragma: no cover - simulate() always keeps its record
         raise ValueError("execute_group: the simulation kept no record to price")
@@ -171,10 +178,11 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
     return GroupOutput(outputs, failures)
 
 
-def _platform(cfg: RunConfig, wl: Workload) -> Any:
+def _platform(cfg: RunConfig, wl: Workload) -> Platform:
+    from dispatchlab.platform.resolve import resolve_platform
     from dispatchlab.workload.platform_for import platform_for
 
-    return platform_for(wl)[0] if cfg.platform == "auto" else cfg.platform
+    return platform_for(wl)[0] if cfg.platform == "auto" else resolve_platform(cfg.platform)
 
 
 def _temperature(cfg: RunConfig) -> str | None:
