@@ -212,3 +212,21 @@ def test_live_takes_d_and_refuses_simulation_options() -> None:
         assert bad.exit_code == 2, bad.output
         line = bad.output.strip()
         assert "\n" not in line and f"live cannot take {args[0]}" in line
+
+
+def test_compare_merges_several_scenarios_and_a_cap_file_as_simulate(tmp_path: Path) -> None:
+    down = tmp_path / "down.csv"
+    down.write_text("time,what,value,target\n600,node_down,,node00\n4000,node_up,,node00\n")
+    caps = tmp_path / "caps"
+    caps.write_text("0;20000\n3000;12000\n")
+    args = ["-w", "gen:eurora-like:jobs=40,seed=2", "-p", "eurora", "--scenario", str(down),
+            "--scenario", "gen:constant:what=energy_price,value=0.2", "--power-cap", str(caps),
+            "--on-over-cap", "kill-youngest"]
+    table = _compare(tmp_path, [*args, "-d", "easy"])
+    alone = json.loads(_ok(["simulate", *args, "-d", "easy", "--json"]))
+    row = table.iloc[0]
+    for key in ("mean_wait", "makespan", "killed", "utilization"):
+        assert row[key] == pytest.approx(alone[key]), key
+    assert row["power_cap_mean_w"] == pytest.approx(alone["power"]["cap_mean_w"])
+    run = json.loads(next((tmp_path / "cmp" / "runs").glob("*/run.json")).read_text())
+    assert len(run["config"]["workload"]["scenario"]) == 3

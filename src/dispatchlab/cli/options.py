@@ -250,13 +250,10 @@ class RunOptions:
 
         self.settings()  # a bad value names its option
         cap_w, scenario = parse_power_cap(self.power_cap, self.scenario)
-        if scenario and len(scenario) > 1:
-            raise ConfigError("several scenarios (a --power-cap file counts as one) are "
-                              "merged by simulate only; merge them into one file",
-                              field="--scenario")
         window = parse_metrics_window(self.metrics_window, None)
         keys: dict[str, Any] = given(
-            scenario=scenario[0] if scenario else None, power_cap=cap_w,
+            scenario=(scenario[0] if len(scenario) == 1 else scenario) if scenario else None,
+            power_cap=cap_w,
             metrics_window=list(window) if window else None,
             **{name: getattr(self, name) for name in (
                 "cooling", "temperature", "prices", "window_start", "window")})

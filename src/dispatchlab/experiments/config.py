@@ -32,7 +32,7 @@ class WorkloadRef:
     skip: int | None = None
     limit: int | None = None
     digest: str | None = None
-    scenario: str | None = None
+    scenario: str | list[str] | None = None  # several: merged
     walltime_kill: bool = True
     metrics_window: tuple[int, int] | None = None
     power_cap: float | None = None  # a fixed machine-wide cap (W)

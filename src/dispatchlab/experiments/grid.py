@@ -436,18 +436,23 @@ def _cooling(e: WorkloadEntry, cooling: str, temperature: str | None, prices: st
     try:
         cooling_setup(out["cooling"], _subst(out.get("temperature", ""), {"seed": 0}) or None,
                       out.get("prices"), it_power,
-                      None if e.scenario is None else _subst(e.scenario, {"seed": 0}))
+                      _subst_value(e.scenario, {"seed": 0}))
     except DispatchlabError as exc:
         raise ConfigError(str(exc), field=field, source=source) from None
     return out
 
 
-def _scenario(text: str, base: Path, field: str, source: str | None) -> str:
-    """A scenario file path made absolute (from the experiment's folder), or a ``gen:``
-    spec; checked now (with seed 0 standing for ``{seed}``)."""
+def _scenario(value: str | list[str], base: Path, field: str, source: str | None
+              ) -> str | list[str]:
+    """Scenario file paths made absolute (from the experiment's folder), or ``gen:`` specs;
+    several are merged, as ``simulate --scenario A --scenario B`` does; checked now (with
+    seed 0 standing for ``{seed}``)."""
     from dispatchlab.engine.scenario_gen import resolve_scenario
 
-    if not text.startswith("gen:"):
+    texts = [value] if isinstance(value, str) else list(value)
+    for i, text in enumerate(texts):
+        if text.startswith("gen:"):
+            continue
         try:
             text = str(resolve_source(text))
         except TraceError as exc:
@@ -455,11 +460,12 @@ def _scenario(text: str, base: Path, field: str, source: str | None) -> str:
         path = Path(text).expanduser()
         if not path.is_absolute() and (base / path).exists():
             text = str((base / path).resolve())
+        texts[i] = text
     try:
-        resolve_scenario(_subst(text, {"seed": 0}))
+        resolve_scenario(_subst_value(texts, {"seed": 0}))
     except DispatchlabError as exc:
         raise ConfigError(str(exc), field=f"{field}.scenario", source=source) from None
-    return text
+    return texts[0] if isinstance(value, str) else texts
 
 
 def _as_int(value: int | str | None, field: str, source: str | None) -> int | None:
@@ -505,7 +511,7 @@ def _check_composition(ref: WorkloadRef, d_spec: str, max_units: int, where: str
     from dispatchlab.engine.capabilities import check_composition
     from dispatchlab.engine.scenario_gen import resolve_scenario
 
-    scen = None if ref.scenario is None else resolve_scenario(_subst(ref.scenario, {"seed": 0}))
+    scen = resolve_scenario(_subst_value(ref.scenario, {"seed": 0}))
     try:
         check_composition(get_dispatcher(_subst(d_spec, {"seed": 0})),
                           scenario_kinds=scen.kinds() if scen is not None else set(),
@@ -517,14 +523,13 @@ def _check_composition(ref: WorkloadRef, d_spec: str, max_units: int, where: str
 
 def _seeded(ref: WorkloadRef, seed: int) -> WorkloadRef:
     """Substitute ``{seed}`` in a generator's options and path."""
-    scen = ref.scenario or ""
-    if not (_names(ref.path) | _names_in(ref.options) | _names(scen)) & {"seed"}:
+    if not (_names(ref.path) | _names_in(ref.options) | _names_in(ref.scenario)) & {"seed"}:
         return ref
     return replace(
         ref,
         path=_subst(ref.path, {"seed": seed}),
         options=_subst_value(ref.options, {"seed": seed}),
-        scenario=_subst(scen, {"seed": seed}) if ref.scenario is not None else None,
+        scenario=_subst_value(ref.scenario, {"seed": seed}),
     )
 
 

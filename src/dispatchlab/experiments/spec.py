@@ -50,8 +50,8 @@ class WorkloadEntry(_Strict):
     ``rebase``). ``skip``/``limit`` slice the jobs after cleaning; ``windows = K`` then cuts
     that slice into K consecutive windows of ``window_jobs`` jobs (default: equal parts),
     each a separate set for the statistics. ``scenario``: what changes on the machine while
-    the jobs run (a scenario or capacity file, or a ``gen:`` spec; ``{seed}`` and
-    parameters allowed); ``walltime_kill = false`` runs every job to its run time;
+    the jobs run (a scenario or capacity file, or a ``gen:`` spec, or a list of them merged;
+    ``{seed}`` and parameters allowed); ``walltime_kill = false`` runs every job to its run time;
     ``metrics_window = [start, T]`` adds the variable-capacity metrics (``goodput``,
     ``max_stretch``, ``aborted_volume``, …) over that window to each run's summary;
     ``power_cap`` (W) a fixed machine-wide power cap.
@@ -70,7 +70,7 @@ class WorkloadEntry(_Strict):
     """
 
     path: str
-    scenario: str | None = None
+    scenario: str | list[str] | None = None
     cooling: str | None = None
     temperature: str | None = None
     prices: str | None = None
