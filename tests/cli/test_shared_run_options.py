@@ -203,6 +203,25 @@ def test_experiment_keys_are_checked_before_anything_runs(tmp_path: Path) -> Non
                    'path = "gen:eurora-like:jobs=10,seed=1"\njob_power = "nope.csv"\n')
     bad = runner.invoke(app, ["run-experiment", str(exp), "--dry-run"])
     assert bad.exit_code == 2 and "workloads[0].job_power" in bad.output
+    # a node power model the platform lacks: refused at planning, as simulate refuses it
+    exp.write_text('name = "x"\ndispatchers = ["fifo"]\nplatforms = ["nodes=4,cores=16"]\n'
+                   '[[workloads]]\npath = "gen:eurora-like:jobs=10,seed=1"\n'
+                   'job_power = "node"\n')
+    bad = runner.invoke(app, ["run-experiment", str(exp), "--dry-run"])
+    assert bad.exit_code == 2
+    assert "workloads[0].job_power" in bad.output and "no node power model" in bad.output
+
+
+def test_compare_refuses_before_running_naming_its_own_option(tmp_path: Path) -> None:
+    base = ["compare", "-w", "gen:eurora-like:jobs=10,seed=1", "-p", "nodes=4,cores=16",
+            "-d", "fifo", "-o", str(tmp_path / "out")]
+    for args, option in ((["--job-power", "node"], "--job-power"),
+                         (["--window", "100"], "--window"),
+                         (["--on-abort", "drop"], "--on-abort")):
+        bad = runner.invoke(app, [*base, *args])
+        assert bad.exit_code == 2, bad.output
+        assert f"field '{option}'" in bad.output and "workloads[0]" not in bad.output
+        assert not (tmp_path / "out").exists()
 
 
 def test_live_takes_d_and_refuses_simulation_options() -> None:

@@ -25,6 +25,7 @@ from dispatchlab.cli.options import (
     PlatformOpt,
     RunOptions,
     WorkloadOpt,
+    as_option_error,
     with_load_options,
     with_run_options,
 )
@@ -369,8 +370,11 @@ def build_runs(req: CompareRequest) -> tuple[dict[str, Any], list[PlannedRun]]:
         "seeds": req.seeds,
         "on_infeasible": req.on_infeasible,
     }
-    spec = parse_experiment(data)
-    return spec.model_dump(), plan(spec, Path.cwd())
+    try:
+        spec = parse_experiment(data)
+        return spec.model_dump(), plan(spec, Path.cwd())
+    except ConfigError as exc:  # name compare's option, not the experiment file's key
+        raise as_option_error(exc) from None
 
 
 def run_compare(req: CompareRequest) -> int:

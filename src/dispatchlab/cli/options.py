@@ -278,6 +278,19 @@ def option_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def as_option_error(exc: ConfigError, entry: str = "workloads[0]") -> ConfigError:
+    """An error the experiment planner raised about a run key of the workload ``entry``
+    (``workloads[0].job_power``), naming the command-line option instead (``--job-power``);
+    any other error unchanged."""
+    key = (exc.field or "").removeprefix(f"{entry}.")
+    names = {TOML_KEYS.get(n, n): n for n in RUN_OPTIONS if n not in NOT_IN_TOML}
+    if key not in names:
+        return exc
+    text = str(exc).removeprefix(f"{exc.source}: " if exc.source else "")
+    return ConfigError(text.removeprefix(f"field '{exc.field}': "),
+                       field=option_name(names[key]))
+
+
 def spelling(name: str, value: Any) -> str:
     """How the user wrote the run option ``name`` that has ``value``: ``--no-idle-power``
     for ``idle_power`` False."""

@@ -47,6 +47,7 @@ def plan(
     workloads = list(_workload_refs(spec, params, base, source))
     platforms = list(_platforms(spec, params, base, source))
     dispatchers = list(_dispatchers(spec, params, source))
+    _check_job_power(workloads, platforms, spec.seed_list()[0], source)
     runs: list[PlannedRun] = []
     seen: dict[str, str] = {}
     shown: dict[tuple[str, str], str] = {}
@@ -519,6 +520,36 @@ def _check_composition(ref: WorkloadRef, d_spec: str, max_units: int, where: str
     except ConfigError as exc:
         text = str(exc).removeprefix("field 'dispatcher': ")
         raise ConfigError(f"{where}: {text}", field="dispatchers", source=source) from None
+
+
+def _check_job_power(workloads: Sequence[WorkloadItem], platforms: Sequence[PlatformItem],
+                     seed: int, source: str | None) -> None:
+    """Refuse now a ``job_power`` a workload × platform pair cannot give (a node model the
+    platform lacks, a power column the workload lacks, a prediction file naming no job),
+    as ``simulate`` would before the first event."""
+    from dispatchlab.platform.resolve import resolve_platform
+    from dispatchlab.workload.load import load_workload
+    from dispatchlab.workload.platform_for import platform_for
+
+    checked: set[tuple[str, str]] = set()
+    for w_field, _, _, ref, _, _, _ in workloads:
+        if "job_power" not in ref.settings and "job_power_fallback" not in ref.settings:
+            continue
+        ref = _seeded(replace(ref, cooling=None), seed)
+        wl = None
+        for p_field, _, p_spec, _, _ in platforms:
+            key = (repr(ref.identity()), p_spec)
+            if key in checked:
+                continue
+            checked.add(key)
+            wl = wl or load_workload(ref.path, **ref.load_kwargs())
+            plat = platform_for(wl)[0] if p_spec == AUTO else resolve_platform(p_spec)
+            try:
+                ref.run_settings().simulate_kwargs(wl, plat)
+            except DispatchlabError as exc:
+                text = str(exc).removeprefix("field 'job_power': ")
+                raise ConfigError(f"{text} ({p_field})", field=f"{w_field}.job_power",
+                                  source=source) from None
 
 
 def _seeded(ref: WorkloadRef, seed: int) -> WorkloadRef:
