@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 import pandas as pd
@@ -131,11 +132,13 @@ VC_KEYS = ("jobs", "mean_wait", "makespan", "goodput", "aborted_count", "min_ali
            "mean_alive_nodes")
 
 
+def _vc_args(jobs: Path, variation: Path) -> list[str]:
+    return ["-w", str(jobs), "--format", "vcjobs", "-p", "nodes=8,cores=8", "--window-start",
+            "86400", "--window", "86400", "--scenario", str(variation), "--on-abort", "fail"]
+
+
 def test_compare_takes_the_job_file_window_and_on_abort(tmp_path: Path) -> None:
-    jobs, variation = _vc_files(tmp_path)
-    args = ["-w", str(jobs), "--format", "vcjobs", "-p", "nodes=8,cores=8",
-            "--window-start", "86400", "--window", "86400", "--scenario", str(variation),
-            "--on-abort", "fail"]
+    args = _vc_args(*_vc_files(tmp_path))
     table = _compare(tmp_path, [*args, "-d", "ff-aware"])
     alone = json.loads(_ok(["simulate", *args, "-d", "ff-aware", "--json"]))
     row = table.iloc[0]
@@ -145,49 +148,39 @@ def test_compare_takes_the_job_file_window_and_on_abort(tmp_path: Path) -> None:
     assert "on_abort" in run.read_text() and "fail" in run.read_text()
 
 
-def test_run_experiment_keys_run_as_simulate_with_the_flags(tmp_path: Path) -> None:
-    jobs, variation = _vc_files(tmp_path)
-    batch = _batch(tmp_path)
-    (tmp_path / "peer.toml").write_text(f"""
-name = "peer"
-dispatchers = ["pa-list"]
-platforms = ["eurora-64"]
+def _experiment(tmp_path: Path, name: str, dispatcher: str, platform: str, entry: str
+                ) -> dict[str, Any]:
+    """Run a one-workload experiment; its one result row."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f'name = "{name}"\ndispatchers = ["{dispatcher}"]\n'
+                    f'platforms = ["{platform}"]\n[[workloads]]\n{entry}')
+    _ok(["run-experiment", str(path), "-o", str(tmp_path / name), "--json", "--workers", "1"])
+    return dict(pd.read_csv(tmp_path / name / "results.csv").iloc[0])
 
-[[workloads]]
-path = "{batch.name}"
+
+def test_run_experiment_keys_run_as_simulate_with_the_flags(tmp_path: Path) -> None:
+    batch = _batch(tmp_path)
+    row = _experiment(tmp_path, "peer", "pa-list", "eurora-64", f"""path = "{batch.name}"
 power_cap = 230
 job_power = "pa-hpc-sim"
 idle_power = false
 options = {{ units = "chunks" }}
 loop = "general"
 """)
-    (tmp_path / "vc.toml").write_text(f"""
-name = "vc"
-dispatchers = ["ff-aware"]
-platforms = ["nodes=8,cores=8"]
-
-[[workloads]]
-path = "{jobs.name}"
+    alone = json.loads(_ok(["simulate", "-w", str(batch), "-p", "eurora-64", "-d", "pa-list",
+                            *PEER, "--loop", "general", "--json"]))
+    for key in ("mean_wait", "max_wait", "makespan", "loop"):
+        assert row[key] == alone[key], key
+    jobs, variation = _vc_files(tmp_path)
+    row = _experiment(tmp_path, "vc", "ff-aware", "nodes=8,cores=8", f"""path = "{jobs.name}"
 format = "vcjobs"
 window_start = 86400
 window = 86400
 scenario = "{variation.name}"
 on_abort = "fail"
 """)
-    _ok(["run-experiment", str(tmp_path / "peer.toml"), "-o", str(tmp_path / "p"), "--json",
-         "--workers", "1"])
-    row = pd.read_csv(tmp_path / "p" / "results.csv").iloc[0]
-    alone = json.loads(_ok(["simulate", "-w", str(batch), "-p", "eurora-64", "-d", "pa-list",
-                            *PEER, "--loop", "general", "--json"]))
-    for key in ("mean_wait", "max_wait", "makespan", "loop"):
-        assert row[key] == alone[key], key
-    _ok(["run-experiment", str(tmp_path / "vc.toml"), "-o", str(tmp_path / "v"), "--json",
-         "--workers", "1"])
-    row = pd.read_csv(tmp_path / "v" / "results.csv").iloc[0]
-    alone = json.loads(_ok(["simulate", "-w", str(jobs), "--format", "vcjobs", "-p",
-                            "nodes=8,cores=8", "-d", "ff-aware", "--window-start", "86400",
-                            "--window", "86400", "--scenario", str(variation),
-                            "--on-abort", "fail", "--json"]))
+    alone = json.loads(_ok(["simulate", *_vc_args(jobs, variation), "-d", "ff-aware",
+                            "--json"]))
     for key in VC_KEYS:
         assert row[key] == pytest.approx(alone[key]), key
 
