@@ -196,6 +196,12 @@ def test_experiment_keys_are_checked_before_anything_runs(tmp_path: Path) -> Non
                    'path = "gen:eurora-like:jobs=10,seed=1"\njob_power = "nope.csv"\n')
     bad = runner.invoke(app, ["run-experiment", str(exp), "--dry-run"])
     assert bad.exit_code == 2 and "workloads[0].job_power" in bad.output
+    exp.write_text('name = "x"\ndispatchers = ["fifo"]\n[[workloads]]\n'
+                   'path = "gen:eurora-like:jobs=10,seed=1"\non_abort = "drop"\n')
+    bad = runner.invoke(app, ["run-experiment", str(exp), "--dry-run"])
+    assert bad.exit_code == 2
+    assert "field 'workloads[0].on_abort': unknown value 'drop' (known: requeue, fail)" in (
+        bad.output)
     # a node power model the platform lacks: refused at planning, as simulate refuses it
     exp.write_text('name = "x"\ndispatchers = ["fifo"]\nplatforms = ["nodes=4,cores=16"]\n'
                    '[[workloads]]\npath = "gen:eurora-like:jobs=10,seed=1"\n'

@@ -269,8 +269,8 @@ class RunOptions:
         default = RunOptions()
         for name, why in refused.items():
             if getattr(self, name) != getattr(default, name):
-                given = spelling(name, getattr(self, name))
-                raise ConfigError(f"{command} cannot take {given}: {why}")
+                written = spelling(name, getattr(self, name))
+                raise ConfigError(f"{command} cannot take {written}: {why}")
 
 
 def option_name(name: str) -> str:

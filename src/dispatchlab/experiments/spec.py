@@ -82,9 +82,9 @@ class WorkloadEntry(_Strict):
     job_power: str | None = None
     job_power_fallback: str = "node"
     idle_power: bool = True
-    on_over_cap: Literal["wait", "kill-youngest", "requeue-youngest"] = "wait"
-    on_abort: Literal["requeue", "fail"] = "requeue"
-    loop: Literal["auto", "compiled", "general"] = "auto"
+    on_over_cap: str = "wait"  # the values are checked by RunSettings, when planned
+    on_abort: str = "requeue"
+    loop: str = "auto"
     scenario_start: Annotated[int, Field(ge=0)] | None = None
     window_start: Annotated[int, Field(ge=0)] | None = None
     window: Annotated[int, Field(ge=1)] | None = None
