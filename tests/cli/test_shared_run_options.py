@@ -21,6 +21,7 @@ from dispatchlab.cli.options import (
     NOT_IN_TOML,
     RUN_OPTIONS,
     TOML_KEYS,
+    TOML_TOP_KEYS,
     RunOptions,
 )
 from dispatchlab.experiments.spec import ExperimentSpec, WorkloadEntry
@@ -73,7 +74,7 @@ def test_the_record_and_the_experiment_keys_match_the_declaration() -> None:
     assert set(SETTING_NAMES) <= set(RUN_OPTIONS)
     keys = {TOML_KEYS.get(n, n) for n in RUN_OPTIONS if n not in NOT_IN_TOML}
     entry, top = set(WorkloadEntry.model_fields), set(ExperimentSpec.model_fields)
-    assert keys - entry == {"on_infeasible"} and "on_infeasible" in top
+    assert keys - entry == set(TOML_TOP_KEYS) and set(TOML_TOP_KEYS) <= top
 
 
 def _batch(tmp_path: Path) -> Path:
@@ -106,14 +107,29 @@ def test_compare_runs_with_pa_hpc_sims_accounting_as_simulate(tmp_path: Path) ->
     assert (table["max_wait"] == 295).all()
 
 
-def test_compare_takes_seed_loop_and_refuses_a_schedule_layout(tmp_path: Path) -> None:
+def test_compare_takes_seed_loop_and_schedule_layouts(tmp_path: Path) -> None:
     base = ["-w", "gen:eurora-like:jobs=30,seed=1", "-p", "eurora", "-d", "fifo,easy"]
-    table = _compare(tmp_path, [*base, "--seed", "3", "--loop", "general"])
+    table = _compare(tmp_path, [*base, "--seed", "3", "--loop", "general", "--schedule-format",
+                                "swf", "--schedule-format", "batsim"])
     assert (table["seed"] == 3).all() and (table["loop"] == "general").all()
-    bad = runner.invoke(app, ["compare", *base, "--schedule-format", "swf", "-o",
+    for disp in ("fifo", "easy"):
+        key = table[table["dispatcher"] == disp]["run"].iloc[0]
+        folder = tmp_path / "cmp" / "runs" / key
+        alone = tmp_path / disp
+        _ok(["simulate", *base[:4], "-d", disp, "--seed", "3", "--out", str(alone),
+             "--schedule-format", "swf", "--schedule-format", "batsim", "--json"])
+        for name in ("schedule.swf", "out_jobs.csv"):
+            assert (folder / name).read_text() == (alone / name).read_text(), (disp, name)
+    # runs stored without the layout are not run again (it is not in their hash): said
+    _compare(tmp_path, base, "plain")
+    again = runner.invoke(app, ["compare", *base, "--schedule-format", "swf", "-o",
+                                str(tmp_path / "plain"), "--no-report", "--workers", "1"])
+    assert again.exit_code == 0, again.output
+    assert "2 run(s) stored earlier without the asked schedule layout" in again.output
+    bad = runner.invoke(app, ["compare", *base, "--schedule-format", "gantt", "-o",
                               str(tmp_path / "bad")])
     assert bad.exit_code == 2
-    assert "compare cannot take --schedule-format" in bad.output
+    assert "field '--schedule-format': unknown schedule format 'gantt'" in bad.output
     assert not (tmp_path / "bad").exists()
     wrong = runner.invoke(app, ["compare", *base, "--loop", "fast", "-o", str(tmp_path / "w")])
     assert wrong.exit_code == 2 and "field '--loop': unknown value 'fast'" in wrong.output
@@ -148,12 +164,12 @@ def test_compare_takes_the_job_file_window_and_on_abort(tmp_path: Path) -> None:
     assert "on_abort" in run.read_text() and "fail" in run.read_text()
 
 
-def _experiment(tmp_path: Path, name: str, dispatcher: str, platform: str, entry: str
-                ) -> dict[str, Any]:
+def _experiment(tmp_path: Path, name: str, dispatcher: str, platform: str, entry: str,
+                top: str = "") -> dict[str, Any]:
     """Run a one-workload experiment; its one result row."""
     path = tmp_path / f"{name}.toml"
     path.write_text(f'name = "{name}"\ndispatchers = ["{dispatcher}"]\n'
-                    f'platforms = ["{platform}"]\n[[workloads]]\n{entry}')
+                    f'platforms = ["{platform}"]\n{top}\n[[workloads]]\n{entry}')
     _ok(["run-experiment", str(path), "-o", str(tmp_path / name), "--json", "--workers", "1"])
     return dict(pd.read_csv(tmp_path / name / "results.csv").iloc[0])
 
@@ -166,11 +182,14 @@ job_power = "pa-hpc-sim"
 idle_power = false
 options = {{ units = "chunks" }}
 loop = "general"
-""")
+""", top='schedule_format = ["swf"]')
     alone = json.loads(_ok(["simulate", "-w", str(batch), "-p", "eurora-64", "-d", "pa-list",
-                            *PEER, "--loop", "general", "--json"]))
+                            *PEER, "--loop", "general", "--json", "--out", str(tmp_path / "s"),
+                            "--schedule-format", "swf"]))
     for key in ("mean_wait", "max_wait", "makespan", "loop"):
         assert row[key] == alone[key], key
+    schedule = tmp_path / "peer" / "runs" / row["run"] / "schedule.swf"
+    assert schedule.read_text() == (tmp_path / "s" / "schedule.swf").read_text()
     jobs, variation = _vc_files(tmp_path)
     row = _experiment(tmp_path, "vc", "ff-aware", "nodes=8,cores=8", f"""path = "{jobs.name}"
 format = "vcjobs"

@@ -117,6 +117,7 @@ class CompareRequest:
     as_json: bool = False
     title: str | None = None
     progress: bool = True
+    schedule_formats: list[str] = field(default_factory=list)
 
 
 def show(renderable: object) -> None:
@@ -234,6 +235,21 @@ def execute(
         )
         raise typer.Exit(130) from None
     return outcome
+
+
+def warn_missing_schedules(runs: Sequence[PlannedRun], out: Path) -> None:
+    """Say which stored runs lack an asked-for schedule layout (stored by an earlier
+    command without it: the layouts are not part of a run's hash)."""
+    from dispatchlab.metrics.schedule_files import SCHEDULE_FILES
+
+    store = RunStore(out)
+    lacking = [r.key for r in runs if store.is_done(r.key) and any(
+        not (store.path(r.key) / SCHEDULE_FILES[f]).is_file()
+        for f in r.config.schedule_formats)]
+    if lacking:
+        err_console.print(f"warning: {len(lacking)} run(s) stored earlier without the asked "
+                          f"schedule layout (first: {out}/runs/{lacking[0]}); use another "
+                          "--out to write it for every run", highlight=False, soft_wrap=True)
 
 
 def report_outcome(outcome: CampaignOutcome, runs: Sequence[PlannedRun], *, quiet: bool) -> None:
@@ -369,6 +385,7 @@ def build_runs(req: CompareRequest) -> tuple[dict[str, Any], list[PlannedRun]]:
         "dispatchers": req.dispatchers,
         "seeds": req.seeds,
         "on_infeasible": req.on_infeasible,
+        "schedule_format": req.schedule_formats,
     }
     try:
         spec = parse_experiment(data)
@@ -385,6 +402,7 @@ def run_compare(req: CompareRequest) -> int:
     outcome = execute(runs, req.out, req.backend, req.scheduler, req.workers,
                       quiet=quiet or not req.progress)
     report_outcome(outcome, runs, quiet=quiet)
+    warn_missing_schedules(runs, req.out)
     records = list(RunStore(req.out).records({r.key for r in runs}))
     if not any(r.labels.get("window") is None for r in records):
         err_console.print("[bold red]error:[/] no run of the whole workload finished")
@@ -472,11 +490,8 @@ def workload_entry(path: str, opts: LoadOptions) -> dict[str, Any]:
     return entry
 
 
-#: The run options compare cannot honour, and why.
-COMPARE_REFUSES = {
-    "schedule_format": "each run's schedule is stored as OUT/runs/<hash>/jobs.parquet; "
-    "write another layout with simulate --out --schedule-format",
-}
+#: The run options compare cannot honour, and why: none.
+COMPARE_REFUSES: dict[str, str] = {}
 
 
 @app.command("compare")
@@ -564,6 +579,7 @@ def compare_command(
         gantt_max_jobs=gantt_max_jobs,
         as_json=as_json,
         progress=run.progress,
+        schedule_formats=list(run.schedule_format or []),
     )
     code = run_compare(req)
     if code:

@@ -186,15 +186,17 @@ RUN_OPTIONS: dict[str, Any] = {
     "progress": Annotated[bool, typer.Option(help="Show a progress bar.")],
     "schedule_format": Annotated[list[str] | None, typer.Option(
         help="With --out, also write the schedule as batsim (out_jobs.csv, Batsim's jobs.csv "
-        "layout that evalys reads) or swf (schedule.swf); repeatable.")],
+        "layout that evalys reads) or swf (schedule.swf); repeatable (compare: in each "
+        "run's folder).")],
 }
 
 #: The experiment file's name for a run option that has another one there.
 TOML_KEYS: dict[str, str] = {"reject_infeasible": "on_infeasible"}
+#: Run options that are keys of the experiment file itself, not of a workload entry.
+TOML_TOP_KEYS = ("on_infeasible", "schedule_format")
 #: Run options an experiment file has no key for, and why.
 NOT_IN_TOML: dict[str, str] = {
     "progress": "run-experiment shows its progress bar on a terminal",
-    "schedule_format": "each run's schedule is its jobs table (runs/<hash>/jobs.parquet)",
 }
 
 

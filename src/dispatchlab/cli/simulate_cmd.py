@@ -28,6 +28,7 @@ from dispatchlab.cli.options import (
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.errors import ConfigError, WorkloadError
 from dispatchlab.metrics.results import Results
+from dispatchlab.metrics.schedule_files import SCHEDULE_FILES, write_schedules
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
@@ -230,10 +231,6 @@ def batsim_platform(workload: str, fmt: str | None, platform: str | None) -> dic
     return {"platform": platform} if is_batsim else {}
 
 
-#: ``--schedule-format`` value → file written in the ``--out`` folder.
-SCHEDULE_FILES = {"batsim": "out_jobs.csv", "swf": "schedule.swf"}
-
-
 def check_schedule_formats(formats: list[str] | None, out: Path | None) -> None:
     """Known ``--schedule-format`` values, and only with ``--out``."""
     for fmt in formats or []:
@@ -243,21 +240,6 @@ def check_schedule_formats(formats: list[str] | None, out: Path | None) -> None:
     if formats and out is None:
         raise ConfigError("needs --out (the folder to write the schedule in)",
                           field="--schedule-format")
-
-
-def write_schedules(res: Results, folder: Path, formats: list[str]) -> None:
-    """The schedule in each asked-for layout, next to the results."""
-    for fmt in dict.fromkeys(formats):
-        if fmt == "batsim":
-            from dispatchlab.metrics.batsim_schedule import write_batsim_jobs
-
-            write_batsim_jobs(res, folder / SCHEDULE_FILES[fmt])
-        else:
-            from dispatchlab.workload.swf_writer import write_schedule_swf
-
-            assert res.recorder is not None
-            write_schedule_swf(res.jobs, res.recorder.workload, folder / SCHEDULE_FILES[fmt],
-                               platform=res.recorder.platform)
 
 
 def save_atomically(res: Results, out: Path,

@@ -74,6 +74,8 @@ class RunConfig:
 
     ``platform`` is an inline spec, a preset name, a file path or ``auto`` (the machine
     the trace's header describes); ``platform_digest`` is set for files.
+    ``schedule_formats``: the layouts the run's schedule is also written in (``batsim``,
+    ``swf``); they shape no result, so they are not part of the hash.
     """
 
     workload: WorkloadRef
@@ -82,6 +84,7 @@ class RunConfig:
     seed: int = 0
     on_infeasible: str = "error"
     platform_digest: str | None = None
+    schedule_formats: tuple[str, ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """The values that determine the results; labels and engines are not part of it."""
@@ -119,7 +122,8 @@ class RunConfig:
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
         """Inverse of :meth:`to_dict`."""
         wl = WorkloadRef(**data["workload"])
-        return cls(**{**data, "workload": wl})
+        formats = tuple(data.get("schedule_formats", ()))
+        return cls(**{**data, "workload": wl, "schedule_formats": formats})
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,7 @@ def plan(
                 seed=seed,
                 on_infeasible=spec.on_infeasible,
                 platform_digest=p_digest,
+                schedule_formats=tuple(spec.schedule_format),
             )
             block_params = ",".join(f"{k}={v}" for k, v in sorted(shared.items()))
             block = "|".join(

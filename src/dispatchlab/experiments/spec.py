@@ -165,9 +165,22 @@ class ExperimentSpec(_Strict):
         default_factory=lambda: [0]
     )
     on_infeasible: Literal["error", "reject"] = "error"
+    #: the layouts each run's schedule is also written in, next to its tables
+    schedule_format: list[str] = Field(default_factory=list)
     out: str | None = None
     stats: StatsSection = Field(default_factory=StatsSection)
     execution: ExecutionSection = Field(default_factory=ExecutionSection)
+
+    @field_validator("schedule_format")
+    @classmethod
+    def _known_layouts(cls, value: list[str]) -> list[str]:
+        from dispatchlab.metrics.schedule_files import SCHEDULE_FILES
+
+        for fmt in value:
+            if fmt not in SCHEDULE_FILES:
+                raise ValueError(f"unknown schedule format '{fmt}' (known: "
+                                 f"{', '.join(SCHEDULE_FILES)})")
+        return list(dict.fromkeys(value))
 
     def seed_list(self) -> list[int]:
         """The seeds as a list."""

@@ -20,6 +20,7 @@ import pandas as pd
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.experiments.config import RunConfig, WorkloadRef, canonical_json, file_digest
+from dispatchlab.metrics.schedule_files import schedule_files
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
 
@@ -41,6 +42,7 @@ class RunOutput:
     sim_config: dict[str, Any]
     worker: dict[str, Any] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # e.g. ``cooling``
+    files: dict[str, bytes] = field(default_factory=dict)  # the schedule in other layouts
 
 
 def load_cached(ref: WorkloadRef) -> Workload:
@@ -97,6 +99,7 @@ def execute_run(cfg: RunConfig) -> RunOutput:
         sim_config=res.config,
         tables=res.tables,
         worker=_worker_info(time.perf_counter() - t0),
+        files=schedule_files(res, cfg.schedule_formats),
     )
 
 
@@ -156,6 +159,7 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
     if rec is None:  # pragma: no cover - simulate() always keeps its record
         raise ValueError("execute_group: the simulation kept no record to price")
     jobs, series = res.jobs, res.timeseries
+    files = schedule_files(res, first.schedule_formats)
     alloc = _alloc_table(rec)
     groups = breakdown(jobs)
     sim_s = time.perf_counter() - t0
@@ -174,7 +178,8 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
         info["shared_simulation"] = {"runs": len(cfgs), "seconds": sim_s}
         outputs.append(RunOutput(key=cfg.key, jobs=jobs, timeseries=series, alloc=alloc,
                                  breakdown=groups, summary=summary, sim_config=res.config,
-                                 tables={**res.tables, "cooling": prof.series}, worker=info))
+                                 tables={**res.tables, "cooling": prof.series}, worker=info,
+                                 files=files))
     return GroupOutput(outputs, failures)
 
 
