@@ -25,7 +25,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"energy", "estimates"}),
     frozenset({"metrics"}),
     frozenset({"dispatchers"}),
-    frozenset({"simulation"}),
+    frozenset({"simulation", "run_settings"}),
     frozenset({"tuning", "live", "experiments", "extend", "__init__"}),
     frozenset({"report"}),
     frozenset({"cli"}),

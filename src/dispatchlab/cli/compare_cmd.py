@@ -21,16 +21,13 @@ from rich.table import Table
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import check_level, err_console, friendly_errors
 from dispatchlab.cli.options import (
-    CoolingOpt,
-    ItPowerOpt,
     LoadOptions,
-    MetricsWindowOpt,
     PlatformOpt,
-    PricesOpt,
-    TemperatureOpt,
-    WalltimeKillOpt,
+    RunOptions,
     WorkloadOpt,
+    as_option_error,
     with_load_options,
+    with_run_options,
 )
 from dispatchlab.cli.simulate_cmd import console
 from dispatchlab.errors import ConfigError, DispatchlabError
@@ -41,7 +38,6 @@ from dispatchlab.experiments.config import PlannedRun
 from dispatchlab.experiments.grid import plan
 from dispatchlab.experiments.spec import parse_experiment
 from dispatchlab.experiments.store import RunStore
-from dispatchlab.params import given
 from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, Comparison, build_comparison
 from dispatchlab.report.format import fmt_metric
 from dispatchlab.report.tables import best_rows, group_label, group_rows, groups_of
@@ -120,6 +116,8 @@ class CompareRequest:
     gantt_max_jobs: int = 5000
     as_json: bool = False
     title: str | None = None
+    progress: bool = True
+    schedule_formats: list[str] = field(default_factory=list)
 
 
 def show(renderable: object) -> None:
@@ -237,6 +235,21 @@ def execute(
         )
         raise typer.Exit(130) from None
     return outcome
+
+
+def warn_missing_schedules(runs: Sequence[PlannedRun], out: Path) -> None:
+    """Say which stored runs lack an asked-for schedule layout (stored by an earlier
+    command without it: the layouts are not part of a run's hash)."""
+    from dispatchlab.metrics.schedule_files import SCHEDULE_FILES
+
+    store = RunStore(out)
+    lacking = [r.key for r in runs if store.is_done(r.key) and any(
+        not (store.path(r.key) / SCHEDULE_FILES[f]).is_file()
+        for f in r.config.schedule_formats)]
+    if lacking:
+        err_console.print(f"warning: {len(lacking)} run(s) stored earlier without the asked "
+                          f"schedule layout (first: {out}/runs/{lacking[0]}); use another "
+                          "--out to write it for every run", highlight=False, soft_wrap=True)
 
 
 def report_outcome(outcome: CampaignOutcome, runs: Sequence[PlannedRun], *, quiet: bool) -> None:
@@ -372,9 +385,13 @@ def build_runs(req: CompareRequest) -> tuple[dict[str, Any], list[PlannedRun]]:
         "dispatchers": req.dispatchers,
         "seeds": req.seeds,
         "on_infeasible": req.on_infeasible,
+        "schedule_format": req.schedule_formats,
     }
-    spec = parse_experiment(data)
-    return spec.model_dump(), plan(spec, Path.cwd())
+    try:
+        spec = parse_experiment(data)
+        return spec.model_dump(), plan(spec, Path.cwd())
+    except ConfigError as exc:  # name compare's option, not the experiment file's key
+        raise as_option_error(exc) from None
 
 
 def run_compare(req: CompareRequest) -> int:
@@ -382,8 +399,10 @@ def run_compare(req: CompareRequest) -> int:
     quiet = req.as_json
     experiment, runs = build_runs(req)
     RunStore(req.out).write_plan(experiment, runs)
-    outcome = execute(runs, req.out, req.backend, req.scheduler, req.workers, quiet=quiet)
+    outcome = execute(runs, req.out, req.backend, req.scheduler, req.workers,
+                      quiet=quiet or not req.progress)
     report_outcome(outcome, runs, quiet=quiet)
+    warn_missing_schedules(runs, req.out)
     records = list(RunStore(req.out).records({r.key for r in runs}))
     if not any(r.labels.get("window") is None for r in records):
         err_console.print("[bold red]error:[/] no run of the whole workload finished")
@@ -466,12 +485,19 @@ def workload_entry(path: str, opts: LoadOptions) -> dict[str, Any]:
             "drop_invalid": not opts.keep_invalid,
             "skip_bad_lines": opts.skip_bad_lines,
         }
+    if detected == "eurora" and opts.eurora_units != "requested":
+        entry["options"] = {"units": opts.eurora_units}
     return entry
+
+
+#: The run options compare cannot honour, and why: none.
+COMPARE_REFUSES: dict[str, str] = {}
 
 
 @app.command("compare")
 @friendly_errors
 @with_load_options
+@with_run_options(COMPARE_REFUSES, "compare")
 def compare_command(
     workload: WorkloadOpt,
     dispatchers: Annotated[
@@ -494,7 +520,8 @@ def compare_command(
     engine: OldEngineOpt = None,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
-    seeds: Annotated[str, typer.Option(help="Seeds, e.g. 0 or 0,1,2 or 0-9.")] = "0",
+    seeds: Annotated[str, typer.Option(
+        "--seeds", "--seed", help="Seeds, e.g. 0 or 0,1,2 or 0-9.")] = "0",
     windows: Annotated[
         int,
         typer.Option(
@@ -515,23 +542,7 @@ def compare_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     *,
     load: LoadOptions,
-    reject_infeasible: Annotated[
-        bool,
-        typer.Option(
-            "--reject-infeasible", help="Record jobs the machine can never host as rejected."
-        ),
-    ] = False,
-    scenario: Annotated[str | None, typer.Option(
-        help="Changes over time: a CSV/Parquet file (time,what,value[,target]), a capacity "
-        "file or gen:NAME:k=v,… (as simulate).")] = None,
-    power_cap: Annotated[float | None, typer.Option(
-        help="Machine-wide power cap in W (as simulate).")] = None,
-    walltime_kill: WalltimeKillOpt = True,
-    cooling: CoolingOpt = None,
-    temperature: TemperatureOpt = None,
-    prices: PricesOpt = None,
-    it_power: ItPowerOpt = "auto",
-    metrics_window: MetricsWindowOpt = None,
+    run: RunOptions,
 ) -> None:
     """Run several dispatchers on one workload and platform in parallel, print a comparison
     table and write a report folder (OUT/report/index.html)."""
@@ -549,17 +560,7 @@ def compare_command(
         raise ConfigError("must be holm or none", field="p-adjust")
     if not 0 < alpha < 1:
         raise ConfigError("must be between 0 and 1", field="alpha")
-    from dispatchlab.cli.simulate_cmd import parse_metrics_window
-
-    entry = workload_entry(workload, load)
-    window = parse_metrics_window(metrics_window, None)
-    entry.update(given(scenario=scenario, power_cap=power_cap, cooling=cooling,
-                       temperature=temperature, prices=prices,
-                       metrics_window=list(window) if window else None))
-    if not walltime_kill:
-        entry["walltime_kill"] = False
-    if it_power != "auto":
-        entry["it_power"] = it_power
+    entry = {**workload_entry(workload, load), **run.workload_keys()}
     req = CompareRequest(
         workload=entry,
         dispatchers=split_dispatchers(dispatchers),
@@ -570,13 +571,15 @@ def compare_command(
         backend=backend_from(backend, engine) or "local",
         scheduler=scheduler,
         workers=workers,
-        on_infeasible="reject" if reject_infeasible else "error",
+        on_infeasible=run.on_infeasible,
         stats_metrics=metrics,
         alpha=alpha,
         p_adjust=p_adjust,
         report=report,
         gantt_max_jobs=gantt_max_jobs,
         as_json=as_json,
+        progress=run.progress,
+        schedule_formats=list(run.schedule_format or []),
     )
     code = run_compare(req)
     if code:

@@ -17,6 +17,7 @@ from dispatchlab.cli.compare_cmd import (
     backend_from,
     execute,
     report_outcome,
+    warn_missing_schedules,
 )
 from dispatchlab.cli.errors import friendly_errors
 from dispatchlab.cli.results_cmd import summarize_folder
@@ -90,6 +91,7 @@ def run_experiment_command(
     RunStore(out).write_plan(spec.model_dump(), runs)
     outcome = execute(runs, out, eng, sched, n_workers, quiet=quiet)
     report_outcome(outcome, runs, quiet=quiet)
+    warn_missing_schedules(runs, out)
     summarize_folder(
         out,
         metrics=spec.stats.metrics,

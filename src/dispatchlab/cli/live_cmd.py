@@ -9,16 +9,23 @@ import typer
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.options import RUN_OPTIONS, RunOptions, with_run_options
+
+#: Why live takes none of the run options: Slurm runs the jobs on the real machine.
+LIVE_REFUSES = {name: "Slurm runs the jobs on the real partition; dispatchlab only decides "
+                "their order (and, with --predict, estimates their starts)"
+                for name in RUN_OPTIONS}
 
 
 @app.command("live")
 @friendly_errors
+@with_run_options(LIVE_REFUSES, "live")
 def live_command(
     system: Annotated[str, typer.Argument(help="The resource manager: slurm.")],
     partition: Annotated[str, typer.Option(help="The Slurm partition to drive.")],
     dispatcher: Annotated[str, typer.Option(
-        help="Dispatcher preset or spec (any without an oracle: easy, conservative, "
-             "pbs-fifo, hcp3, …).")] = "easy",
+        "--dispatcher", "-d", help="Dispatcher preset or spec (any without an oracle: "
+        "easy, conservative, pbs-fifo, hcp3, …).")] = "easy",
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Decide and log, change nothing in Slurm.")] = False,
     hold_new: Annotated[bool, typer.Option(
@@ -49,6 +56,8 @@ def live_command(
     log: Annotated[Path | None, typer.Option(
         help="JSON-lines log (default: standard error).")] = None,
     seed: Annotated[int, typer.Option(help="Seed handed to the dispatcher.")] = 0,
+    *,
+    run: RunOptions,
 ) -> None:
     """Drive a Slurm partition with a dispatchlab dispatcher (or, with --predict, predict
     its start times). Ctrl-C stops it; held jobs stay held. Exit code 3 when Slurm could

@@ -16,21 +16,19 @@ from rich.table import Table
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import err_console, friendly_errors
 from dispatchlab.cli.options import (
-    CoolingOpt,
-    ItPowerOpt,
+    DispatcherOpt,
     LoadOptions,
-    MetricsWindowOpt,
     PlatformOpt,
-    PricesOpt,
-    TemperatureOpt,
-    WalltimeKillOpt,
+    RunOptions,
+    SeedOpt,
     WorkloadOpt,
     with_load_options,
+    with_run_options,
 )
 from dispatchlab.dispatchers.registry import get_dispatcher
-from dispatchlab.energy.job_power import job_power_source, parse_fallback
 from dispatchlab.errors import ConfigError, WorkloadError
 from dispatchlab.metrics.results import Results
+from dispatchlab.metrics.schedule_files import SCHEDULE_FILES, write_schedules
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
@@ -40,88 +38,38 @@ from dispatchlab.workload.workload import Workload
 
 console = Console()
 
+#: The run options simulate cannot honour: none (it is their reference).
+SIMULATE_REFUSES: dict[str, str] = {}
+
 @app.command("simulate")
 @friendly_errors
 @with_load_options
+@with_run_options(SIMULATE_REFUSES, "simulate")
 def simulate_command(
     workload: WorkloadOpt,
     platform: PlatformOpt = None,
-    dispatcher: Annotated[str, typer.Option("--dispatcher", "-d",
-                          help="Preset name (fifo, easy, …) or key=value spec.")] = "fifo",
-    seed: Annotated[int, typer.Option(help="Seed of the run's random generator.")] = 0,
+    dispatcher: DispatcherOpt = "fifo",
+    seed: SeedOpt = 0,
     out: Annotated[Path | None, typer.Option(help="Write jobs, time series and summary here.")]
     = None,
     force: Annotated[bool, typer.Option("--force", help="Let --out replace a folder that "
                      "already holds results.")] = False,
-    schedule_format: Annotated[list[str] | None, typer.Option(
-        help="With --out, also write the schedule as batsim (out_jobs.csv, Batsim's jobs.csv "
-        "layout that evalys reads) or swf (schedule.swf); repeatable.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")]
     = False,
     *,
     load: LoadOptions,
-    eurora_units: Annotated[str, typer.Option(
-        help="Eurora batches: job units from the requested nodes, or the number of chunks "
-        "listed (chunks: PA-HPC-SIM's reading).")] = "requested",
-    reject_infeasible: Annotated[bool, typer.Option(
-        "--reject-infeasible", help="Record jobs the machine can never host as rejected "
-        "instead of failing.")] = False,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    loop: Annotated[str, typer.Option(
-        help="Event loop: auto (the compiled loop when the setup allows it, same results; "
-        "else the general one) | compiled | general.")] = "auto",
+    run: RunOptions,
     engine: Annotated[str | None, typer.Option(
         hidden=True, help="Deprecated: --loop.")] = None,
-    scenario: Annotated[list[str] | None, typer.Option(
-        help="Changes over time: a CSV/Parquet file (time,what,value[,target]) or "
-        "gen:NAME:k=v,… (repeat to merge).")] = None,
-    walltime_kill: WalltimeKillOpt = True,
-    power_cap: Annotated[str | None, typer.Option(
-        help="Machine-wide power cap in W (idle nodes count), or a varying cap: an Eurora "
-        "seconds;watts profile FILE (the same as --scenario FILE; --scenario also takes a "
-        "time,what,value file).")] = None,
-    job_power: Annotated[str | None, typer.Option(
-        help="Where job power comes from: node (the platform's node power model; default "
-        "when it has one) | column (the workload's power column) | pa-hpc-sim "
-        "(PA-HPC-SIM's formula) | a job_id;watts prediction FILE.")] = None,
-    job_power_fallback: Annotated[str, typer.Option(
-        help="Jobs without a power figure: node (the node model on their nodes) | error | "
-        "W.")] = "node",
-    idle_power: Annotated[bool, typer.Option(
-        "--idle-power/--no-idle-power",
-        help="Count idle and switched-off nodes' power against the cap (needs a platform "
-        "power model).")] = True,
-    on_over_cap: Annotated[str, typer.Option(
-        help="When the cap falls below the power in use: wait (no start until under) | "
-        "kill-youngest | requeue-youngest.")] = "wait",
-    on_abort: Annotated[str, typer.Option(
-        help="A job whose node leaves: requeue (restart, or resume from a checkpoint) | "
-        "fail.")] = "requeue",
-    cooling: CoolingOpt = None,
-    temperature: TemperatureOpt = None,
-    prices: PricesOpt = None,
-    it_power: ItPowerOpt = "auto",
-    window_start: Annotated[int | None, typer.Option(
-        help="Variable-capacity job file: the jobs released from this time (s) on, times "
-        "rebased to it.")] = None,
-    window: Annotated[int | None, typer.Option(
-        help="Variable-capacity job file: the jobs released within this many seconds of "
-        "--window-start; also the default --metrics-window.")] = None,
-    scenario_start: Annotated[int | None, typer.Option(
-        help="Read the --scenario files from this time (s) on, rebased to it (files with "
-        "absolute times, such as the authors' variation files; earlier rows give the state "
-        "at the start). Default: --window-start.")] = None,
-    metrics_window: MetricsWindowOpt = None,
 ) -> None:
     """Simulate one dispatcher on one workload and print the summary."""
-    load.eurora_units = eurora_units
     if engine is not None:
         err_console.print("warning: simulate --engine is deprecated; use --loop",
                           highlight=False)
-        loop = engine
-    if loop not in ("auto", "compiled", "general"):
-        raise ConfigError(f"unknown event loop '{loop}' (known: auto, compiled, general)",
-                          field="--loop")
+        run.loop = engine
+    settings = run.settings()
+    scenario, window_start, window = run.scenario, run.window_start, run.window
+    schedule_format, progress = run.schedule_format, run.progress
     if "semantics=authors" in dispatcher.replace(" ", ""):  # its own simulation and files
         from dispatchlab.cli.vc_authors import run_authors
 
@@ -129,7 +77,7 @@ def simulate_command(
             raise ConfigError("vc=…,semantics=authors prints its figures (--json for all "
                               "of them); it writes no results folder", field="--out")
         run_authors(get_dispatcher(dispatcher), workload, platform,  # type: ignore[arg-type]
-                    scenario, window_start, window, metrics_window, seed, as_json)
+                    scenario, window_start, window, run.metrics_window, seed, as_json)
         return
     if out is not None:
         check_out(out, force)
@@ -147,34 +95,27 @@ def simulate_command(
         plat = resolve_platform(platform)
         check_resources(plat, wl)
     disp = get_dispatcher(dispatcher)
-    cap_w, scenario = parse_power_cap(power_cap, scenario)
-    on_inf = "reject" if reject_infeasible else "error"
-    source = job_power_source(job_power, wl, plat, parse_fallback(job_power_fallback))
-    scen: Any = scenario or None
-    shift = window_start if scenario_start is None else scenario_start
-    if scen is not None and shift:
-        from dispatchlab.engine.scenario_gen import resolve_scenario
-
-        scen = resolve_scenario(scen).shifted(shift)  # type: ignore[union-attr]
-    dynamic: dict[str, Any] = {"scenario": scen, "walltime_kill": walltime_kill,
-                               "power_cap": cap_w, "on_abort": on_abort,
-                               "power_model": source, "count_idle": idle_power,
-                               "on_over_cap": on_over_cap, "cooling": cooling,
-                               "temperature": temperature, "prices": prices,
-                               "it_power": it_power,
-                               "metrics_window": parse_metrics_window(metrics_window, window)}
+    cap_w, scenario = parse_power_cap(run.power_cap, scenario)
+    dynamic: dict[str, Any] = {"scenario": settings.scenario(scenario or None),
+                               "walltime_kill": run.walltime_kill,
+                               "power_cap": cap_w, **settings.simulate_kwargs(wl, plat),
+                               "cooling": run.cooling, "temperature": run.temperature,
+                               "prices": run.prices, "it_power": run.it_power,
+                               "metrics_window": parse_metrics_window(run.metrics_window,
+                                                                      window)}
+    on_inf = run.on_infeasible
     show = progress and not as_json and console.is_terminal and wl.n_jobs >= 20_000
     if show:
         with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/"
                       "{task.total:,} jobs"), TimeElapsedColumn(), console=console,
                       transient=True) as bar:
             task = bar.add_task("sim", total=wl.n_jobs)
-            res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, loop=loop,
+            res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf,
                            tables=False, progress=lambda done, _n: bar.update(task, completed=done),
                            **dynamic)
     else:
         # tables=False: the per-job table and time series are built only by --out
-        res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf, loop=loop,
+        res = simulate(wl, plat, disp, seed=seed, on_infeasible=on_inf,
                        tables=False, **dynamic)
     cleaning = cleaning_counts(wl.meta.get("load_report") or {})  # reported, never silent
     if cleaning:
@@ -292,10 +233,6 @@ def batsim_platform(workload: str, fmt: str | None, platform: str | None) -> dic
     return {"platform": platform} if is_batsim else {}
 
 
-#: ``--schedule-format`` value → file written in the ``--out`` folder.
-SCHEDULE_FILES = {"batsim": "out_jobs.csv", "swf": "schedule.swf"}
-
-
 def check_schedule_formats(formats: list[str] | None, out: Path | None) -> None:
     """Known ``--schedule-format`` values, and only with ``--out``."""
     for fmt in formats or []:
@@ -305,21 +242,6 @@ def check_schedule_formats(formats: list[str] | None, out: Path | None) -> None:
     if formats and out is None:
         raise ConfigError("needs --out (the folder to write the schedule in)",
                           field="--schedule-format")
-
-
-def write_schedules(res: Results, folder: Path, formats: list[str]) -> None:
-    """The schedule in each asked-for layout, next to the results."""
-    for fmt in dict.fromkeys(formats):
-        if fmt == "batsim":
-            from dispatchlab.metrics.batsim_schedule import write_batsim_jobs
-
-            write_batsim_jobs(res, folder / SCHEDULE_FILES[fmt])
-        else:
-            from dispatchlab.workload.swf_writer import write_schedule_swf
-
-            assert res.recorder is not None
-            write_schedule_swf(res.jobs, res.recorder.workload, folder / SCHEDULE_FILES[fmt],
-                               platform=res.recorder.platform)
 
 
 def save_atomically(res: Results, out: Path,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dispatchlab.params import given
+from dispatchlab.run_settings import RunSettings
 
 #: Bumped when the meaning of a configuration changes, so old run folders are not reused.
 HASH_SCHEMA = 1
@@ -31,13 +32,16 @@ class WorkloadRef:
     skip: int | None = None
     limit: int | None = None
     digest: str | None = None
-    scenario: str | None = None
+    scenario: str | list[str] | None = None  # several: merged
     walltime_kill: bool = True
     metrics_window: tuple[int, int] | None = None
     power_cap: float | None = None  # a fixed machine-wide cap (W)
     #: the profit accounting's inputs (``cooling``, ``temperature``, ``prices``,
     #: ``it_power``): one pricing scenario; they shape the summary, not the schedule
     cooling: dict[str, str] | None = None
+    #: the run settings that differ from their defaults
+    #: (:meth:`dispatchlab.run_settings.RunSettings.changed`)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def identity(self) -> dict[str, Any]:
         """What determines the jobs (used in the run hash)."""
@@ -51,8 +55,13 @@ class WorkloadRef:
             # the machine's entries enter only when set
             **given(scenario=self.scenario, walltime_kill=None if self.walltime_kill else False,
                     metrics_window=None if window is None else list(window),
-                    power_cap=self.power_cap, cooling=self.cooling),
+                    power_cap=self.power_cap, cooling=self.cooling,
+                    settings=self.settings or None),
         }
+
+    def run_settings(self) -> RunSettings:
+        """The run settings of this workload's runs."""
+        return RunSettings(**self.settings)
 
     def load_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`dispatchlab.workload.load.load_workload`."""
@@ -65,6 +74,8 @@ class RunConfig:
 
     ``platform`` is an inline spec, a preset name, a file path or ``auto`` (the machine
     the trace's header describes); ``platform_digest`` is set for files.
+    ``schedule_formats``: the layouts the run's schedule is also written in (``batsim``,
+    ``swf``); they shape no result, so they are not part of the hash.
     """
 
     workload: WorkloadRef
@@ -73,6 +84,7 @@ class RunConfig:
     seed: int = 0
     on_infeasible: str = "error"
     platform_digest: str | None = None
+    schedule_formats: tuple[str, ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """The values that determine the results; labels and engines are not part of it."""
@@ -110,7 +122,8 @@ class RunConfig:
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
         """Inverse of :meth:`to_dict`."""
         wl = WorkloadRef(**data["workload"])
-        return cls(**{**data, "workload": wl})
+        formats = tuple(data.get("schedule_formats", ()))
+        return cls(**{**data, "workload": wl, "schedule_formats": formats})
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ def plan(
     workloads = list(_workload_refs(spec, params, base, source))
     platforms = list(_platforms(spec, params, base, source))
     dispatchers = list(_dispatchers(spec, params, source))
+    _check_job_power(workloads, platforms, spec.seed_list()[0], source)
     runs: list[PlannedRun] = []
     seen: dict[str, str] = {}
     shown: dict[tuple[str, str], str] = {}
@@ -81,6 +82,7 @@ def plan(
                 seed=seed,
                 on_infeasible=spec.on_infeasible,
                 platform_digest=p_digest,
+                schedule_formats=tuple(spec.schedule_format),
             )
             block_params = ",".join(f"{k}={v}" for k, v in sorted(shared.items()))
             block = "|".join(
@@ -321,12 +323,62 @@ def _resolve_workload(
     label = e.name or _stem(Path(e.path.removeprefix(TRACE_PREFIX)).name)
     skip = _as_int(e.skip, f"{field}.skip", source) or None
     limit = _as_int(e.limit, f"{field}.limit", source)
+    options, metrics_window = _job_file_window(e, fmt, options, field, source)
     ref = WorkloadRef(text, fmt, options, skip=skip, limit=limit, digest=digest,
-                      walltime_kill=e.walltime_kill, metrics_window=e.metrics_window,
-                      power_cap=e.power_cap)
+                      walltime_kill=e.walltime_kill, metrics_window=metrics_window,
+                      power_cap=e.power_cap, settings=_settings(e, base, field, source))
     if e.scenario is not None:
         ref = replace(ref, scenario=_scenario(e.scenario, base, field, source))
     return ref, label
+
+
+def _job_file_window(e: WorkloadEntry, fmt: str | None, options: dict[str, Any], field: str,
+                     source: str | None) -> tuple[dict[str, Any], tuple[int, int] | None]:
+    """``window_start`` / ``window`` as the reader options of a variable-capacity job file
+    (as ``simulate --window-start/--window``), and the metrics window (default ``[0,
+    window]``)."""
+    metrics_window = e.metrics_window
+    if e.window_start is None and e.window is None:
+        return options, metrics_window
+    key = "window_start" if e.window_start is not None else "window"
+    if fmt != "vcjobs":
+        raise ConfigError(f"selects jobs of a variable-capacity job file (format vcjobs); "
+                          f"'{e.path}' is {fmt or 'not a file'}", field=f"{field}.{key}",
+                          source=source)
+    for option in ("start", "window"):
+        if option in options:
+            raise ConfigError(f"give either options.{option} or window_start/window, not "
+                              "both", field=f"{field}.options.{option}", source=source)
+    options = {**options, "start": e.window_start or 0}
+    if e.window is not None:
+        options["window"] = e.window
+        metrics_window = metrics_window or (0, e.window)
+    return options, metrics_window
+
+
+def _settings(e: WorkloadEntry, base: Path, field: str, source: str | None
+              ) -> dict[str, Any]:
+    """The entry's run settings that differ from their defaults (a job power file made
+    absolute, from the experiment's folder; the scenario start defaulting to
+    ``window_start``, as in ``simulate``)."""
+    from dispatchlab.run_settings import SETTING_NAMES, RunSettings
+
+    values = {name: getattr(e, name) for name in SETTING_NAMES}
+    if values["scenario_start"] is None:
+        values["scenario_start"] = e.window_start
+    power = e.job_power
+    if power is not None and power not in ("node", "column", "pa-hpc-sim"):
+        if not power.startswith("trace:") and (base / power).exists():
+            values["job_power"] = str((base / power).resolve())
+        elif not power.startswith("trace:") and not Path(power).exists():
+            raise ConfigError(f"'{power}': no such file (give node, column, pa-hpc-sim or a "
+                              "job_id;watts prediction file)", field=f"{field}.job_power",
+                              source=source)
+    try:
+        return RunSettings(**values).changed()
+    except ConfigError as exc:
+        text = str(exc).removeprefix(f"field '{exc.field}': ")
+        raise ConfigError(text, field=f"{field}.{exc.field}", source=source) from None
 
 
 def _pricings(
@@ -386,18 +438,23 @@ def _cooling(e: WorkloadEntry, cooling: str, temperature: str | None, prices: st
     try:
         cooling_setup(out["cooling"], _subst(out.get("temperature", ""), {"seed": 0}) or None,
                       out.get("prices"), it_power,
-                      None if e.scenario is None else _subst(e.scenario, {"seed": 0}))
+                      _subst_value(e.scenario, {"seed": 0}))
     except DispatchlabError as exc:
         raise ConfigError(str(exc), field=field, source=source) from None
     return out
 
 
-def _scenario(text: str, base: Path, field: str, source: str | None) -> str:
-    """A scenario file path made absolute (from the experiment's folder), or a ``gen:``
-    spec; checked now (with seed 0 standing for ``{seed}``)."""
+def _scenario(value: str | list[str], base: Path, field: str, source: str | None
+              ) -> str | list[str]:
+    """Scenario file paths made absolute (from the experiment's folder), or ``gen:`` specs;
+    several are merged, as ``simulate --scenario A --scenario B`` does; checked now (with
+    seed 0 standing for ``{seed}``)."""
     from dispatchlab.engine.scenario_gen import resolve_scenario
 
-    if not text.startswith("gen:"):
+    texts = [value] if isinstance(value, str) else list(value)
+    for i, text in enumerate(texts):
+        if text.startswith("gen:"):
+            continue
         try:
             text = str(resolve_source(text))
         except TraceError as exc:
@@ -405,11 +462,12 @@ def _scenario(text: str, base: Path, field: str, source: str | None) -> str:
         path = Path(text).expanduser()
         if not path.is_absolute() and (base / path).exists():
             text = str((base / path).resolve())
+        texts[i] = text
     try:
-        resolve_scenario(_subst(text, {"seed": 0}))
+        resolve_scenario(_subst_value(texts, {"seed": 0}))
     except DispatchlabError as exc:
         raise ConfigError(str(exc), field=f"{field}.scenario", source=source) from None
-    return text
+    return texts[0] if isinstance(value, str) else texts
 
 
 def _as_int(value: int | str | None, field: str, source: str | None) -> int | None:
@@ -455,7 +513,7 @@ def _check_composition(ref: WorkloadRef, d_spec: str, max_units: int, where: str
     from dispatchlab.engine.capabilities import check_composition
     from dispatchlab.engine.scenario_gen import resolve_scenario
 
-    scen = None if ref.scenario is None else resolve_scenario(_subst(ref.scenario, {"seed": 0}))
+    scen = resolve_scenario(_subst_value(ref.scenario, {"seed": 0}))
     try:
         check_composition(get_dispatcher(_subst(d_spec, {"seed": 0})),
                           scenario_kinds=scen.kinds() if scen is not None else set(),
@@ -465,16 +523,45 @@ def _check_composition(ref: WorkloadRef, d_spec: str, max_units: int, where: str
         raise ConfigError(f"{where}: {text}", field="dispatchers", source=source) from None
 
 
+def _check_job_power(workloads: Sequence[WorkloadItem], platforms: Sequence[PlatformItem],
+                     seed: int, source: str | None) -> None:
+    """Refuse now a ``job_power`` a workload × platform pair cannot give (a node model the
+    platform lacks, a power column the workload lacks, a prediction file naming no job),
+    as ``simulate`` would before the first event."""
+    from dispatchlab.platform.resolve import resolve_platform
+    from dispatchlab.workload.load import load_workload
+    from dispatchlab.workload.platform_for import platform_for
+
+    checked: set[tuple[str, str]] = set()
+    for w_field, _, _, ref, _, _, _ in workloads:
+        if "job_power" not in ref.settings and "job_power_fallback" not in ref.settings:
+            continue
+        ref = _seeded(replace(ref, cooling=None), seed)
+        wl = None
+        for p_field, _, p_spec, _, _ in platforms:
+            key = (repr(ref.identity()), p_spec)
+            if key in checked:
+                continue
+            checked.add(key)
+            wl = wl or load_workload(ref.path, **ref.load_kwargs())
+            plat = platform_for(wl)[0] if p_spec == AUTO else resolve_platform(p_spec)
+            try:
+                ref.run_settings().simulate_kwargs(wl, plat)
+            except DispatchlabError as exc:
+                text = str(exc).removeprefix("field 'job_power': ")
+                raise ConfigError(f"{text} ({p_field})", field=f"{w_field}.job_power",
+                                  source=source) from None
+
+
 def _seeded(ref: WorkloadRef, seed: int) -> WorkloadRef:
     """Substitute ``{seed}`` in a generator's options and path."""
-    scen = ref.scenario or ""
-    if not (_names(ref.path) | _names_in(ref.options) | _names(scen)) & {"seed"}:
+    if not (_names(ref.path) | _names_in(ref.options) | _names_in(ref.scenario)) & {"seed"}:
         return ref
     return replace(
         ref,
         path=_subst(ref.path, {"seed": seed}),
         options=_subst_value(ref.options, {"seed": seed}),
-        scenario=_subst(scen, {"seed": seed}) if ref.scenario is not None else None,
+        scenario=_subst_value(ref.scenario, {"seed": seed}),
     )
 
 

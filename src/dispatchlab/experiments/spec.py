@@ -50,8 +50,8 @@ class WorkloadEntry(_Strict):
     ``rebase``). ``skip``/``limit`` slice the jobs after cleaning; ``windows = K`` then cuts
     that slice into K consecutive windows of ``window_jobs`` jobs (default: equal parts),
     each a separate set for the statistics. ``scenario``: what changes on the machine while
-    the jobs run (a scenario or capacity file, or a ``gen:`` spec; ``{seed}`` and
-    parameters allowed); ``walltime_kill = false`` runs every job to its run time;
+    the jobs run (a scenario or capacity file, or a ``gen:`` spec, or a list of them merged;
+    ``{seed}`` and parameters allowed); ``walltime_kill = false`` runs every job to its run time;
     ``metrics_window = [start, T]`` adds the variable-capacity metrics (``goodput``,
     ``max_stretch``, ``aborted_volume``, …) over that window to each run's summary;
     ``power_cap`` (W) a fixed machine-wide power cap.
@@ -62,10 +62,15 @@ class WorkloadEntry(_Strict):
     it_power }, …]`` instead prices every run in each named scenario: one result row per
     run × scenario, the schedule simulated once when the dispatcher does not read pricing
     inputs.
+    ``job_power``, ``job_power_fallback``, ``idle_power``, ``on_over_cap``, ``on_abort``,
+    ``loop``, ``scenario_start``, ``window_start`` and ``window`` are ``simulate``'s options
+    of the same names (:class:`dispatchlab.run_settings.RunSettings`); ``window_start`` /
+    ``window`` select the jobs of a variable-capacity job file, ``window`` also being the
+    default ``metrics_window``.
     """
 
     path: str
-    scenario: str | None = None
+    scenario: str | list[str] | None = None
     cooling: str | None = None
     temperature: str | None = None
     prices: str | None = None
@@ -74,6 +79,15 @@ class WorkloadEntry(_Strict):
     walltime_kill: bool = True
     metrics_window: tuple[int, int] | None = None
     power_cap: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    job_power: str | None = None
+    job_power_fallback: str = "node"
+    idle_power: bool = True
+    on_over_cap: str = "wait"  # the values are checked by RunSettings, when planned
+    on_abort: str = "requeue"
+    loop: str = "auto"
+    scenario_start: Annotated[int, Field(ge=0)] | None = None
+    window_start: Annotated[int, Field(ge=0)] | None = None
+    window: Annotated[int, Field(ge=1)] | None = None
     name: str | None = None
     format: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
@@ -151,9 +165,22 @@ class ExperimentSpec(_Strict):
         default_factory=lambda: [0]
     )
     on_infeasible: Literal["error", "reject"] = "error"
+    #: the layouts each run's schedule is also written in, next to its tables
+    schedule_format: list[str] = Field(default_factory=list)
     out: str | None = None
     stats: StatsSection = Field(default_factory=StatsSection)
     execution: ExecutionSection = Field(default_factory=ExecutionSection)
+
+    @field_validator("schedule_format")
+    @classmethod
+    def _known_layouts(cls, value: list[str]) -> list[str]:
+        from dispatchlab.metrics.schedule_files import SCHEDULE_FILES
+
+        for fmt in value:
+            if fmt not in SCHEDULE_FILES:
+                raise ValueError(f"unknown schedule format '{fmt}' (known: "
+                                 f"{', '.join(SCHEDULE_FILES)})")
+        return list(dict.fromkeys(value))
 
     def seed_list(self) -> list[int]:
         """The seeds as a list."""

@@ -128,6 +128,8 @@ class RunStore:
             )
             res.tables = dict(out.tables)
             res.save(tmp, csv=self.csv)
+            for name, data in out.files.items():  # the schedule in other layouts
+                (tmp / name).write_bytes(data)
             out.alloc.to_parquet(tmp / "alloc.parquet", index=False)
             doc = {
                 "hash": key,

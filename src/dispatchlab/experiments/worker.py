@@ -20,6 +20,8 @@ import pandas as pd
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.experiments.config import RunConfig, WorkloadRef, canonical_json, file_digest
+from dispatchlab.metrics.schedule_files import schedule_files
+from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
 
 #: How many loaded workloads one worker process keeps (windows of one trace share nothing).
@@ -40,6 +42,7 @@ class RunOutput:
     sim_config: dict[str, Any]
     worker: dict[str, Any] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # e.g. ``cooling``
+    files: dict[str, bytes] = field(default_factory=dict)  # the schedule in other layouts
 
 
 def load_cached(ref: WorkloadRef) -> Workload:
@@ -74,12 +77,15 @@ def execute_run(cfg: RunConfig) -> RunOutput:
     ref = cfg.workload
     cool = ref.cooling or {}
     temp = _temperature(cfg)
-    res = simulate(wl, _platform(cfg, wl), cfg.dispatcher, seed=cfg.seed,
-                   on_infeasible=cfg.on_infeasible, scenario=ref.scenario,
+    settings = ref.run_settings()
+    plat = _platform(cfg, wl)
+    res = simulate(wl, plat, cfg.dispatcher, seed=cfg.seed,
+                   on_infeasible=cfg.on_infeasible, scenario=settings.scenario(ref.scenario),
                    walltime_kill=ref.walltime_kill, power_cap=ref.power_cap,
                    cooling=cool.get("cooling"),
                    prices=cool.get("prices"), temperature=temp,
-                   it_power=cool.get("it_power", "auto"))
+                   it_power=cool.get("it_power", "auto"),
+                   **settings.simulate_kwargs(wl, plat))
     rec = res.recorder
     _add_vc_metrics(cfg, res.summary, rec)
     alloc = _alloc_table(rec) if rec is not None else pd.DataFrame()
@@ -93,6 +99,7 @@ def execute_run(cfg: RunConfig) -> RunOutput:
         sim_config=res.config,
         tables=res.tables,
         worker=_worker_info(time.perf_counter() - t0),
+        files=schedule_files(res, cfg.schedule_formats),
     )
 
 
@@ -126,7 +133,8 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
         raise ValueError("execute_group: the runs differ in more than their pricing")
     t0 = time.perf_counter()
     ref = first.workload
-    scen = resolve_scenario(ref.scenario)
+    settings = ref.run_settings()
+    scen = resolve_scenario(settings.scenario(ref.scenario))
     setups: dict[str, Any] = {}
     failures: dict[str, str] = {}
     for cfg in cfgs:  # checked before simulating, as simulate() checks its one setup
@@ -142,13 +150,16 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
     if not setups:
         return GroupOutput([], failures)
     wl = load_cached(ref)
-    res = simulate(wl, _platform(first, wl), first.dispatcher, seed=first.seed,
+    plat = _platform(first, wl)
+    res = simulate(wl, plat, first.dispatcher, seed=first.seed,
                    on_infeasible=first.on_infeasible, scenario=scen,
-                   walltime_kill=ref.walltime_kill, power_cap=ref.power_cap)
+                   walltime_kill=ref.walltime_kill, power_cap=ref.power_cap,
+                   **settings.simulate_kwargs(wl, plat))
     rec = res.recorder
     if rec is None:  # pragma: no cover - simulate() always keeps its record
         raise ValueError("execute_group: the simulation kept no record to price")
     jobs, series = res.jobs, res.timeseries
+    files = schedule_files(res, first.schedule_formats)
     alloc = _alloc_table(rec)
     groups = breakdown(jobs)
     sim_s = time.perf_counter() - t0
@@ -167,14 +178,16 @@ def execute_group(cfgs: tuple[RunConfig, ...]) -> GroupOutput:
         info["shared_simulation"] = {"runs": len(cfgs), "seconds": sim_s}
         outputs.append(RunOutput(key=cfg.key, jobs=jobs, timeseries=series, alloc=alloc,
                                  breakdown=groups, summary=summary, sim_config=res.config,
-                                 tables={**res.tables, "cooling": prof.series}, worker=info))
+                                 tables={**res.tables, "cooling": prof.series}, worker=info,
+                                 files=files))
     return GroupOutput(outputs, failures)
 
 
-def _platform(cfg: RunConfig, wl: Workload) -> Any:
+def _platform(cfg: RunConfig, wl: Workload) -> Platform:
+    from dispatchlab.platform.resolve import resolve_platform
     from dispatchlab.workload.platform_for import platform_for
 
-    return platform_for(wl)[0] if cfg.platform == "auto" else cfg.platform
+    return platform_for(wl)[0] if cfg.platform == "auto" else resolve_platform(cfg.platform)
 
 
 def _temperature(cfg: RunConfig) -> str | None:
