@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from dispatchlab.atomic_output import atomic_output, check_not_file
 from dispatchlab.cli.app import app
 from dispatchlab.cli.compare_cmd import (
     MaybeBackendOpt,
@@ -84,9 +85,10 @@ def run_experiment_command(
         for r in runs:
             typer.echo(f"{r.key}  {r.labels.block}  {r.labels.dispatcher}")
         return
-    out.mkdir(parents=True, exist_ok=True)
+    check_not_file(out, "--out")
     if experiment.resolve() != (out / "experiment.toml").resolve():
-        shutil.copyfile(experiment, out / "experiment.toml")
+        with atomic_output(out / "experiment.toml") as tmp:
+            shutil.copyfile(experiment, tmp)
     RunStore(out).write_plan(spec.model_dump(), runs)
     outcome = execute(runs, out, eng, sched, n_workers, quiet=quiet)
     report_outcome(outcome, runs, quiet=quiet)

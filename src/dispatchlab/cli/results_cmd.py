@@ -10,6 +10,7 @@ import pandas as pd
 import typer
 from rich.table import Table
 
+from dispatchlab.atomic_output import atomic_output
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import check_level, err_console, friendly_errors
 from dispatchlab.cli.simulate_cmd import console
@@ -59,13 +60,13 @@ def summarize_folder(
     runs = runs_table(records)
     order = order or RunStore(root).planned_dispatchers()
     st = analyze_sets(runs, metrics, alpha=alpha, adjust=adjust, confidence=confidence, order=order)
-    st.means.to_csv(root / "stats_means.csv", index=False)
+    _write_csv(st.means, root / "stats_means.csv")
     ranks = (
         pd.concat([r.table().assign(metric=m) for m, r in st.rankings.items()], ignore_index=True)
         if st.rankings
         else pd.DataFrame()
     )
-    ranks.to_csv(root / "stats_ranking.csv", index=False)
+    _write_csv(ranks, root / "stats_ranking.csv")
     pairs = (
         pd.concat(
             [r.pairs_table().assign(metric=m) for m, r in st.rankings.items()], ignore_index=True
@@ -73,7 +74,7 @@ def summarize_folder(
         if st.rankings
         else pd.DataFrame()
     )
-    pairs.to_csv(root / "stats_pairs.csv", index=False)
+    _write_csv(pairs, root / "stats_pairs.csv")
     if as_json:
         typer.echo(
             json.dumps(
@@ -212,3 +213,8 @@ def _experiment_stats(directory: Path) -> dict[str, Any]:
         return {}
     stats: dict[str, Any] = json.loads(plan.read_text()).get("experiment", {}).get("stats", {})
     return stats
+
+
+def _write_csv(table: pd.DataFrame, path: Path) -> None:
+    with atomic_output(path) as tmp:
+        table.to_csv(tmp, index=False)

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from dispatchlab.atomic_output import atomic_output, write_failure
 from dispatchlab.experiments.config import PlannedRun
 from dispatchlab.experiments.worker import RunOutput
 from dispatchlab.metrics.results import Results
@@ -120,7 +121,10 @@ class RunStore:
             return False
         if (self.runs / key).exists():  # damaged: replaced by this complete run
             shutil.rmtree(self.runs / key, ignore_errors=True)
-        self.runs.mkdir(parents=True, exist_ok=True)
+        try:
+            self.runs.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_failure(self.runs, exc) from None
         tmp = self.runs / f"{_TMP}{key}-{uuid.uuid4().hex[:8]}"
         try:
             res = Results(
@@ -151,23 +155,23 @@ class RunStore:
                     shutil.rmtree(tmp, ignore_errors=True)
                     return False
                 raise
-        except BaseException:
+        except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(exc, OSError):
+                raise write_failure(self.runs / key, exc) from None
             raise
         _fsync_dir(self.runs)
         return True
 
     def write_plan(self, experiment: dict[str, Any], runs: list[PlannedRun]) -> Path:
         """Record the experiment and its planned runs (hash and labels) in ``plan.json``."""
-        self.root.mkdir(parents=True, exist_ok=True)
         doc = {
             "experiment": experiment,
             "runs": [{"hash": r.key, "labels": asdict(r.labels)} for r in runs],
         }
         path = self.root / PLAN_FILE
-        tmp = self.root / f"{_TMP}{PLAN_FILE}-{uuid.uuid4().hex[:8]}"
-        tmp.write_text(json.dumps(doc, indent=2, default=str))
-        os.replace(tmp, path)  # atomic: never a half-written plan
+        with atomic_output(path) as tmp:  # never a half-written plan
+            tmp.write_text(json.dumps(doc, indent=2, default=str))
         return path
 
     def planned_dispatchers(self) -> list[str]:

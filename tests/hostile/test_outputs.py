@@ -1,0 +1,158 @@
+"""Writers under hostile conditions: a full disk, an output path that is a file, a writer
+killed half-way. Every output is written atomically (complete or untouched), a failure is
+one ``error:`` line with exit code 2 and no traceback, and no temporary copy is left."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dispatchlab.cli.main import app
+
+runner = CliRunner()
+SRC = Path(__file__).resolve().parents[2] / "src"
+KTH = SRC / "dispatchlab" / "data" / "traces" / "KTH-SP2-1996-2.1-cln.slice.swf.gz"
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on a 16 kB tmpfs (mounted when we may), else one whose writes fail with
+    ENOSPC when flushed, as a full disk may only say at ``fsync``."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(disk)],
+                             capture_output=True).returncode == 0
+    if not mounted:
+        import dispatchlab.atomic_output as atomic
+
+        def no_space(_path: Path) -> None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(atomic, "_sync", no_space)
+    try:
+        yield disk
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(disk)], check=True)
+
+
+def _fails(args: list[str], *expected: str) -> str:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [x for x in result.output.splitlines() if x.strip()]
+    assert len(lines) == 1, result.output
+    for text in expected:
+        assert text in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("name", ["out.csv", "out.swf", "out.json", "out.parquet"])
+def test_convert_on_a_full_disk_leaves_nothing(full_disk: Path, name: str) -> None:
+    """Was an OSError traceback and a truncated target (64 kB of a 300 kB CSV)."""
+    target = full_disk / name
+    _fails(["convert", str(KTH), str(target)],
+           f"cannot write '{target}': no space left on device")
+    assert list(full_disk.iterdir()) == []
+
+
+def test_convert_on_a_full_disk_keeps_the_old_target(full_disk: Path) -> None:
+    target = full_disk / "out.swf"
+    target.write_text("; earlier\n1 0 0 1 1 -1 -1 1 1 -1 1 1 1 1 1 1 -1 -1\n")
+    before = target.read_bytes()
+    _fails(["convert", str(KTH), str(target)], "no space left on device")
+    assert target.read_bytes() == before
+    assert [p.name for p in full_disk.iterdir()] == ["out.swf"]
+
+
+def test_simulate_out_on_a_full_disk(full_disk: Path) -> None:
+    out = full_disk / "run"
+    _fails(["simulate", "-w", str(KTH), "--limit", "200", "--json", "--out", str(out)],
+           f"cannot write '{out}': no space left on device")
+    assert list(full_disk.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [
+    ["compare", "-w", str(KTH), "--limit", "50", "-d", "fifo", "--no-report"],
+    ["demo"],
+])
+def test_out_naming_a_file_is_refused(tmp_path: Path, command: list[str]) -> None:
+    """Was a FileExistsError traceback (demo after printing its plan)."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("keep me")
+    _fails([*command, "--out", str(a_file)], "--out", "a-file is a file, not a folder")
+    _fails([*command, "--out", str(a_file / "sub")], "a-file is a file, not a folder")
+    assert a_file.read_text() == "keep me"
+
+
+def test_compare_out_on_a_full_disk(full_disk: Path) -> None:
+    out = full_disk / "cmp"
+    result = runner.invoke(app, ["compare", "-w", str(KTH), "--limit", "50", "-d", "fifo",
+                                 "--workers", "1", "--json", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("error: cannot write '") and "no space left on device" in last, last
+    leftovers = [p for p in full_disk.rglob("*") if p.name.startswith((".tmp-", ".old-"))]
+    assert leftovers == []
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+_KILLED_WRITER = """
+import os, signal, sys
+from dispatchlab.atomic_output import atomic_output
+with atomic_output(sys.argv[1]) as tmp:
+    tmp.mkdir()
+    (tmp / "jobs.csv").write_text("half")
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_killed_writers_temporary_folder_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    """SIGKILL during ``simulate --out`` left ``.tmp-*`` folders that nothing removed."""
+    out = tmp_path / "run"
+    killed = subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(out)],
+                            env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert killed.returncode == -signal.SIGKILL
+    (stale,) = [p.name for p in tmp_path.iterdir()]
+    assert stale.startswith(".tmp-") and stale.endswith("-run")
+    # a writer still running (this process) and an old-style name of today are kept
+    from dispatchlab.atomic_output import _temp_name
+
+    alive = tmp_path / _temp_name("tmp", "other")
+    alive.mkdir()
+    recent_legacy = tmp_path / ".tmp-run-0123abcd"
+    recent_legacy.mkdir()
+    result = runner.invoke(app, ["simulate", "-w", str(KTH), "--limit", "100", "--json",
+                                 "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"removed 1 temporary output(s) left in {tmp_path} by interrupted runs: {stale}" \
+        in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [".tmp-run-0123abcd", alive.name, "run"])
+
+
+def test_a_set_aside_output_of_a_killed_writer_is_restored(tmp_path: Path) -> None:
+    """Killed between moving the old results aside and moving the new ones in: the old
+    results are put back, not deleted."""
+    from dispatchlab.atomic_output import _HOST, clean_stale
+
+    aside = tmp_path / f".old-{_HOST}-{_dead_pid()}-abcdef-run"
+    aside.mkdir()
+    (aside / "summary.json").write_text("{}")
+    assert clean_stale(tmp_path) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+    assert (tmp_path / "run" / "summary.json").read_text() == "{}"
