@@ -156,3 +156,53 @@ def test_a_set_aside_output_of_a_killed_writer_is_restored(tmp_path: Path) -> No
     assert clean_stale(tmp_path) == []
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
     assert (tmp_path / "run" / "summary.json").read_text() == "{}"
+
+
+# --- the trace cache --------------------------------------------------------------------
+
+
+@pytest.fixture
+def damaged_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache whose KTH-SP2 copy has one byte flipped (and no other place to look in)."""
+    from dispatchlab.traces import locations
+    from dispatchlab.traces.catalogue import find_trace
+
+    monkeypatch.setenv("DISPATCHLAB_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("DISPATCHLAB_TRACES", raising=False)
+    monkeypatch.setattr(locations, "sibling_dir", lambda: None)
+    file = find_trace("KTH-SP2")[0].file("")
+    copy = tmp_path / "data" / "traces" / file.path
+    copy.parent.mkdir(parents=True)
+    body = bytearray(KTH.read_bytes()[:file.size].ljust(file.size, b"\0"))
+    body[1000] ^= 0xFF
+    copy.write_bytes(bytes(body))
+    return copy
+
+
+def test_a_damaged_cached_trace_is_named_as_damaged(damaged_cache: Path) -> None:
+    """Was "not found locally (looked in …)", as if there were no copy."""
+    from dispatchlab.traces.catalogue import find_trace
+
+    line = _fails(["traces", "path", "KTH-SP2"], f"the copy at {damaged_cache} is damaged",
+                  f"expected {find_trace('KTH-SP2')[0].file('').sha256}",
+                  "dispatchlab traces fetch KTH-SP2")
+    assert "not found locally" not in line
+    assert [p.name for p in damaged_cache.parent.iterdir()] == [damaged_cache.name]
+
+
+def test_traces_fetch_of_an_unknown_name_exits_2_like_path() -> None:
+    """``traces fetch NOPE`` exited 1, ``traces path NOPE`` 2."""
+    _fails(["traces", "path", "NOPE"], "no trace 'NOPE'")
+    _fails(["traces", "fetch", "NOPE"], "no trace 'NOPE'")
+    _fails(["traces", "fetch", "KTH-SP2", "NOPE"], "no trace 'NOPE'")
+
+
+def test_a_download_leaves_no_lock_file(tmp_path: Path) -> None:
+    """The ``.NAME.lock`` beside every fetched trace stayed for ever."""
+    from dispatchlab.traces.checksum import file_sha256
+    from dispatchlab.traces.download import download
+
+    dest = tmp_path / "cache" / "kth.swf.gz"
+    download(KTH.as_uri(), dest, size=KTH.stat().st_size, sha256=file_sha256(KTH))
+    assert [p.name for p in dest.parent.iterdir()] == ["kth.swf.gz"]
+    assert dest.read_bytes() == KTH.read_bytes()

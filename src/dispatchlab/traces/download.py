@@ -2,8 +2,8 @@
 
 The bytes go to ``<dest>.part``; an interrupted download keeps it and the next attempt asks
 for the rest (HTTP ``Range``). Only a ``.part`` whose size and SHA-256 are the catalogue's is
-renamed (atomically) to ``<dest>``; a wrong one is deleted. A lock file (``.<name>.lock``)
-keeps two processes from writing the same ``.part``.
+renamed (atomically) to ``<dest>``; a wrong one is deleted. A lock file (``.<name>.lock``,
+removed when released) keeps two processes from writing the same ``.part``.
 """
 
 from __future__ import annotations
@@ -145,9 +145,24 @@ def _locked(dest: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover  (Windows)
         yield
         return
-    with open(dest.with_name(f".{dest.name}.lock"), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    lock = dest.with_name(f".{dest.name}.lock")
+    while True:
+        fh = open(lock, "a")  # noqa: SIM115
         try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:  # the holder before us removed the file: lock the new one instead
+                same = os.fstat(fh.fileno()).st_ino == os.stat(lock).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+        except BaseException:
+            fh.close()
+            raise
+        fh.close()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):  # removed while held: nothing is left behind
+            lock.unlink()
+        fh.close()
