@@ -206,3 +206,53 @@ def test_a_download_leaves_no_lock_file(tmp_path: Path) -> None:
     download(KTH.as_uri(), dest, size=KTH.stat().st_size, sha256=file_sha256(KTH))
     assert [p.name for p in dest.parent.iterdir()] == ["kth.swf.gz"]
     assert dest.read_bytes() == KTH.read_bytes()
+
+
+# --- report of a store with damaged run folders ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("store") / "cmp"
+    result = runner.invoke(app, ["compare", "-w", str(KTH), "--limit", "40", "-d",
+                                 "fifo,sjf,easy", "--no-report", "--workers", "1", "--json",
+                                 "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _damaged_copy(store: Path, tmp_path: Path, count: int) -> tuple[Path, list[str]]:
+    import shutil
+
+    copy = tmp_path / "cmp"
+    shutil.copytree(store, copy)
+    names = sorted(p.name for p in (copy / "runs").iterdir())[:count]
+    for name in names:
+        (copy / "runs" / name / "jobs.parquet").write_bytes(b"PAR1 cut")
+    return copy, names
+
+
+def test_report_warns_about_damaged_run_folders_as_results_does(three_runs: Path,
+                                                               tmp_path: Path) -> None:
+    """Was exit 0 with the intact runs only and not a word about the others."""
+    store, damaged = _damaged_copy(three_runs, tmp_path, 2)
+    report = runner.invoke(app, ["report", str(store), "--gantt-max-jobs", "0"])
+    assert report.exit_code == 0, report.output
+    (warning,) = [x for x in report.output.splitlines() if x.startswith("warning:")]
+    assert warning.startswith("warning: 2 damaged run folder(s) left out: ")
+    for name in damaged:
+        assert f"{name} (" in warning and "truncated jobs.parquet" in warning
+    assert "fifo: " in warning or "sjf: " in warning or "easy: " in warning
+    results = runner.invoke(app, ["results", str(store)])
+    assert results.exit_code == 0, results.output
+    assert warning in results.output.splitlines()
+
+
+def test_report_with_every_run_damaged_fails(three_runs: Path, tmp_path: Path) -> None:
+    store, _ = _damaged_copy(three_runs, tmp_path, 3)
+    result = runner.invoke(app, ["report", str(store)])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[0].startswith("warning: 3 damaged run folder(s) left out")
+    assert lines[-1].startswith("error: ") and "no usable runs" in lines[-1]
+    assert not (store / "report").exists()

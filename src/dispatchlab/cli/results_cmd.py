@@ -44,18 +44,13 @@ def summarize_folder(
 
     store = RunStore(root)
     records = list(store.records(keys))
-    damaged = [(k, why) for k, why in store.damaged() if keys is None or k in keys]
-    if damaged:
-        names = ", ".join(f"{k} ({why})" for k, why in damaged[:3])
-        more = f" and {len(damaged) - 3} more" if len(damaged) > 3 else ""
-        err_console.print(f"warning: {len(damaged)} damaged run folder(s) left out: {names}"
-                          f"{more}; run the experiment again to re-run them", highlight=False)
+    warn_damaged(store, keys)
     unrepro = sum(1 for r in records if r.summary.get("reproducible") is False)
     if unrepro:
         err_console.print(f"warning: {unrepro} run(s) not reproducible (a wall clock shaped "
                           "CP decisions: see 'reproducible' in results)", highlight=False)
     if not records:
-        raise ConfigError(f"no finished runs under {root / 'runs'}", field="DIR")
+        raise ConfigError(f"no usable runs under {root / 'runs'}", field="DIR")
     written = write_tables(root, records, formats=formats)
     runs = runs_table(records)
     order = order or RunStore(root).planned_dispatchers()
@@ -190,6 +185,21 @@ def results_command(
         formats=formats[fmt],
         as_json=as_json,
     )
+
+
+def warn_damaged(store: RunStore, keys: set[str] | None) -> int:
+    """One warning line naming each damaged run folder (of ``keys``), its dispatcher when
+    the plan tells, and what is wrong; the number of such folders."""
+    damaged = [(k, why) for k, why in store.damaged() if keys is None or k in keys]
+    if damaged:
+        labels = store.planned_labels()
+        names = ", ".join(
+            f"{k} ({labels[k]['dispatcher']}: {why})" if k in labels else f"{k} ({why})"
+            for k, why in damaged)
+        err_console.print(f"warning: {len(damaged)} damaged run folder(s) left out: {names}; "
+                          "run the experiment again to re-run them", highlight=False,
+                          soft_wrap=True)
+    return len(damaged)
 
 
 def _planned_keys(directory: Path) -> set[str] | None:
