@@ -256,3 +256,53 @@ def test_report_with_every_run_damaged_fails(three_runs: Path, tmp_path: Path) -
     assert lines[0].startswith("warning: 3 damaged run folder(s) left out")
     assert lines[-1].startswith("error: ") and "no usable runs" in lines[-1]
     assert not (store / "report").exists()
+
+
+# --- names in experiment files, and in compare's own terms ----------------------------
+
+
+def _experiment(tmp_path: Path, head: str, entries: str) -> Path:
+    toml = tmp_path / "exp.toml"
+    toml.write_text(f'name = "e"\n{head}\n{entries}')
+    return toml
+
+
+def test_two_workloads_of_the_same_name_are_refused(tmp_path: Path) -> None:
+    """Were merged: their runs carried the same labels and were averaged together."""
+    entry = f'[[workloads]]\npath = "{KTH}"\nname = "kth"\nlimit = 30\n'
+    toml = _experiment(tmp_path, 'dispatchers = ["fifo"]',
+                       entry + entry.replace("limit = 30", "skip = 30\nlimit = 30"))
+    _fails(["run-experiment", str(toml), "--dry-run"], f"{toml}: field 'workloads[1]'",
+           "two workloads are both named 'kth' (workloads[0] and workloads[1])")
+    # named by their file: the same trace twice without names
+    entry = f'[[workloads]]\npath = "{KTH}"\nlimit = 30\n'
+    toml = _experiment(tmp_path, 'dispatchers = ["fifo"]',
+                       entry + entry.replace("limit = 30", "limit = 40"))
+    _fails(["run-experiment", str(toml), "--dry-run"],
+           "both named 'KTH-SP2-1996-2.1-cln.slice'", "without it, the name comes from the file")
+
+
+def test_two_platforms_or_dispatchers_of_the_same_name_are_refused(tmp_path: Path) -> None:
+    work = f'[[workloads]]\npath = "{KTH}"\nlimit = 30\n'
+    toml = _experiment(tmp_path, 'dispatchers = ["fifo"]\nplatforms = [{spec = "nodes=100,'
+                       'cores=1", name = "m"}, {spec = "nodes=200,cores=1", name = "m"}]', work)
+    _fails(["run-experiment", str(toml), "--dry-run"], "field 'platforms[1]'",
+           "two platforms are both named 'm' (platforms[0] and platforms[1])")
+    toml = _experiment(tmp_path, 'dispatchers = ["fifo", {spec = "sjf", name = "fifo"}]', work)
+    _fails(["run-experiment", str(toml), "--dry-run"], "field 'dispatchers[1]'",
+           "two dispatchers are both named 'fifo' (dispatchers[0] and dispatchers[1])")
+
+
+@pytest.mark.parametrize(("options", "expected"), [
+    (["--limit", "100", "--windows", "500"], "field '--windows': 500 windows need"),
+    (["--swf-procs", "bogus"], "field '--swf-procs': procs must be"),
+    (["-p", "nodes=4"], "field '--platform': key 'cores': missing"),
+    (["--seeds", "1,1"], "field '--seeds': seeds must be distinct"),
+    (["-d", "fifo,nope"], "field '--dispatchers': unknown dispatcher 'nope'"),
+])
+def test_compare_speaks_in_its_options(tmp_path: Path, options: list[str], expected: str) -> None:
+    """``compare --windows 500`` blamed ``workloads[1]``, an experiment file nobody wrote."""
+    args = ["compare", "-w", str(KTH), "-d", "fifo", *options, "--out", str(tmp_path / "o")]
+    line = _fails(args, expected)
+    assert "workloads[" not in line and "platforms[" not in line
+    assert not (tmp_path / "o").exists()

@@ -374,8 +374,13 @@ def build_runs(req: CompareRequest) -> tuple[dict[str, Any], list[PlannedRun]]:
         "seeds": req.seeds,
         "on_infeasible": req.on_infeasible,
     }
-    spec = parse_experiment(data)
-    return spec.model_dump(), plan(spec, Path.cwd())
+    try:
+        spec = parse_experiment(data)
+        return spec.model_dump(), plan(spec, Path.cwd())
+    except ConfigError as exc:
+        from dispatchlab.cli.compare_terms import in_command_terms
+
+        raise in_command_terms(exc, req.dispatchers) from None
 
 
 def run_compare(req: CompareRequest) -> int:
