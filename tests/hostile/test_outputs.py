@@ -306,3 +306,46 @@ def test_compare_speaks_in_its_options(tmp_path: Path, options: list[str], expec
     line = _fails(args, expected)
     assert "workloads[" not in line and "platforms[" not in line
     assert not (tmp_path / "o").exists()
+
+
+# --- make bench --------------------------------------------------------------------------
+
+BENCH = SRC.parent / "benchmarks"
+#: the scripts that read the shared traces (../shared/traces or the trace catalogue)
+NEEDS_TRACES = {"bench_changing_machines", "bench_conservative", "bench_conservative_overloaded",
+                "bench_core", "bench_cp", "bench_dec", "bench_dispatchers", "bench_general_loop",
+                "bench_hotspots", "bench_loop_floor", "bench_power_cap", "bench_startup"}
+
+
+def test_every_benchmark_script_takes_the_runners_arguments(tmp_path: Path) -> None:
+    """``make bench`` passed ``--out`` to four scripts that refused it, bench_cp crashed on
+    it (int('--out')), and scripts crashed instead of skipping without the shared traces.
+    Each script is called as the runner calls it, plus ``--check-data`` (parse, look for
+    the data, stop): exit 0 and one ``ready:`` or ``skipped:`` line."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_all", BENCH / "run_all.py")
+    assert spec is not None and spec.loader is not None
+    run_all = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_all)
+    env = {k: v for k, v in os.environ.items() if k != "DISPATCHLAB_TRACES"}
+    env.update(DISPATCHLAB_DATA=str(tmp_path / "no-cache"), DISPATCHLAB_OFFLINE="1",
+               PYTHONPATH=str(SRC))
+    scripts = sorted(BENCH.glob("bench_*.py"))
+    said: dict[str, str] = {}
+    for k in range(0, len(scripts), 4):  # four at a time: the machine is shared
+        batch = [(s, subprocess.Popen([*run_all.command(s, tmp_path / f"{s.stem}.md"),
+                                       "--check-data"], stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, env=env))
+                 for s in scripts[k:k + 4]]
+        for script, proc in batch:
+            out, _ = proc.communicate(timeout=120)
+            assert proc.returncode == 0, f"{script.name}: {out}"
+            lines = out.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith(("ready: ", "skipped: ")), \
+                f"{script.name}: {out}"
+            said[script.stem] = lines[0]
+    assert not list(tmp_path.glob("*.md"))  # --check-data writes nothing
+    assert set(said) >= NEEDS_TRACES
+    if not (SRC.parent.parent / "shared" / "traces").is_dir():  # absent here: all skip
+        assert {n for n, line in said.items() if line.startswith("skipped: ")} >= NEEDS_TRACES
