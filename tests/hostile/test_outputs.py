@@ -349,3 +349,31 @@ def test_every_benchmark_script_takes_the_runners_arguments(tmp_path: Path) -> N
     assert set(said) >= NEEDS_TRACES
     if not (SRC.parent.parent / "shared" / "traces").is_dir():  # absent here: all skip
         assert {n for n, line in said.items() if line.startswith("skipped: ")} >= NEEDS_TRACES
+
+
+def test_live_predictions_on_a_full_disk_keep_whole_cycles(
+        full_disk: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``live --predict --out`` appends a cycle of rows at a time: a disk that fills up
+    half-way through a cycle left a cut row. The file is cut back to the last whole cycle
+    and the error is one line. (Slurm's side is stood in for: only the writing is under
+    test.)"""
+    import dispatchlab.live.predict as live
+    from dispatchlab.errors import OutputError
+
+    if not os.path.ismount(full_disk):
+        pytest.skip("needs a real full disk (a tmpfs mounted as root)")
+    from dispatchlab.live.slurm_client import SlurmClient
+
+    rows: list[list[live.Prediction]] = [
+        [live.Prediction(1_700_000_000, j, 1_700_000_060, 1_700_000_030, 1_700_000_090, 60, "80%")
+         for j in range(n)] for n in (20, 5000)]
+    monkeypatch.setattr(live, "predict", lambda *_a, **_k: rows.pop(0))
+    out = full_disk / "pred.csv"
+    shadow = live.ShadowPredictor(SlurmClient(), "main", "easy", estimate="walltime", out=out,
+                                  log=lambda *a, **k: None)
+    shadow.cycle(None)  # type: ignore[arg-type]
+    whole = out.read_bytes()
+    assert whole.count(b"\n") == 21
+    with pytest.raises(OutputError, match=f"cannot write '{out}': no space left on device"):
+        shadow.cycle(None)  # type: ignore[arg-type]
+    assert out.read_bytes() == whole
