@@ -92,7 +92,7 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(tmp, target)
-        _sync_folder(folder)
+        sync_folder(folder)
     except BaseException as exc:
         _remove(tmp)
         if isinstance(exc, OSError) and not isinstance(exc, OutputError):
@@ -170,10 +170,11 @@ def _sync(path: Path) -> None:
             os.close(fd)
     if path.is_dir():
         for d in [path, *(d for d in path.rglob("*") if d.is_dir())]:
-            _sync_folder(d)
+            sync_folder(d)
 
 
-def _sync_folder(path: Path) -> None:
+def sync_folder(path: Path) -> None:
+    """Flush a folder's entries (new names, renames) to disk; silent where it cannot."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:

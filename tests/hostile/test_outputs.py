@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dispatchlab.cli.main import app
+from tests.cli.test_hostile_inputs import _fails
 
 runner = CliRunner()
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -42,17 +43,6 @@ def full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     finally:
         if mounted:
             subprocess.run(["umount", str(disk)], check=True)
-
-
-def _fails(args: list[str], *expected: str) -> str:
-    result = runner.invoke(app, args)
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    lines = [x for x in result.output.splitlines() if x.strip()]
-    assert len(lines) == 1, result.output
-    for text in expected:
-        assert text in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.mark.parametrize("name", ["out.csv", "out.swf", "out.json", "out.parquet"])

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from dispatchlab.atomic_output import atomic_output, write_failure
+from dispatchlab.atomic_output import atomic_output, sync_folder, write_failure
 from dispatchlab.experiments.config import PlannedRun
 from dispatchlab.experiments.worker import RunOutput
 from dispatchlab.metrics.results import Results
@@ -147,7 +147,7 @@ class RunStore:
                 "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
             }
             _write_json(tmp / RUN_FILE, doc)
-            _fsync_dir(tmp)
+            sync_folder(tmp)
             try:
                 os.rename(tmp, self.runs / key)
             except OSError:
@@ -160,7 +160,7 @@ class RunStore:
             if isinstance(exc, OSError):
                 raise write_failure(self.runs / key, exc) from None
             raise
-        _fsync_dir(self.runs)
+        sync_folder(self.runs)
         return True
 
     def write_plan(self, experiment: dict[str, Any], runs: list[PlannedRun]) -> Path:
@@ -260,16 +260,3 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
         json.dump(doc, fh, indent=2, default=json_default)
         fh.flush()
         os.fsync(fh.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
