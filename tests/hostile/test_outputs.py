@@ -367,3 +367,18 @@ def test_live_predictions_on_a_full_disk_keep_whole_cycles(
     with pytest.raises(OutputError, match=f"cannot write '{out}': no space left on device"):
         shadow.cycle(None)  # type: ignore[arg-type]
     assert out.read_bytes() == whole
+
+
+def test_a_download_onto_a_full_disk_says_so(full_disk: Path) -> None:
+    """A full disk while fetching was taken for a dropped connection: retried three times,
+    then "the connection dropped 3 times"."""
+    from dispatchlab.errors import OutputError
+    from dispatchlab.traces.checksum import file_sha256
+    from dispatchlab.traces.download import download
+
+    if not os.path.ismount(full_disk):
+        pytest.skip("needs a real full disk (a tmpfs mounted as root)")
+    dest = full_disk / "kth.swf.gz"
+    with pytest.raises(OutputError, match=f"cannot write '{dest}.part': no space left"):
+        download(KTH.as_uri(), dest, size=KTH.stat().st_size, sha256=file_sha256(KTH))
+    assert not dest.exists() and not (full_disk / ".kth.swf.gz.lock").exists()

@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from dispatchlab.atomic_output import write_failure
 from dispatchlab.traces.checksum import file_sha256
 from dispatchlab.traces.errors import TraceChecksumError, TraceDownloadError
 
@@ -124,15 +125,26 @@ def _range_of(response: http.client.HTTPResponse, have: int) -> tuple[int, int |
 def _write_body(response: http.client.HTTPResponse, part: Path, offset: int, size: int,
                 progress: Progress | None) -> None:
     got = offset
-    with open(part, "ab" if offset else "wb") as out:
-        try:
-            while block := response.read(CHUNK):
+    try:
+        out = open(part, "ab" if offset else "wb")  # noqa: SIM115
+    except OSError as exc:
+        raise write_failure(part, exc) from None
+    with out:
+        while True:
+            try:
+                block = response.read(CHUNK)
+            except (OSError, http.client.HTTPException):
+                raise _Dropped from None
+            if not block:
+                break
+            try:  # a full disk is not a dropped connection: say so, keep what came
                 out.write(block)
-                got += len(block)
-                if progress is not None:
-                    progress(got, size)
-        except (OSError, http.client.HTTPException):
-            raise _Dropped from None
+                out.flush()
+            except OSError as exc:
+                raise write_failure(part, exc) from None
+            got += len(block)
+            if progress is not None:
+                progress(got, size)
     if got < size:
         raise _Dropped
 

@@ -14,6 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from dispatchlab.atomic_output import atomic_output
 from dispatchlab.traces.catalogue import Trace, TraceFile, find_trace
 from dispatchlab.traces.checksum import file_sha256
 from dispatchlab.traces.errors import TraceError
@@ -108,10 +109,8 @@ def materialise(trace: Trace, file: TraceFile, *, fetch: bool,
     if found is not None and (not into_cache or found == cached):
         return found
     if found is not None:  # a folder is being gathered in the cache: copy, don't download
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_name(cached.name + ".part")
-        shutil.copyfile(found, tmp)
-        tmp.replace(cached)
+        with atomic_output(cached) as tmp:
+            shutil.copyfile(found, tmp)
         return cached
     if not fetch:
         raise TraceError(_missing_message(trace, file))
