@@ -382,3 +382,25 @@ def test_a_download_onto_a_full_disk_says_so(full_disk: Path) -> None:
     with pytest.raises(OutputError, match=f"cannot write '{dest}.part': no space left"):
         download(KTH.as_uri(), dest, size=KTH.stat().st_size, sha256=file_sha256(KTH))
     assert not dest.exists() and not (full_disk / ".kth.swf.gz.lock").exists()
+
+
+def test_report_onto_a_full_disk(three_runs: Path, full_disk: Path) -> None:
+    result = runner.invoke(app, ["report", str(three_runs), "--gantt-max-jobs", "0",
+                                 "--out", str(full_disk / "report")])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: cannot write '{full_disk}/report/")
+    assert "no space left on device" in lines[0]
+    assert not [p for p in full_disk.rglob("*") if p.name.startswith((".tmp-", ".old-"))]
+
+
+def test_run_experiment_out_naming_a_file_is_refused(tmp_path: Path) -> None:
+    toml = tmp_path / "exp.toml"
+    toml.write_text(f'name = "e"\ndispatchers = ["fifo"]\n[[workloads]]\npath = "{KTH}"\n'
+                    "limit = 20\n")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("keep me")
+    _fails(["run-experiment", str(toml), "--out", str(a_file)], "--out",
+           "a-file is a file, not a folder")
+    assert a_file.read_text() == "keep me"

@@ -58,6 +58,7 @@ def run_experiment_command(
     runs = plan(spec, experiment.parent, source=str(experiment))
     if out is None:
         out = experiment.parent / spec.out if spec.out else Path(spec.name)
+    check_not_file(out, "--out")  # refused before anything is said or run
     ex = spec.execution
     eng = backend_from(backend, engine) or ex.backend
     sched = scheduler or ex.scheduler
@@ -85,7 +86,6 @@ def run_experiment_command(
         for r in runs:
             typer.echo(f"{r.key}  {r.labels.block}  {r.labels.dispatcher}")
         return
-    check_not_file(out, "--out")
     if experiment.resolve() != (out / "experiment.toml").resolve():
         with atomic_output(out / "experiment.toml") as tmp:
             shutil.copyfile(experiment, tmp)
