@@ -91,6 +91,8 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
             tmp.rename(target)
             shutil.rmtree(old, ignore_errors=True)
         else:
+            if target.is_file() and tmp.is_file():  # a replaced file keeps its permissions
+                shutil.copymode(target, tmp)
             os.replace(tmp, target)
         sync_folder(folder)
     except BaseException as exc:

@@ -404,3 +404,14 @@ def test_run_experiment_out_naming_a_file_is_refused(tmp_path: Path) -> None:
     _fails(["run-experiment", str(toml), "--out", str(a_file)], "--out",
            "a-file is a file, not a folder")
     assert a_file.read_text() == "keep me"
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path: Path) -> None:
+    """Writing through a temporary file must not reset a target's mode to the umask's."""
+    target = tmp_path / "out.swf"
+    target.write_text("; earlier\n")
+    target.chmod(0o640)
+    result = runner.invoke(app, ["convert", str(KTH), str(target), "--limit", "10"])
+    assert result.exit_code == 0, result.output
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert "earlier" not in target.read_text()
