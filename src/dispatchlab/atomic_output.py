@@ -119,7 +119,8 @@ def clean_stale(folder: Path) -> list[str]:
         else:
             legacy = _LEGACY.match(p.name)
             try:
-                stale = legacy is not None and now - p.stat().st_mtime > LEGACY_AGE
+                stale = (legacy is not None and now - p.stat().st_mtime > LEGACY_AGE
+                         and _results_only(p))
             except OSError:
                 stale = False
         if not stale:
@@ -137,6 +138,17 @@ def clean_stale(folder: Path) -> list[str]:
         sys.stderr.write(f"note: removed {len(removed)} temporary output(s) left in {folder} "
                          f"by interrupted runs: {', '.join(sorted(removed))}\n")
     return removed
+
+
+#: what an earlier ``simulate --out`` copy holds (so no other program's file is touched)
+_RESULT_FILES = {"summary.json", "jobs.csv", "timeseries.csv", "out_jobs.csv", "schedule.swf"}
+
+
+def _results_only(path: Path) -> bool:
+    """A folder holding nothing but results files (or nothing yet)."""
+    return path.is_dir() and not path.is_symlink() and all(
+        f.is_file() and (f.name in _RESULT_FILES or f.suffix == ".parquet")
+        for f in path.iterdir())
 
 
 def _temp_name(kind: str, name: str) -> str:

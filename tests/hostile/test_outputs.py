@@ -415,3 +415,24 @@ def test_a_replaced_file_keeps_its_permissions(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert target.stat().st_mode & 0o777 == 0o640
     assert "earlier" not in target.read_text()
+
+
+def test_copies_left_by_earlier_versions_are_removed_only_when_old_and_results(
+        tmp_path: Path) -> None:
+    """Earlier versions named ``simulate --out``'s copy ``.tmp-NAME-XXXXXXXX`` (no process
+    id): removed once a day old and holding only results files; anything else is kept."""
+    from dispatchlab.atomic_output import clean_stale
+
+    old = os.path.getmtime(tmp_path) - 2 * 86400
+    results = tmp_path / ".tmp-run-0123abcd"
+    results.mkdir()
+    (results / "jobs.parquet").write_bytes(b"PAR1")
+    other = tmp_path / ".tmp-notes-89abcdef"
+    other.mkdir()
+    (other / "notes.txt").write_text("not ours")
+    a_file = tmp_path / ".tmp-file-deadbeef"
+    a_file.write_text("not ours")
+    for p in (results / "jobs.parquet", results, other, a_file):
+        os.utime(p, (old, old))
+    assert clean_stale(tmp_path) == [results.name]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [a_file.name, other.name]
