@@ -35,6 +35,7 @@ _REASONS = {
     errno.EPERM: "permission denied",
     errno.EROFS: "read-only file system",
     errno.ENOTDIR: "a parent is a file, not a folder",
+    errno.ENOENT: "its folder does not exist",
     errno.EISDIR: "it is a folder",
     errno.ENAMETOOLONG: "name too long",
     errno.EIO: "input/output error",

@@ -436,3 +436,10 @@ def test_copies_left_by_earlier_versions_are_removed_only_when_old_and_results(
         os.utime(p, (old, old))
     assert clean_stale(tmp_path) == [results.name]
     assert sorted(p.name for p in tmp_path.iterdir()) == [a_file.name, other.name]
+
+
+def test_live_log_in_a_missing_folder(tmp_path: Path) -> None:
+    """Was the raw ``[Errno 2] No such file or directory: '…'`` text."""
+    log = tmp_path / "missing" / "log.jsonl"
+    _fails(["live", "slurm", "--partition", "main", "--log", str(log), "--duration", "1"],
+           f"cannot write '{log}': its folder does not exist")

@@ -64,7 +64,14 @@ def live_command(
     if report:
         _report(out, history)
         return
-    stream = log.open("a") if log is not None else None
+    stream = None
+    if log is not None:
+        try:
+            stream = log.open("a")
+        except OSError as exc:
+            from dispatchlab.atomic_output import write_failure
+
+            raise write_failure(log, exc) from None
     logger = JsonLog(stream)
     client = SlurmClient()
     try:
