@@ -89,7 +89,11 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
         if tmp.is_dir() and target.is_dir():
             old = folder / _temp_name("old", target.name)
             target.rename(old)
-            tmp.rename(target)
+            try:
+                tmp.rename(target)
+            except BaseException:
+                old.rename(target)  # the earlier output back in place
+                raise
             shutil.rmtree(old, ignore_errors=True)
         else:
             if target.is_file() and tmp.is_file():  # a replaced file keeps its permissions
