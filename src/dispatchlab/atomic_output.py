@@ -80,7 +80,10 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise write_failure(target, exc) from None
+        if exc.errno in (errno.EEXIST, errno.ENOTDIR):
+            raise OutputError(f"cannot create the folder '{folder}': a file stands in its "
+                              "path") from None
+        raise write_failure(folder, exc) from None
     clean_stale(folder)
     tmp = folder / _temp_name("tmp", target.name)
     try:

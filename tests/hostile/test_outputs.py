@@ -443,3 +443,17 @@ def test_live_log_in_a_missing_folder(tmp_path: Path) -> None:
     log = tmp_path / "missing" / "log.jsonl"
     _fails(["live", "slurm", "--partition", "main", "--log", str(log), "--duration", "1"],
            f"cannot write '{log}': its folder does not exist")
+
+
+def test_convert_into_a_folder_or_under_a_file_writes_nothing(tmp_path: Path) -> None:
+    """A CSV target that is a folder used to get its sidecar written all the same."""
+    folder = tmp_path / "dir.csv"
+    folder.mkdir()
+    _fails(["convert", str(KTH), str(folder), "--limit", "5"],
+           f"cannot write '{folder}': it is a folder")
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    _fails(["convert", str(KTH), str(a_file / "x.csv"), "--limit", "5"],
+           f"cannot create the folder '{a_file}': a file stands in its path")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.csv", "f"]
+    assert list(folder.iterdir()) == []

@@ -150,11 +150,11 @@ def write_csv(wl: Workload, path: str | Path) -> Path:
     p = Path(path)
     header = workload_header(wl)
     # quoting every string keeps names with line breaks ("\r") and "NA"-like text intact
-    with atomic_output(p) as tmp:
+    # both written before either is renamed (the table first, then its sidecar)
+    with atomic_output(csv_sidecar(p)) as side, atomic_output(p) as tmp:
         workload_frame(wl).to_csv(tmp, index=False, na_rep="", quoting=csv.QUOTE_NONNUMERIC)
-        with atomic_output(csv_sidecar(p)) as side:
-            side.write_text(json.dumps(header, indent=1, ensure_ascii=False) + "\n",
-                            encoding="utf-8")
+        side.write_text(json.dumps(header, indent=1, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
     return p
 
 

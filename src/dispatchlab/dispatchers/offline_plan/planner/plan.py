@@ -163,10 +163,10 @@ class Plan:
             out = frame.copy()
             out["nodes"] = [" ".join(map(str, v)) for v in out["nodes"]]
             out["counts"] = [" ".join(map(str, v)) for v in out["counts"]]
-            with atomic_output(path) as tmp:
+            # both written before either is renamed (the table first, then its sidecar)
+            with atomic_output(path + ".json") as side, atomic_output(path) as tmp:
                 out.to_csv(tmp, index=False)
-                with atomic_output(path + ".json") as side:
-                    side.write_text(text, encoding="utf-8")
+                side.write_text(text, encoding="utf-8")
 
 
 def load_plan(path: str) -> Plan:
