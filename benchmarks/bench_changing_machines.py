@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from script_args import ready, runner_options
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
@@ -137,7 +139,11 @@ def main() -> None:
     ap.add_argument("--reference", type=Path, default=None,
                     help="a JSON this script wrote: its general-loop rows stand for this "
                          "run's (when the general loop is the same code; --general 0)")
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    from schedule_digests import HPC2N
+
+    ready(args, HPC2N)
     reference = ({r["case"]: r["general"] for r in json.loads(args.reference.read_text())["rows"]}
                  if args.reference else {})
     load_before = _load()

@@ -36,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 
+from script_args import ready, runner_options
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 TRACE = (REPO / ".." / "shared" / "traces" / "swf" / "HPC2N-2002-2.2-cln.swf.gz").resolve()
@@ -111,7 +113,9 @@ def main() -> None:
     ap.add_argument("--old-full", action="store_true")
     ap.add_argument("--pure", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args, TRACE)
     if not TRACE.exists():
         print(f"skipping: {TRACE} not found", file=sys.stderr)
         return

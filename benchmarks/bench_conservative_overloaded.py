@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from script_args import keep_output, ready, runner_options
+
 HERE = Path(__file__).resolve().parent
 SIZES = (5000, 10000)
 CASES = ("hpc2n-30", "kth-cap")
@@ -84,7 +86,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--baseline", type=Path, default=None)
+    runner_options(ap)
     args = ap.parse_args()
+    from schedule_digests import HPC2N, KTH
+
+    ready(args, *[HPC2N if c.startswith("hpc2n") else KTH for c in args.cases])
+
+    keep_output(args.out)
     if args.child:
         print(json.dumps(run_case(args.child[0], int(args.child[1]), args.child[2])))
         return

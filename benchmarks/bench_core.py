@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from script_args import ready, runner_options
+
 HERE = Path(__file__).resolve().parent
 SWF = (HERE.parent / ".." / "shared" / "traces" / "swf").resolve()
 
@@ -68,7 +70,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--loop", "--engine", dest="engine", default="auto",
                     help="auto | compiled | general (--engine: its old name)")
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args, SWF)
     lines = [
         f"Core benchmark — {time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}, "
         f"Python {platform.python_version()}, median of {args.repeats} runs, engine "

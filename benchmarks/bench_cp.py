@@ -11,6 +11,7 @@ when a target is missed.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -21,6 +22,7 @@ from dispatchlab.dispatchers.cp.search import wall_cap
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
+from script_args import keep_output, ready, runner_options
 
 BATCHES = (Path(__file__).resolve().parents[1] / ".." / "shared" / "traces" / "eurora" /
            "job_instances" / "historical_traces").resolve()
@@ -46,11 +48,18 @@ def problems(name: str, summary: dict[str, Any], cap_s: float) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    check = "--check" in argv
-    argv = [a for a in argv if a != "--check"]
-    size = int(argv[0]) if argv else 1000
-    count = int(argv[1]) if len(argv) > 1 else 2
-    names = argv[2:] or ["hcp3", "pcp3", "hcp3-heuristic", "pcp3-heuristic"]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("size", type=int, nargs="?", default=1000, help="batch size (jobs)")
+    ap.add_argument("count", type=int, nargs="?", default=2, help="first N batches")
+    ap.add_argument("names", nargs="*", help="dispatchers (default: hcp3, pcp3 and their "
+                    "heuristic variants)")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    runner_options(ap)
+    args = ap.parse_args(argv)
+    ready(args, BATCHES / str(args.size))
+    keep_output(args.out)
+    check, size, count = args.check, args.size, args.count
+    names = args.names or ["hcp3", "pcp3", "hcp3-heuristic", "pcp3-heuristic"]
     files = sorted((BATCHES / str(size)).glob("*.log_crypt"))[:count]
     print(f"{'batch':34s} {'dispatcher':16s} {'sim s':>7s} {'mean ms':>8s} {'max ms':>8s} "
           f"{'solve max':>9s} {'solver':>7s} {'fallb':>6s} {'jobs/model':>10s}")

@@ -28,6 +28,7 @@ from dispatchlab.dispatchers.dardis.fitting_kernel import grid_fitting_index
 from dispatchlab.dispatchers.dardis.generators import get_generator, responses
 from dispatchlab.dispatchers.dardis.grid import UsageGrid
 from dispatchlab.dispatchers.dardis.task_manager import get_policy
+from script_args import ready, runner_options
 
 SETUPS = (("first", "min-start"), ("uniform", "random"), ("exponential", "max-probability"))
 CORES, UNITS, WALLTIME, WINDOW = 32, 64, 86400, 3600
@@ -92,7 +93,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--out", type=Path, default=None)
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args)
     rng = np.random.default_rng(0)
     lines = [f"# One DARDIS decision (median of {args.repeat} calls)", "",
              f"python {platform.python_version()}, numpy {np.__version__}, "

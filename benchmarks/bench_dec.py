@@ -36,11 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from dispatchlab.traces import resolve
+from script_args import ready, runner_options
 
-# through the trace catalogue: a local copy, else downloaded (and checked) once
-BATCHES = resolve("eurora-historical")
-PRED = resolve("eurora-power-predictions")
-CAPS = resolve("eurora-power-caps")
+#: the traces it reads, through the catalogue (absent: the script is skipped)
+BATCHES, PRED, CAPS = "eurora-historical", "eurora-power-predictions", "eurora-power-caps"
 
 #: Batches where the cap binds on eurora-8 with predicted power and idle counted (prb-power's
 #: mean wait grows from no cap to 3000 W to 2000 W); the others fit eurora-8 without waiting
@@ -61,10 +60,10 @@ def run_one(size: int, batch: Path, plat_name: str, cap: str, disp: str,
 
     wl = load_workload(batch)
     plat = resolve_platform(plat_name)
-    src = from_predictions(PRED, wl, plat)
+    src = from_predictions(resolve(PRED), wl, plat)
     kw: dict[str, Any] = {}
     if cap == "profile":
-        kw["scenario"] = CAPS / f"power_caps_{size}"
+        kw["scenario"] = resolve(CAPS) / f"power_caps_{size}"
     elif cap != "none":
         kw["power_cap"] = float(cap)
     t0 = time.perf_counter()
@@ -104,7 +103,7 @@ def campaign(args: argparse.Namespace) -> None:
     print(f"load {load:.2f} on {os.cpu_count()} cores")
     for disp in args.dispatchers:
         for size in args.sizes:
-            chosen = [b for b in sorted((BATCHES / str(size)).iterdir())
+            chosen = [b for b in sorted((resolve(BATCHES) / str(size)).iterdir())
                       if not args.pick or b.name.split(".")[0] in args.pick]
             for batch in chosen[: args.batches]:
                 for cap in args.caps:
@@ -202,7 +201,10 @@ def main() -> None:
     ap.add_argument("--no-idle", action="store_true", help="do not count idle power")
     ap.add_argument("--out", default="benchmarks/results/dec.jsonl")
     ap.add_argument("--table", metavar="JSONL", help="print the markdown table of a file")
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    if not args.table:
+        ready(args, BATCHES, PRED, CAPS)
     if args.table:
         print(table(Path(args.table)))
         return

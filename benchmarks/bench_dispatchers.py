@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from script_args import ready, runner_options
+
 HERE = Path(__file__).resolve().parent
 SWF = (HERE.parent / ".." / "shared" / "traces" / "swf").resolve()
 
@@ -110,7 +112,9 @@ def main() -> None:
     ap.add_argument("--behaviour", action="store_true",
                     help="also run FIFO/EASY/conservative once per trace for quality figures")
     ap.add_argument("--out", type=Path, default=None)
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args, SWF)
     lines = [
         f"Dispatcher benchmark — {time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}, "
         f"Python {platform.python_version()}, median of {args.repeats} runs",

@@ -40,6 +40,7 @@ from dispatchlab.workload.batsim_workload import write_batsim
 from dispatchlab.workload.load import load_workload
 from dispatchlab.workload.pbs_accounting import load_pbs
 from dispatchlab.workload.slurm_sacct import load_sacct
+from script_args import ready, runner_options
 
 HPC2N = Path(os.environ.get("DISPATCHLAB_TRACES", "/work/shared/traces/swf")) / \
     "HPC2N-2002-2.2-cln.swf.gz"
@@ -143,7 +144,9 @@ def main() -> int:
     parser.add_argument("--pbs-records", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None)
+    runner_options(parser, out=False)
     args = parser.parse_args()
+    ready(args)
     load_before = os.getloadavg()
     rows: list[tuple[str, str, float, float, float, str]] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from script_args import ready, runner_options
+
 HERE = Path(__file__).resolve().parent
 
 CHILD = r"""
@@ -57,7 +59,11 @@ def main() -> None:
     ap.add_argument("--loop", "--engine", dest="engine", default="general",
                     help="auto | compiled | general (--engine: its old name)")
     ap.add_argument("--out", type=Path, default=None, help="path without suffix")
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    from schedule_digests import HPC2N
+
+    ready(args, HPC2N)
     sys.path.insert(0, str(HERE))
     from schedule_digests import CASES
 

@@ -42,11 +42,15 @@ from typing import Any
 
 import numpy as np
 
+from script_args import ready, runner_options
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CASES = ("kth-conservative", "kth-conservative-cap", "kth-conservative-power",
          "dardis-throughput", "hybrid-high")
 KTH_CAP = 17_000.0
+#: the Curie log the DARDIS and hybrid cases read (beside KTH in the shared traces)
+CURIE = "CEA-Curie-2011-2.1-cln.swf.gz"
 
 
 def run_case(name: str, kth_jobs: int) -> dict[str, Any]:
@@ -189,7 +193,13 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None, help="write the results here")
     ap.add_argument("--out", type=Path, default=None,
                     help="write OUT.json and OUT.md")
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    from schedule_digests import KTH
+
+    chosen = args.only or CASES
+    ready(args, *([KTH] if any(c.startswith("kth") for c in chosen) else []),
+          *([KTH.parent / CURIE] if any(not c.startswith("kth") for c in chosen) else []))
     if args.child:
         print(json.dumps(run_case(args.child, args.kth_jobs)))
         return

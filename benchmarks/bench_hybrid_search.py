@@ -31,6 +31,7 @@ from dispatchlab.dispatchers.hybrid.pipeline import HybridDardis
 from dispatchlab.energy.profit import cooling_setup, run_profit
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.simulation import simulate
+from script_args import ready, runner_options
 
 ROOT = Path(__file__).resolve().parent.parent
 HYBRID = ROOT / "experiments" / "hybrid"
@@ -121,7 +122,9 @@ def main() -> None:
     ap.add_argument("--power-seed", type=int, default=0,
                     help="seed of the workload's job power draw (experiments' default 0)")
     ap.add_argument("--out", type=Path, default=None)
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args, HYBRID)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     rows = []
     for p in args.planners:

@@ -47,6 +47,7 @@ from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
 from dispatchlab.live.synthetic_state import synthetic_docs
 from dispatchlab.live.twin import Twin, build_twin
 from dispatchlab.provenance import versions
+from script_args import ready, runner_options
 
 NOW = 1_800_000_000
 
@@ -132,7 +133,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--dispatcher", default="easy")
     ap.add_argument("--out", type=Path)
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args)
     measure(50, 10, 50, 1, args.dispatcher)  # imports and compiled kernels, untimed
     res = measure(args.nodes, args.running, args.pending, args.repeats, args.dispatcher)
     text = json.dumps(res, indent=2)

@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from script_args import keep_output, ready, runner_options
+
 HERE = Path(__file__).resolve().parent
 TRACE = (HERE.parent / ".." / "shared" / "traces" / "swf" / "HPC2N-2002-2.2-cln.swf.gz").resolve()
 
@@ -95,7 +97,10 @@ def main() -> None:
     ap.add_argument("--trace", type=Path, default=TRACE)
     ap.add_argument("--nodes", type=int, default=240)
     ap.add_argument("--repeats", type=int, default=5)
+    runner_options(ap)
     args = ap.parse_args()
+    ready(args, args.trace)
+    keep_output(args.out)
     load = os.getloadavg()[0]
     runs: dict[str, list[dict[str, Any]]] = {"floor": [], "general": [], "lean": [],
                                              "compiled": []}

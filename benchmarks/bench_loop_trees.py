@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from script_args import ready, runner_options, skip
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
@@ -36,12 +38,19 @@ def _load() -> str:
 def main() -> None:
     """Alternate the trees on every case; write the medians."""
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--before", type=Path, required=True, help="checkout whose src/ runs first")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="checkout whose src/ runs first (without it: skipped)")
     ap.add_argument("--after", type=Path, default=HERE.parent, help="default: this checkout")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--only", nargs="*", default=["hpc2n-fifo", "hpc2n-easy"])
     ap.add_argument("--out", type=Path, default=None, help="path without suffix")
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    from schedule_digests import HPC2N
+
+    if args.before is None:
+        skip("needs --before CHECKOUT: it compares the compiled loop of two trees")
+    ready(args, HPC2N)
     trees = {"before": args.before.resolve(), "after": args.after.resolve()}
     load_before = _load()
     rows = []

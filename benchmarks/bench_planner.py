@@ -34,6 +34,7 @@ from dispatchlab.energy.profit import THESIS_PRICES
 from dispatchlab.engine.temperature import season_profile
 from dispatchlab.platform.resolve import resolve_platform
 from dispatchlab.workload.load import load_workload
+from script_args import ready, runner_options
 
 
 def one_day(wl, plat, day: int, args: argparse.Namespace) -> dict:
@@ -76,7 +77,9 @@ def main() -> None:
     ap.add_argument("--delay-runs", type=int, default=100)
     ap.add_argument("--cp-det", type=float, default=2.0)
     ap.add_argument("--out")
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args)
     load0 = os.getloadavg()
     wl = load_workload(f"gen:curie-thesis:level={args.level}")
     plat = resolve_platform("thesis-300")

@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from script_args import keep_output, ready, runner_options
+
 HERE = Path(__file__).resolve().parent
 TRACE = (HERE.parent / ".." / "shared" / "traces" / "swf" / "HPC2N-2002-2.2-cln.swf.gz").resolve()
 
@@ -46,7 +48,10 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="first N jobs only")
     ap.add_argument("--skip-slow", action="store_true",
                     help="leave out the general engine and the hard cap")
+    runner_options(ap)
     args = ap.parse_args()
+    ready(args, TRACE)
+    keep_output(args.out)
     wl = load_swf(TRACE, SwfOptions(limit=args.limit))
     plat = resolve_platform("nodes=240,cores=1").with_node_model(GENERIC)
     full = 240 * 190.74  # every node busy: the cap never binds, only its bookkeeping runs

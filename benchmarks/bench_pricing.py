@@ -34,6 +34,7 @@ from typing import Any
 from dispatchlab.experiments import LocalBackend, RunStore, load_experiment, plan, run_campaign
 from dispatchlab.experiments.config import PlannedRun
 from dispatchlab.experiments.spec import ExperimentSpec
+from script_args import ready, runner_options
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "experiments" / \
     "pricing-scenarios.toml"
@@ -73,7 +74,9 @@ def main() -> None:
     ap.add_argument("--experiment", type=Path, default=EXAMPLE,
                     help="another file whose first workload entry has a pricing list")
     ap.add_argument("--out", type=Path, default=None)
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args, args.experiment)
     spec = load_experiment(args.experiment)
     base = args.experiment.parent
     if args.dispatchers:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from dispatchlab.traces import resolve
+from script_args import ready, runner_options
 
 EXE = Path(sys.executable).parent / "dispatchlab"
 TARGETS = {"help_s": 0.3, "startup_overhead_s": 0.7, "hpc2n_fifo_s": 1.2,
@@ -100,7 +101,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="skip the Curie runs")
     ap.add_argument("--baseline", type=Path, help="another dispatchlab executable")
     ap.add_argument("--out", type=Path)
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args, "KTH-SP2", "HPC2N", *([] if args.quick else ["CEA-Curie"]))
     r = args.repeats
     exes = [EXE, *([args.baseline] if args.baseline else [])]
     load0 = os.getloadavg()

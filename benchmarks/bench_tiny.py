@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from dispatchlab import Workload, simulate
+from script_args import ready, runner_options
 
 N_WORKLOADS, N_JOBS, NODES = 200, 50, "nodes=10,cores=1"
 
@@ -54,7 +55,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-check", action="store_true", help="skip the audit")
     ap.add_argument("--out", type=Path, default=None)
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args)
     wls = workloads()
     check = not args.no_check
     for engine in ("compiled", "general"):  # warm up: compile, import, caches

@@ -26,6 +26,7 @@ from typing import Any
 
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
+from script_args import ready, runner_options
 
 STRATEGIES = ("ff-aware", "ff-unaware", "target-stretch", "target-asap", "packed-target-asap")
 SCENARIO = "gen:capacity-walk:mean=24,range=8,period=1200,until=3000000,seed={seed}"
@@ -46,7 +47,9 @@ def main() -> None:
     ap.add_argument("--trace", help="the authors' 7D_604800.txt (default: synthetic)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", help="write the table as JSON here")
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args)
     if args.trace:
         wl = load_workload(args.trace, start=604800, window=604800)
         source = str(args.trace)

@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from script_args import ready, runner_options
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
@@ -85,7 +87,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--out", type=Path, default=None)
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args)
     rows = []
     for name, (load, plat, kw) in CASES.items():
         if args.only is not None and not any(s in name for s in args.only):

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from script_args import ready, runner_options
+
 HERE = Path(__file__).resolve().parent
 INSTANCES = HERE.parent / "experiments" / "power_capping" / "instances"
 
@@ -91,7 +93,9 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--one", nargs=2, default=None, help=argparse.SUPPRESS)
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args, INSTANCES)
     if args.one:
         print(json.dumps(run_one(*args.one)))
         return

@@ -59,3 +59,8 @@ class InvalidDecision(DispatchlabError):
 
 class InfeasibleJob(DispatchlabError):
     """A job that no node configuration of the platform can ever host."""
+
+
+class OutputError(DispatchlabError, OSError):
+    """A result, report or workload file that could not be written (disk full, no
+    permission, …): names the path and the reason in words."""

@@ -132,7 +132,7 @@ def test_out_is_written_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", disk_full)
     _fails(["simulate", "-w", str(trace), "--json", "--out", str(tmp_path / "run")],
-           "cannot write results", "No space left on device")
+           f"cannot write '{tmp_path / 'run'}': no space left on device")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kth.swf"]
 
 

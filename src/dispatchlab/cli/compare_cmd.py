@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as Bar
 from rich.table import Table
 
+from dispatchlab.atomic_output import atomic_output, check_not_file
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import check_level, err_console, friendly_errors
 from dispatchlab.cli.options import (
@@ -390,13 +391,19 @@ def build_runs(req: CompareRequest) -> tuple[dict[str, Any], list[PlannedRun]]:
     try:
         spec = parse_experiment(data)
         return spec.model_dump(), plan(spec, Path.cwd())
-    except ConfigError as exc:  # name compare's option, not the experiment file's key
-        raise as_option_error(exc) from None
+    except ConfigError as exc:  # name compare's options, not the experiment file's keys
+        from dispatchlab.cli.compare_terms import in_command_terms
+
+        named = as_option_error(exc)
+        if named is not exc:
+            raise named from None
+        raise in_command_terms(exc, req.dispatchers) from None
 
 
 def run_compare(req: CompareRequest) -> int:
     """Run, print and report a comparison; the exit code (1 when some run failed)."""
     quiet = req.as_json
+    check_not_file(req.out, "--out")
     experiment, runs = build_runs(req)
     RunStore(req.out).write_plan(experiment, runs)
     outcome = execute(runs, req.out, req.backend, req.scheduler, req.workers,
@@ -436,7 +443,8 @@ def run_compare(req: CompareRequest) -> int:
     )
     write_tables(req.out, records)
     doc = cmp.to_json()
-    (req.out / "compare.json").write_text(json.dumps(doc, indent=2, default=str))
+    with atomic_output(req.out / "compare.json") as tmp:
+        tmp.write_text(json.dumps(doc, indent=2, default=str))
     page = None
     if req.report:
         from dispatchlab.report.build import write_report

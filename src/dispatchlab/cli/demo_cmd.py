@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from dispatchlab.atomic_output import check_not_file
 from dispatchlab.cli.app import app
 from dispatchlab.cli.compare_cmd import (
     BackendOpt,
@@ -58,6 +59,7 @@ def demo_command(
     OUT/report/index.html."""
     from dispatchlab.dispatchers.registry import presets
 
+    check_not_file(out, "--out")
     known = presets()
     chosen = [d for d in DEMO_DISPATCHERS if d in known]
     missing = [d for d in DEMO_DISPATCHERS if d not in known]

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from dispatchlab.atomic_output import atomic_output, check_not_file
 from dispatchlab.cli.app import app
 from dispatchlab.cli.compare_cmd import (
     MaybeBackendOpt,
@@ -58,6 +59,7 @@ def run_experiment_command(
     runs = plan(spec, experiment.parent, source=str(experiment))
     if out is None:
         out = experiment.parent / spec.out if spec.out else Path(spec.name)
+    check_not_file(out, "--out")  # refused before anything is said or run
     ex = spec.execution
     eng = backend_from(backend, engine) or ex.backend
     sched = scheduler or ex.scheduler
@@ -85,9 +87,9 @@ def run_experiment_command(
         for r in runs:
             typer.echo(f"{r.key}  {r.labels.block}  {r.labels.dispatcher}")
         return
-    out.mkdir(parents=True, exist_ok=True)
     if experiment.resolve() != (out / "experiment.toml").resolve():
-        shutil.copyfile(experiment, out / "experiment.toml")
+        with atomic_output(out / "experiment.toml") as tmp:
+            shutil.copyfile(experiment, tmp)
     RunStore(out).write_plan(spec.model_dump(), runs)
     outcome = execute(runs, out, eng, sched, n_workers, quiet=quiet)
     report_outcome(outcome, runs, quiet=quiet)

@@ -95,7 +95,14 @@ def live_command(
     from dispatchlab.live.slurm_setup import check_slurm_setup
 
     check_slurm_setup()  # a missing program or configuration: exit 2 before any read
-    stream = log.open("a") if log is not None else None
+    stream = None
+    if log is not None:
+        try:
+            stream = log.open("a")
+        except OSError as exc:
+            from dispatchlab.atomic_output import write_failure
+
+            raise write_failure(log, exc) from None
     logger = JsonLog(stream)
     client = SlurmClient()
     try:

@@ -13,7 +13,7 @@ import typer
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
-from dispatchlab.cli.results_cmd import _experiment_stats, _planned_keys
+from dispatchlab.cli.results_cmd import _experiment_stats, _planned_keys, warn_damaged
 from dispatchlab.cli.simulate_cmd import console
 from dispatchlab.errors import ConfigError
 from dispatchlab.experiments.store import RunRecord, RunStore
@@ -63,9 +63,11 @@ def report_command(
         raise ConfigError(f"must be 0 (no Gantt charts) or more, got {gantt_max_jobs}",
                           field="--gantt-max-jobs")
     store = RunStore(directory)
-    records = list(store.records(_planned_keys(directory)))
+    keys = _planned_keys(directory)
+    records = list(store.records(keys))
+    warn_damaged(store, keys)  # as `results` does
     if not records:
-        raise ConfigError(f"no finished runs under {directory / 'runs'}", field="DIR")
+        raise ConfigError(f"no usable runs under {directory / 'runs'}", field="DIR")
     stats = _experiment_stats(directory)
     cmp = build_comparison(
         records, title=title or f"Dispatchers: {directory.name}",

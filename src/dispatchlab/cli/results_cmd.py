@@ -10,6 +10,7 @@ import pandas as pd
 import typer
 from rich.table import Table
 
+from dispatchlab.atomic_output import atomic_output
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import check_level, err_console, friendly_errors
 from dispatchlab.cli.simulate_cmd import console
@@ -43,29 +44,24 @@ def summarize_folder(
 
     store = RunStore(root)
     records = list(store.records(keys))
-    damaged = [(k, why) for k, why in store.damaged() if keys is None or k in keys]
-    if damaged:
-        names = ", ".join(f"{k} ({why})" for k, why in damaged[:3])
-        more = f" and {len(damaged) - 3} more" if len(damaged) > 3 else ""
-        err_console.print(f"warning: {len(damaged)} damaged run folder(s) left out: {names}"
-                          f"{more}; run the experiment again to re-run them", highlight=False)
+    warn_damaged(store, keys)
     unrepro = sum(1 for r in records if r.summary.get("reproducible") is False)
     if unrepro:
         err_console.print(f"warning: {unrepro} run(s) not reproducible (a wall clock shaped "
                           "CP decisions: see 'reproducible' in results)", highlight=False)
     if not records:
-        raise ConfigError(f"no finished runs under {root / 'runs'}", field="DIR")
+        raise ConfigError(f"no usable runs under {root / 'runs'}", field="DIR")
     written = write_tables(root, records, formats=formats)
     runs = runs_table(records)
     order = order or RunStore(root).planned_dispatchers()
     st = analyze_sets(runs, metrics, alpha=alpha, adjust=adjust, confidence=confidence, order=order)
-    st.means.to_csv(root / "stats_means.csv", index=False)
+    _write_csv(st.means, root / "stats_means.csv")
     ranks = (
         pd.concat([r.table().assign(metric=m) for m, r in st.rankings.items()], ignore_index=True)
         if st.rankings
         else pd.DataFrame()
     )
-    ranks.to_csv(root / "stats_ranking.csv", index=False)
+    _write_csv(ranks, root / "stats_ranking.csv")
     pairs = (
         pd.concat(
             [r.pairs_table().assign(metric=m) for m, r in st.rankings.items()], ignore_index=True
@@ -73,7 +69,7 @@ def summarize_folder(
         if st.rankings
         else pd.DataFrame()
     )
-    pairs.to_csv(root / "stats_pairs.csv", index=False)
+    _write_csv(pairs, root / "stats_pairs.csv")
     if as_json:
         typer.echo(
             json.dumps(
@@ -191,6 +187,21 @@ def results_command(
     )
 
 
+def warn_damaged(store: RunStore, keys: set[str] | None) -> int:
+    """One warning line naming each damaged run folder (of ``keys``), its dispatcher when
+    the plan tells, and what is wrong; the number of such folders."""
+    damaged = [(k, why) for k, why in store.damaged() if keys is None or k in keys]
+    if damaged:
+        labels = store.planned_labels()
+        names = ", ".join(
+            f"{k} ({labels[k]['dispatcher']}: {why})" if k in labels else f"{k} ({why})"
+            for k, why in damaged)
+        err_console.print(f"warning: {len(damaged)} damaged run folder(s) left out: {names}; "
+                          "run the experiment again to re-run them", highlight=False,
+                          soft_wrap=True)
+    return len(damaged)
+
+
 def _planned_keys(directory: Path) -> set[str] | None:
     """Hashes of the runs the folder's latest plan lists (None without ``plan.json``):
     runs are keyed by the workload's content, so runs of an earlier version of a trace stay
@@ -212,3 +223,8 @@ def _experiment_stats(directory: Path) -> dict[str, Any]:
         return {}
     stats: dict[str, Any] = json.loads(plan.read_text()).get("experiment", {}).get("stats", {})
     return stats
+
+
+def _write_csv(table: pd.DataFrame, path: Path) -> None:
+    with atomic_output(path) as tmp:
+        table.to_csv(tmp, index=False)

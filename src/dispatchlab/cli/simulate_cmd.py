@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from dispatchlab.atomic_output import check_not_file
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import err_console, friendly_errors
 from dispatchlab.cli.options import (
@@ -208,9 +209,7 @@ def check_resources(plat: Any, wl: Workload) -> None:
 def check_out(out: Path, force: bool) -> None:
     """``--out`` must be a folder path: not a file, not under a file, and not a folder of
     earlier results unless ``--force``."""
-    for parent in (out, *out.parents):
-        if parent.exists() and not parent.is_dir():
-            raise ConfigError(f"{parent} is a file, not a folder", field="--out")
+    check_not_file(out, "--out")
     if out.is_dir() and any(out.iterdir()):
         if not (out / "summary.json").is_file():
             raise ConfigError(f"{out} is a non-empty folder that holds no results; choose "
@@ -246,31 +245,19 @@ def check_schedule_formats(formats: list[str] | None, out: Path | None) -> None:
 
 def save_atomically(res: Results, out: Path,
                     extra: Callable[[Path], None] | None = None) -> None:
-    """Write the results next to ``out`` and rename into place: ``out`` is either the
-    complete new results or untouched (disk full, Ctrl-C), never half written. ``extra``
-    writes further files into the folder before it is renamed."""
-    import shutil
-    import uuid
+    """Write the results through :func:`atomic_output`: ``out`` is either the complete new
+    results or untouched (disk full, Ctrl-C), never half written. ``extra`` writes further
+    files into the folder before it is renamed."""
+    from dispatchlab.atomic_output import atomic_output
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".tmp-{out.name}-{uuid.uuid4().hex[:8]}"
-    old = out.parent / f".old-{out.name}-{uuid.uuid4().hex[:8]}"
     try:
-        res.save(tmp)
-        if extra is not None:
-            extra(tmp)
-        if out.exists():
-            out.rename(old)
-        tmp.rename(out)
+        with atomic_output(out) as tmp:
+            res.save(tmp)
+            if extra is not None:
+                extra(tmp)
     except KeyboardInterrupt:
-        shutil.rmtree(tmp, ignore_errors=True)
         err_console.print(f"interrupted while writing {out}: nothing written", highlight=False)
         raise typer.Exit(code=130) from None
-    except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise ConfigError(f"cannot write results to {out}: {exc.strerror or exc}",
-                          field="--out") from None
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def require_jobs(wl: Workload, source: str) -> None:

@@ -16,7 +16,7 @@ from dispatchlab.traces.catalogue import Trace, all_traces, find_trace
 from dispatchlab.traces.errors import TraceError
 from dispatchlab.traces.locations import cache_dir, search_dirs
 from dispatchlab.traces.progress import human_bytes
-from dispatchlab.traces.resolve import local_copy, materialise, resolve
+from dispatchlab.traces.resolve import damaged_copy, local_copy, materialise, resolve
 
 ACTIONS = ("list", "fetch", "path")
 
@@ -47,6 +47,8 @@ def traces_command(
     else:
         if fetch_all == bool(chosen):
             raise TraceError("fetch: give trace names or --all (not both)")
+        for name in chosen:  # an unknown name is refused before anything is fetched
+            find_trace(name)
         failed = _fetch(list(all_traces()) if fetch_all else chosen)
         if failed:
             raise typer.Exit(code=1)
@@ -102,6 +104,9 @@ def _fetch_one(trace: Trace, sub: str) -> None:
                                            f" ({len(files)} files)"))
         return
     for k, f in enumerate(missing, start=1):
+        damage = damaged_copy(f)
+        if damage is not None:
+            err_console.print(f"{label}: {damage}; fetching it again", highlight=False)
         if len(missing) > 1:
             sys.stderr.write(f"\r{label}: file {k} of {len(missing)}")
             sys.stderr.flush()

@@ -167,7 +167,9 @@ class PueTable:
     def to_csv(self, path: str | Path) -> None:
         """Write the table as ``temperature,<W>,<W>,...`` CSV (the format :func:`pue_table`
         reads)."""
-        with open(path, "w", newline="") as f:
+        from dispatchlab.atomic_output import atomic_output
+
+        with atomic_output(path) as tmp, open(tmp, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["temperature", *(f"{p:g}" for p in self.it_power)])
             for t, row in zip(self.temperatures, self.pue, strict=True):

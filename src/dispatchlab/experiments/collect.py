@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from dispatchlab.atomic_output import atomic_output
 from dispatchlab.errors import ConfigError
 from dispatchlab.experiments.config import config_hash
 from dispatchlab.experiments.store import RUNS_DIR, RunRecord, RunStore
@@ -153,17 +154,17 @@ def write_tables(
 ) -> list[Path]:
     """Write ``results.*`` and ``breakdown.*`` into ``root``; return the paths written."""
     out = Path(root)
-    out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, table in (("results", runs_table(records)), ("breakdown", breakdown_table(records))):
         for fmt in formats:
             path = out / f"{name}.{fmt}"
-            if fmt == "parquet":
-                table.to_parquet(path, index=False)
-            elif fmt == "csv":
-                table.to_csv(path, index=False)
-            else:
+            if fmt not in ("parquet", "csv"):
                 raise ValueError(f"unknown table format {fmt}")
+            with atomic_output(path) as tmp:
+                if fmt == "parquet":
+                    table.to_parquet(tmp, index=False)
+                else:
+                    table.to_csv(tmp, index=False)
             written.append(path)
     return written
 

@@ -45,12 +45,14 @@ def plan(
         raise ConfigError("seeds must be distinct", field="seeds", source=source)
 
     workloads = list(_workload_refs(spec, params, base, source))
+    _check_distinct("workload", [(w[0], w[1], (w[2], w[5])) for w in workloads], source)
     platforms = list(_platforms(spec, params, base, source))
+    _check_distinct("platform", [(p[0], p[1], sorted(p[4].items())) for p in platforms], source)
     dispatchers = list(_dispatchers(spec, params, source))
     _check_job_power(workloads, platforms, spec.seed_list()[0], source)
     runs: list[PlannedRun] = []
     seen: dict[str, str] = {}
-    shown: dict[tuple[str, str], str] = {}
+    shown: dict[tuple[str, str], tuple[str, str]] = {}
     checked: set[tuple[str, str, int]] = set()
     for (w_field, w_label, window, ref, w_used, pricing, max_units), (
         p_field,
@@ -114,13 +116,28 @@ def plan(
                     f"{where} repeats the run of {seen[cfg.key]}", field=d_field, source=source
                 )
             seen[cfg.key] = where
-            if (block, d_label_s) in shown and shown[(block, d_label_s)] != d_spec_s:
+            first_spec, first_field = shown.setdefault((block, d_label_s), (d_spec_s, d_field))
+            if first_spec != d_spec_s:
                 raise ConfigError(
-                    f"two dispatchers are both named '{d_label_s}'", field=d_field, source=source
-                )
-            shown[(block, d_label_s)] = d_spec_s
+                    f"two dispatchers are both named '{d_label_s}' ({first_field} and "
+                    f"{d_field}): their runs would be merged; give each its own name",
+                    field=d_field, source=source)
             runs.append(PlannedRun(cfg, labels, shares_simulation=d_shares))
     return runs
+
+
+def _check_distinct(kind: str, entries: list[tuple[str, str, Any]], source: str | None) -> None:
+    """Entries (field, name, what else tells their runs apart) of two different fields may
+    not share a name: their runs would carry the same labels and be merged and averaged."""
+    first: dict[tuple[str, str], str] = {}
+    for field, name, rest in entries:
+        other = first.setdefault((name, repr(rest)), field)
+        if other != field:
+            raise ConfigError(
+                f"two {kind}s are both named '{name}' ({other} and {field}): their runs would "
+                f"be merged; give each its own name (key 'name'; without it, the name comes "
+                f"from the {'file' if kind == 'workload' else 'spec'})",
+                field=field, source=source)
 
 
 # --- parameters ---------------------------------------------------------------------------

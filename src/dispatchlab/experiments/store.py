@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from dispatchlab.atomic_output import atomic_output, sync_folder, write_failure
 from dispatchlab.experiments.config import PlannedRun
 from dispatchlab.experiments.worker import RunOutput
 from dispatchlab.metrics.results import Results
@@ -120,7 +121,10 @@ class RunStore:
             return False
         if (self.runs / key).exists():  # damaged: replaced by this complete run
             shutil.rmtree(self.runs / key, ignore_errors=True)
-        self.runs.mkdir(parents=True, exist_ok=True)
+        try:
+            self.runs.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_failure(self.runs, exc) from None
         tmp = self.runs / f"{_TMP}{key}-{uuid.uuid4().hex[:8]}"
         try:
             res = Results(
@@ -145,7 +149,7 @@ class RunStore:
                 "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
             }
             _write_json(tmp / RUN_FILE, doc)
-            _fsync_dir(tmp)
+            sync_folder(tmp)
             try:
                 os.rename(tmp, self.runs / key)
             except OSError:
@@ -153,23 +157,23 @@ class RunStore:
                     shutil.rmtree(tmp, ignore_errors=True)
                     return False
                 raise
-        except BaseException:
+        except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(exc, OSError):
+                raise write_failure(self.runs / key, exc) from None
             raise
-        _fsync_dir(self.runs)
+        sync_folder(self.runs)
         return True
 
     def write_plan(self, experiment: dict[str, Any], runs: list[PlannedRun]) -> Path:
         """Record the experiment and its planned runs (hash and labels) in ``plan.json``."""
-        self.root.mkdir(parents=True, exist_ok=True)
         doc = {
             "experiment": experiment,
             "runs": [{"hash": r.key, "labels": asdict(r.labels)} for r in runs],
         }
         path = self.root / PLAN_FILE
-        tmp = self.root / f"{_TMP}{PLAN_FILE}-{uuid.uuid4().hex[:8]}"
-        tmp.write_text(json.dumps(doc, indent=2, default=str))
-        os.replace(tmp, path)  # atomic: never a half-written plan
+        with atomic_output(path) as tmp:  # never a half-written plan
+            tmp.write_text(json.dumps(doc, indent=2, default=str))
         return path
 
     def planned_dispatchers(self) -> list[str]:
@@ -258,16 +262,3 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
         json.dump(doc, fh, indent=2, default=json_default)
         fh.flush()
         os.fsync(fh.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

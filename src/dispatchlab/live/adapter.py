@@ -73,9 +73,14 @@ class JsonLog:
         self.stream = stream if stream is not None else sys.stderr
 
     def __call__(self, event: str, **fields: Any) -> None:
-        self.stream.write(json.dumps({"t": round(time.time(), 3), "event": event, **fields},
-                                     default=str) + "\n")
-        self.stream.flush()
+        try:
+            self.stream.write(json.dumps({"t": round(time.time(), 3), "event": event,
+                                          **fields}, default=str) + "\n")
+            self.stream.flush()
+        except OSError as exc:  # a full disk under --log: one line, not a traceback
+            from dispatchlab.atomic_output import write_failure
+
+            raise write_failure(getattr(self.stream, "name", "the log"), exc) from None
 
 
 class SlurmAdapter:

@@ -18,6 +18,7 @@ Nothing is changed in Slurm.
 from __future__ import annotations
 
 import csv
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dispatchlab.atomic_output import write_failure
 from dispatchlab.engine.simulator import map_requests
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError, DispatchlabError
@@ -194,14 +196,19 @@ class ShadowPredictor:
     def cycle(self, snap: Snapshot) -> list[Prediction]:
         preds = predict(snap, self.partition, self.spec, self.estimator, self._history(),
                         self.seed)
-        new = not self.out.exists() or self.out.stat().st_size == 0
-        with self.out.open("a", newline="") as fh:
-            w = csv.writer(fh)
-            if new:
-                w.writerow(COLUMNS)
-            for p in preds:
-                w.writerow([p.cycle_time, p.job_id, p.predicted_start, p.low, p.high,
-                            p.estimate_s, p.confidence, self.spec, self.estimator])
+        size = self.out.stat().st_size if self.out.exists() else 0
+        try:
+            with self.out.open("a", newline="") as fh:
+                w = csv.writer(fh)
+                if size == 0:
+                    w.writerow(COLUMNS)
+                for p in preds:
+                    w.writerow([p.cycle_time, p.job_id, p.predicted_start, p.low, p.high,
+                                p.estimate_s, p.confidence, self.spec, self.estimator])
+        except OSError as exc:  # disk full: no half-written cycle left in the file
+            if self.out.is_file():
+                os.truncate(self.out, size)
+            raise write_failure(self.out, exc) from None
         self.cycles += 1
         self.log("predict", jobs=len(preds))
         return preds

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.arrays import IntArray
+from dispatchlab.atomic_output import atomic_output
 from dispatchlab.engine.recorder import COMPLETED, KILLED
 from dispatchlab.errors import ConfigError
 
@@ -99,7 +100,8 @@ def write_batsim_jobs(results: Results, path: str | Path, *, workload_name: str 
         "metadata": "",
     }, columns=list(COLUMNS))
     p = Path(path)
-    table.to_csv(p, index=False)
+    with atomic_output(p) as tmp:
+        table.to_csv(tmp, index=False)
     return p
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
+from dispatchlab.atomic_output import atomic_output, check_not_file, write_failure
 from dispatchlab.report import figures as F
 from dispatchlab.report.analysis import Comparison
 from dispatchlab.report.html import FigureFile, render
@@ -55,8 +56,10 @@ def _views(cmp: Comparison, colors: dict[str, str], with_alloc: bool) -> list[F.
 def _save(fig: Figure, out: Path, name: str, title: str, caption: str) -> FigureFile:
     png = out / f"{name}.png"
     svg = out / f"{name}.svg"
-    fig.savefig(png, dpi=PNG_DPI)
-    fig.savefig(svg)
+    with atomic_output(png) as tmp:
+        fig.savefig(tmp, dpi=PNG_DPI)
+    with atomic_output(svg) as tmp:
+        fig.savefig(tmp)
     return FigureFile(name, title, caption, png, svg)
 
 
@@ -69,7 +72,11 @@ def write_report(
 ) -> ReportFiles:
     """Draw every figure into ``out_dir`` and write ``out_dir/index.html``."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    check_not_file(out, "--out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_failure(out, exc) from None
     colors = F.palette(cmp.order)
     n_jobs = max((int(r.summary.get("jobs", 0)) for r in cmp.main.values()), default=0)
     gantt = 0 < n_jobs <= gantt_max_jobs
@@ -161,7 +168,8 @@ def write_report(
             f"Over {cmp.sets_label}; bars show the "
             f"{cmp.stats.confidence:.0%} Student-t interval.")
     static = out / "static.html"
-    static.write_text(render(cmp, figs, colors, notes), encoding="utf-8")
+    with atomic_output(static) as tmp:
+        tmp.write_text(render(cmp, figs, colors, notes), encoding="utf-8")
     page = write_interactive(out / "index.html", interactive_html(
         cmp, views, colors, figs, notes, gantt_max_jobs=gantt_max_jobs))
     return ReportFiles(page, figs, notes, static)

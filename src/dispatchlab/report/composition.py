@@ -353,8 +353,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{c.seconds:6.2f}s {c.message[:150]}", file=sys.stderr, flush=True)
     text = document(rows) if args.out else markdown(rows)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        from dispatchlab.atomic_output import atomic_output
+
+        with atomic_output(args.out) as tmp:
+            tmp.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
     return 1 if any(c.outcome == "error" for c in rows) else 0

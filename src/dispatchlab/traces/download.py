@@ -2,8 +2,8 @@
 
 The bytes go to ``<dest>.part``; an interrupted download keeps it and the next attempt asks
 for the rest (HTTP ``Range``). Only a ``.part`` whose size and SHA-256 are the catalogue's is
-renamed (atomically) to ``<dest>``; a wrong one is deleted. A lock file (``.<name>.lock``)
-keeps two processes from writing the same ``.part``.
+renamed (atomically) to ``<dest>``; a wrong one is deleted. A lock file (``.<name>.lock``,
+removed when released) keeps two processes from writing the same ``.part``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from dispatchlab.atomic_output import write_failure
 from dispatchlab.traces.checksum import file_sha256
 from dispatchlab.traces.errors import TraceChecksumError, TraceDownloadError
 
@@ -124,15 +125,26 @@ def _range_of(response: http.client.HTTPResponse, have: int) -> tuple[int, int |
 def _write_body(response: http.client.HTTPResponse, part: Path, offset: int, size: int,
                 progress: Progress | None) -> None:
     got = offset
-    with open(part, "ab" if offset else "wb") as out:
-        try:
-            while block := response.read(CHUNK):
+    try:
+        out = open(part, "ab" if offset else "wb")  # noqa: SIM115
+    except OSError as exc:
+        raise write_failure(part, exc) from None
+    with out:
+        while True:
+            try:
+                block = response.read(CHUNK)
+            except (OSError, http.client.HTTPException):
+                raise _Dropped from None
+            if not block:
+                break
+            try:  # a full disk is not a dropped connection: say so, keep what came
                 out.write(block)
-                got += len(block)
-                if progress is not None:
-                    progress(got, size)
-        except (OSError, http.client.HTTPException):
-            raise _Dropped from None
+                out.flush()
+            except OSError as exc:
+                raise write_failure(part, exc) from None
+            got += len(block)
+            if progress is not None:
+                progress(got, size)
     if got < size:
         raise _Dropped
 
@@ -145,9 +157,24 @@ def _locked(dest: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover  (Windows)
         yield
         return
-    with open(dest.with_name(f".{dest.name}.lock"), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    lock = dest.with_name(f".{dest.name}.lock")
+    while True:
+        fh = open(lock, "a")  # noqa: SIM115
         try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:  # the holder before us removed the file: lock the new one instead
+                same = os.fstat(fh.fileno()).st_ino == os.stat(lock).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+        except BaseException:
+            fh.close()
+            raise
+        fh.close()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):  # removed while held: nothing is left behind
+            lock.unlink()
+        fh.close()

@@ -14,6 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from dispatchlab.atomic_output import atomic_output
 from dispatchlab.traces.catalogue import Trace, TraceFile, find_trace
 from dispatchlab.traces.checksum import file_sha256
 from dispatchlab.traces.errors import TraceError
@@ -66,6 +67,25 @@ def local_copy(file: TraceFile) -> Path | None:
     return None
 
 
+def damaged_copy(file: TraceFile) -> str | None:
+    """What is wrong with the first local file named like ``file`` that is not the
+    catalogued one (size, else SHA-256: expected and actual), or None when there is none."""
+    for folder in search_dirs():
+        for candidate in (folder / file.path, folder / file.name):
+            try:
+                if not candidate.is_file() or is_valid_copy(candidate, file):
+                    continue
+                size = candidate.stat().st_size
+            except OSError:
+                continue
+            if size != file.size:
+                return (f"the copy at {candidate} is damaged: {size:,} bytes, the catalogue's "
+                        f"file has {file.size:,}")
+            return (f"the copy at {candidate} is damaged: SHA-256 {file_sha256(candidate)}, "
+                    f"expected {file.sha256}")
+    return None
+
+
 def is_valid_copy(path: Path, file: TraceFile) -> bool:
     """True when ``path`` is a file of the catalogued size and SHA-256 (hashed once)."""
     try:
@@ -89,10 +109,8 @@ def materialise(trace: Trace, file: TraceFile, *, fetch: bool,
     if found is not None and (not into_cache or found == cached):
         return found
     if found is not None:  # a folder is being gathered in the cache: copy, don't download
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_name(cached.name + ".part")
-        shutil.copyfile(found, tmp)
-        tmp.replace(cached)
+        with atomic_output(cached) as tmp:
+            shutil.copyfile(found, tmp)
         return cached
     if not fetch:
         raise TraceError(_missing_message(trace, file))
@@ -129,6 +147,10 @@ def _missing_message(trace: Trace, file: TraceFile, count: int = 1) -> str:
     where = ", ".join(str(d) for d in search_dirs())
     what = f"{count} file(s) of trace '{trace.name}'" if count > 1 else \
         f"trace '{trace.name}'" + (f" file {file.path}" if trace.folder else "")
+    damage = damaged_copy(file)
+    if damage is not None:
+        return (f"{what}: {damage}; run `dispatchlab traces fetch {trace.name}` to fetch "
+                "it again, or replace it with a good copy")
     return (f"{what} not found locally (looked in {where}) and downloading is off "
             f"({OFFLINE_ENV}=1 or --offline); run `dispatchlab traces fetch {trace.name}` "
             "or put a copy in $DISPATCHLAB_TRACES")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -268,10 +267,10 @@ class Swarm:
                "pbest": st.pbest.tolist(), "pbest_cost": st.pbest_cost.tolist(),
                "gbest": st.gbest.tolist(), "gbest_cost": st.gbest_cost,
                "rng_state": st.rng_state, "history": st.history}
-        tmp = self.state_file.with_suffix(".tmp")
-        self.state_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(doc))
-        os.replace(tmp, self.state_file)
+        from dispatchlab.atomic_output import atomic_output
+
+        with atomic_output(self.state_file) as tmp:
+            tmp.write_text(json.dumps(doc))
 
     def _load(self) -> SwarmState | None:
         if self.state_file is None or not self.state_file.exists():

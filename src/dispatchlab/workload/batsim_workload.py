@@ -45,6 +45,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dispatchlab.atomic_output import atomic_output
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.workload.accounting import requested_times
@@ -354,7 +355,7 @@ def write_batsim(workload: Workload, path: str | Path, *, nb_res: int | None = N
                         "timezone": wl.timezone,
                         "queues": [{"name": q.name, "ewt": q.ewt} for q in wl.queues]},
     }
-    with open(p, "w", encoding="utf-8") as fh:
+    with atomic_output(p) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(json.dumps(doc, separators=(",", ":")))  # the C encoder: ~5× json.dump
         fh.write("\n")
     return p

@@ -36,6 +36,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dispatchlab.atomic_output import atomic_output
 from dispatchlab.errors import WorkloadError
 from dispatchlab.workload.input_file import input_file
 from dispatchlab.workload.workload import Queue, Workload
@@ -118,7 +119,8 @@ def write_parquet(wl: Workload, path: str | Path) -> Path:
     table = pa.Table.from_pandas(workload_frame(wl), preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[METADATA_KEY] = json.dumps(header, ensure_ascii=False).encode("utf-8")
-    pq.write_table(table.replace_schema_metadata(meta), p)
+    with atomic_output(p) as tmp:
+        pq.write_table(table.replace_schema_metadata(meta), tmp)
     return p
 
 
@@ -148,10 +150,11 @@ def write_csv(wl: Workload, path: str | Path) -> Path:
     p = Path(path)
     header = workload_header(wl)
     # quoting every string keeps names with line breaks ("\r") and "NA"-like text intact
-    workload_frame(wl).to_csv(p, index=False, na_rep="", quoting=csv.QUOTE_NONNUMERIC)
-    csv_sidecar(p).write_text(
-        json.dumps(header, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    # both written before either is renamed (the table first, then its sidecar)
+    with atomic_output(csv_sidecar(p)) as side, atomic_output(p) as tmp:
+        workload_frame(wl).to_csv(tmp, index=False, na_rep="", quoting=csv.QUOTE_NONNUMERIC)
+        side.write_text(json.dumps(header, indent=1, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
     return p
 
 

@@ -35,6 +35,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from dispatchlab.arrays import IntArray
+from dispatchlab.atomic_output import atomic_output
 from dispatchlab.errors import WorkloadError
 from dispatchlab.keyvalue import parses
 from dispatchlab.platform.platform import CORES, Platform
@@ -268,16 +269,17 @@ def _human_time(unix: int, tz_name: str | None) -> str | None:
 def _write(path: str | Path, table: npt.NDArray[np.int64], header: list[tuple[str, str]]) -> Path:
     p = Path(path)
     fh: IO[Any]
-    raw = open(p, "wb")  # noqa: SIM115
-    if p.name.endswith(".gz"):  # no name, mtime 0: the same schedule gives the same bytes
-        fh = io.TextIOWrapper(
-            gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0), encoding="utf-8"
-        )
-    else:
-        fh = io.TextIOWrapper(raw, encoding="utf-8")
-    with raw, fh:
-        for key, value in header:
-            fh.write(f"; {key}: {value}\n")
-        fh.write(";\n")
-        pd.DataFrame(table).to_csv(fh, sep=" ", header=False, index=False)
+    with atomic_output(p) as tmp:
+        raw = open(tmp, "wb")  # noqa: SIM115
+        if p.name.endswith(".gz"):  # no name, mtime 0: the same schedule gives the same bytes
+            fh = io.TextIOWrapper(
+                gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0), encoding="utf-8"
+            )
+        else:
+            fh = io.TextIOWrapper(raw, encoding="utf-8")
+        with raw, fh:
+            for key, value in header:
+                fh.write(f"; {key}: {value}\n")
+            fh.write(";\n")
+            pd.DataFrame(table).to_csv(fh, sep=" ", header=False, index=False)
     return p

@@ -30,5 +30,8 @@ def write_plotly(folder: Path) -> Path:
     path = folder / PLOTLY_FILE
     text = get_plotlyjs()
     if not path.is_file() or path.stat().st_size != len(text.encode()):
-        path.write_text(text, encoding="utf-8")
+        from dispatchlab.atomic_output import atomic_output
+
+        with atomic_output(path) as tmp:
+            tmp.write_text(text, encoding="utf-8")
     return path

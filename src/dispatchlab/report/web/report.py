@@ -158,8 +158,10 @@ def interactive_html(cmp: Comparison, views: Sequence[RunView], colors: dict[str
 
 def write_interactive(path: Path, page: str) -> Path:
     """Write the page and plotly.js beside it."""
+    from dispatchlab.atomic_output import atomic_output
     from dispatchlab.report.web.assets import write_plotly
 
-    path.write_text(page, encoding="utf-8")
-    write_plotly(path.parent)
+    write_plotly(path.parent)  # first: a page is never there without its script
+    with atomic_output(path) as tmp:
+        tmp.write_text(page, encoding="utf-8")
     return path

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dispatchlab.arrays import FloatArray, IntArray
+from dispatchlab.atomic_output import atomic_output
 from dispatchlab.errors import ConfigError
 
 if TYPE_CHECKING:  # pandas is imported on use: listing the hybrid presets must not
@@ -156,14 +157,16 @@ class Plan:
             table = pa.Table.from_pandas(frame, preserve_index=False)
             meta = dict(table.schema.metadata or {})
             meta[b"dispatchlab.plan"] = text.encode()
-            pq.write_table(table.replace_schema_metadata(meta), path)
+            with atomic_output(path) as tmp:
+                pq.write_table(table.replace_schema_metadata(meta), tmp)
         else:
             out = frame.copy()
             out["nodes"] = [" ".join(map(str, v)) for v in out["nodes"]]
             out["counts"] = [" ".join(map(str, v)) for v in out["counts"]]
-            out.to_csv(path, index=False)
-            with open(path + ".json", "w", encoding="utf-8") as fh:
-                fh.write(text)
+            # both written before either is renamed (the table first, then its sidecar)
+            with atomic_output(path + ".json") as side, atomic_output(path) as tmp:
+                out.to_csv(tmp, index=False)
+                side.write_text(text, encoding="utf-8")
 
 
 def load_plan(path: str) -> Plan:
