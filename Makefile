@@ -21,7 +21,7 @@ demo: $(RUNTIME)
 	$(BIN)/dispatchlab demo --out demo-output
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
