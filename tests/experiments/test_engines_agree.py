@@ -127,7 +127,6 @@ def dask_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             stop(proc)
 
 
-@pytest.mark.slow
 def test_dask_local_cluster_gives_the_pool_results(
     tmp_path: Path,
     runs: list[PlannedRun],
