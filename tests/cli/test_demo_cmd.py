@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dispatchlab.cli.demo_cmd import DEMO_DISPATCHERS
+from dispatchlab.cli.demo_cmd import DEMO_DISPATCHERS, without_numba
 
 
 @pytest.mark.slow  # ~17 s CPU: three processes import the whole stack
@@ -34,3 +34,14 @@ def test_demo_compares_without_building_compiled_units(tmp_path: Path) -> None:
     assert set(results["loop"]) == {"general"}
     assert (out / "report" / "index.html").stat().st_size > 0
     assert not cache.exists() or not list(cache.iterdir())
+
+
+def test_the_demo_leaves_the_environment_as_it_found_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DISPATCHLAB_NO_NUMBA", raising=False)
+    with without_numba():
+        assert os.environ["DISPATCHLAB_NO_NUMBA"] == "1"
+    assert "DISPATCHLAB_NO_NUMBA" not in os.environ
+    monkeypatch.setenv("DISPATCHLAB_NO_NUMBA", "")  # the user's choice (Numba on) is kept
+    with without_numba():
+        assert os.environ["DISPATCHLAB_NO_NUMBA"] == ""
+    assert os.environ["DISPATCHLAB_NO_NUMBA"] == ""
