@@ -1,22 +1,27 @@
-# dispatchlab: every target creates and fills .venv when it is missing.
+# dispatchlab: every target creates and fills .venv when it is missing. `demo` needs only
+# the runtime dependencies; the other targets add the development ones to the same venv.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.installed
+STAMP := $(VENV)/.installed-dev
 
 .PHONY: demo test test-slow lint bench clean
 
-$(STAMP): pyproject.toml
+$(RUNTIME): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $(RUNTIME)
+
+$(STAMP): $(RUNTIME)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(RUNTIME)
 	$(BIN)/dispatchlab demo --out demo-output
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

@@ -22,6 +22,7 @@ from dispatchlab.traces.catalogue import find_trace
 from dispatchlab.traces.errors import TraceError
 from dispatchlab.traces.resolve import resolve
 from dispatchlab.workload.workload import Workload
+from tests.skip_summary import skip_lines
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -71,10 +72,16 @@ def shared_trace(name: str) -> Path:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
-    """Say how many tests were skipped for a missing trace and how to fetch them."""
+    """List the skipped tests grouped by reason, with counts; say how many were skipped for
+    a missing trace and how to fetch them."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if skipped:
+        terminalreporter.write_sep("-", f"{len(skipped)} skipped, by reason")
+        for line in skip_lines(skipped):
+            terminalreporter.write_line(line)
     names: set[str] = set()
     count = 0
-    for report in terminalreporter.stats.get("skipped", []):
+    for report in skipped:
         longrepr = getattr(report, "longrepr", None)
         reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else ""
         found = _MISSING_NAME.search(str(reason))

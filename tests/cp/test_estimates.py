@@ -109,6 +109,7 @@ def test_cp_run_reports_predictor_accuracy() -> None:
     assert acc_w["under_rate"] == 0.0 and acc_w["over_rate"] > 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["hcp", "pcp"])
 def test_same_seed_same_results(kind: str) -> None:
     """Deterministic mode (the default): identical decisions on repeated runs."""

@@ -34,6 +34,7 @@ def _run(name: str) -> tuple[Any, dict[str, Any]]:
     return (jobs, summary), res.summary
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["hcp3", "pcp1"])
 def test_same_run_twice_identical_even_with_a_fast_clock(
     name: str, monkeypatch: pytest.MonkeyPatch

@@ -92,6 +92,7 @@ def test_reservation_blocks_long_jobs_and_hosts_its_own(name: str) -> None:
     assert got[3] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CP)
 def test_planned_job_never_runs_into_a_reservation(name: str) -> None:
     plat = reserved_platform(start=700, duration=100)  # R: n1 over [700, 800)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ def _check_reservations(rec: Recording, start: dict[int, int]) -> None:
         assert s == times[-1], (j, s, plans[j])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), order=st.sampled_from(["fifo", "sjf", "ljf", "most:cores"]),
        alloc=st.sampled_from(["first-fit", "best-fit", "worst-fit", "energy"]),

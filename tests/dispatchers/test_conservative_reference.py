@@ -124,6 +124,7 @@ class Checked(Conservative):
         return out
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), depth=st.sampled_from([None, 1, 2]),
        estimate=st.sampled_from(["walltime", "heuristic"]))
@@ -136,6 +137,7 @@ def test_profile_holds_exactly_the_running_jobs_and_reservations(
              on_infeasible="reject", loop="general")
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), order=st.sampled_from(["fifo", "sjf", "ljf", "wfp3"]),
        depth=st.sampled_from([None, None, 1, 3]),

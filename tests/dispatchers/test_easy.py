@@ -106,6 +106,7 @@ def _starts(res: Results) -> dict[int, int]:
     return dict(zip(ran.index.tolist(), ran["start"].tolist(), strict=True))
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), alloc=st.sampled_from(["first-fit", "best-fit", "worst-fit", "energy"]),
        estimate=st.sampled_from(["walltime", "real"]))

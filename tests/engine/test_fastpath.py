@@ -128,6 +128,7 @@ def test_random_slot_workloads(instance: tuple[Workload, Platform], dispatcher: 
     assert_same(wl, plat, dispatcher, on_infeasible="reject")
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(slot_instances(max_jobs=40), st.sampled_from(["fifo", "sjf", "ljf"]),
        st.sampled_from(["walltime", "real"]))

@@ -55,6 +55,7 @@ def fixed_runs(draw: st.DrawFn) -> tuple[Workload, Platform, str, bool]:
     return wl, Platform.homogeneous(n_nodes, {"cores": cores}), spec, kill
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=fixed_runs())
 def test_random_runs(case: tuple[Workload, Platform, str, bool]) -> None:

@@ -149,6 +149,7 @@ def dynamic_runs(draw: st.DrawFn) -> tuple[Workload, Platform, dict[str, object]
     return wl, plat, kw, f"order={order},select={selection}{estimate}"
 
 
+@pytest.mark.slow
 @compiled
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=dynamic_runs())

@@ -206,6 +206,7 @@ def changing_runs(draw: st.DrawFn) -> tuple[Workload, Platform, Scenario | None,
     return wl, plat, Scenario(sorted(rows, key=lambda c: c.time), source="drawn"), kw
 
 
+@pytest.mark.slow
 @settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(changing_runs(), st.sampled_from(["fifo", "easy", "easy-sjf", "easy-power",
                                          "order=fifo,select=easy,depth=1",

@@ -59,6 +59,7 @@ def _campaign_rows(name: str, every: int) -> list[dict[str, object]]:
     ("eurora8_rules", "eurora-8", 23),
     ("eurora32_rules", "eurora-32", 29),
 ])
+@pytest.mark.slow
 def test_eurora_instances_under_their_caps(campaign: str, platform: str, every: int) -> None:
     """Instances of the power-capping study (Borghesi et al. 2015) at several cap levels,
     idle nodes counted, job power from the node model."""

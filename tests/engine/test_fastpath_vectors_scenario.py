@@ -42,6 +42,7 @@ WALK32 = ("gen:random-walk:what=alive_nodes,mean=28,range=4,step=2,period=900,un
     ("eurora8_rules", "eurora-8", 41, WALK8),
     ("eurora32_rules", "eurora-32", 61, WALK32),
 ])
+@pytest.mark.slow
 def test_eurora_instances_with_a_node_walk_under_their_caps(campaign: str, platform: str,
                                                             every: int, walk: str) -> None:
     """Instances of the power-capping study at their cap levels, nodes walking; aborted

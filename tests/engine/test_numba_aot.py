@@ -75,6 +75,7 @@ def test_the_key_follows_the_sources(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert numba_aot.module_name(unit) != before
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not NUMBA, reason="Numba disabled")
 def test_a_unit_is_built_once_loaded_and_replaces_older_builds(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

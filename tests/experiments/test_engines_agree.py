@@ -141,6 +141,7 @@ def test_dask_local_cluster_gives_the_pool_results(
     assert doc["worker"]["backend"] == "dask-local"
 
 
+@pytest.mark.slow
 def test_dask_scheduler_and_workers_give_the_pool_results(
     tmp_path: Path,
     dask_cluster: str,
@@ -177,6 +178,7 @@ def test_dask_scheduler_and_workers_give_the_pool_results(
     assert (out / "results.parquet").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_dask_worker_killed_mid_run_loses_and_duplicates_nothing(
     tmp_path: Path,
     dask_cluster: str,
@@ -221,6 +223,7 @@ def test_dask_worker_killed_mid_run_loses_and_duplicates_nothing(
     assert same_results(reference, tmp_path) == len(runs)
 
 
+@pytest.mark.slow
 def test_pool_worker_killed_mid_run_loses_and_duplicates_nothing(
     tmp_path: Path,
     runs: list[PlannedRun],

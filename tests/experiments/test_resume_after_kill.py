@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dispatchlab.experiments import PlannedRun
 
 TIMEOUT = 120.0
@@ -32,6 +34,7 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "dispatchlab.cli.main", *args]
 
 
+@pytest.mark.slow
 def test_killed_campaign_resumes_to_identical_results(
     tmp_path: Path,
     grid: dict[str, Any],

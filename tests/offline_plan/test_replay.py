@@ -181,6 +181,7 @@ def test_bad_specs() -> None:
         get_dispatcher("offline=delay,duration=guess")
 
 
+@pytest.mark.slow
 def test_offline_relax_is_reproducible() -> None:
     rng = np.random.default_rng(5)
     n = 25

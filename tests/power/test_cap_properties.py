@@ -4,6 +4,7 @@ within it at every instant, and the independent audit agrees."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ def cases(draw: st.DrawFn) -> tuple[Workload, Platform, float, str]:
     return wl, plat, cap, draw(st.sampled_from(DISPATCHERS))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_it_power_stays_under_any_fixed_cap(case: tuple[Workload, Platform, float, str]

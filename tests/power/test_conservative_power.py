@@ -3,6 +3,7 @@ conservative under the same cap."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -99,6 +100,7 @@ def test_no_job_starts_after_its_first_reservation_and_power_stays_under_the_cap
     assert res.summary["power"]["over_cap_seconds"] == 0.0
 
 
+@pytest.mark.slow
 def test_conservative_power_plans_with_an_announced_cap_rise() -> None:
     from dispatchlab.engine.scenario import Change, Scenario
 

@@ -10,6 +10,7 @@ from typing import Any
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -62,6 +63,7 @@ def carried_exactly(self: PowerAvailability, kept: Any, t0: int, t1: int) -> Non
         assert np.array_equal(carried, self.segment_power())
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=capped(), alloc=st.sampled_from(["first-fit", "best-fit", "energy-model"]),
        early=st.integers(0, 3))

@@ -4,6 +4,7 @@ asked one segment at a time (``conservative-power``'s profile relies on it)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +45,7 @@ def cases(draw: st.DrawFn) -> tuple[MachinePower, SystemView, np.ndarray, int]:
     return meter, view, free, int(rng.integers(0, 2**31))
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(cases())
 def test_segments_answer_as_the_meter_does(case: tuple[MachinePower, SystemView,

@@ -84,6 +84,7 @@ def test_cap_curves_show_each_dispatcher_per_cap(store: Path) -> None:
         assert np.allclose(line.get_ydata(), [100 / 3600, 0.0])
 
 
+@pytest.mark.slow
 def test_report_adds_the_figures_only_when_the_data_has_them(store: Path) -> None:
     records = list(RunStore(store).records())
     cmp = build_comparison(records, title="caps", order=["fifo", "easy"])

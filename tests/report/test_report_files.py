@@ -40,6 +40,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_report_has_every_figure_and_embeds_them(stored: Path) -> None:
     records = list(RunStore(stored).records())
     cmp = build_comparison(
@@ -84,6 +85,7 @@ def test_report_has_every_figure_and_embeds_them(stored: Path) -> None:
     assert "http://" not in web.split("<script")[0] and "cdn" not in web.lower()
 
 
+@pytest.mark.slow
 def test_large_runs_skip_the_gantt_with_a_note(stored: Path) -> None:
     records = list(RunStore(stored).records())
     cmp = build_comparison(records, title="t", order=dispatchers())
@@ -92,6 +94,7 @@ def test_large_runs_skip_the_gantt_with_a_note(stored: Path) -> None:
     assert any("Gantt charts are drawn for runs of up to 100 jobs" in n for n in files.notes)
 
 
+@pytest.mark.slow
 def test_compare_command_writes_tables_and_report(tmp_path: Path) -> None:
     out = tmp_path / "cmp"
     args = [

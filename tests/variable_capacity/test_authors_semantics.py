@@ -52,6 +52,7 @@ def small(tmp_path: Path) -> tuple[Path, Path]:
     return jobs, var
 
 
+@pytest.mark.slow
 def test_first_fit_by_hand(small: tuple[Path, Path]) -> None:
     # a arrives first (ties go to the heap order: a, b, c) but the free space must
     # exceed its size (simu.cc's `MSpace > np`): a is queued, b and c go to machine 0,

@@ -118,6 +118,7 @@ def vc_runs(draw: st.DrawFn) -> tuple[Workload, Platform, Scenario, dict[str, ob
     return wl, plat, Scenario(rows, source="drawn"), settings_
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=vc_runs(), strategy=st.sampled_from(STRATEGIES))
 def test_random_small_runs(case: tuple[Workload, Platform, Scenario, dict[str, object]],

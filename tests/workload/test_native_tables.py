@@ -45,6 +45,7 @@ def test_parquet_round_trip_is_exact(wl: Workload) -> None:
     assert_same_workload(wl, round_trip(wl, "parquet"))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(workloads())
 def test_csv_round_trip_is_exact(wl: Workload) -> None:

@@ -94,15 +94,23 @@ def live_command(
     from dispatchlab.live.outage import SlurmUnreachable
     from dispatchlab.live.slurm_setup import check_slurm_setup
 
-    check_slurm_setup()  # a missing program or configuration: exit 2 before any read
     stream = None
-    if log is not None:
+    new_log = log is not None and not log.exists()
+    if log is not None:  # the log's folder is the user's argument: checked first
         try:
             stream = log.open("a")
         except OSError as exc:
             from dispatchlab.atomic_output import write_failure
 
             raise write_failure(log, exc) from None
+    try:
+        check_slurm_setup()  # a missing program or configuration: exit 2 before any read
+    except BaseException:
+        if stream is not None:
+            stream.close()
+            if new_log and log is not None and log.stat().st_size == 0:
+                log.unlink()  # a log this call created and never wrote is not left behind
+        raise
     logger = JsonLog(stream)
     client = SlurmClient()
     try:

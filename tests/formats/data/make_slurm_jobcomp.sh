@@ -4,6 +4,7 @@
 #   JOBCOMP=ROOT/jobcomp.log tools/slurm-local --root ROOT --keep -- tests/formats/data/make_slurm_jobcomp.sh
 # (WorkDir= then rewritten to /home/root).
 set -u
+export SBATCH_OUTPUT=/dev/null  # no slurm-<id>.out left in the folder it is run from
 ids=()
 ids+=($(sbatch --parsable -J ok2 -n2 -t 2 --wrap "sleep 3"))
 ids+=($(sbatch --parsable -J wide -N2 -n6 -t 10 --wrap "sleep 5"))
