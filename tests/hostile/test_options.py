@@ -140,3 +140,24 @@ def test_authors_loop_checks_its_bounds_up_front() -> None:
         with pytest.raises(ValueError, match="authors' loop"):
             check_bounds(*args)
     check_bounds(6, np.array([0]), 0, False, 8, books)  # first fit needs no M_use
+
+
+def test_slides_books_check_their_bounds_and_cut_the_neighbourhood() -> None:
+    from dispatchlab import simulate
+    from dispatchlab.dispatchers.variable_capacity.books import Books
+    from dispatchlab.dispatchers.variable_capacity.target import TargetVC
+    from dispatchlab.workload.workload import Workload
+
+    # a neighbourhood of 10^12 machines asked for 2 × 10^12 slots of memory per batch
+    wl = Workload.from_columns(submit=[0, 0, 5], runtime=[10, 20, 5], walltime=[10, 20, 5],
+                               units=[1, 1, 1], req={"cores": [2, 4, 4]})
+    wide = simulate(wl, "nodes=4,cores=4", TargetVC("asap", neighbourhood=10**12))
+    near = simulate(wl, "nodes=4,cores=4", TargetVC("asap", neighbourhood=3))
+    assert wide.jobs["start"].tolist() == near.jobs["start"].tolist()
+    books = Books([4, 4])
+    one = np.ones(1, np.int64)
+    for ranks, muse in ((np.array([0, 5]), 2), (np.array([0, 1]), 3)):
+        with pytest.raises(ValueError, match="place_jobs"):
+            books.place(one, 0 * one, one, np.ones(1), ranks, muse, 1, 1, 1, 0, 1.0)
+    with pytest.raises(ConfigError, match="safe=-3"):
+        TargetVC("asap", safe=-3)
