@@ -22,6 +22,7 @@ from dispatchlab.metrics.results import Results
 from dispatchlab.metrics.rules_audit import audit_rules
 from dispatchlab.platform.platform import Platform
 from dispatchlab.platform.resolve import resolve_platform
+from dispatchlab.seeds import check_seed
 from dispatchlab.workload.workload import Workload
 
 
@@ -76,6 +77,7 @@ def simulate(
     malleable family gets the paper's ``malleable`` entry (cost, mean stretch, normalised
     power).
     """
+    check_seed(seed)
     if not isinstance(workload, Workload):
         from dispatchlab.workload.load import load_workload
 

@@ -161,3 +161,43 @@ def test_slides_books_check_their_bounds_and_cut_the_neighbourhood() -> None:
             books.place(one, 0 * one, one, np.ones(1), ranks, muse, 1, 1, 1, 0, 1.0)
     with pytest.raises(ConfigError, match="safe=-3"):
         TargetVC("asap", safe=-3)
+
+
+# ---- seeds ----------------------------------------------------------------------------------
+
+KTH = str(Path(__file__).resolve().parents[2] / "src" / "dispatchlab" / "data" / "traces" /
+          "KTH-SP2-1996-2.1-cln.slice.swf.gz")
+
+
+@pytest.mark.parametrize("disp", ["dardis-profile", "mejri-rand1", "ff-unaware", "fifo"])
+def test_a_negative_seed_is_refused_before_the_run(disp: str) -> None:
+    # was numpy's "ValueError: expected non-negative integer" traceback (not for fifo,
+    # which ran with it)
+    _fails(["simulate", "-w", KTH, "--limit", "50", "-p", "nodes=100,cores=1", "-d", disp,
+            "--seed", "-1"], "seed", "≥ 0", "-1")
+
+
+def test_a_negative_seed_in_a_generator_or_dispatcher_spec_is_refused(
+        vc_files: tuple[Path, Path]) -> None:
+    _fails(["simulate", "-w", "gen:mejri:seed=-1", "-d", "mejri-rand1"], "seed", "≥ 0")
+    for spec in ("dardis=hybrid-dardis100,seed=-1", "offline=heuristic,seed=-1",
+                 "vc=ff-unaware,semantics=authors,clock_seed=-5"):
+        with pytest.raises(ConfigError, match="≥ 0") as err:
+            get_dispatcher(spec)
+        assert err.value.field in ("seed", "clock_seed"), spec
+    _fails(["simulate", "-w", str(vc_files[0]), "-p", "nodes=8,cores=16", "-d",
+            "vc=ff-unaware,semantics=authors", "--scenario", str(vc_files[1]),
+            "--window-start", "0", "--window", "2000", "--seed", "-1"], "seed", "≥ 0")
+
+
+@pytest.mark.parametrize(("spec", "field"), [
+    ("dardis=dardis-profile,slot=0", "slot"), ("dardis=dardis-profile,retries=-1", "retries"),
+    ("dardis=dardis-profile,depth=-2", "depth"), ("offline=heuristic,chunk=0", "chunk"),
+    ("offline=heuristic,step=-1", "step"), ("offline=heuristic,delay=-1", "delay"),
+])
+def test_out_of_range_family_parameters_are_named(spec: str, field: str) -> None:
+    # were "slot must be > 0, retries and depth ≥ 0" (field 'dardis') and "chunk, step
+    # and delay must be > 0" (field 'offline')
+    with pytest.raises(ConfigError) as err:
+        get_dispatcher(spec)
+    assert err.value.field == field and f"{field}=" in str(err.value)

@@ -35,6 +35,7 @@ from dispatchlab.engine.state import Budget, Oracle, SystemView
 from dispatchlab.engine.work import WorkModel
 from dispatchlab.errors import ConfigError, DispatchlabError, InfeasibleJob
 from dispatchlab.platform.platform import Platform, units_fitting
+from dispatchlab.seeds import check_seed
 from dispatchlab.workload.workload import Workload
 
 _clock = time.perf_counter
@@ -89,7 +90,7 @@ class Simulator:
         self.platform = platform
         self.dispatcher = dispatcher
         self.caps = capabilities_of(dispatcher)  # what the engine reads of it (oracle, …)
-        self.seed = given["seed"]
+        self.seed = check_seed(given["seed"])
         self.on_infeasible = on_infeasible
         self.progress = given["progress"]
         self.scenario = given["scenario"] or None

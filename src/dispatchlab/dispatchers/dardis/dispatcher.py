@@ -64,7 +64,7 @@ from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
 from dispatchlab.engine.desired_utilization import desired_steps
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
-from dispatchlab.errors import DispatchlabError
+from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.platform.platform import units_fitting
 
 #: Where a job goes after its last retry window: after the machine's last planned
@@ -99,8 +99,10 @@ class Dardis(BaseDispatcher):
                  name: str | None = None) -> None:
         get_generator(generator, rate)
         get_policy(policy)
-        if slot <= 0 or retries < 0 or depth < 0:
-            raise ValueError("slot must be > 0, retries and depth ≥ 0")
+        for key, value, least in (("slot", slot, 1), ("retries", retries, 0),
+                                  ("depth", depth, 0)):
+            if value < least:
+                raise ConfigError(f"{key}={value}: must be ≥ {least}", field=key)
         if last_resort not in LAST_RESORTS:
             raise ValueError(f"last_resort must be one of {', '.join(LAST_RESORTS)}, "
                              f"got '{last_resort}'")

@@ -23,6 +23,7 @@ from dispatchlab.engine.capacity import read_variation_rows
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 from dispatchlab.params import Attributes
+from dispatchlab.seeds import check_seed
 from dispatchlab.workload.vc_authors import (
     AuthorsJobs,
     authors_quantiles,
@@ -75,6 +76,8 @@ class AuthorsVC(BaseDispatcher):
         if strategy not in STRATEGIES:
             raise ConfigError(f"unknown variable-capacity strategy '{strategy}' (known: "
                               f"{', '.join(STRATEGIES)})", field="vc")
+        if clock_seed is not None:
+            check_seed(clock_seed, "clock_seed")
         if safe < 0 or neighbourhood < 0:
             name, value = ("safe", safe) if safe < 0 else ("neighbourhood", neighbourhood)
             raise ConfigError(f"{name}={value}: must be ≥ 0", field=name)

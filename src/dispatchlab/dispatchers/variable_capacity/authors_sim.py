@@ -49,6 +49,7 @@ from dispatchlab.engine.compiled.slot_availability_ops import shift_in
 from dispatchlab.engine.kernels import COMPILED
 from dispatchlab.errors import ConfigError
 from dispatchlab.numba_loader import compiled
+from dispatchlab.seeds import check_seed
 
 #: strategy name → (target strategy?, packed targets?, accept only a start now first?,
 #: first fit's maxDist: 1 = the machine order shuffled)
@@ -99,6 +100,9 @@ class AuthorsSetup:
             raise ConfigError("need machines ≥ 1, cores ≥ 1, window > 0 and "
                               "neighbourhood ≥ 0", field="window")
         check_safe(self.safe, self.machines, STRATEGIES[self.strategy][0])
+        check_seed(self.seed)
+        if self.clock_seed is not None:
+            check_seed(self.clock_seed, "clock_seed")
         if not 0 <= self.util_low <= self.util_high <= 1:
             raise ConfigError(f"need 0 ≤ util_low ≤ util_high ≤ 1, got util_low="
                               f"{self.util_low}, util_high={self.util_high}",
