@@ -201,3 +201,13 @@ def test_out_of_range_family_parameters_are_named(spec: str, field: str) -> None
     with pytest.raises(ConfigError) as err:
         get_dispatcher(spec)
     assert err.value.field == field and f"{field}=" in str(err.value)
+
+
+@pytest.mark.parametrize("extra", [["--power-cap", "500"], ["--cooling", "air"],
+                                   ["--no-walltime-kill"], ["--on-abort", "fail"]])
+def test_authors_semantics_refuses_the_engine_options(vc_files: tuple[Path, Path],
+                                                      extra: list[str]) -> None:
+    # --power-cap 500 was ignored: the run printed its figures without any cap
+    _fails(["simulate", "-w", str(vc_files[0]), "-p", "nodes=8,cores=16", "-d",
+            "vc=target-asap,semantics=authors,safe=4", "--scenario", str(vc_files[1]),
+            "--window-start", "0", "--window", "2000", *extra], f"drop {extra[0]}")

@@ -35,6 +35,19 @@ def machine_size(platform: str | None) -> tuple[int, int]:
     return plat.n_nodes, int(cores[0])
 
 
+def refuse_engine_options(given: dict[str, bool]) -> None:
+    """The authors' simulation has no power cap, power model, cooling or pricing, aborts
+    and requeues as simu.cc does and reads its variation file from the window start: an
+    engine option given (``True`` in ``given``, by flag) is refused before the run rather
+    than ignored."""
+    flags = [flag for flag, used in given.items() if used]
+    if flags:
+        raise ConfigError(f"vc=…,semantics=authors runs the authors' simulator, which has no "
+                          f"power cap, power or cooling model and no engine options: drop "
+                          f"{', '.join(flags)}",
+                          field=flags[0])
+
+
 def run_authors(disp: AuthorsVC, workload: str, platform: str | None,
                 scenario: list[str] | None, window_start: int | None, window: int | None,
                 metrics_window: str | None, seed: int, as_json: bool) -> None:
