@@ -242,3 +242,18 @@ def test_dardis_profile_on_a_capacity_walk() -> None:
     assert code == 0, out
     got = json.loads(out)
     assert got["jobs_run"] == 200 and got["dispatcher_stats"]["held_for_nodes"] >= 1
+
+
+def test_dispatchers_family_names_the_families_and_the_readme_topics() -> None:
+    # `--family power` (the README's "power capping" row) was an unknown family: the error
+    # now lists the families and the presets named like it, and the README says which
+    # family builds each topic's presets
+    out = _fails(["dispatchers", "--family", "power"], "rule-based", "variable-capacity",
+                 "prb-power")
+    assert "easy-power" in out
+    code, out = _invoke(["dispatchers", "--family", "Variable_Capacity"])
+    assert code == 0 and "target-asap" in out
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    from dispatchlab.dispatchers.registry import families
+    for fam in families():
+        assert f"`{fam.name}`" in readme, fam.name
