@@ -92,6 +92,9 @@ def simulate(
                       power_cap=power_cap,
                       max_units=int(workload.units.max()) if workload.n_jobs else 1)
     cool = None
+    from dispatchlab.energy.profit import check_it_power
+
+    check_it_power(it_power)
     if cooling is None and (temperature is not None or prices is not None):
         given = "temperature" if temperature is not None else "prices"
         raise ConfigError(f"{given} is used only to price the run with a cooling model: "

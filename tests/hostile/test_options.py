@@ -257,3 +257,26 @@ def test_dispatchers_family_names_the_families_and_the_readme_topics() -> None:
     from dispatchlab.dispatchers.registry import families
     for fam in families():
         assert f"`{fam.name}`" in readme, fam.name
+
+
+# ---- pricing inputs -------------------------------------------------------------------------
+
+PRICED = ["simulate", "-w", KTH, "--limit", "20", "-p", "nodes=100,cores=1", "--cooling", "air"]
+
+
+@pytest.mark.parametrize(("extra", "field"), [
+    (["--prices", "nope"], "prices"), (["--prices", "-1,2"], "prices"),
+    (["--temperature", "/nonexistent/t.csv"], "temperature"),
+])
+def test_pricing_errors_name_their_input(extra: list[str], field: str) -> None:
+    # --prices errors said field 'cooling'; a --temperature file's said field 'scenario'
+    temp = [] if field == "temperature" else [
+        "--temperature", "gen:temperature:season=summer,days=3"]
+    out = _fails([*PRICED, *temp, *extra], f"field '{field}'")
+    assert "field 'cooling'" not in out and "field 'scenario'" not in out
+
+
+def test_it_power_is_checked_without_cooling() -> None:
+    # --it-power nope ran without --cooling (the value was never read)
+    _fails(["simulate", "-w", KTH, "--limit", "20", "-p", "nodes=100,cores=1",
+            "--it-power", "nope"], "it_power", "nope", "auto")
