@@ -280,3 +280,18 @@ def test_it_power_is_checked_without_cooling() -> None:
     # --it-power nope ran without --cooling (the value was never read)
     _fails(["simulate", "-w", KTH, "--limit", "20", "-p", "nodes=100,cores=1",
             "--it-power", "nope"], "it_power", "nope", "auto")
+
+
+@pytest.mark.parametrize(("extra", "flag"), [
+    ([], "--watts-per-core"), (["--watts-per-core", "-1"], "--watts-per-core"),
+    (["--watts-per-core", "3", "--runs", "0"], "--runs"),
+    (["--watts-per-core", "3", "--time", "-1"], "--time"),
+    (["--watts-per-core", "3", "--cp-det-time", "0"], "--cp-det-time"),
+    (["--watts-per-core", "3", "--prices", "nope"], "--prices"),
+])
+def test_plan_speaks_in_its_flags(extra: list[str], flag: str) -> None:
+    # "give watts_per_core for such jobs" / field 'watts_per_core' while the flag is
+    # --watts-per-core (and field 'runs', 'time', 'cp_det_time', 'prices' likewise)
+    out = _fails(["plan", "-w", KTH, "--limit", "20", "-p", "nodes=100,cores=1", *extra],
+                 flag)
+    assert "watts_per_core" not in out and "cp_det_time" not in out
