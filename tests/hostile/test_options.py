@@ -295,3 +295,26 @@ def test_plan_speaks_in_its_flags(extra: list[str], flag: str) -> None:
     out = _fails(["plan", "-w", KTH, "--limit", "20", "-p", "nodes=100,cores=1", *extra],
                  flag)
     assert "watts_per_core" not in out and "cp_det_time" not in out
+
+
+def test_jobs_left_queued_come_with_their_cause() -> None:
+    # "left 208 job(s) queued on an idle machine with no pending event" said no why
+    from dispatchlab import simulate
+    from dispatchlab.engine.scenario import Change, Scenario
+    from dispatchlab.errors import DispatchlabError
+    from dispatchlab.workload.workload import Workload
+
+    wl = Workload.from_columns(submit=[10, 20], runtime=[50, 30], walltime=[60, 40],
+                               units=[4, 1], req={"cores": [1, 1]})
+    gone = Scenario([Change(5, "alive_nodes", 2)])  # two of the four nodes never come back
+    with pytest.raises(DispatchlabError) as err:
+        simulate(wl, "nodes=4,cores=1", "fifo", scenario=gone, loop="general")
+    text = str(err.value)
+    assert "left 2 job(s)" in text
+    assert "1 need more than the 2 alive nodes hold (e.g. job 1: 4 units of [1]" in text
+    assert "1 fit the alive nodes, yet the dispatcher started none of them (e.g. job 2)" \
+        in text
+    with pytest.raises(DispatchlabError) as err:
+        simulate(wl, "nodes=4,cores=1", "easy", scenario=gone, loop="general")
+    assert "left 1 job(s)" in str(err.value) and "e.g. job 1: 4 units" in str(err.value)
+    assert "fit the alive nodes" not in str(err.value)

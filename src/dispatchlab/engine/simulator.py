@@ -32,6 +32,7 @@ from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.scenario import Scenario
 from dispatchlab.engine.settings import DEFAULTS, EngineSettings
 from dispatchlab.engine.state import Budget, Oracle, SystemView
+from dispatchlab.engine.stuck_cause import stuck_cause
 from dispatchlab.engine.work import WorkModel
 from dispatchlab.errors import ConfigError, DispatchlabError, InfeasibleJob
 from dispatchlab.platform.platform import Platform, units_fitting
@@ -403,7 +404,7 @@ class Simulator:
             raise DispatchlabError(
                 f"dispatcher '{self.dispatcher.name}' left {len(self.view.queue)} job(s) "
                 f"queued on an idle machine with no pending event (first job ids: "
-                f"{[self.jid(j) for j in stuck]}){self._power_hint()}")
+                f"{[self.jid(j) for j in stuck]}){stuck_cause(self)}")
         t = heap[0][0]
         if not self.view.running:  # queued jobs only: a stuck dispatcher is caught
             if self.idle_since < 0:
@@ -413,7 +414,7 @@ class Simulator:
                 raise DispatchlabError(
                     f"dispatcher '{self.dispatcher.name}' left {len(self.view.queue)} job(s) "
                     f"queued on an idle machine for over {_IDLE_LIMIT // 86400} days of "
-                    f"timers (first job ids: {[self.jid(j) for j in stuck]})")
+                    f"timers (first job ids: {[self.jid(j) for j in stuck]}){stuck_cause(self)}")
         else:
             self.idle_since = -1
         return t
