@@ -318,3 +318,22 @@ def test_jobs_left_queued_come_with_their_cause() -> None:
         simulate(wl, "nodes=4,cores=1", "easy", scenario=gone, loop="general")
     assert "left 1 job(s)" in str(err.value) and "e.g. job 1: 4 units" in str(err.value)
     assert "fit the alive nodes" not in str(err.value)
+
+
+@pytest.mark.parametrize(("spec", "accepted"), [
+    ("order=fifo,select=easy,bogus=1", "accepted: preset, order, select, alloc, depth"),
+    ("preset=easy,bogus=1", "accepted: preset, order"),
+    ("offline=heuristic,bogus=1", "known: offline, chunk"),
+    ("plan=p.parquet,bogus=1", "plan= and compress="),
+    ("cp=hcp3,bogus=1", "known: "), ("dardis=dardis-profile,bogus=1", "known: "),
+    ("vc=target-asap,semantics=authors,bogus=1", "known: quantiles, safe"),
+    ("bogus=1", "cp (cp); dec (dec); dardis (dardis); vc (variable-capacity)"),
+])
+def test_an_unknown_dispatcher_key_is_singled_out(spec: str, accepted: str) -> None:
+    # "-d order=fifo,select=easy,bogus=1": "no dispatcher family accepts the keys order,
+    # select, bogus"; offline/plan specs said field 'dispatcher'
+    with pytest.raises(ConfigError) as err:
+        get_dispatcher(spec)
+    assert err.value.field == "bogus" and "bogus" in str(err.value)
+    assert accepted in str(err.value)
+    assert "order, select, bogus" not in str(err.value)
