@@ -204,7 +204,8 @@ def test_out_of_range_family_parameters_are_named(spec: str, field: str) -> None
 
 
 @pytest.mark.parametrize("extra", [["--power-cap", "500"], ["--cooling", "air"],
-                                   ["--no-walltime-kill"], ["--on-abort", "fail"]])
+                                   ["--no-walltime-kill"], ["--on-abort", "fail"],
+                                   ["--limit", "5"]])
 def test_authors_semantics_refuses_the_engine_options(vc_files: tuple[Path, Path],
                                                       extra: list[str]) -> None:
     # --power-cap 500 was ignored: the run printed its figures without any cap

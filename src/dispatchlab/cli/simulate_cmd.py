@@ -135,7 +135,7 @@ def simulate_command(
             "--no-idle-power": not idle_power, "--on-over-cap": on_over_cap != "wait",
             "--on-abort": on_abort != "requeue", "--no-walltime-kill": not walltime_kill,
             "--reject-infeasible": reject_infeasible, "--loop": loop != "auto",
-            "--scenario-start": scenario_start is not None})
+            "--scenario-start": scenario_start is not None, **load.changed_flags()})
         run_authors(get_dispatcher(dispatcher), workload, platform,  # type: ignore[arg-type]
                     scenario, window_start, window, metrics_window, seed, as_json)
         return

@@ -37,13 +37,14 @@ def machine_size(platform: str | None) -> tuple[int, int]:
 
 def refuse_engine_options(given: dict[str, bool]) -> None:
     """The authors' simulation has no power cap, power model, cooling or pricing, aborts
-    and requeues as simu.cc does and reads its variation file from the window start: an
-    engine option given (``True`` in ``given``, by flag) is refused before the run rather
-    than ignored."""
+    and requeues as simu.cc does, reads its variation file from the window start and its
+    job file whole: an engine or reader option given (``True`` in ``given``, by flag) is
+    refused before the run rather than ignored."""
     flags = [flag for flag, used in given.items() if used]
     if flags:
-        raise ConfigError(f"vc=…,semantics=authors runs the authors' simulator, which has no "
-                          f"power cap, power or cooling model and no engine options: drop "
+        raise ConfigError(f"vc=…,semantics=authors runs the authors' simulator on their "
+                          "files, which has no power cap, power or cooling model, engine "
+                          f"options or reader options (it reads the job file whole): drop "
                           f"{', '.join(flags)}",
                           field=flags[0])
 
