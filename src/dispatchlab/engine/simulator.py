@@ -351,22 +351,6 @@ class Simulator:
                              "on_over_cap": self.on_over_cap}
         return info
 
-    def _power_hint(self) -> str:
-        """Why a capped machine may be stuck: the cap against what it draws idle."""
-        view = self.view
-        if not view.alive.any():
-            return ("; no node is alive: the scenario took every node away and brings none "
-                    "back")
-        b = view.budget
-        if b is None:
-            return ""
-        idle = self.count_idle and self.platform.power_table is not None
-        return (f"; the power cap of {b.cap:.6g} W leaves {b.cap - b.used:.6g} W over what "
-                f"the machine draws now ({b.used:.6g} W"
-                + (", idle nodes included), maybe too little for these jobs: raise the cap, "
-                   "switch idle nodes off, or do not count idle power" if idle else
-                   "), maybe too little for these jobs: raise the cap"))
-
     def _fixed_cap(self) -> bool:
         """A fixed power cap, no scenario, jobs drawing through the platform's node model or
         the workload's power column."""

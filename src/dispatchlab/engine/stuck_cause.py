@@ -50,8 +50,22 @@ def stuck_cause(sim: Simulator) -> str:
                       f"{sim.jid(j)}: {why})")
     if fit:
         j = fit[0]
-        power = sim._power_hint()
+        power = power_hint(sim)
         causes.append(f"{len(fit)} fit the alive nodes" + (
             f" but not the power budget (e.g. job {sim.jid(j)}){power}" if power else
             f", yet the dispatcher started none of them (e.g. job {sim.jid(j)})"))
     return "; " + "; ".join(causes)
+
+
+def power_hint(sim: Simulator) -> str:
+    """Why a capped machine may be stuck: the cap against what it draws idle ("" without a
+    power budget)."""
+    b = sim.view.budget
+    if b is None:
+        return ""
+    idle = sim.count_idle and sim.platform.power_table is not None
+    return (f"; the power cap of {b.cap:.6g} W leaves {b.cap - b.used:.6g} W over what "
+            f"the machine draws now ({b.used:.6g} W"
+            + (", idle nodes included), maybe too little for these jobs: raise the cap, "
+               "switch idle nodes off, or do not count idle power" if idle else
+               "), maybe too little for these jobs: raise the cap"))
