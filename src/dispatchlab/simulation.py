@@ -22,6 +22,7 @@ from dispatchlab.metrics.results import Results
 from dispatchlab.metrics.rules_audit import audit_rules
 from dispatchlab.platform.platform import Platform
 from dispatchlab.platform.resolve import resolve_platform
+from dispatchlab.seeds import check_seed
 from dispatchlab.workload.workload import Workload
 
 
@@ -76,6 +77,7 @@ def simulate(
     malleable family gets the paper's ``malleable`` entry (cost, mean stretch, normalised
     power).
     """
+    check_seed(seed)
     if not isinstance(workload, Workload):
         from dispatchlab.workload.load import load_workload
 
@@ -90,6 +92,9 @@ def simulate(
                       power_cap=power_cap,
                       max_units=int(workload.units.max()) if workload.n_jobs else 1)
     cool = None
+    from dispatchlab.energy.profit import check_it_power
+
+    check_it_power(it_power)
     if cooling is None and (temperature is not None or prices is not None):
         given = "temperature" if temperature is not None else "prices"
         raise ConfigError(f"{given} is used only to price the run with a cooling model: "

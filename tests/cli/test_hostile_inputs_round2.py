@@ -103,7 +103,7 @@ def test_04_desired_utilization_of_an_unknown_resource(tmp_path: Path) -> None:
 
 def test_05_negative_watts_per_core_in_plan() -> None:
     _fails(["plan", "-w", "gen:eurora-like:jobs=20", "-p", "eurora", "--search",
-            "heuristic", "--watts-per-core", "-1"], "watts_per_core", "≥ 0")
+            "heuristic", "--watts-per-core", "-1"], "--watts-per-core", "≥ 0")
 
 
 def test_06_a_job_power_file_that_matches_no_job(tmp_path: Path) -> None:
@@ -157,7 +157,7 @@ def test_11_cooling_inputs_out_of_range_are_refused_before_the_run(tmp_path: Pat
             "air:scaled", "--it-power", "jobs", "--temperature", TEMP], "have none")
     plan = ["plan", "-w", "gen:eurora-like:jobs=20", "-p", "eurora", "--search", "heuristic"]
     _fails([*plan, "--watts-per-core", "5", "--temperature", str(hot)], "500 °C")
-    _fails([*plan, "--watts-per-core", "nan"], "watts_per_core")
+    _fails([*plan, "--watts-per-core", "nan"], "--watts-per-core")
 
 
 def test_12_files_that_are_not_text(tmp_path: Path) -> None:

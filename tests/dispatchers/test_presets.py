@@ -70,7 +70,7 @@ def test_preset_with_one_part_changed() -> None:
         ("select=strict,depth=4", "has no depth"),
         ("estimate=psychic", "unknown duration estimate 'psychic'"),
         ("preset=nope", "unknown preset 'nope'"),
-        ("ordr=sjf", "no dispatcher family accepts the keys ordr"),
+        ("ordr=sjf", r"no dispatcher family has the key\(s\) ordr \(did you mean 'order'"),
         ("eazy", "unknown dispatcher 'eazy'"),
     ],
 )

@@ -43,8 +43,10 @@ def test_earliest_start_is_the_definitions(seed: int, nodes: int, used_end: int,
     taken = rng.integers(0, 5, size=(2, nodes, used_end))
     free[:, :, :used_end] -= np.minimum(taken, cap[:, :, None] + (1 if overfull else 0))
     req = np.array([int(rng.integers(1, 3)), int(rng.integers(0, 2))])
-    if (units * req > cap.sum(axis=1)).any():
-        units = max(1, int(min(cap.sum(axis=1)[req > 0] // req[req > 0])))
+    # the job fits the empty machine node by node (the pool's total is not enough: 4 units
+    # of 2 cores fit 8 cores in all, not nodes of 5 and 3 cores)
+    per_node = (cap[req > 0] // req[req > 0, None]).min(axis=0)
+    units = min(units, max(1, int(per_node.sum())))
     pool = free.sum(axis=1)
     want_t, want_room = _definition(free, used_end, release, slots, units, req)
     got_t, got_room = earliest_start(free, pool, used_end, release, slots, units, req, chunk)

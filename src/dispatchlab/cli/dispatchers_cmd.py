@@ -14,6 +14,7 @@ from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
 
 if TYPE_CHECKING:
+    from dispatchlab.dispatchers.family import Entry
     from dispatchlab.engine.capabilities import Capabilities
 
 
@@ -36,9 +37,9 @@ def dispatchers_command(
     entries = list(presets().values())
     families = sorted({e.family for e in entries})
     if family is not None:
+        family = family.strip().lower().replace("_", "-")
         if family not in families:
-            raise ConfigError(f"--family: unknown family '{family}' (known: "
-                              f"{', '.join(families)})", field="family")
+            raise ConfigError(unknown_family(family, families, entries), field="--family")
         entries = [e for e in entries if e.family == family]
     caps = {e.name: preset_capabilities(e) for e in entries}
     if as_json:
@@ -66,6 +67,20 @@ def dispatchers_command(
                "which nodes leave,\nx runs in its own simulator, not the engine "
                "(docs/composition.md).\nAny preset can be changed with a key=value spec: see "
                "docs/dispatchers.md.")
+
+
+def unknown_family(word: str, families: list[str], entries: list[Entry]) -> str:
+    """The error for ``--family WORD``: the families, and the presets whose name holds the
+    word (the README groups presets by topic, ``power capping``, while a family is what
+    builds them: ``prb-power`` is ``rule-based``)."""
+    hits: dict[str, list[str]] = {}
+    for e in entries:
+        if word and word in e.name:
+            hits.setdefault(e.family, []).append(e.name)
+    hint = "; ".join(f"{', '.join(names[:6])}{', …' if len(names) > 6 else ''} in family "
+                     f"{fam}" for fam, names in hits.items())
+    return (f"unknown family '{word}' (known: {', '.join(families)})"
+            + (f"; presets matching '{word}': {hint}" if hint else ""))
 
 
 #: The compact column: one letter per capability field, in this order.

@@ -10,6 +10,7 @@ command naming those it cannot honour (refused with one line before anything run
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Mapping
@@ -101,6 +102,12 @@ class LoadOptions:
     keep_invalid: bool = False
     skip_bad_lines: bool = False
     eurora_units: str = "requested"
+
+    def changed_flags(self) -> dict[str, bool]:
+        """``--flag`` → whether it differs from its default (for the runs that read their
+        input themselves and must refuse reader options rather than ignore them)."""
+        return {f"--{f.name.replace('_', '-')}": getattr(self, f.name) != f.default
+                for f in dataclasses.fields(self)}
 
     def reader_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`dispatchlab.workload.load.load_workload`."""

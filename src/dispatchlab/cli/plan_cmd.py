@@ -10,7 +10,7 @@ import numpy as np
 import typer
 
 from dispatchlab.cli.app import app
-from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.errors import flag_fields, friendly_errors
 from dispatchlab.cli.options import (
     FormatOpt,
     JsonOpt,
@@ -26,6 +26,7 @@ from dispatchlab.errors import ConfigError
 
 @app.command("plan")
 @friendly_errors
+@flag_fields
 def plan_command(
     workload: WorkloadOpt,
     platform: PlatformOpt = None,
@@ -104,7 +105,7 @@ def plan_command(
     setup = cooling_setup(cooling.partition(":")[0], temperature, prices, scenario=tariff)
     table = setup.table
     inst = from_workload(wl, plat, duration=duration, step=step,
-                         watts_per_core=watts_per_core)
+                         watts_per_core=watts_per_core, watts_name="--watts-per-core")
     try:
         for t in sorted(set(setup.temp_values)):  # before planning, not after
             table.row_of(t)

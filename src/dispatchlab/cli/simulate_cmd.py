@@ -72,11 +72,19 @@ def simulate_command(
     scenario, window_start, window = run.scenario, run.window_start, run.window
     schedule_format, progress = run.schedule_format, run.progress
     if "semantics=authors" in dispatcher.replace(" ", ""):  # its own simulation and files
-        from dispatchlab.cli.vc_authors import run_authors
+        from dispatchlab.cli.vc_authors import refuse_engine_options, run_authors
 
         if out is not None or schedule_format:
             raise ConfigError("vc=…,semantics=authors prints its figures (--json for all "
                               "of them); it writes no results folder", field="--out")
+        refuse_engine_options({
+            "--power-cap": power_cap is not None, "--job-power": job_power is not None,
+            "--cooling": cooling is not None, "--temperature": temperature is not None,
+            "--prices": prices is not None, "--it-power": it_power != "auto",
+            "--no-idle-power": not idle_power, "--on-over-cap": on_over_cap != "wait",
+            "--on-abort": on_abort != "requeue", "--no-walltime-kill": not walltime_kill,
+            "--reject-infeasible": reject_infeasible, "--loop": loop != "auto",
+            "--scenario-start": scenario_start is not None, **load.changed_flags()})
         run_authors(get_dispatcher(dispatcher), workload, platform,  # type: ignore[arg-type]
                     scenario, window_start, window, run.metrics_window, seed, as_json)
         return

@@ -35,6 +35,20 @@ def machine_size(platform: str | None) -> tuple[int, int]:
     return plat.n_nodes, int(cores[0])
 
 
+def refuse_engine_options(given: dict[str, bool]) -> None:
+    """The authors' simulation has no power cap, power model, cooling or pricing, aborts
+    and requeues as simu.cc does, reads its variation file from the window start and its
+    job file whole: an engine or reader option given (``True`` in ``given``, by flag) is
+    refused before the run rather than ignored."""
+    flags = [flag for flag, used in given.items() if used]
+    if flags:
+        raise ConfigError(f"vc=…,semantics=authors runs the authors' simulator on their "
+                          "files, which has no power cap, power or cooling model, engine "
+                          f"options or reader options (it reads the job file whole): drop "
+                          f"{', '.join(flags)}",
+                          field=flags[0])
+
+
 def run_authors(disp: AuthorsVC, workload: str, platform: str | None,
                 scenario: list[str] | None, window_start: int | None, window: int | None,
                 metrics_window: str | None, seed: int, as_json: bool) -> None:

@@ -52,13 +52,16 @@ def preset(name: str, factory: Factory, description: str, *, family: str = "",
 @dataclass(frozen=True)
 class Family:
     """One family: ``presets`` lists its presets (called once, when the catalogue is first
-    read), ``parse_spec`` and ``canonical_spec`` handle its ``key=value`` specs."""
+    read), ``parse_spec`` and ``canonical_spec`` handle its ``key=value`` specs.
+    ``spec_keys``: the keys that make a spec this family's (``cp``; every key of a
+    rule-based spec), named when a spec no family accepts has unknown keys."""
 
     name: str
     summary: str
     presets: Callable[[], Sequence[Entry]]
     parse_spec: SpecParser | None = None
     canonical_spec: Canonicalizer | None = None
+    spec_keys: tuple[str, ...] = ()
 
     def entries(self) -> list[Entry]:
         """The family's presets, each marked with the family's name."""

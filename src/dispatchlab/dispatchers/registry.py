@@ -103,9 +103,25 @@ def _parse_spec_fields(spec: str) -> Dispatcher:
         disp = parser(fields)
         if disp is not None:
             return disp
-    raise ConfigError(
-        f"no dispatcher family accepts the keys {', '.join(fields)} in '{spec}'", field="dispatcher"
-    )
+    raise unknown_keys_error(spec, list(fields))
+
+
+def unknown_keys_error(spec: str, keys: list[str]) -> ConfigError:
+    """A spec no family accepts: when keys of one family are there, the others are
+    unknown to it (named, with the keys it takes); else the keys that name each family."""
+    for fam in _FAMILIES:
+        if fam.spec_keys and set(keys) & set(fam.spec_keys):
+            bad = [k for k in keys if k not in fam.spec_keys]
+            return ConfigError(f"unknown key(s) {', '.join(bad)} for a {fam.name} dispatcher in "
+                               f"'{spec}' (accepted: {', '.join(fam.spec_keys)})",
+                               field=bad[0] if bad else "dispatcher")
+    names = "; ".join(f"{'/'.join(f.spec_keys)} ({f.name})" for f in _FAMILIES if f.spec_keys)
+    known = [k for f in _FAMILIES for k in f.spec_keys]
+    close = [c for k in keys for c in difflib.get_close_matches(k, known, n=1, cutoff=0.7)]
+    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    return ConfigError(f"no dispatcher family has the key(s) {', '.join(keys)}{hint} in "
+                       f"'{spec}': a spec names its family by one of its keys: {names}",
+                       field=keys[0] if keys else "dispatcher")
 
 
 def register_canonicalizer(func: Canonicalizer) -> None:

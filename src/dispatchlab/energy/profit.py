@@ -83,7 +83,7 @@ class CoolingSetup:
             raise ValueError("cooling: temperature times must not decrease")
         if len(self.price_times) != len(self.price_values):
             raise ValueError("cooling: energy price times and values differ in number")
-        if self.it_power not in ("auto", "nodes", "jobs"):
+        if self.it_power not in IT_POWER:
             raise ValueError(f"cooling: it_power must be auto, nodes or jobs, "
                              f"got '{self.it_power}'")
 
@@ -293,15 +293,44 @@ def max_it_power(rec: Recorder, source: str) -> float:
 def cooling_setup(cooling: str | PueTable, temperature: object = None,
                   prices: Prices | str | None = None, it_power: str = "auto",
                   scenario: object = None) -> CoolingSetup:
-    """:func:`make_cooling_setup`, its errors as one-line :class:`ConfigError`."""
+    """:func:`make_cooling_setup`, its errors as one-line :class:`ConfigError` naming the
+    input at fault: ``prices``, ``it_power``, ``temperature`` (a scenario error of the
+    temperature argument) or ``cooling``."""
     from dispatchlab.errors import ConfigError, DispatchlabError
 
     try:
+        if isinstance(prices, str):
+            prices = parse_prices(prices)
+    except ValueError as exc:
+        raise ConfigError(str(exc), field="prices") from None
+    check_it_power(it_power)
+    try:
         return make_cooling_setup(cooling, temperature, prices, it_power, scenario)
+    except ConfigError as exc:
+        if temperature is None or exc.field != "scenario":
+            raise
+        where = (f"{exc.source}: " if exc.source else "") + f"field '{exc.field}': "
+        text = str(exc).removeprefix(where)
+        raise ConfigError(text, field="temperature",
+                          source=exc.source) from None
     except DispatchlabError:
         raise
     except ValueError as exc:
         raise ConfigError(str(exc), field="cooling") from None
+
+
+#: Where the IT power of the profit accounting comes from.
+IT_POWER = ("auto", "nodes", "jobs")
+
+
+def check_it_power(it_power: str) -> None:
+    """``it_power`` is one of :data:`IT_POWER` (checked whether or not a cooling model is
+    given, so that a typo is never silently unused)."""
+    from dispatchlab.errors import ConfigError
+
+    if it_power not in IT_POWER:
+        raise ConfigError(f"it_power must be {', '.join(IT_POWER)}, got '{it_power}'",
+                          field="it_power")
 
 
 def make_cooling_setup(cooling: str | PueTable, temperature: object = None,

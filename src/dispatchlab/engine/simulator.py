@@ -32,9 +32,11 @@ from dispatchlab.engine.recorder import Recorder
 from dispatchlab.engine.scenario import Scenario
 from dispatchlab.engine.settings import DEFAULTS, EngineSettings
 from dispatchlab.engine.state import Budget, Oracle, SystemView
+from dispatchlab.engine.stuck_cause import stuck_cause
 from dispatchlab.engine.work import WorkModel
 from dispatchlab.errors import ConfigError, DispatchlabError, InfeasibleJob
 from dispatchlab.platform.platform import Platform, units_fitting
+from dispatchlab.seeds import check_seed
 from dispatchlab.workload.workload import Workload
 
 _clock = time.perf_counter
@@ -89,7 +91,7 @@ class Simulator:
         self.platform = platform
         self.dispatcher = dispatcher
         self.caps = capabilities_of(dispatcher)  # what the engine reads of it (oracle, …)
-        self.seed = given["seed"]
+        self.seed = check_seed(given["seed"])
         self.on_infeasible = on_infeasible
         self.progress = given["progress"]
         self.scenario = given["scenario"] or None
@@ -349,22 +351,6 @@ class Simulator:
                              "on_over_cap": self.on_over_cap}
         return info
 
-    def _power_hint(self) -> str:
-        """Why a capped machine may be stuck: the cap against what it draws idle."""
-        view = self.view
-        if not view.alive.any():
-            return ("; no node is alive: the scenario took every node away and brings none "
-                    "back")
-        b = view.budget
-        if b is None:
-            return ""
-        idle = self.count_idle and self.platform.power_table is not None
-        return (f"; the power cap of {b.cap:.6g} W leaves {b.cap - b.used:.6g} W over what "
-                f"the machine draws now ({b.used:.6g} W"
-                + (", idle nodes included), maybe too little for these jobs: raise the cap, "
-                   "switch idle nodes off, or do not count idle power" if idle else
-                   "), maybe too little for these jobs: raise the cap"))
-
     def _fixed_cap(self) -> bool:
         """A fixed power cap, no scenario, jobs drawing through the platform's node model or
         the workload's power column."""
@@ -402,7 +388,7 @@ class Simulator:
             raise DispatchlabError(
                 f"dispatcher '{self.dispatcher.name}' left {len(self.view.queue)} job(s) "
                 f"queued on an idle machine with no pending event (first job ids: "
-                f"{[self.jid(j) for j in stuck]}){self._power_hint()}")
+                f"{[self.jid(j) for j in stuck]}){stuck_cause(self)}")
         t = heap[0][0]
         if not self.view.running:  # queued jobs only: a stuck dispatcher is caught
             if self.idle_since < 0:
@@ -412,7 +398,7 @@ class Simulator:
                 raise DispatchlabError(
                     f"dispatcher '{self.dispatcher.name}' left {len(self.view.queue)} job(s) "
                     f"queued on an idle machine for over {_IDLE_LIMIT // 86400} days of "
-                    f"timers (first job ids: {[self.jid(j) for j in stuck]})")
+                    f"timers (first job ids: {[self.jid(j) for j in stuck]}){stuck_cause(self)}")
         else:
             self.idle_since = -1
         return t

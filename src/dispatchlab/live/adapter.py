@@ -35,6 +35,7 @@ from dispatchlab.live.slurm_client import SlurmClient, SlurmCommandError
 from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
 from dispatchlab.live.synthetic_state import synthetic_docs
 from dispatchlab.live.twin import Twin, build_twin
+from dispatchlab.seeds import check_seed
 
 
 def live_dispatcher(spec: str) -> Dispatcher:
@@ -97,7 +98,7 @@ class SlurmAdapter:
         self.dry_run = dry_run
         self.hold_new = hold_new
         self.release_timeout = release_timeout
-        self.seed = seed
+        self.seed = check_seed(seed)
         self.log = log if log is not None else JsonLog()
         self.released: dict[int, float] = {}  # Slurm id → when this process released it
         self.cycles: list[Cycle] = []

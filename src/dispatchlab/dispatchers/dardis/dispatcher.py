@@ -21,6 +21,8 @@ with ``last_resort="nodes"``, from the earliest time at which enough nodes hold 
 reservation any more (each node's own last termination: the same certainty without
 queueing the job behind reservations on nodes it does not use; docs/dardis.md,
 "Makespan on Curie").
+A job needing more units than the usable nodes hold (nodes left) waits in the queue and
+runs the protocol when nodes change.
 Jobs start at their planned time; a job ending early frees its nodes' profiles from now
 on, and with ``backfill`` each freed node offers an earlier start, in ``[now, st)``, to
 the first ``depth`` jobs planned on it (thesis §5.3.3): a job moves only if all of its
@@ -64,7 +66,7 @@ from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
 from dispatchlab.engine.desired_utilization import desired_steps
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
-from dispatchlab.errors import DispatchlabError
+from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.platform.platform import units_fitting
 
 #: Where a job goes after its last retry window: after the machine's last planned
@@ -99,8 +101,10 @@ class Dardis(BaseDispatcher):
                  name: str | None = None) -> None:
         get_generator(generator, rate)
         get_policy(policy)
-        if slot <= 0 or retries < 0 or depth < 0:
-            raise ValueError("slot must be > 0, retries and depth ≥ 0")
+        for key, value, least in (("slot", slot, 1), ("retries", retries, 0),
+                                  ("depth", depth, 0)):
+            if value < least:
+                raise ConfigError(f"{key}={value}: must be ≥ {least}", field=key)
         if last_resort not in LAST_RESORTS:
             raise ValueError(f"last_resort must be one of {', '.join(LAST_RESORTS)}, "
                              f"got '{last_resort}'")
@@ -138,6 +142,7 @@ class Dardis(BaseDispatcher):
         self._running: dict[int, Reservation] = {}
         self._on_node: list[set[int]] = [set() for _ in range(plat.n_nodes)]
         self._heap: list[tuple[int, int, int]] = []
+        self._held: list[int] = []  # jobs more than the usable nodes can host, in order
         self._ends: list[tuple[int, int, int]] = []  # (−last slot, job, version)
         self._wakes: set[int] = set()
         self._version = 0
@@ -147,7 +152,7 @@ class Dardis(BaseDispatcher):
         self._job_sched = self._job_disp = 0.0
         self._stats = {"rounds": 0, "messages": 0, "soft_placements": 0, "retried_jobs": 0,
                        "after_last_termination": 0, "last_resort_at_est": 0,
-                       "backfill_rounds": 0,
+                       "backfill_rounds": 0, "held_for_nodes": 0,
                        "backfill_moves": 0, "start_conflicts": 0}
 
     def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
@@ -165,6 +170,11 @@ class Dardis(BaseDispatcher):
         out: list[Decision] = []
         if self.backfill and freed:
             self._backfill(view, freed, now, out)
+        if events.nodes and self._held:  # nodes came back (or left): try the held jobs
+            held, self._held = self._held, []
+            for j in held:
+                if j in view.queue and j not in self._planned:
+                    self._plan(view, j, now, out)
         for j in (*events.submitted, *events.requeued):
             self._plan(view, j, now, out)
         self._start_due(view, now, out)
@@ -206,9 +216,16 @@ class Dardis(BaseDispatcher):
             self._disp.append(self._job_disp)
 
     def _protocol(self, view: SystemView, j: int, now: int, out: list[Decision]) -> None:
+        alive = self._planning_nodes(view)
+        if int(np.where(alive, units_fitting(view.capacity, view.req[j]), 0).sum()) \
+                < self._units[j]:
+            # more units than the usable nodes hold (nodes left): no node manager can
+            # answer; the job waits, queued, and runs the protocol when nodes change
+            self._held.append(j)
+            self._stats["held_for_nodes"] += 1
+            return
         est, lst = self._window(view, j, now)
         length = lst - est
-        alive = self._planning_nodes(view)
         for attempt in range(self.retries + 1):
             if attempt == 1:
                 self._stats["retried_jobs"] += 1

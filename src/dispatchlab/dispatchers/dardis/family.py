@@ -7,4 +7,4 @@ from dispatchlab.dispatchers.family import Family
 
 FAMILY = Family("dardis", "distributed randomized dispatching that follows a desired "
                 "utilization profile (thesis ch. 5–7)", entries, parse_dardis_spec,
-                canonical_dardis_spec)
+                canonical_dardis_spec, ("dardis",))

@@ -63,6 +63,7 @@ from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 from dispatchlab.params import Attributes
+from dispatchlab.seeds import check_seed
 
 if TYPE_CHECKING:
     from dispatchlab.dispatchers.offline_plan.planner.heuristic import Schedule
@@ -119,7 +120,7 @@ class HybridDardis(DardisShutdown):
         #: for Delay-Search also its delay iterations (after a full Multi-Search)
         self.budget = (budget if budget is not None or planner != "delay"
                        else DEFAULT_DELAY_BUDGET)
-        self.seed = seed
+        self.seed = check_seed(seed)
 
     @property
     def reads_pricing(self) -> bool:

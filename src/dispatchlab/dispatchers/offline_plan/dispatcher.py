@@ -33,6 +33,7 @@ from dispatchlab.engine.decisions import Plan as PlanDecision
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.seeds import check_seed
 
 if TYPE_CHECKING:
     from dispatchlab.dispatchers.offline_plan.planner.plan import Plan
@@ -122,8 +123,9 @@ class OfflinePlanner(BaseDispatcher):
         if search not in SEARCHES:
             raise ConfigError(f"unknown search '{search}' (known: {', '.join(SEARCHES)})",
                               field="offline")
-        if chunk <= 0 or step <= 0 or delay <= 0:
-            raise ConfigError("chunk, step and delay must be > 0", field="offline")
+        for key, value in (("chunk", chunk), ("step", step), ("delay", delay)):
+            if value <= 0:
+                raise ConfigError(f"{key}={value}: must be > 0", field=key)
         from dispatchlab.dispatchers.offline_plan.planner.searches import Limits
 
         Limits(runs=runs, time_s=time_s, cp_det_time=cp_det_time)  # validates them
@@ -142,7 +144,7 @@ class OfflinePlanner(BaseDispatcher):
         self.delay = delay
         self.compress = compress
         self.watts_per_core = watts_per_core
-        self.seed = seed
+        self.seed = check_seed(seed)
         self.name = name or f"offline-{search}"
 
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:

@@ -56,7 +56,7 @@ def parse_spec(fields: dict[str, str]) -> Dispatcher | None:
         if not set(fields) <= {"plan", "compress"}:
             bad = sorted(set(fields) - {"plan", "compress"})
             raise ConfigError(f"plan replay takes plan= and compress=, not {', '.join(bad)}",
-                              field="dispatcher")
+                              field=bad[0])
         return PlanFileDispatcher(fields["plan"],
                                   convert_field("compress", fields.get("compress", "0"), bool))
     if "offline" not in fields:
@@ -64,7 +64,7 @@ def parse_spec(fields: dict[str, str]) -> Dispatcher | None:
     unknown = sorted(set(fields) - set(_PLANNER_KEYS))
     if unknown:
         raise ConfigError(f"offline planner: unknown key(s) {', '.join(unknown)} (known: "
-                          f"{', '.join(_PLANNER_KEYS)})", field="dispatcher")
+                          f"{', '.join(_PLANNER_KEYS)})", field=unknown[0])
     kwargs: dict[str, Any] = {}
     for key, raw in fields.items():
         arg = _PLANNER_KEYS[key]

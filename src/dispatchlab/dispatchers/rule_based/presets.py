@@ -99,7 +99,8 @@ PRESETS: dict[str, tuple[PolicySpec, str]] = {
     ),
 }
 
-_KEYS = ("preset", "order", "select", "alloc", "depth", "estimate")
+#: The keys of a rule-based spec.
+SPEC_KEYS = ("preset", "order", "select", "alloc", "depth", "estimate")
 
 
 def build_preset(name: str) -> Policy:
@@ -115,7 +116,7 @@ def entries() -> list[Entry]:
 
 def parse_spec(fields: dict[str, str]) -> Policy | None:
     """A dispatcher from ``key=value`` fields, or ``None`` when they are not ours."""
-    if not set(fields) <= set(_KEYS):
+    if not set(fields) <= set(SPEC_KEYS):
         return None
     spec = policy_spec(fields)
     base = fields.get("preset")
@@ -129,7 +130,7 @@ def canonical_spec(fields: dict[str, str]) -> str | None:
     fields describe a preset (``order=fifo,select=easy`` → ``easy``), else
     ``order=…,select=…,alloc=…`` plus ``depth``/``estimate`` when not the default;
     ``None`` when the fields are not ours."""
-    if not set(fields) <= set(_KEYS):
+    if not set(fields) <= set(SPEC_KEYS):
         return None
     spec = policy_spec(fields)
     for name, (parts, _) in PRESETS.items():

@@ -23,6 +23,7 @@ from dispatchlab.engine.capacity import read_variation_rows
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
 from dispatchlab.params import Attributes
+from dispatchlab.seeds import check_seed
 from dispatchlab.workload.vc_authors import (
     AuthorsJobs,
     authors_quantiles,
@@ -75,6 +76,17 @@ class AuthorsVC(BaseDispatcher):
         if strategy not in STRATEGIES:
             raise ConfigError(f"unknown variable-capacity strategy '{strategy}' (known: "
                               f"{', '.join(STRATEGIES)})", field="vc")
+        if clock_seed is not None:
+            check_seed(clock_seed, "clock_seed")
+        if safe < 0 or neighbourhood < 0:
+            name, value = ("safe", safe) if safe < 0 else ("neighbourhood", neighbourhood)
+            raise ConfigError(f"{name}={value}: must be ≥ 0", field=name)
+        for key, share in (("util_low", util_low), ("util_high", util_high)):
+            if not 0 <= share <= 1:
+                raise ConfigError(f"{key}={share}: must be within [0, 1]", field=key)
+        if util_low > util_high:
+            raise ConfigError(f"util_low={util_low} exceeds util_high={util_high}",
+                              field="util_low")
         self.strategy = strategy
         self.quantiles = quantiles
         self.safe = safe

@@ -206,6 +206,28 @@ def target_machine(perc: float, muse: int, packed: bool) -> int:
     return math.floor(perc * muse)
 
 
+def check_bounds(initial: int, var_m: IntArray, safe: int, algo: bool, n_machines: int,
+                 BP: IntArray) -> None:
+    """The machine indices the loop reaches are below the largest alive count and, for the
+    target strategies, ``safe`` (``M_use`` starts at ``(alive + safe) / 2``, grows up to the
+    alive count and shrinks down to ``safe``): the books must have that many rows and the
+    platform that many machines. The target strategies also need ``M_use ≥ 1`` (their
+    target is ``M_use − 1`` at most): one machine alive at all times and ``safe ≥ 1``."""
+    top = initial
+    low = initial
+    for k in range(len(var_m)):
+        top = max(top, var_m[k])
+        low = min(low, var_m[k])
+    # first fit never uses M_use; the books need one row at least
+    reach = max(top, safe if algo else 0, 1)
+    if low < 0 or safe < 0:
+        raise ValueError("authors' loop: a negative machine count or safe")
+    if reach > BP.shape[0] or reach > n_machines:
+        raise ValueError("authors' loop: machine indices reach past the books or platform")
+    if algo and (low < 1 or safe < 1):
+        raise ValueError("authors' loop: target strategies need M_use >= 1")
+
+
 def run_loop(rel: FloatArray, length: FloatArray, np_: IntArray, inifac: FloatArray,
              perc: FloatArray, EK: IntArray, EP: IntArray, QK: IntArray, QP: IntArray,
              TK: IntArray, TP: IntArray, var_t: FloatArray, var_m: IntArray, initial: int,
@@ -216,7 +238,11 @@ def run_loop(rel: FloatArray, length: FloatArray, np_: IntArray, inifac: FloatAr
              FS: FloatArray) -> None:
     """``simulate`` from its main loop to the cut; results in ``IS`` and ``FS``.
 
-    ``EK``/``EP`` hold the arrivals already (pushed in file order, as ``getAllJobs``)."""
+    ``EK``/``EP`` hold the arrivals already (pushed in file order, as ``getAllJobs``).
+    Raises ``ValueError`` before anything runs when an index the loop can reach (a machine
+    up to ``max(alive counts, safe)``, ``M_use − 1`` of the target strategies) is outside
+    the arrays it is given (:func:`check_bounds`)."""
+    check_bounds(initial, var_m, safe, algo, n_machines, BP)
     n = len(rel)
     status = np.zeros(n, np.int64)
     machine = np.full(n, -1, np.int64)

@@ -49,6 +49,7 @@ from dispatchlab.engine.compiled.slot_availability_ops import shift_in
 from dispatchlab.engine.kernels import COMPILED
 from dispatchlab.errors import ConfigError
 from dispatchlab.numba_loader import compiled
+from dispatchlab.seeds import check_seed
 
 #: strategy name → (target strategy?, packed targets?, accept only a start now first?,
 #: first fit's maxDist: 1 = the machine order shuffled)
@@ -98,10 +99,32 @@ class AuthorsSetup:
         if self.machines < 1 or self.cores < 1 or self.window <= 0 or self.neighbourhood < 0:
             raise ConfigError("need machines ≥ 1, cores ≥ 1, window > 0 and "
                               "neighbourhood ≥ 0", field="window")
+        check_safe(self.safe, self.machines, STRATEGIES[self.strategy][0])
+        check_seed(self.seed)
+        if self.clock_seed is not None:
+            check_seed(self.clock_seed, "clock_seed")
+        if not 0 <= self.util_low <= self.util_high <= 1:
+            raise ConfigError(f"need 0 ≤ util_low ≤ util_high ≤ 1, got util_low="
+                              f"{self.util_low}, util_high={self.util_high}",
+                              field="util_low")
         mf = self.metrics_from
         if mf is not None and not self.start <= mf < self.start + self.window:
             raise ConfigError(f"the metrics must start inside the window [{self.start}, "
                               f"{self.start + self.window}), got {mf}", field="metrics_from")
+
+
+def check_safe(safe: int, machines: int, target: bool) -> None:
+    """``safe`` is ``simu.cc``'s ``alwUse``, the machines that never leave (the slides' "half
+    the machines are safe", ``M_avg − M_ra``): at most the platform's machines (simu.cc has
+    no machine past them, and its ``M_use = (alive + safe) / 2`` would point there), and at
+    least 1 for the target strategies (``M_use`` shrinks down to ``safe``; at 0 their target
+    machine is −1). First fit does not use it."""
+    if safe < 0:
+        raise ConfigError(f"safe={safe}: must be ≥ 0", field="safe")
+    if target and not 1 <= safe <= machines:
+        raise ConfigError(f"safe={safe}: the machines that never leave must be within "
+                          f"[1, {machines}] (the platform has {machines} machines)",
+                          field="safe")
 
 
 @dataclass
@@ -236,6 +259,14 @@ def simulate_rows(names: list[str], release: list[float], length: list[float],
     if top > setup.machines:
         raise ConfigError(f"the variation file asks for {top} machines, the platform has "
                           f"{setup.machines}", field="machines")
+    if algo and (initial < 1 or any(m < 1 for _, m in variations)):
+        when = ("the start" if initial < 1 else
+                f"time {next(t for t, m in variations if m < 1)}")
+        raise ConfigError(f"{setup.strategy} needs one machine alive at least at all times "
+                          "(with none, simu.cc's target machine is −1); the variation file "
+                          f"has 0 at {when}", field="alive")
+    # M_use reaches max(alive, safe) − 1 (authors_loop.check_bounds)
+    rows = max(top, setup.safe if algo else 0, 1)
     start, end = float(setup.start), float(setup.start + setup.window)
     times = list(release) + list(length) + [float(t) for t, _ in variations] + [end]
     if any(x != int(x) for x in times) or max(times) * 5 + 5 >= (1 << 62) // MULT \
@@ -286,8 +317,8 @@ def simulate_rows(names: list[str], release: list[float], length: list[float],
             IS[NE] = cpp_heap.heap_push(EK, EP, int(IS[NE]),
                                         event_key(at[k], ARRIVAL, int(rel[k])), k)
         QK, QP, TK, TP = (np.zeros(n + 1, np.int64) for _ in range(4))
-        BP = np.zeros((top, cap_b), np.int64)
-        BT = np.zeros((top, cap_b), np.float64)
+        BP = np.zeros((rows, cap_b), np.int64)
+        BT = np.zeros((rows, cap_b), np.float64)
         SP = np.zeros(cap_b, np.int64)
         ST = np.zeros(cap_b, np.float64)
         try:

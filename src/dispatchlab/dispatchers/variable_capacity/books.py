@@ -43,7 +43,15 @@ def place_jobs(walltime: IntArray, submit: IntArray, cores: IntArray, share: Flo
                nbhd: int, pack: int, now: int, smax: float, out_node: IntArray,
                out_start: IntArray, first: int) -> tuple[int, float]:
     """Place jobs ``first …`` of the batch in order (see :mod:`..target`); returns how many
-    are done (fewer when an availability needs more room: grow and call again) and ``S⁺``."""
+    are done (fewer when an availability needs more room: grow and call again) and ``S⁺``.
+    Raises ``ValueError`` before anything when ranks, ``muse`` or ``pack`` would index
+    outside the books; a neighbourhood wider than ``muse`` adds no machine (cut there)."""
+    if muse > len(ranks) or pack < 1 or nbhd < 0:
+        raise ValueError("place_jobs: muse past the ranks, pack < 1 or neighbourhood < 0")
+    for q in range(len(ranks)):
+        if ranks[q] < 0 or ranks[q] >= len(N):
+            raise ValueError("place_jobs: a rank outside the books")
+    nbhd = min(nbhd, max(muse, 0))
     cap = T.shape[1]
     order = np.empty(2 * nbhd + 1, np.int64)
     fs = np.empty(2 * nbhd + 1, np.int64)

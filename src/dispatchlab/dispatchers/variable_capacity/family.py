@@ -6,4 +6,4 @@ from dispatchlab.dispatchers.variable_capacity.presets import entries
 
 FAMILY = Family("variable-capacity", "machines that come and go with the power supply "
                 "(Robert et al.); vc=NAME,semantics=authors runs the authors' simulator's "
-                "rules", entries, parse_vc_spec)
+                "rules", entries, parse_vc_spec, spec_keys=("vc",))

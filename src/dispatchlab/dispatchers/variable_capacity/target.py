@@ -73,6 +73,8 @@ class TargetVC(BaseDispatcher):
         if neighbourhood < 0 or pack < 1 or not 0 <= util_low <= util_high <= 1:
             raise ConfigError("need neighbourhood ≥ 0, pack ≥ 1 and 0 ≤ util_low ≤ "
                               "util_high ≤ 1", field="neighbourhood")
+        if safe is not None and safe < 0:
+            raise ConfigError(f"safe={safe}: must be ≥ 0", field="safe")
         self.mode = mode
         self.neighbourhood = neighbourhood
         self.safe = safe

@@ -16,6 +16,7 @@ from typing import Any
 
 from dispatchlab.errors import WorkloadError
 from dispatchlab.keyvalue import convert, split_key_values
+from dispatchlab.seeds import check_seed
 from dispatchlab.workload.workload import Workload
 
 #: Prefix that marks a generator spec where a workload path is expected.
@@ -115,6 +116,8 @@ def generate(spec: str, **overrides: Any) -> Workload:
     for key in overrides:
         check_known(key)
     kwargs.update(overrides)
+    if "seed" in kwargs:
+        check_seed(kwargs["seed"], error=WorkloadError)
     for key in ("jobs",):
         value = kwargs.get(key)
         if isinstance(value, int) and value > MAX_JOBS:  # (the generator checks >= 1)

@@ -114,6 +114,7 @@ def from_workload(
     step: int = 60,
     busy: Sequence[tuple[int, int, IntArray]] = (),
     watts_per_core: float | None = None,
+    watts_name: str = "watts_per_core",
 ) -> PlanInstance:
     """An instance of the workload's ``rows`` (default: all) on ``platform``.
 
@@ -121,14 +122,15 @@ def from_workload(
     offline study: durations from the logs). ``origin`` defaults to the first submission.
     A job's power (W, the whole job) is the workload's ``power`` column; a job without a
     figure gets ``watts_per_core`` × its cores, or is a :class:`ConfigError` naming it when
-    that is not given. A job larger than the empty machine is a :class:`ConfigError`."""
+    that is not given (``watts_name``: how the caller spells it, e.g. ``--watts-per-core``).
+    A job larger than the empty machine is a :class:`ConfigError`."""
     if duration not in DURATIONS:
         raise ConfigError(f"plan duration must be one of {DURATIONS}, got '{duration}'",
                           field="duration")
     if watts_per_core is not None and not (math.isfinite(watts_per_core)
                                            and watts_per_core >= 0):
         raise ConfigError(f"must be a finite number of W ≥ 0, got {watts_per_core}",
-                          field="watts_per_core")
+                          field=watts_name)
     idx = np.arange(workload.n_jobs) if rows is None else np.asarray(rows, dtype=np.int64)
     req = map_requests(workload, platform)[idx]
     dur = (workload.walltime if duration == "walltime" else workload.runtime)[idx]
@@ -142,7 +144,8 @@ def from_workload(
         if watts_per_core is None:
             j = int(idx[np.flatnonzero(missing)[0]])
             raise ConfigError(f"{workload.source}: job {int(workload.job_id[j])} has no power "
-                              "figure; give watts_per_core for such jobs", field="power")
+                              f"figure; give {watts_name} (W per core) for such jobs",
+                              field="power")
         cores = req[:, platform.resources.index(CORES)] * workload.units[idx]
         power[missing] = watts_per_core * cores[missing]
     ewt = np.array([q.ewt for q in workload.queues], dtype=np.int64)

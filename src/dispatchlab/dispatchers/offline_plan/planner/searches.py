@@ -49,6 +49,7 @@ from dispatchlab.dispatchers.offline_plan.planner.objective import (
 )
 from dispatchlab.dispatchers.offline_plan.planner.plan import Alloc, Plan
 from dispatchlab.errors import ConfigError
+from dispatchlab.seeds import check_seed
 
 SEARCHES = ("heuristic", "multi", "relax", "delay")
 
@@ -122,6 +123,7 @@ class Limits:
         if not self.cp_det_time > 0:
             raise ConfigError(f"CP deterministic time must be > 0, got {self.cp_det_time}",
                               field="cp_det_time")
+        check_seed(self.seed)
 
 
 @dataclass
