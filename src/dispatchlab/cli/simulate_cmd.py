@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from dispatchlab.cli.options import (
     RunOptions,
     SeedOpt,
     WorkloadOpt,
+    spelling,
     with_load_options,
     with_run_options,
 )
@@ -41,6 +43,10 @@ console = Console()
 
 #: The run options simulate cannot honour: none (it is their reference).
 SIMULATE_REFUSES: dict[str, str] = {}
+#: The run options the authors' own simulation reads (or, for the schedule files, refuses
+#: with its own message); any other one given is refused, never ignored.
+AUTHORS_READ_RUN_OPTIONS = frozenset({"scenario", "window_start", "window", "metrics_window",
+                                      "progress", "schedule_format"})
 
 @app.command("simulate")
 @friendly_errors
@@ -77,14 +83,12 @@ def simulate_command(
         if out is not None or schedule_format:
             raise ConfigError("vc=…,semantics=authors prints its figures (--json for all "
                               "of them); it writes no results folder", field="--out")
+        default, used = RunOptions(), AUTHORS_READ_RUN_OPTIONS
         refuse_engine_options({
-            "--power-cap": power_cap is not None, "--job-power": job_power is not None,
-            "--cooling": cooling is not None, "--temperature": temperature is not None,
-            "--prices": prices is not None, "--it-power": it_power != "auto",
-            "--no-idle-power": not idle_power, "--on-over-cap": on_over_cap != "wait",
-            "--on-abort": on_abort != "requeue", "--no-walltime-kill": not walltime_kill,
-            "--reject-infeasible": reject_infeasible, "--loop": loop != "auto",
-            "--scenario-start": scenario_start is not None, **load.changed_flags()})
+            **{spelling(f.name, getattr(run, f.name)):
+               getattr(run, f.name) != getattr(default, f.name)
+               for f in dataclasses.fields(run) if f.name not in used},
+            **load.changed_flags()})
         run_authors(get_dispatcher(dispatcher), workload, platform,  # type: ignore[arg-type]
                     scenario, window_start, window, run.metrics_window, seed, as_json)
         return
