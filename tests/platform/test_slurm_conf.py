@@ -9,7 +9,12 @@ import pytest
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.hostlist import expand_hostlist
 from dispatchlab.platform.resolve import resolve_platform
-from dispatchlab.platform.slurm_conf import parse_slurm_conf, parse_slurm_time
+from dispatchlab.platform.slurm_conf import (
+    SlurmConfWarning,
+    parse_slurm_conf,
+    parse_slurm_time,
+    read_slurm_conf,
+)
 
 CONF = """\
 # a small cluster
@@ -69,7 +74,8 @@ def test_nodes_partitions_and_settings():
 def test_platform_from_file(tmp_path: Path):
     path = tmp_path / "slurm.conf"
     path.write_text(CONF)
-    plat = resolve_platform(str(path))
+    with pytest.warns(SlurmConfWarning):
+        plat = resolve_platform(str(path))
     assert plat.node_names == ("n01", "n02", "n03", "big")
     assert plat.resources == ("cores", "mem")
     assert plat.capacity[:, 0].tolist() == [4, 4, 4, 16]
@@ -94,3 +100,10 @@ def test_unsupported_settings_name_file_line_and_key(line, where, key):
     with pytest.raises(ConfigError) as err:
         parse_slurm_conf(text, source="x.conf")
     assert str(err.value).startswith(f"{where}: field '{key}'")
+
+
+def test_settings_without_effect_are_listed_as_a_warning(tmp_path: Path):
+    path = tmp_path / "slurm.conf"
+    path.write_text(CONF)
+    with pytest.warns(SlurmConfWarning, match=r"ClusterName \(line 2\); NodeName nodehostname"):
+        read_slurm_conf(path)

@@ -31,6 +31,7 @@ that cannot change a simulated schedule (daemons, paths, logging, authentication
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -263,7 +264,19 @@ def read_slurm_conf(path: str | Path) -> SlurmConf:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read: {exc}", source=str(p)) from None
-    return parse_slurm_conf(text, source=str(p))
+    conf = parse_slurm_conf(text, source=str(p))
+    if conf.warnings:
+        warnings.warn(SlurmConfWarning(
+            f"{p}: {len(conf.warnings)} setting(s) cannot change a simulated schedule and "
+            f"are not used: " + "; ".join(w.split(": ", 1)[1].split(" does not")[0]
+                                          + f" (line {w.split(':')[-2]})"
+                                          for w in conf.warnings)), stacklevel=2)
+    return conf
+
+
+class SlurmConfWarning(UserWarning):
+    """Settings of a slurm.conf that were read and not used (they cannot change a
+    simulated schedule)."""
 
 
 def parse_slurm_conf(text: str, *, source: str = "slurm.conf") -> SlurmConf:

@@ -84,6 +84,7 @@ class SlurmDispatcher(BaseDispatcher):
         self._conf = (read_slurm_conf(conf) if conf
                       else parse_slurm_conf(_DEFAULTS_TEXT, source="(Slurm defaults)"))
         self._prio_settings = priority_settings(self._conf)
+        self._stats: dict[str, int] = {}
 
     # -- set-up -------------------------------------------------------------------------
     def reset(self, view: SystemView, rng: np.random.Generator) -> None:
@@ -150,12 +151,13 @@ class SlurmDispatcher(BaseDispatcher):
         self._queue = view.jobs.ints("queue")
         self._units = view.jobs.ints("units")
         self._wall = view.jobs.ints("walltime")
-        self.stats = {"main_starts": 0, "backfill_starts": 0, "backfill_passes": 0,
+        self._stats = {"main_starts": 0, "backfill_starts": 0, "backfill_passes": 0,
                       "reservations": 0}
 
     def run_stats(self) -> dict[str, Any]:
-        """Starts by the main scheduler and by backfill, passes, reservations made."""
-        return dict(self.stats)
+        """Starts by the main scheduler and by backfill, passes, reservations made, and
+        the slurm.conf settings read and not used (they cannot change the schedule)."""
+        return {**self._stats, "settings_not_used": list(self._conf.warnings)}
 
     # -- per-job facts ------------------------------------------------------------------
     def _cpus(self, view: SystemView, job: int) -> int:
@@ -295,12 +297,12 @@ class SlurmDispatcher(BaseDispatcher):
                 blocked |= self._part_mask[part]
                 continue
             self._take(view, free, job, placed, started)
-            self.stats["main_starts"] += 1
+            self._stats["main_starts"] += 1
 
     def _backfill_pass(self, view: SystemView, free: IntArray,
                        started: dict[int, Any]) -> dict[int, int]:
         """``_attempt_backfill`` (module doc); returns the planned starts."""
-        self.stats["backfill_passes"] += 1
+        self._stats["backfill_passes"] += 1
         params = self._conf.sched_params
         now = view.now
         window_end = now + params["bf_window"] * 60
@@ -367,7 +369,7 @@ class SlurmDispatcher(BaseDispatcher):
                 ends.append((now + wall, placed[0], placed[1], job))
                 ends.sort(key=lambda e: e[0])
                 end_times, freed = self._freed_cores(view, ends)
-                self.stats["backfill_starts"] += 1
+                self._stats["backfill_starts"] += 1
                 continue
             start = t // res * res
             end = max((t + wall) // res * res, start + res)
@@ -376,7 +378,7 @@ class SlurmDispatcher(BaseDispatcher):
             resv_mask[k, placed[0]] = True
             resv.append(job)
             planned[job] = t
-            self.stats["reservations"] += 1
+            self._stats["reservations"] += 1
         return planned
 
     def _freed_cores(self, view: SystemView, ends: list[tuple[int, IntArray, IntArray, int]]
