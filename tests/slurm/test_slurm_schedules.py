@@ -138,3 +138,33 @@ def test_invariants_on_a_random_trace(tmp_path: Path, sched: str):
     # least the whole run is the same when run twice (deterministic)
     again = simulate(work, resolve_platform(path), f"slurm:conf={path}")
     assert again.jobs.sort_values("job_id")["start"].tolist() == jobs["start"].tolist()
+
+
+def test_default_queue_depth_bounds_event_passes_not_the_periodic_one(tmp_path: Path):
+    # p1 = n1, p2 = n2. j1 fills n1; j2, j2b (p1) wait; j3 (p2, 1 core) arrives at 10.
+    # The pass at 10 looks at 2 jobs (depth 1 + 1: j2, j2b) and stops before j3; the full
+    # pass at sched_interval (60) starts it. With the default depth (100) it starts at 10.
+    text = ("SchedulerType=sched/builtin\nSchedulerParameters=default_queue_depth={d}\n"
+            "NodeName=n[1-2] CPUs=4\nPartitionName=p1 Nodes=n1 Default=YES\n"
+            "PartitionName=p2 Nodes=n2\n")
+    rows = [(0, 1000, 1000, 4), (5, 1000, 1000, 4), (6, 1000, 1000, 4), (10, 100, 100, 1)]
+    queues = ["p1", "p1", "p1", "p2"]
+    for depth, j3 in ((1, 60), (100, 10)):
+        path = tmp_path / f"d{depth}.conf"
+        path.write_text(text.format(d=depth))
+        assert starts(str(path), wl(rows, queue=queues)) == [0, 1000, 2000, j3]
+
+
+def test_fair_share_from_the_run_s_own_usage(tmp_path: Path):
+    # One 4-core node. j1 (user a) runs 0..600; j2 (a) and j3 (b) wait. At submission both
+    # users have no usage (fair-share factor 1: priority 1000 each, j2 first by job id).
+    # The PriorityCalcPeriod pass at 60 charges a's j1: a ranks below b (0.5 vs 1.0),
+    # so at 600 b's j3 starts first; under priority/basic j2 does.
+    more = ("PriorityType=priority/multifactor\nPriorityWeightFairshare=1000\n"
+            "PriorityCalcPeriod=1\n")
+    rows = [(0, 600, 600, 4), (10, 100, 100, 4), (20, 100, 100, 4)]
+    text = "SchedulerType=sched/builtin\nNodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 Default=YES\n"
+    for name, extra, expected in (("mf", more, [0, 700, 600]), ("basic", "", [0, 600, 700])):
+        path = tmp_path / f"{name}.conf"
+        path.write_text(text + extra)
+        assert starts(str(path), wl(rows, user=["a", "a", "b"])) == expected
