@@ -76,3 +76,9 @@ def test_usage_decays_with_the_half_life():
 ])
 def test_cons_tres_node_choice(room, units, expected):
     assert choose_nodes(room, units) == expected
+
+
+def test_node_choice_stops_at_max_nodes():
+    assert choose_nodes([1, 1, 1, 1], 3, max_nodes=3) == {0: 1, 1: 1, 2: 1}
+    assert choose_nodes([1, 1, 1, 1], 3, max_nodes=2) is None
+    assert choose_nodes([1, 0, 3], 3, max_nodes=1) == {2: 3}

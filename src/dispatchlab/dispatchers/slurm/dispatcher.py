@@ -114,6 +114,7 @@ class SlurmDispatcher(BaseDispatcher):
             tiers.append(part.priority_tier)
             factors.append(part.priority_job_factor)
         self._part_mask = masks
+        self._max_nodes = [p.max_nodes for p in conf.partitions]
         self._tier = tiers
         top = max(factors) or 1
         by_name = {p: k for k, p in enumerate(self._part_names)}
@@ -267,7 +268,8 @@ class SlurmDispatcher(BaseDispatcher):
     def _place(self, view: SystemView, free: IntArray, job: int, usable: np.ndarray
                ) -> tuple[IntArray, IntArray] | None:
         room = self._room(view, free, job, usable)
-        pick = None if room is None else choose_nodes(room, self._units[job])
+        max_nodes = self._max_nodes[self._queue_part[self._queue[job]]]
+        pick = None if room is None else choose_nodes(room, self._units[job], max_nodes)
         if pick is None:
             return None
         return (np.fromiter(pick.keys(), dtype=np.int64, count=len(pick)),

@@ -29,9 +29,11 @@ def units_room(free: Sequence[Sequence[int]], req: Sequence[int], node: int) -> 
     return max(room, 0)
 
 
-def choose_nodes(room: Sequence[int], units: int) -> dict[int, int] | None:
+def choose_nodes(room: Sequence[int], units: int, max_nodes: int | None = None
+                 ) -> dict[int, int] | None:
     """``{node: units}`` placing ``units`` on nodes with ``room[n]`` units free
-    (0 = unusable), or ``None`` when they do not fit."""
+    (0 = unusable) on at most ``max_nodes`` nodes (the partition's ``MaxNodes``: Slurm
+    stops adding nodes there), or ``None`` when they do not fit."""
     if sum(room) < units:
         return None
     runs: list[tuple[int, int, int]] = []  # (first, last, room in the run)
@@ -66,6 +68,8 @@ def choose_nodes(room: Sequence[int], units: int) -> dict[int, int] | None:
             rest = 0
             break
         for n in range(first, last + 1):
+            if max_nodes is not None and len(chosen) >= max_nodes:
+                return None
             take = min(room[n], rest)
             if take > 0:
                 chosen[n] = take
