@@ -143,6 +143,7 @@ class SlurmDispatcher(BaseDispatcher):
         self._last_update = 0  # last_job_update: when a job last changed
         self._planned: dict[int, int] = {}  # the previous pass's planned starts
         self._next_sched = self._sched_interval
+        self._since_full = False  # a job changed since the last full main pass
         self._next_calc = self._prio_settings.calc_period
         self._last_calc = 0
         self._ran: dict[int, tuple[int, int, int]] = {}  # running job → (user, cpus, start)
@@ -179,8 +180,11 @@ class SlurmDispatcher(BaseDispatcher):
                 self._done.append((*rec, now))
         if self._priority_passes(view, now):
             self._last_update = now
-        if events.submitted or events.finished or events.requeued or events.aborted:
+            self._since_full = True
+        event = bool(events.submitted or events.finished or events.requeued or events.aborted)
+        if event:
             self._last_update = now
+            self._since_full = True
         for j in (*events.submitted, *events.requeued):
             self._prio.on_submit(j, self._submit[j], now, self._cpus(view, j),
                                  self._queue_part[self._queue[j]], self._user[j])
@@ -188,10 +192,14 @@ class SlurmDispatcher(BaseDispatcher):
         full = now >= self._next_sched
         if full:
             self._next_sched = (now // self._sched_interval + 1) * self._sched_interval
+            # a full pass over an unchanged queue and machine starts nothing: skipped
+            full = self._since_full
         free = view.free.copy()
         started: dict[int, tuple[IntArray, IntArray]] = {}
-        if full or events.submitted or events.finished or events.requeued or events.aborted:
+        if full or event:
             self._main(view, free, started, full)
+        if full:
+            self._since_full = False
         if started:
             self._last_update = now
         if self._backfill and self._backfill_due(now):
@@ -205,13 +213,14 @@ class SlurmDispatcher(BaseDispatcher):
             out.append(Start(j, nodes, counts))
             self._ran[j] = (self._user[j], self._cpus(view, j), now)
         if len(view.queue) > len(started):
-            nxt = self._next_sched
+            due = [self._next_sched] if self._since_full else []
             if self._prio.s.kind != "basic":
-                nxt = min(nxt, self._next_calc)
+                due.append(self._next_calc)
             if (self._backfill and self._last_bf is not None
                     and self._last_update >= self._last_bf):
-                nxt = min(nxt, self._last_bf + self._bf_interval)
-            out.append(WakeAt(max(nxt, now + 1)))
+                due.append(self._last_bf + self._bf_interval)
+            if due:
+                out.append(WakeAt(max(min(due), now + 1)))
         return out
 
     def _backfill_due(self, now: int) -> bool:
