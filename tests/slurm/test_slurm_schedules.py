@@ -168,3 +168,24 @@ def test_fair_share_from_the_run_s_own_usage(tmp_path: Path):
         path = tmp_path / f"{name}.conf"
         path.write_text(text + extra)
         assert starts(str(path), wl(rows, user=["a", "a", "b"])) == expected
+
+
+def test_cr_core_memory_places_by_cores_and_memory(tmp_path: Path):
+    # Two nodes of 4 cores and 8000 MB; jobs of 1 core and 6000 MB. Memory, not cores,
+    # limits each node to one job: j1 on n1, j2 on n2, j3 waits for j1 (ends at 100).
+    text = ("SchedulerType=sched/builtin\nSelectTypeParameters=CR_Core_Memory\n"
+            "NodeName=n[1-2] CPUs=4 RealMemory=8000\nPartitionName=p Nodes=ALL Default=YES\n")
+    path = tmp_path / "slurm.conf"
+    path.write_text(text)
+    work = Workload.from_columns(submit=[0, 1, 2], walltime=[100] * 3, runtime=[100] * 3,
+                                 units=[1, 1, 1], req={"cores": [1] * 3, "mem": [6000] * 3})
+    res = simulate(work, resolve_platform(str(path)), f"slurm:conf={path}")
+    jobs = res.jobs.sort_values("job_id")
+    assert jobs["start"].tolist() == [0, 1, 100]
+    assert [str(v) for v in jobs["node_list"]] == ["n1", "n2", "n1"]
+
+
+def test_any_dispatcher_runs_on_a_slurm_conf_platform(tmp_path: Path):
+    path = conf(tmp_path, "sched/builtin")
+    res = simulate(wl(ROWS), resolve_platform(path), "easy")
+    assert len(res.jobs) == len(ROWS)
