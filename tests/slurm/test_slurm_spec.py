@@ -15,8 +15,13 @@ CONF = "NodeName=n[1-2] CPUs=4\nPartitionName=p Nodes=ALL Default=YES\n"
 def test_preset_and_conf_spec(tmp_path: Path):
     path = tmp_path / "slurm.conf"
     path.write_text(CONF)
-    assert get_dispatcher("slurm").describe() == {"name": "slurm", "conf": ""}
-    assert get_dispatcher(f"slurm:conf={path}").describe()["conf"] == str(path)
+    default = get_dispatcher("slurm").describe()
+    assert (default["name"], default["conf"]) == ("slurm", "")
+    assert default["settings"]["SchedulerType"] == "sched/backfill"  # Slurm's default
+    assert default["settings"]["SchedulerParameters"]["bf_window"] == 1440
+    described = get_dispatcher(f"slurm:conf={path}").describe()
+    assert described["conf"] == str(path)
+    assert described["settings"]["partitions"]["p"]["default"] is True
     assert canonical_spec(f"slurm={path}") == f"slurm:conf={path}"
     assert get_dispatcher(f"slurm:conf={path}").run_stats()["settings_not_used"] == []
 

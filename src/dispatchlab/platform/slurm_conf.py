@@ -177,14 +177,18 @@ class SlurmConf:
         return self.settings["selecttypeparameters"].lower() == "cr_core_memory"
 
 
+#: The documented spelling of each modelled setting.
+SPELLING = {k.lower(): k for k in (
+    "SchedulerType", "SchedulerParameters", "PriorityType", "PriorityWeightAge",
+    "PriorityWeightJobSize", "PriorityWeightPartition", "PriorityWeightQOS",
+    "PriorityWeightFairshare", "PriorityMaxAge", "PriorityDecayHalfLife",
+    "PriorityCalcPeriod", "PriorityFavorSmall", "PriorityFlags", "SelectType",
+    "SelectTypeParameters")}
+
+
 def _spelling(key: str) -> str:
     """The documented spelling of a lower-case key, for messages."""
-    return {"schedulertype": "SchedulerType", "schedulerparameters": "SchedulerParameters",
-            "prioritytype": "PriorityType", "selecttype": "SelectType",
-            "selecttypeparameters": "SelectTypeParameters", "priorityflags": "PriorityFlags",
-            "prioritymaxage": "PriorityMaxAge", "prioritydecayhalflife": "PriorityDecayHalfLife",
-            "prioritycalcperiod": "PriorityCalcPeriod",
-            "priorityfavorsmall": "PriorityFavorSmall"}.get(key, key)
+    return SPELLING.get(key, key)
 
 
 def parse_slurm_time(text: str) -> int | None:

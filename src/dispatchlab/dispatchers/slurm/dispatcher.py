@@ -34,7 +34,7 @@ What is not modelled yet is listed in docs/slurm_twin.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -47,8 +47,15 @@ from dispatchlab.engine.decisions import Decision, Start, WakeAt
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
 from dispatchlab.errors import ConfigError
+from dispatchlab.params import Attributes
 from dispatchlab.platform.platform import CORES
-from dispatchlab.platform.slurm_conf import SETTINGS, SlurmConf, parse_slurm_conf, read_slurm_conf
+from dispatchlab.platform.slurm_conf import (
+    SETTINGS,
+    SPELLING,
+    SlurmConf,
+    parse_slurm_conf,
+    read_slurm_conf,
+)
 
 #: The settings of a slurm.conf that says nothing about scheduling (Slurm's defaults).
 _DEFAULTS_TEXT = "NodeName=x CPUs=1\nPartitionName=all Nodes=ALL Default=YES\n"
@@ -76,6 +83,7 @@ class SlurmDispatcher(BaseDispatcher):
     """
 
     name = "slurm"
+    described_attributes: ClassVar[Attributes] = {"settings": "settings"}
     capabilities = Capabilities(family="slurm", nodes_leaving=False, fixed_power_cap=False,
                                 varying_power_cap=False)
 
@@ -404,6 +412,15 @@ class SlurmDispatcher(BaseDispatcher):
                 freed[k, p] = int(cores[mask[nodes]].sum())
         return times, np.cumsum(freed, axis=0)
 
-    def describe_settings(self) -> dict[str, str]:
-        """The scheduling settings in force (Slurm's defaults where the file is silent)."""
-        return {k: self._conf.settings[k] for k in SETTINGS}
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The scheduling settings in force, Slurm's defaults where the file is silent
+        (recorded in the run's description: two what-if runs show what differed)."""
+        conf = self._conf
+        return {**{SPELLING[k]: conf.settings[k] for k in SETTINGS
+                   if k != "schedulerparameters"},
+                "SchedulerParameters": {**conf.sched_params, "bf_continue": conf.bf_continue},
+                "partitions": {p.name: {"tier": p.priority_tier,
+                                        "job_factor": p.priority_job_factor,
+                                        "max_time": p.max_time, "max_nodes": p.max_nodes,
+                                        "default": p.default} for p in conf.partitions}}
