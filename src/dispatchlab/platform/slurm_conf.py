@@ -350,17 +350,24 @@ def _fields_key(line: str) -> str:
     return line.split("=", 1)[0].strip()
 
 
+def _check_keys(fields: dict[str, str], line_kind: str, known: tuple[str, ...],
+                no_effect: tuple[str, ...], warnings: list[str], where: str) -> None:
+    """Every field of a NodeName/PartitionName line is modelled, or listed as a warning
+    when it cannot change a simulated schedule; any other is an error."""
+    for key in fields:
+        if key in no_effect:
+            warnings.append(f"{where}: {line_kind} {key} does not change a simulated "
+                            f"schedule; not used")
+        elif key not in known:
+            raise ConfigError(f"{line_kind} setting not modelled by the slurm family (it may "
+                              "change the schedule)", source=where, field=key)
+
+
 def _node_line(fields: dict[str, str], defaults: dict[str, str], nodes: list[SlurmNode],
                warnings: list[str], where: str, number: int) -> None:
     """One ``NodeName=`` line (slurm.conf(5), "NODE CONFIGURATION")."""
     names = fields.pop("nodename")
-    for key in fields:
-        if key in _NODE_NO_EFFECT:
-            warnings.append(f"{where}: NodeName {key} does not change a simulated schedule;"
-                            f" not used")
-        elif key not in _NODE_KEYS:
-            raise ConfigError("node setting not modelled by the slurm family (it may change "
-                              "the schedule)", source=where, field=key)
+    _check_keys(fields, "NodeName", _NODE_KEYS, _NODE_NO_EFFECT, warnings, where)
     if names.upper() == "DEFAULT":
         defaults.update(fields)
         return
@@ -392,13 +399,7 @@ def _partition_line(fields: dict[str, str], defaults: dict[str, str],
                     number: int) -> None:
     """One ``PartitionName=`` line (slurm.conf(5), "PARTITION CONFIGURATION")."""
     name = fields.pop("partitionname")
-    for key in fields:
-        if key in _PART_NO_EFFECT:
-            warnings.append(f"{where}: PartitionName {key} does not change a simulated "
-                            f"schedule; not used")
-        elif key not in _PART_KEYS:
-            raise ConfigError("partition setting not modelled by the slurm family (it may "
-                              "change the schedule)", source=where, field=key)
+    _check_keys(fields, "PartitionName", _PART_KEYS, _PART_NO_EFFECT, warnings, where)
     if name.upper() == "DEFAULT":
         defaults.update(fields)
         return
