@@ -363,15 +363,24 @@ def _check_keys(fields: dict[str, str], line_kind: str, known: tuple[str, ...],
                               "change the schedule)", source=where, field=key)
 
 
+def _with_defaults(name: str, fields: dict[str, str], defaults: dict[str, str]
+                   ) -> dict[str, str] | None:
+    """A ``…Name=DEFAULT`` line updates the defaults (``None``); any other line's fields
+    over the defaults."""
+    if name.upper() == "DEFAULT":
+        defaults.update(fields)
+        return None
+    return {**defaults, **fields}
+
+
 def _node_line(fields: dict[str, str], defaults: dict[str, str], nodes: list[SlurmNode],
                warnings: list[str], where: str, number: int) -> None:
     """One ``NodeName=`` line (slurm.conf(5), "NODE CONFIGURATION")."""
     names = fields.pop("nodename")
     _check_keys(fields, "NodeName", _NODE_KEYS, _NODE_NO_EFFECT, warnings, where)
-    if names.upper() == "DEFAULT":
-        defaults.update(fields)
+    f = _with_defaults(names, fields, defaults)
+    if f is None:
         return
-    f = {**defaults, **fields}
     threads = _int(f.get("threadspercore", "1"), where, "ThreadsPerCore", 1)
     if threads > 1:
         raise ConfigError("ThreadsPerCore > 1 is not modelled yet (CR_Core then allocates "
@@ -400,10 +409,9 @@ def _partition_line(fields: dict[str, str], defaults: dict[str, str],
     """One ``PartitionName=`` line (slurm.conf(5), "PARTITION CONFIGURATION")."""
     name = fields.pop("partitionname")
     _check_keys(fields, "PartitionName", _PART_KEYS, _PART_NO_EFFECT, warnings, where)
-    if name.upper() == "DEFAULT":
-        defaults.update(fields)
+    f = _with_defaults(name, fields, defaults)
+    if f is None:
         return
-    f = {**defaults, **fields}
     state = f.get("state", "UP").upper()
     if state != "UP":
         raise ConfigError(f"State={state} is not modelled (partitions are up)",
