@@ -134,8 +134,7 @@ def test_invariants_on_a_random_trace(tmp_path: Path, sched: str):
     jobs = res.jobs.sort_values("job_id")
     assert (jobs["start"] >= jobs["submit"]).all()
     assert len(jobs) == n
-    # the jobs of each user start in submission order only when nothing passes them; at
-    # least the whole run is the same when run twice (deterministic)
+    # deterministic: the same run twice gives the same schedule
     again = simulate(work, resolve_platform(path), f"slurm:conf={path}")
     assert again.jobs.sort_values("job_id")["start"].tolist() == jobs["start"].tolist()
 
@@ -189,3 +188,23 @@ def test_any_dispatcher_runs_on_a_slurm_conf_platform(tmp_path: Path):
     path = conf(tmp_path, "sched/builtin")
     res = simulate(wl(ROWS), resolve_platform(path), "easy")
     assert len(res.jobs) == len(ROWS)
+
+
+def test_builtin_with_basic_priority_starts_in_submission_order(tmp_path: Path):
+    # sched/builtin stops at the first job that cannot start and priority/basic is
+    # first come, first served: no job starts before an earlier one (one partition).
+    rng = np.random.default_rng(7)
+    n = 60
+    submit = np.sort(rng.integers(0, 20000, n))
+    wall = rng.integers(60, 4000, n)
+    run = np.minimum(wall, rng.integers(10, 4000, n))
+    work = Workload.from_columns(submit=submit, walltime=wall, runtime=run,
+                                 units=rng.integers(1, 9, n), req={"cores": [1] * n})
+    path = conf(tmp_path, "sched/builtin")
+    jobs = simulate(work, resolve_platform(path), f"slurm:conf={path}").jobs
+    start = jobs.sort_values(["submit", "job_id"])["start"].to_numpy()
+    assert (np.diff(start) >= 0).all()
+    backfill = conf(tmp_path, "sched/backfill")
+    jobs = simulate(work, resolve_platform(backfill), f"slurm:conf={backfill}").jobs
+    start = jobs.sort_values(["submit", "job_id"])["start"].to_numpy()
+    assert (np.diff(start) < 0).any()  # backfill does pass jobs on the same trace
