@@ -53,6 +53,16 @@ def test_fair_tree_ranks_users_by_shares_over_usage():
     assert p.fs_factor == {2: 1.0, 0: pytest.approx(2 / 3), 1: pytest.approx(2 / 3)}
 
 
+def test_classic_fair_share_without_fair_tree():
+    p = prio(weight_fairshare=1000, fair_tree=False)
+    p.usage = {0: 100.0, 1: 300.0, 2: 0.0}
+    p._fair_tree()
+    # 2^(-U/S), S = 1/3: user 0 2^(-0.75), user 1 2^(-2.25), user 2 1
+    assert p.fs_factor == {0: pytest.approx(2 ** -0.75), 1: pytest.approx(2 ** -2.25),
+                           2: 1.0}
+    assert p.multifactor(submit=0, now=0, cpus=1, part=0, user=1) == int(1000 * 2 ** -2.25)
+
+
 def test_usage_decays_with_the_half_life():
     p = prio(decay_half_life=100)
     d = 1 - 0.693 / 100

@@ -88,7 +88,7 @@ _ALLOWED_VALUES = {
     "prioritytype": ("priority/basic", "priority/multifactor"),
     "selecttype": ("select/cons_tres",),
     "selecttypeparameters": ("CR_Core", "CR_Core_Memory"),
-    "priorityflags": ("",),
+    "priorityflags": ("", "NO_FAIR_TREE"),
 }
 _NODE_KEYS = ("cpus", "boards", "sockets", "corespersocket", "threadspercore", "realmemory",
               "state")

@@ -73,7 +73,8 @@ def priority_settings(conf: SlurmConf) -> PrioritySettings:
         max_age=max(conf.seconds("prioritymaxage"), 1),
         decay_half_life=conf.seconds("prioritydecayhalflife"),
         calc_period=max(conf.seconds("prioritycalcperiod"), 1),
-        favor_small=conf.flag("priorityfavorsmall"))
+        favor_small=conf.flag("priorityfavorsmall"),
+        fair_tree=conf.settings["priorityflags"].upper() != "NO_FAIR_TREE")
 
 
 class SlurmDispatcher(BaseDispatcher):

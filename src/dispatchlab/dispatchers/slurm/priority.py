@@ -22,7 +22,10 @@ Sources (Slurm 22.05.8, ``SchedMD/slurm`` tag ``slurm-22-05-8-1``):
   priorities are recomputed then (and set at submission).
 - fair share, Fair Tree (the default since 19.05): ``fair_tree.c``, ``_calc_assoc_fs`` and
   ``_calc_tree_fs``: level fair share = shares / effective usage; users sorted by it,
-  ties sharing a rank; factor = rank / number of users, the first ranked = 1.
+  ties sharing a rank; factor = rank / number of users, the first ranked = 1. With
+  ``PriorityFlags=NO_FAIR_TREE``: 2^(−effective usage / shares)
+  (``priority_p_calc_fs_factor``; effective usage = the user's share of the root's
+  usage for a user under root, ``_set_assoc_usage_efctv``).
 
 What stands in for what the simulation lacks (docs/slurm_twin.md): every user is an
 association with one share directly under the root account (no ``sacctmgr`` tree yet),
@@ -53,6 +56,7 @@ class PrioritySettings:
     decay_half_life: int = 7 * 86400
     calc_period: int = 300
     favor_small: bool = False
+    fair_tree: bool = True
 
 
 class Priorities:
@@ -132,12 +136,19 @@ class Priorities:
             self.usage[u] *= factor
 
     def _fair_tree(self) -> None:
-        """Fair Tree on a flat tree: every user one share under root."""
+        """Fair Tree on a flat tree: every user one share under root; with
+        ``PriorityFlags=NO_FAIR_TREE`` the classic factor 2^(−U/S) instead
+        (``priority_p_calc_fs_factor``, ``FairShareDampeningFactor`` 1)."""
         users = list(self.usage)
         if not users:
             return
         total = sum(self.usage.values())
         share = 1.0 / len(users)
+        if not self.s.fair_tree:
+            for u in users:
+                used = self.usage[u] / total if total > 0 else 0.0
+                self.fs_factor[u] = 2.0 ** (-used / share)
+            return
 
         def level(u: int) -> float:
             used = self.usage[u] / total if total > 0 else 0.0
