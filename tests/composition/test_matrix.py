@@ -33,6 +33,7 @@ SUBSET = {
     "malleable": ("mejri-fifo-poff", "mejri-swarm2"),
     "offline-plan": ("offline-heuristic",),
     "pa-hpc-sim": ("pa-easy",),
+    "slurm": ("slurm",),
 }
 
 

@@ -26,6 +26,7 @@ from dispatchlab.live.slurm_records import SlurmJob as SlurmJob
 from dispatchlab.live.slurm_records import SlurmNode as SlurmNode
 from dispatchlab.live.slurm_records import SlurmStateError as SlurmStateError
 from dispatchlab.live.slurm_records import node_states, number
+from dispatchlab.platform.hostlist import expand_hostlist as expand_hostlist
 
 
 @dataclass(frozen=True)
@@ -45,44 +46,6 @@ class Snapshot:
                 tuple(zip(jobs.job_id[rows].tolist(), jobs.state.strings(rows),
                           jobs.reason.strings(rows), jobs.required_nodes.strings(rows),
                           strict=True)))
-
-
-_RANGE = re.compile(r"^([^\[\],]*)\[([^\]]+)\](.*)$")
-
-
-def expand_hostlist(text: str) -> list[str]:
-    """``n[1-3,7],m2`` → ``['n1', 'n2', 'n3', 'n7', 'm2']`` (zero padding kept)."""
-    out: list[str] = []
-    for part in _split_top(text):
-        m = _RANGE.match(part)
-        if not m:
-            if part:
-                out.append(part)
-            continue
-        prefix, body, rest = m.groups()
-        for item in body.split(","):
-            lo, _, hi = item.partition("-")
-            width = len(lo) if lo.startswith("0") else 0
-            for k in range(int(lo), int(hi or lo) + 1):
-                for tail in expand_hostlist(rest) if rest else [""]:
-                    out.append(f"{prefix}{k:0{width}d}{tail}")
-    return out
-
-
-def _split_top(text: str) -> list[str]:
-    """Split at commas outside brackets."""
-    parts: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for ch in text.strip():
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-            continue
-        depth += (ch == "[") - (ch == "]")
-        cur.append(ch)
-    parts.append("".join(cur))
-    return [p for p in parts if p]
 
 
 def _state_key(state: Any, flags: Any) -> tuple[Any, Any]:

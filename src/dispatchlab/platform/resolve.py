@@ -12,8 +12,8 @@ from dispatchlab.traces.resolve import resolve_source
 
 
 def resolve_platform(spec: Platform | str | Path) -> Platform:
-    """A Platform from an object, an inline spec, a preset name, a TOML/node file or a
-    SimGrid/Batsim platform XML."""
+    """A Platform from an object, an inline spec, a preset name, a TOML/node file, a
+    ``slurm.conf`` or a SimGrid/Batsim platform XML."""
     if isinstance(spec, Platform):
         return spec
     text = str(spec).strip()
@@ -36,7 +36,10 @@ def resolve_platform(spec: Platform | str | Path) -> Platform:
 
         return read_simgrid_platform(path).to_platform()
     if path.exists():
-        from dispatchlab.platform import files
+        from dispatchlab.platform import files, slurm_conf
+
+        if slurm_conf.looks_like_slurm_conf(path):
+            return slurm_conf.load_slurm_platform(path)
 
         return files.load_platform_file(path)
     close = difflib.get_close_matches(text, list(presets.PRESETS), n=2, cutoff=0.6)

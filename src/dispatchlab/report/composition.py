@@ -77,6 +77,7 @@ HOMES: dict[str, Home] = {
                               "seed=1", _powered(8, 24, "vc-8x24-power")),
     "malleable": Home("gen:mejri:jobs=40,seed=1", _powered(10, 1, "mejri-10-power"),
                       walltime_kill=False),
+    "slurm": Home(_kth_path(), _powered(100, 1, "kth-sp2-power"), limit=200),
 }
 
 

@@ -1,0 +1,427 @@
+"""The ``slurm`` dispatcher: Slurm 22.05's scheduling, configured from a ``slurm.conf``.
+
+Each decision point runs what slurmctld would run then (sources: ``SchedMD/slurm`` tag
+``slurm-22-05-8-1``):
+
+1. **Priorities** (:mod:`.priority`): set at submission; under ``priority/multifactor``
+   usage is charged and decayed and pending priorities recomputed at every
+   ``PriorityCalcPeriod`` boundary that has passed.
+2. **The main scheduler** (``src/slurmctld/job_scheduler.c``, ``_schedule``), after
+   submissions and job ends (the first ``default_queue_depth`` + 1 jobs) and every
+   ``sched_interval`` seconds (the whole queue): pending jobs by partition
+   ``PriorityTier``, then priority, then submission order (``sort_job_queue2``); each is
+   started now if its partition's usable nodes hold it (:mod:`.select`); a job that cannot
+   start marks its partition failed: later jobs of that partition are skipped and its
+   nodes are withheld from every later job of the pass.
+3. **Backfill** (``sched/backfill``; ``src/plugins/sched/backfill/backfill.c``,
+   ``backfill_agent`` and ``_attempt_backfill``): a pass runs at the first decision point
+   at least ``bf_interval`` seconds after the previous pass at which some job changed
+   (submitted, started, ended, re-prioritized, or given another planned start) at or
+   after the previous pass (``_more_work``; Slurm polls every second, so its pass may come
+   up to a second later). In the same order as the main scheduler, for up to
+   ``bf_max_job_test`` jobs (at most ``bf_max_job_user`` per user when set), the earliest
+   time within ``bf_window`` at which the job fits on its partition's nodes, counting the
+   cores that running jobs free at their requested ends and leaving out the nodes reserved
+   for the jobs planned before it during its run; a job that fits now starts now, any
+   other gets a reservation of **whole nodes** (``_add_reservation``: the node-space map is
+   a node bitmap per time slot) from its start rounded down to ``bf_resolution`` to its
+   end rounded down likewise (at least one resolution step). Starting now on nodes no
+   earlier reservation holds cannot delay an earlier job.
+
+What is not modelled yet is listed in docs/slurm_twin.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dispatchlab.arrays import IntArray
+from dispatchlab.dispatchers.base import BaseDispatcher
+from dispatchlab.dispatchers.slurm.priority import Priorities, PrioritySettings
+from dispatchlab.dispatchers.slurm.select import choose_nodes
+from dispatchlab.engine.capabilities import Capabilities
+from dispatchlab.engine.decisions import Decision, Start, WakeAt
+from dispatchlab.engine.events import Events
+from dispatchlab.engine.state import SystemView
+from dispatchlab.errors import ConfigError
+from dispatchlab.params import Attributes
+from dispatchlab.platform.platform import CORES
+from dispatchlab.platform.slurm_conf import (
+    SETTINGS,
+    SPELLING,
+    SlurmConf,
+    parse_slurm_conf,
+    read_slurm_conf,
+)
+
+#: The settings of a slurm.conf that says nothing about scheduling (Slurm's defaults).
+_DEFAULTS_TEXT = "NodeName=x CPUs=1\nPartitionName=all Nodes=ALL Default=YES\n"
+
+
+def priority_settings(conf: SlurmConf) -> PrioritySettings:
+    """The ``Priority*`` settings of ``conf``."""
+    kind = conf.settings["prioritytype"].lower().split("/")[1]
+    return PrioritySettings(
+        kind=kind, weight_age=conf.integer("priorityweightage"),
+        weight_fairshare=conf.integer("priorityweightfairshare"),
+        weight_jobsize=conf.integer("priorityweightjobsize"),
+        weight_partition=conf.integer("priorityweightpartition"),
+        weight_qos=conf.integer("priorityweightqos"),
+        max_age=max(conf.seconds("prioritymaxage"), 1),
+        decay_half_life=conf.seconds("prioritydecayhalflife"),
+        calc_period=max(conf.seconds("prioritycalcperiod"), 1),
+        favor_small=conf.flag("priorityfavorsmall"),
+        fair_tree=conf.settings["priorityflags"].upper() != "NO_FAIR_TREE")
+
+
+class SlurmDispatcher(BaseDispatcher):
+    """Slurm's ``sched/builtin`` or ``sched/backfill`` with ``priority/basic`` or
+    ``priority/multifactor`` and ``select/cons_tres`` (see the module doc), configured
+    from the slurm.conf at ``conf`` (empty: Slurm's defaults, one partition of every node).
+    """
+
+    name = "slurm"
+    described_attributes: ClassVar[Attributes] = {"settings": "settings"}
+    capabilities = Capabilities(family="slurm", nodes_leaving=False, fixed_power_cap=False,
+                                varying_power_cap=False)
+
+    def __init__(self, conf: str = ""):
+        self.conf = conf
+        self._conf = (read_slurm_conf(conf) if conf
+                      else parse_slurm_conf(_DEFAULTS_TEXT, source="(Slurm defaults)"))
+        self._prio_settings = priority_settings(self._conf)
+        self._stats: dict[str, int] = {}
+
+    # -- set-up -------------------------------------------------------------------------
+    def reset(self, view: SystemView, rng: np.random.Generator) -> None:
+        """Partitions on the platform's nodes, each job's partition, empty usage."""
+        self.rng = rng
+        conf = self._conf
+        plat = view.platform
+        n = plat.n_nodes
+        index = {name: k for k, name in enumerate(plat.node_names)}
+        self._part_names: list[str] = []
+        masks: list[np.ndarray] = []
+        tiers: list[int] = []
+        factors: list[int] = []
+        for part in conf.partitions:
+            mask = np.zeros(n, dtype=bool)
+            if part.nodes == ("ALL",):
+                mask[:] = True
+            else:
+                missing = [m for m in part.nodes if m not in index]
+                if missing:
+                    raise ConfigError(f"partition {part.name} names node {missing[0]}, which "
+                                      f"the platform ({plat.name}) does not have",
+                                      source=f"{conf.source}:{part.line}", field="Nodes")
+                mask[[index[m] for m in part.nodes]] = True
+            self._part_names.append(part.name)
+            masks.append(mask)
+            tiers.append(part.priority_tier)
+            factors.append(part.priority_job_factor)
+        self._part_mask = masks
+        self._max_nodes = [p.max_nodes for p in conf.partitions]
+        self._tier = tiers
+        top = max(factors) or 1
+        by_name = {p: k for k, p in enumerate(self._part_names)}
+        default = conf.default_partition
+        queue_part: list[int] = []
+        for q in view.jobs.queues:
+            k = by_name.get(q.name)
+            if k is None:
+                if default is None:
+                    raise ConfigError(
+                        f"jobs of queue '{q.name}' have no partition of that name and no "
+                        f"partition has Default=YES", source=conf.source, field="PartitionName")
+                k = by_name[default.name]
+            queue_part.append(k)
+        self._queue_part = queue_part
+        cores = plat.resources.index(CORES)
+        self._cores = cores
+        self._cluster_cpus = int(plat.capacity[:, cores].sum())
+        self._prio = Priorities(self._prio_settings, n, self._cluster_cpus,
+                                [f / top for f in factors])
+        params = conf.sched_params
+        self._backfill = conf.settings["schedulertype"].lower() == "sched/backfill"
+        self._bf_interval = params["bf_interval"]
+        self._sched_interval = params["sched_interval"]
+        self._last_bf: int | None = None  # when the previous backfill pass ran
+        self._last_update = 0  # last_job_update: when a job last changed
+        self._planned: dict[int, int] = {}  # the previous pass's planned starts
+        self._next_sched = self._sched_interval
+        self._since_full = False  # a job changed since the last full main pass
+        self._next_calc = self._prio_settings.calc_period
+        self._last_calc = 0
+        self._ran: dict[int, tuple[int, int, int]] = {}  # running job → (user, cpus, start)
+        self._done: list[tuple[int, int, int, int]] = []  # (user, cpus, start, end)
+        self._submit = view.jobs.ints("submit")
+        self._user = view.jobs.ints("user")
+        self._queue = view.jobs.ints("queue")
+        self._units = view.jobs.ints("units")
+        self._wall = view.jobs.ints("walltime")
+        self._stats = {"main_starts": 0, "backfill_starts": 0, "backfill_passes": 0,
+                      "reservations": 0}
+
+    def run_stats(self) -> dict[str, Any]:
+        """Starts by the main scheduler and by backfill, passes, reservations made, and
+        the slurm.conf settings read and not used (they cannot change the schedule)."""
+        return {**self._stats, "settings_not_used": list(self._conf.warnings)}
+
+    # -- per-job facts ------------------------------------------------------------------
+    def _cpus(self, view: SystemView, job: int) -> int:
+        return int(view.demand[job, self._cores])
+
+    def _pending_facts(self, view: SystemView, jobs: Sequence[int]
+                       ) -> dict[int, tuple[int, int, int, int]]:
+        return {j: (self._submit[j], self._cpus(view, j), self._queue_part[self._queue[j]],
+                    self._user[j]) for j in jobs}
+
+    # -- the decision point -------------------------------------------------------------
+    def decide(self, view: SystemView, events: Events) -> Sequence[Decision]:
+        """Priorities, then the main scheduler, then backfill when due (module doc)."""
+        now = view.now
+        for j in (*events.finished, *events.aborted):
+            rec = self._ran.pop(j, None)
+            if rec is not None:
+                self._done.append((*rec, now))
+        if self._priority_passes(view, now):
+            self._last_update = now
+            self._since_full = True
+        event = bool(events.submitted or events.finished or events.requeued or events.aborted)
+        if event:
+            self._last_update = now
+            self._since_full = True
+        for j in (*events.submitted, *events.requeued):
+            self._prio.on_submit(j, self._submit[j], now, self._cpus(view, j),
+                                 self._queue_part[self._queue[j]], self._user[j])
+        out: list[Decision] = []
+        full = now >= self._next_sched
+        if full:
+            self._next_sched = (now // self._sched_interval + 1) * self._sched_interval
+            # a full pass over an unchanged queue and machine starts nothing: skipped
+            full = self._since_full
+        free = view.free.copy()
+        started: dict[int, tuple[IntArray, IntArray]] = {}
+        if full or event:
+            self._main(view, free, started, full)
+        if full:
+            self._since_full = False
+        if started:
+            self._last_update = now
+        if self._backfill and self._backfill_due(now):
+            self._last_bf = now
+            before = len(started)
+            planned = self._backfill_pass(view, free, started)
+            if planned != self._planned or len(started) > before:
+                self._last_update = now
+            self._planned = planned
+        for j, (nodes, counts) in started.items():
+            out.append(Start(j, nodes, counts))
+            self._ran[j] = (self._user[j], self._cpus(view, j), now)
+        if len(view.queue) > len(started):
+            due = [self._next_sched] if self._since_full else []
+            if self._prio.s.kind != "basic":
+                due.append(self._next_calc)
+            if (self._backfill and self._last_bf is not None
+                    and self._last_update >= self._last_bf):
+                due.append(self._last_bf + self._bf_interval)
+            if due:
+                out.append(WakeAt(max(min(due), now + 1)))
+        return out
+
+    def _backfill_due(self, now: int) -> bool:
+        """``backfill_agent``: ``bf_interval`` since the previous pass and more work."""
+        last = self._last_bf
+        return last is None or (now - last >= self._bf_interval
+                                 and self._last_update >= last)
+
+    def _priority_passes(self, view: SystemView, now: int) -> bool:
+        """Every ``PriorityCalcPeriod`` boundary passed: decay, charge, recompute; True
+        when pending jobs were re-prioritized."""
+        prio = self._prio
+        if prio.s.kind == "basic":
+            return False
+        changed = False
+        period = prio.s.calc_period
+        while self._next_calc <= now:
+            t, last = self._next_calc, self._last_calc
+            prio.decay_all(t - last)
+            for user, cpus, start in self._ran.values():
+                prio.charge(user, cpus, start, t, last, t)
+            for user, cpus, start, end in self._done:
+                prio.charge(user, cpus, start, end, last, t)
+            self._done = [d for d in self._done if d[3] > t]
+            self._last_calc = t
+            self._next_calc = t + period
+            prio.recalc(t, self._pending_facts(view, list(view.queue)))
+            changed = changed or bool(view.queue)
+        return changed
+
+    def _order(self, view: SystemView, started: dict[int, Any]) -> list[int]:
+        """Pending jobs by partition tier, priority, submission (``sort_job_queue2``)."""
+        value, tier, qp, queue = self._prio.value, self._tier, self._queue_part, self._queue
+        jobs = [j for j in view.queue if j not in started]
+        jobs.sort(key=lambda j: (-tier[qp[queue[j]]], -value[j], j))
+        return jobs
+
+    def _room(self, view: SystemView, free: IntArray, job: int, usable: np.ndarray
+              ) -> list[int] | None:
+        """Units of ``job`` each node can take from ``free`` (0 where not usable), or
+        ``None`` when even all of them together cannot hold the job."""
+        room = None
+        for r, amount in view.demand_nz[job]:  # the job's total per resource
+            per_unit = amount // self._units[job]
+            k = free[:, r] // per_unit
+            room = k if room is None else np.minimum(room, k)
+        if room is None:
+            room = np.full(free.shape[0], self._units[job], dtype=np.int64)
+        room = room * usable
+        if int(room.sum()) < self._units[job]:
+            return None
+        return room.tolist()
+
+    def _place(self, view: SystemView, free: IntArray, job: int, usable: np.ndarray
+               ) -> tuple[IntArray, IntArray] | None:
+        room = self._room(view, free, job, usable)
+        max_nodes = self._max_nodes[self._queue_part[self._queue[job]]]
+        pick = None if room is None else choose_nodes(room, self._units[job], max_nodes)
+        if pick is None:
+            return None
+        return (np.fromiter(pick.keys(), dtype=np.int64, count=len(pick)),
+                np.fromiter(pick.values(), dtype=np.int64, count=len(pick)))
+
+    def _take(self, view: SystemView, free: IntArray, job: int,
+              placed: tuple[IntArray, IntArray], started: dict[int, Any]) -> None:
+        nodes, counts = placed
+        free[nodes] -= counts[:, None] * view.req[job][None, :]
+        started[job] = placed
+
+    def _main(self, view: SystemView, free: IntArray, started: dict[int, Any],
+              full: bool) -> None:
+        """``_schedule``: start in order; a job that cannot start fails its partition."""
+        depth = self._conf.sched_params["default_queue_depth"]
+        blocked = np.zeros(free.shape[0], dtype=bool)
+        failed: set[int] = set()
+        for tested, job in enumerate(self._order(view, started)):
+            if not full and tested > depth:
+                break
+            part = self._queue_part[self._queue[job]]
+            if part in failed:
+                continue
+            placed = self._place(view, free, job, self._part_mask[part] & ~blocked)
+            if placed is None:
+                failed.add(part)
+                blocked |= self._part_mask[part]
+                continue
+            self._take(view, free, job, placed, started)
+            self._stats["main_starts"] += 1
+
+    def _backfill_pass(self, view: SystemView, free: IntArray,
+                       started: dict[int, Any]) -> dict[int, int]:
+        """``_attempt_backfill`` (module doc); returns the planned starts."""
+        self._stats["backfill_passes"] += 1
+        params = self._conf.sched_params
+        now = view.now
+        window_end = now + params["bf_window"] * 60
+        res = params["bf_resolution"]
+        max_test, max_user = params["bf_max_job_test"], params["bf_max_job_user"]
+        ends: list[tuple[int, IntArray, IntArray, int]] = [
+            (r.requested_end, r.nodes, r.counts, j) for j, r in view.running.items()]
+        ends += [(now + self._wall[j], p[0], p[1], j) for j, p in started.items()]
+        ends.sort(key=lambda e: e[0])
+        resv: list[int] = []  # jobs holding a reservation, in the order made
+        cap = min(max_test, len(view.queue)) + 1
+        resv_start = np.zeros(cap, dtype=np.int64)
+        resv_end = np.zeros(cap, dtype=np.int64)
+        resv_mask = np.zeros((cap, free.shape[0]), dtype=bool)
+        per_user: dict[int, int] = {}
+        planned: dict[int, int] = {}
+        tested = 0
+        end_times, freed = self._freed_cores(view, ends)
+        cores = self._cores
+        for job in self._order(view, started):
+            if tested >= max_test:
+                break
+            user = self._user[job]
+            if max_user and per_user.get(user, 0) >= max_user:
+                continue
+            tested += 1
+            per_user[user] = per_user.get(user, 0) + 1
+            wall = self._wall[job]
+            p = self._queue_part[self._queue[job]]
+            part = self._part_mask[p]
+            # the first time the partition has enough free cores in all (a necessary
+            # condition: reservations only take nodes away)
+            short = int(view.demand[job, cores]) - int(free[part, cores].sum())
+            first = now
+            if short > 0:
+                k = int(np.searchsorted(freed[:, p], short))
+                if k >= len(end_times) or end_times[k] > window_end:
+                    continue  # never, or beyond bf_window: no reservation
+                first = int(end_times[k])
+            times = sorted({first, *(e[0] for e in ends if first < e[0] <= window_end),
+                            *(int(e) for e in resv_end[:len(resv)] if first < e <= window_end)})
+            free_t = free.copy()
+            k = 0
+            found: tuple[int, tuple[IntArray, IntArray]] | None = None
+            for t in times:
+                while k < len(ends) and ends[k][0] <= t:
+                    _, nodes, counts, j = ends[k]
+                    free_t[nodes] += counts[:, None] * view.req[j][None, :]
+                    k += 1
+                usable = part
+                if resv:
+                    hit = (resv_start[:len(resv)] < t + wall) & (resv_end[:len(resv)] > t)
+                    if hit.any():
+                        usable = part & ~resv_mask[:len(resv)][hit].any(axis=0)
+                placed = self._place(view, free_t, job, usable)
+                if placed is not None:
+                    found = (t, placed)
+                    break
+            if found is None:
+                continue
+            t, placed = found
+            if t == now:
+                self._take(view, free, job, placed, started)
+                ends.append((now + wall, placed[0], placed[1], job))
+                ends.sort(key=lambda e: e[0])
+                end_times, freed = self._freed_cores(view, ends)
+                self._stats["backfill_starts"] += 1
+                continue
+            start = t // res * res
+            end = max((t + wall) // res * res, start + res)
+            k = len(resv)
+            resv_start[k], resv_end[k] = start, end
+            resv_mask[k, placed[0]] = True
+            resv.append(job)
+            planned[job] = t
+            self._stats["reservations"] += 1
+        return planned
+
+    def _freed_cores(self, view: SystemView, ends: list[tuple[int, IntArray, IntArray, int]]
+                     ) -> tuple[IntArray, IntArray]:
+        """The end times, and per end and partition the cores freed in the partition by
+        then (cumulative, ``(ends, partitions)``)."""
+        times = np.array([e[0] for e in ends], dtype=np.int64)
+        freed = np.zeros((len(ends), len(self._part_mask)), dtype=np.int64)
+        for k, (_, nodes, counts, j) in enumerate(ends):
+            cores = counts * int(view.req[j][self._cores])
+            for p, mask in enumerate(self._part_mask):
+                freed[k, p] = int(cores[mask[nodes]].sum())
+        return times, np.cumsum(freed, axis=0)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The scheduling settings in force, Slurm's defaults where the file is silent
+        (recorded in the run's description: two what-if runs show what differed)."""
+        conf = self._conf
+        return {**{SPELLING[k]: conf.settings[k] for k in SETTINGS
+                   if k != "schedulerparameters"},
+                "SchedulerParameters": {**conf.sched_params, "bf_continue": conf.bf_continue},
+                "partitions": {p.name: {"tier": p.priority_tier,
+                                        "job_factor": p.priority_job_factor,
+                                        "max_time": p.max_time, "max_nodes": p.max_nodes,
+                                        "default": p.default} for p in conf.partitions}}
