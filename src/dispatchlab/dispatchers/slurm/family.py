@@ -55,4 +55,4 @@ def canonical_slurm_spec(fields: dict[str, str]) -> str | None:
 
 FAMILY = Family("slurm", "Slurm's own scheduler (sched/backfill, multifactor priority, "
                 "cons_tres) configured from a slurm.conf", entries, parse_slurm_spec,
-                canonical_slurm_spec)
+                canonical_slurm_spec, spec_keys=_KEYS)
