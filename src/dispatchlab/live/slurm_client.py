@@ -16,11 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dispatchlab.errors import DispatchlabError
+from dispatchlab.live.backend import LiveCommandError
 from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
 
 
-class SlurmCommandError(DispatchlabError):
+class SlurmCommandError(LiveCommandError):
     """A Slurm command failed (its command line and message)."""
 
 
@@ -98,6 +98,10 @@ class SlurmClient:
         """Pin a held job to ``nodes`` and release it."""
         self._run(["scontrol", "update", f"JobId={job}", f"NodeList={','.join(nodes)}"])
         self._run(["scontrol", "release", str(job)])
+
+    def start(self, job: int, nodes: Sequence[str], counts: Sequence[int]) -> None:
+        """Start a held job on ``nodes`` (Slurm places its CPUs there: ``counts`` unused)."""
+        self.pin_and_release(job, nodes)
 
     def user_hold(self, job: int) -> None:
         """Put a pending job under the adapter's control (a user hold)."""

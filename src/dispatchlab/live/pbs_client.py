@@ -1,0 +1,98 @@
+"""The OpenPBS commands the adapter runs: two to read, one to act.
+
+Reading: ``qstat -f -F json`` (every job not finished) and ``pbsnodes -av -F json`` (every
+vnode). Acting: ``qrun -H "(vnodeA:ncpus=a)+(vnodeB:ncpus=b)"`` starts a queued job exactly
+there. ``qrun -H`` does not check that the vnodes have those CPUs free (two jobs were run on
+one 2-CPU vnode over its capacity), so :meth:`PbsClient.start` checks it first against the
+last read, less what it started since: a start that would oversubscribe a vnode is refused,
+never sent. Nothing here cancels, signals or changes a running job.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dispatchlab.live.backend import LiveCommandError
+from dispatchlab.live.pbs_state import exec_vnode_text, free_cpus, pbs_snapshot
+from dispatchlab.live.slurm_state import Snapshot, no_gc
+
+
+class PbsCommandError(LiveCommandError):
+    """A PBS command failed, or a start was refused before it was sent."""
+
+
+@dataclass
+class PbsClient:
+    """Runs PBS's client commands for queue ``queue``: with ``env`` (``PBS_CONF_FILE``) and
+    after ``prefix`` (e.g. ``ip netns exec NS env …`` to reach a server in a namespace);
+    ``timeout`` per command in seconds. ``seconds`` accumulates the time of each command."""
+
+    queue: str = "workq"
+    env: Mapping[str, str] | None = None
+    prefix: Sequence[str] = ()
+    timeout: float = 30.0
+    seconds: dict[str, float] = field(default_factory=dict)
+    last: Snapshot | None = field(default=None, repr=False)
+    free: dict[str, int] = field(default_factory=dict)  # CPUs still free since the last read
+
+    def _run(self, args: Sequence[str]) -> str:
+        t0 = time.perf_counter()
+        try:
+            out = subprocess.run([*self.prefix, *args], env=dict(self.env) if self.env else None,
+                                 capture_output=True, text=True, timeout=self.timeout)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise PbsCommandError(f"{' '.join(args)}: {err}") from None
+        finally:
+            key = " ".join(args[:2])
+            self.seconds[key] = self.seconds.get(key, 0.0) + time.perf_counter() - t0
+        if out.returncode != 0:
+            msg = (out.stderr or out.stdout).strip().splitlines()
+            raise PbsCommandError(f"{' '.join(args)} failed ({out.returncode}): "
+                                  f"{msg[-1] if msg else 'no message'}")
+        return out.stdout
+
+    def _json(self, args: Sequence[str]) -> dict[str, Any]:
+        text = self._run(args)
+        try:
+            with no_gc():
+                doc = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise PbsCommandError(f"{' '.join(args)}: not JSON ({err})") from None
+        if not isinstance(doc, dict):
+            raise PbsCommandError(f"{' '.join(args)}: not a JSON object")
+        return doc
+
+    def read(self) -> Snapshot:
+        """The state now: every job not finished and every vnode."""
+        now = int(time.time())
+        with no_gc():
+            jobs = self._json(["qstat", "-f", "-F", "json"])
+            nodes = self._json(["pbsnodes", "-av", "-F", "json"])
+            snap = pbs_snapshot(now, jobs, nodes, self.queue)
+            del jobs, nodes
+        self.last = snap
+        self.free = free_cpus(snap)
+        return snap
+
+    def start(self, job: int, nodes: Sequence[str], counts: Sequence[int]) -> None:
+        """``qrun -H`` queued job ``job`` with ``counts[k]`` CPUs on vnode ``nodes[k]``,
+        unless a vnode lacks them (then refused, nothing sent)."""
+        if self.last is None:
+            raise PbsCommandError(f"job {job}: no state read yet, start refused")
+        short = [f"{n} has {self.free.get(n, 0)} free CPU(s), not {c}"
+                 for n, c in zip(nodes, counts, strict=True) if self.free.get(n, 0) < c]
+        if short:
+            raise PbsCommandError(f"job {job}: start refused: {'; '.join(short)}")
+        self._run(["qrun", "-H", exec_vnode_text(list(zip(nodes, counts, strict=True))),
+                   str(job)])
+        for n, c in zip(nodes, counts, strict=True):
+            self.free[n] -= c
+
+    def user_hold(self, job: int) -> None:
+        """PBS jobs wait for the adapter without a hold (``scheduling`` is False)."""
+        raise PbsCommandError(f"job {job}: no hold on PBS: queued jobs wait for the adapter")

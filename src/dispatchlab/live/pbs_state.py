@@ -1,0 +1,185 @@
+"""OpenPBS's state, read from ``qstat -f -F json`` and ``pbsnodes -av -F json``, as the same
+:class:`~dispatchlab.live.slurm_state.Snapshot` the Slurm adapter decides on.
+
+The mapping: a vnode with CPUs (``resources_available.ncpus`` > 0) is a node of the driven
+queue (PBS vnodes belong to no queue by default); its state words become Slurm's (``free`` →
+IDLE, ``job-busy`` → ALLOCATED, ``offline`` → DRAIN, ``down``/``state-unknown``/``stale`` →
+DOWN, …), so an offline vnode with jobs still on it takes no new job and a down one is out.
+A job's queue is its partition; a queued job (``Q``: with ``scheduling = False`` nothing else
+runs it) is one of the adapter's, as a user-held Slurm job is; a held one (``H``) or one
+waiting for its start time (``W``) is not; ``R``, ``E`` (exiting) and ``S`` hold their
+``exec_vnode`` CPUs. Finished jobs (history, ``F``/``X``) are read and ignored.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from dispatchlab.live.job_table import JobTable, Labels
+from dispatchlab.live.slurm_records import USER_HOLD, SlurmNode, SlurmStateError
+from dispatchlab.live.slurm_state import Snapshot
+
+#: PBS job states → Slurm's (the twin knows Slurm's words).
+JOB_STATES = {"Q": "PENDING", "H": "PENDING", "W": "PENDING", "T": "PENDING",
+              "R": "RUNNING", "E": "COMPLETING", "S": "SUSPENDED", "U": "SUSPENDED",
+              "B": "RUNNING", "F": "COMPLETED", "X": "COMPLETED", "M": "COMPLETED"}
+#: PBS vnode state words → Slurm's.
+NODE_STATES = {"free": "IDLE", "job-busy": "ALLOCATED", "job-exclusive": "ALLOCATED",
+               "resv-exclusive": "RESERVED", "offline": "DRAIN", "down": "DOWN",
+               "state-unknown": "DOWN", "stale": "DOWN", "unresolvable": "DOWN",
+               "provisioning": "POWERING_UP", "wait-provisioning": "POWERING_UP",
+               "sleep": "POWERED_DOWN", "maintenance": "MAINTENANCE", "busy": "ALLOCATED"}
+_CHUNK = re.compile(r"\(([^()]*)\)")
+_TIME_FORMAT = "%a %b %d %H:%M:%S %Y"
+
+
+def job_number(pbs_id: str) -> int:
+    """``12.pbshost`` → 12 (``12[3].host`` of an array → 12)."""
+    head = str(pbs_id).split(".", 1)[0].split("[", 1)[0]
+    try:
+        return int(head)
+    except ValueError:
+        raise SlurmStateError(f"qstat: job id {pbs_id!r} is not NUMBER.SERVER") from None
+
+
+def pbs_time(value: Any, what: str) -> int:
+    """A time of ``qstat -F json`` (``"Mon Dec  7 20:33:51 2026"``, local time, or Unix s)."""
+    if value is None or value == "":
+        return 0
+    if isinstance(value, (int, float)):
+        return int(value)
+    text = " ".join(str(value).split())
+    if text.isdigit():
+        return int(text)
+    try:
+        return int(time.mktime(time.strptime(text, _TIME_FORMAT)))
+    except ValueError:
+        raise SlurmStateError(f"qstat: field {what}: not a time: {value!r}") from None
+
+
+def duration(value: Any, what: str) -> int:
+    """``HH:MM:SS`` (or ``MM:SS``, or seconds) → seconds; -1 when absent."""
+    if value is None or value == "":
+        return -1
+    if isinstance(value, (int, float)):
+        return int(value)
+    secs = 0
+    try:
+        for part in str(value).split(":"):
+            secs = secs * 60 + int(part)
+    except ValueError:
+        raise SlurmStateError(f"qstat: field {what}: not a duration: {value!r}") from None
+    return secs
+
+
+def exec_vnode(text: str) -> list[tuple[str, int]]:
+    """``(vnode1:ncpus=2)+(vnode3:ncpus=1:mem=1gb)`` → ``[('vnode1', 2), ('vnode3', 1)]``
+    (one vnode's CPUs summed when it appears in several chunks)."""
+    out: dict[str, int] = {}
+    for chunk in _CHUNK.findall(text or ""):
+        name, *resources = chunk.split(":")
+        cpus = 0
+        for res in resources:
+            key, _, val = res.partition("=")
+            if key == "ncpus":
+                cpus = int(val)
+        out[name] = out.get(name, 0) + cpus
+    return list(out.items())
+
+
+def exec_vnode_text(placement: list[tuple[str, int]]) -> str:
+    """The ``qrun -H`` argument of ``[(vnode, CPUs), …]``."""
+    return "+".join(f"({name}:ncpus={cpus})" for name, cpus in placement)
+
+
+def parse_pbsnodes(doc: Mapping[str, Any], queue: str) -> list[SlurmNode]:
+    """The vnodes with CPUs of ``pbsnodes -av -F json``, as nodes of ``queue``."""
+    nodes = doc.get("nodes")
+    if not isinstance(nodes, Mapping):
+        raise SlurmStateError("pbsnodes -F json: no 'nodes' object")
+    out = []
+    for name, node in nodes.items():
+        try:
+            cpus = int(node.get("resources_available", {}).get("ncpus", 0))
+        except (TypeError, ValueError, AttributeError):
+            raise SlurmStateError(f"pbsnodes: vnode {name}: resources_available.ncpus "
+                                  "is not a number") from None
+        if cpus <= 0:
+            continue  # the natural node of a mom with vnodes carries no CPUs
+        words = str(node.get("state", "")).replace(",", " ").split()
+        states = frozenset(NODE_STATES.get(w, w.upper()) for w in words)
+        out.append(SlurmNode(str(name), cpus, states, (queue,)))
+    return out
+
+
+def parse_qstat(doc: Mapping[str, Any]) -> JobTable:
+    """The jobs of ``qstat -f -F json`` (with ``-x``, finished ones too) as a job table."""
+    jobs = doc.get("Jobs") or {}
+    if not isinstance(jobs, Mapping):
+        raise SlurmStateError("qstat -F json: 'Jobs' is not an object")
+    cols: dict[str, list[Any]] = {k: [] for k in (
+        "id", "state", "queue", "user", "submit", "limit", "cpus", "start", "end", "reason",
+        "priority")}
+    a_job: list[int] = []
+    a_node: list[str] = []
+    a_cpus: list[int] = []
+    for row, (pbs_id, job) in enumerate(jobs.items()):
+        try:
+            letter = str(job["job_state"])
+            res = job.get("Resource_List") or {}
+            cols["id"].append(job_number(pbs_id))
+            cols["state"].append(JOB_STATES.get(letter, "PENDING"))
+            cols["queue"].append(str(job.get("queue", "")))
+            cols["user"].append(str(job.get("Job_Owner", "")).split("@", 1)[0])
+            cols["submit"].append(pbs_time(job.get("qtime") or job.get("ctime"), "qtime"))
+            cols["limit"].append(duration(res.get("walltime"), "Resource_List.walltime"))
+            cols["cpus"].append(int(res.get("ncpus", 1)))
+            start = pbs_time(job.get("stime"), "stime") if letter in "RESU" else 0
+            cols["start"].append(start)
+            cols["end"].append(0)
+            cols["reason"].append(USER_HOLD if letter == "Q" else
+                                  f"PBS state {letter} (Hold_Types={job.get('Hold_Types', '')})")
+            cols["priority"].append(int(job.get("Priority", 0)))
+        except KeyError as err:
+            raise SlurmStateError(f"qstat: job {pbs_id}: no field {err}") from None
+        except (TypeError, ValueError) as err:
+            raise SlurmStateError(f"qstat: job {pbs_id}: {err}") from None
+        if letter in "RESU" and job.get("exec_vnode"):
+            for name, cpus in exec_vnode(str(job["exec_vnode"])):
+                a_job.append(row)
+                a_node.append(name)
+                a_cpus.append(cpus)
+    ints = {k: np.array(cols[k], dtype=np.int64) for k in (
+        "id", "submit", "limit", "cpus", "start", "end", "priority")}
+    n = len(cols["id"])
+    return JobTable(
+        job_id=ints["id"], state=Labels.of(cols["state"], str),
+        partition=Labels.of(cols["queue"], str), user=Labels.of(cols["user"], str),
+        submit=ints["submit"], time_limit=ints["limit"], cpus=ints["cpus"],
+        start=ints["start"], end=ints["end"], reason=Labels.of(cols["reason"], str),
+        priority=ints["priority"], required_nodes=Labels.of([""] * n, str),
+        alloc_job=np.array(a_job, dtype=np.int64), alloc_node=tuple(a_node),
+        alloc_cpus=np.array(a_cpus, dtype=np.int64))
+
+
+def pbs_snapshot(now: int, qstat: Mapping[str, Any], pbsnodes: Mapping[str, Any],
+                 queue: str) -> Snapshot:
+    """One poll's state (the vnodes with CPUs are ``queue``'s nodes)."""
+    return Snapshot(now, tuple(parse_pbsnodes(pbsnodes, queue)), parse_qstat(qstat))
+
+
+def free_cpus(snap: Snapshot) -> dict[str, int]:
+    """Each usable vnode's CPUs not held by a job (what the adapter may still give out)."""
+    free = {n.name: n.cpus for n in snap.nodes if n.usable}
+    jobs = snap.jobs
+    running = jobs.running
+    for row, name, cpus in zip(jobs.alloc_job.tolist(), jobs.alloc_node,
+                               jobs.alloc_cpus.tolist(), strict=True):
+        if running[row] and name in free:
+            free[name] -= cpus
+    return free
