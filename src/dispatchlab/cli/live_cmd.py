@@ -1,20 +1,24 @@
-"""``dispatchlab live slurm``: a dispatcher drives a Slurm partition, or predicts its starts."""
+"""``dispatchlab live slurm|pbs``: a dispatcher drives a Slurm partition or a PBS queue, or
+predicts its starts."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
 
+if TYPE_CHECKING:
+    from dispatchlab.live.pbs_client import PbsClient
+
 
 @app.command("live")
 @friendly_errors
 def live_command(
-    system: Annotated[str, typer.Argument(help="The resource manager: slurm.")],
+    system: Annotated[str, typer.Argument(help="The resource manager: slurm or pbs.")],
     partition: Annotated[str, typer.Option(help="The Slurm partition to drive.")],
     dispatcher: Annotated[str, typer.Option(
         help="Dispatcher preset or spec (any without an oracle: easy, conservative, "
@@ -54,11 +58,13 @@ def live_command(
     its start times). Ctrl-C stops it; held jobs stay held. Exit code 3 when Slurm could
     not be read for 300 s in a row (docs/live.md)."""
     from dispatchlab.errors import ConfigError
-    from dispatchlab.live.adapter import JsonLog, SlurmAdapter, live_dispatcher
+    from dispatchlab.live.adapter import JsonLog, LiveAdapter, live_dispatcher
+    from dispatchlab.live.backend import LiveClient
     from dispatchlab.live.slurm_client import SlurmClient
 
-    if system != "slurm":
-        raise ConfigError(f"unknown resource manager '{system}' (known: slurm)", field="system")
+    if system not in ("slurm", "pbs"):
+        raise ConfigError(f"unknown resource manager '{system}' (known: slurm, pbs)",
+                          field="system")
     if not 0 < poll <= 1:
         raise ConfigError(f"--poll must be in (0, 1] s, got {poll:g}", field="poll")
     for name, value in (("--duration", duration), ("--release-timeout", release_timeout),
@@ -85,10 +91,14 @@ def live_command(
     from dispatchlab.live.outage import SlurmUnreachable
     from dispatchlab.live.slurm_setup import check_slurm_setup
 
-    check_slurm_setup()  # a missing program or configuration: exit 2 before any read
+    client: LiveClient
+    if system == "pbs":  # PBS: --partition names the queue
+        client = _pbs_client(partition, history)
+    else:
+        check_slurm_setup()  # a missing program or configuration: exit 2 before any read
+        client = SlurmClient()
     stream = log.open("a") if log is not None else None
     logger = JsonLog(stream)
-    client = SlurmClient()
     try:
         if predict and out is not None:  # (--predict without --out was refused above)
             from dispatchlab.live.predict import ShadowPredictor
@@ -97,7 +107,7 @@ def live_command(
                             history=history, seed=seed, log=logger
                             ).run(poll=poll, duration=duration, every=every)
         else:
-            SlurmAdapter(client, partition, dispatcher, dry_run=dry_run, hold_new=hold_new,
+            LiveAdapter(client, partition, dispatcher, dry_run=dry_run, hold_new=hold_new,
                          release_timeout=release_timeout, seed=seed, log=logger
                          ).run(poll=poll, duration=duration, every=every)
     except KeyboardInterrupt:
@@ -109,6 +119,18 @@ def live_command(
     finally:
         if stream is not None:
             stream.close()
+
+
+def _pbs_client(queue: str, history: Path | None) -> PbsClient:
+    """The PBS backend, once its commands and configuration are found (else exit 2)."""
+    from dispatchlab.errors import ConfigError
+    from dispatchlab.live.pbs_client import PbsClient, check_pbs_setup
+
+    if history is not None:
+        raise ConfigError("--history reads a Slurm job completion log; on PBS the "
+                          "predictions come without a confidence band", field="history")
+    check_pbs_setup()
+    return PbsClient(queue=queue)
 
 
 def _report(out: Path | None, history: Path | None) -> None:

@@ -11,12 +11,16 @@ never sent. Nothing here cancels, signals or changes a running job.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from dispatchlab.errors import ConfigError
 from dispatchlab.live.backend import LiveCommandError
 from dispatchlab.live.pbs_state import exec_vnode_text, free_cpus, pbs_snapshot
 from dispatchlab.live.slurm_state import Snapshot, no_gc
@@ -96,3 +100,21 @@ class PbsClient:
     def user_hold(self, job: int) -> None:
         """PBS jobs wait for the adapter without a hold (``scheduling`` is False)."""
         raise PbsCommandError(f"job {job}: no hold on PBS: queued jobs wait for the adapter")
+
+
+#: The client commands the PBS backend runs.
+PBS_PROGRAMS = ("qstat", "pbsnodes", "qrun")
+
+
+def check_pbs_setup(env: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`ConfigError` naming what is missing: a PBS command on ``PATH``, or the
+    configuration (``PBS_CONF_FILE``, else /etc/pbs.conf)."""
+    env = dict(os.environ if env is None else env)
+    for prog in PBS_PROGRAMS:
+        if shutil.which(prog, path=env.get("PATH", "")) is None:
+            raise ConfigError(f"the PBS command '{prog}' is not on PATH (OpenPBS's bin folder; "
+                              "tools/pbs-local start -- … runs a command with it)", field="system")
+    conf = Path(env.get("PBS_CONF_FILE") or "/etc/pbs.conf")
+    if not conf.is_file():
+        raise ConfigError(f"PBS configuration {conf} not found (set PBS_CONF_FILE)",
+                          field="system")

@@ -1,0 +1,98 @@
+"""PBS's JSON (qstat -f -F json, pbsnodes -av -F json) as the live cycle's snapshot, and the
+adapter's own free-CPU check before qrun -H (which checks nothing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dispatchlab.live.pbs_client import PbsClient, PbsCommandError
+from dispatchlab.live.pbs_state import (
+    duration,
+    exec_vnode,
+    exec_vnode_text,
+    free_cpus,
+    job_number,
+    pbs_snapshot,
+)
+from dispatchlab.live.slurm_records import SlurmStateError
+from dispatchlab.live.twin import build_twin
+
+
+def _vnode(state: str, cpus: int = 2) -> dict[str, Any]:
+    return {"Mom": "pbshost", "state": state, "resources_available": {"ncpus": cpus}}
+
+
+def _job(state: str, ncpus: int, *, vnodes: str = "", walltime: str = "00:10:00",
+         stime: str = "") -> dict[str, Any]:
+    job: dict[str, Any] = {"Job_Name": "j", "Job_Owner": "pbsuser@pbshost", "job_state": state,
+                           "queue": "workq", "ctime": "Mon Dec  7 20:33:51 2026",
+                           "qtime": "Mon Dec  7 20:33:51 2026",
+                           "Resource_List": {"ncpus": ncpus, "walltime": walltime}}
+    if vnodes:
+        job["exec_vnode"] = vnodes
+    if stime:
+        job["stime"] = stime
+    return job
+
+
+def _docs() -> tuple[dict[str, Any], dict[str, Any]]:
+    nodes = {"nodes": {"pbshost": _vnode("free", 0), "vnode1": _vnode("job-busy"),
+                       "vnode2": _vnode("free"), "vnode3": _vnode("offline"),
+                       "vnode4": _vnode("free")}}
+    jobs = {"Jobs": {
+        "1.pbshost": _job("R", 3, vnodes="(vnode1:ncpus=2)+(vnode2:ncpus=1)",
+                          stime="Mon Dec  7 20:34:00 2026"),
+        "2.pbshost": _job("Q", 2), "3.pbshost": _job("H", 1),
+        "4.pbshost": _job("E", 1, vnodes="(vnode3:ncpus=1)", stime="Mon Dec  7 20:34:00 2026")}}
+    return jobs, nodes
+
+
+def test_snapshot_maps_states_allocations_and_the_adapters_jobs() -> None:
+    jobs, nodes = _docs()
+    snap = pbs_snapshot(1_796_676_000, jobs, nodes, "workq")
+    assert [n.name for n in snap.nodes] == ["vnode1", "vnode2", "vnode3", "vnode4"]
+    assert [n.usable for n in snap.nodes] == [True, True, False, True]
+    table = snap.jobs
+    assert table.job_id.tolist() == [1, 2, 3, 4]
+    assert table.user_held.tolist() == [False, True, False, False]  # only Q waits for us
+    assert table.running.tolist() == [True, False, False, True]  # E still holds CPUs
+    assert table.time_limit.tolist() == [600] * 4
+    assert table.record(0).alloc == (("vnode1", 2), ("vnode2", 1))
+    assert free_cpus(snap) == {"vnode1": 0, "vnode2": 1, "vnode4": 2}
+
+
+def test_twin_waits_the_queued_job_and_closes_the_offline_vnode_with_a_job() -> None:
+    jobs, nodes = _docs()
+    twin = build_twin(pbs_snapshot(1_796_676_000, jobs, nodes, "workq"), "workq")
+    assert [twin.slurm_id(j) for j in twin.waiting] == [2]
+    assert twin.closed == [2]  # vnode3: offline with job 4 on it, takes no new job
+    assert 3 in twin.skipped  # held (H): not the adapter's
+
+
+def test_field_conversions() -> None:
+    assert job_number("12.pbshost") == 12
+    assert job_number("12[3].pbshost") == 12
+    assert duration("01:02:03", "w") == 3723
+    assert duration(None, "w") == -1
+    assert exec_vnode("(vnode1:ncpus=2:mem=1gb)+(vnode3:ncpus=1)+(vnode1:ncpus=1)") == [
+        ("vnode1", 3), ("vnode3", 1)]
+    assert exec_vnode_text([("vnode1", 2), ("vnode3", 1)]) == "(vnode1:ncpus=2)+(vnode3:ncpus=1)"
+    with pytest.raises(SlurmStateError, match=r"job id .x\.pbshost."):
+        job_number("x.pbshost")
+    with pytest.raises(SlurmStateError, match="walltime"):
+        duration("ten minutes", "walltime")
+
+
+def test_start_beyond_a_vnodes_free_cpus_is_refused_before_qrun() -> None:
+    jobs, nodes = _docs()
+    client = PbsClient(prefix=["/nonexistent/qrun-never-called"])
+    client.last = snap = pbs_snapshot(1_796_676_000, jobs, nodes, "workq")
+    client.free = free_cpus(snap)
+    with pytest.raises(PbsCommandError, match="start refused: vnode2 has 1 free CPU"):
+        client.start(2, ["vnode2"], [2])
+    with pytest.raises(PbsCommandError, match="start refused: vnode3 has 0"):
+        client.start(2, ["vnode3"], [1])  # offline
+    with pytest.raises(PbsCommandError, match="No such file"):  # allowed: qrun is run
+        client.start(2, ["vnode4"], [2])
