@@ -19,6 +19,7 @@ import pytest
 
 from dispatchlab.live.adapter import JsonLog, LiveAdapter
 from dispatchlab.live.pbs_client import PbsClient
+from dispatchlab.live.pbs_events import HOOK, PbsEvents
 from dispatchlab.live.pbs_local import LocalPbs
 from dispatchlab.platform.platform import Platform
 from dispatchlab.simulation import simulate
@@ -149,3 +150,23 @@ def test_the_servers_accounting_log_is_read_back_and_simulated(cluster: LocalPbs
     res = simulate(wl, Platform.homogeneous(4, {"cores": 2}), "easy")
     assert res.summary["jobs"] == wl.n_jobs
     assert json.dumps(res.summary)  # a plain, complete summary
+
+
+def test_the_server_hook_wakes_the_adapter_and_is_removed(cluster: LocalPbs) -> None:
+    events = PbsEvents(cluster.prefix())
+    try:
+        assert events.install() is None
+        t0 = time.monotonic()
+        job = submit(cluster, 1, 1)
+        assert events.wait(10), "no event from the queuejob hook"
+        client = _client(cluster)
+        client.read()
+        client.start(job, ["vnode2"], [1])
+        assert events.wait(10)  # runjob, then jobobit
+        wait_for(lambda: all_finished(cluster, [job]), 30, "the job's end")
+        assert events.wait(10) and time.monotonic() - t0 < 30
+    finally:
+        events.close()
+    hooks = subprocess.run(cluster.wrap(["qmgr", "-c", "list hook"]), capture_output=True,
+                           text=True).stdout
+    assert HOOK not in hooks

@@ -12,7 +12,10 @@ from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
 
 if TYPE_CHECKING:
+    from dispatchlab.live.adapter import JsonLog
+    from dispatchlab.live.backend import LiveClient
     from dispatchlab.live.pbs_client import PbsClient
+    from dispatchlab.live.pbs_events import PbsEvents
 
 
 @app.command("live")
@@ -59,7 +62,6 @@ def live_command(
     not be read for 300 s in a row (docs/live.md)."""
     from dispatchlab.errors import ConfigError
     from dispatchlab.live.adapter import JsonLog, LiveAdapter, live_dispatcher
-    from dispatchlab.live.backend import LiveClient
     from dispatchlab.live.slurm_client import SlurmClient
 
     if system not in ("slurm", "pbs"):
@@ -99,6 +101,7 @@ def live_command(
         client = SlurmClient()
     stream = log.open("a") if log is not None else None
     logger = JsonLog(stream)
+    events: PbsEvents | None = None
     try:
         if predict and out is not None:  # (--predict without --out was refused above)
             from dispatchlab.live.predict import ShadowPredictor
@@ -107,9 +110,12 @@ def live_command(
                             history=history, seed=seed, log=logger
                             ).run(poll=poll, duration=duration, every=every)
         else:
+            if system == "pbs" and not dry_run:  # PBS's hook wakes the cycle
+                events = _pbs_events(client, logger)
             LiveAdapter(client, partition, dispatcher, dry_run=dry_run, hold_new=hold_new,
-                         release_timeout=release_timeout, seed=seed, log=logger
-                         ).run(poll=poll, duration=duration, every=every)
+                        release_timeout=release_timeout, seed=seed, log=logger
+                        ).run(poll=poll, duration=duration, every=every,
+                              wake=events.wait if events is not None else None)
     except KeyboardInterrupt:
         logger("stopped", reason="interrupted")
     except SlurmUnreachable as err:  # not bad input: a distinct exit code
@@ -117,6 +123,8 @@ def live_command(
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(code=3) from None
     finally:
+        if events is not None:
+            events.close()
         if stream is not None:
             stream.close()
 
@@ -131,6 +139,17 @@ def _pbs_client(queue: str, history: Path | None) -> PbsClient:
                           "predictions come without a confidence band", field="history")
     check_pbs_setup()
     return PbsClient(queue=queue)
+
+
+def _pbs_events(client: LiveClient, logger: JsonLog) -> PbsEvents:
+    """The FIFO a server hook writes on PBS's events (logged when it cannot be installed:
+    the adapter then polls only)."""
+    from dispatchlab.live.pbs_events import HOOK, PbsEvents
+
+    events = PbsEvents(getattr(client, "prefix", ()))
+    why = events.install()
+    logger("hook", name=HOOK, installed=why is None, **({"reason": why} if why else {}))
+    return events
 
 
 def _report(out: Path | None, history: Path | None) -> None:

@@ -229,11 +229,13 @@ class LiveAdapter:
         twin.decide(live_dispatcher(self.spec), self.seed)
 
     def run(self, poll: float = 0.5, duration: float | None = None,
-            every: float = 30.0, stop: Callable[[], bool] | None = None) -> None:
+            every: float = 30.0, stop: Callable[[], bool] | None = None,
+            wake: Callable[[float], bool] | None = None) -> None:
         """Poll every ``poll`` s (≤ 1 s); a cycle when the state changed, and at least
         every ``every`` s; for ``duration`` s or until ``stop()`` is true. Failed reads
         go to :attr:`outage` (:class:`SlurmUnreachable` when they last too long, or
-        when the run ends during one)."""
+        when the run ends during one). ``wake(seconds)``, when given, replaces the sleep
+        between polls and returns early on an event of the system (a PBS hook)."""
         self.warm_up()
         end = None if duration is None else time.monotonic() + duration
         last: tuple[Any, ...] | None = None
@@ -256,7 +258,11 @@ class LiveAdapter:
             except LiveCommandError as err:  # controller down, restarting or busy
                 self.outage.failed(str(err))
                 last = None  # a full cycle on the first read that works
-            time.sleep(max(0.0, poll - (time.perf_counter() - t0)))
+            pause = max(0.0, poll - (time.perf_counter() - t0))
+            if wake is not None:
+                wake(pause)
+            else:
+                time.sleep(pause)
         self.outage.finish()
 
 
