@@ -3,6 +3,7 @@ adapter's own free-CPU check before qrun -H (which checks nothing)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from dispatchlab.live.pbs_state import (
     free_cpus,
     job_number,
     pbs_snapshot,
+    pbs_time,
 )
 from dispatchlab.live.slurm_records import SlurmStateError
 from dispatchlab.live.twin import build_twin
@@ -75,6 +77,12 @@ def test_field_conversions() -> None:
     assert job_number("12.pbshost") == 12
     assert job_number("12[3].pbshost") == 12
     assert duration("01:02:03", "w") == 3723
+    for text in ("Mon Dec  7 20:33:51 2026", "Sun Mar 29 03:30:00 2026",
+                 "Wed Jan 31 23:59:59 2024"):
+        assert pbs_time(text, "t") == int(time.mktime(time.strptime(text, "%a %b %d %H:%M:%S %Y")))
+    assert pbs_time("1796675631", "t") == 1796675631
+    with pytest.raises(SlurmStateError, match="stime: not a time"):
+        pbs_time("yesterday", "stime")
     assert duration(None, "w") == -1
     assert exec_vnode("(vnode1:ncpus=2:mem=1gb)+(vnode3:ncpus=1)+(vnode1:ncpus=1)") == [
         ("vnode1", 3), ("vnode3", 1)]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,6 @@ NODE_STATES = {"free": "IDLE", "job-busy": "ALLOCATED", "job-exclusive": "ALLOCA
                "provisioning": "POWERING_UP", "wait-provisioning": "POWERING_UP",
                "sleep": "POWERED_DOWN", "maintenance": "MAINTENANCE", "busy": "ALLOCATED"}
 _CHUNK = re.compile(r"\(([^()]*)\)")
-_TIME_FORMAT = "%a %b %d %H:%M:%S %Y"
 
 
 def job_number(pbs_id: str) -> int:
@@ -47,21 +47,36 @@ def job_number(pbs_id: str) -> int:
         raise SlurmStateError(f"qstat: job id {pbs_id!r} is not NUMBER.SERVER") from None
 
 
+_MONTHS = {m: k for k, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+
+
 def pbs_time(value: Any, what: str) -> int:
     """A time of ``qstat -F json`` (``"Mon Dec  7 20:33:51 2026"``, local time, or Unix s)."""
     if value is None or value == "":
         return 0
     if isinstance(value, (int, float)):
         return int(value)
-    text = " ".join(str(value).split())
-    if text.isdigit():
-        return int(text)
     try:
-        return int(time.mktime(time.strptime(text, _TIME_FORMAT)))
-    except ValueError:
+        _, month, day, hms, year = str(value).split()
+        hour, minute, sec = hms.split(":")
+        return _hour_start(int(year), _MONTHS[month], int(day), int(hour)) + int(minute) * 60 \
+            + int(sec)
+    except (ValueError, KeyError):
+        text = str(value).strip()
+        if text.isdigit():
+            return int(text)
         raise SlurmStateError(f"qstat: field {what}: not a time: {value!r}") from None
 
 
+@lru_cache(maxsize=4096)
+def _hour_start(year: int, month: int, day: int, hour: int) -> int:
+    """Unix time of a local hour (remembered: a poll's jobs share few hours; time zone
+    changes fall on whole hours)."""
+    return int(time.mktime((year, month, day, hour, 0, 0, 0, 0, -1)))
+
+
+@lru_cache(maxsize=4096)
 def duration(value: Any, what: str) -> int:
     """``HH:MM:SS`` (or ``MM:SS``, or seconds) → seconds; -1 when absent."""
     if value is None or value == "":
