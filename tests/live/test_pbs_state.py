@@ -17,6 +17,7 @@ from dispatchlab.live.pbs_state import (
     job_number,
     pbs_snapshot,
     pbs_time,
+    select_chunks,
 )
 from dispatchlab.live.slurm_records import SlurmStateError
 from dispatchlab.live.twin import build_twin
@@ -87,6 +88,17 @@ def test_field_conversions() -> None:
     assert exec_vnode("(vnode1:ncpus=2:mem=1gb)+(vnode3:ncpus=1)+(vnode1:ncpus=1)") == [
         ("vnode1", 3), ("vnode3", 1)]
     assert exec_vnode_text([("vnode1", 2), ("vnode3", 1)]) == "(vnode1:ncpus=2)+(vnode3:ncpus=1)"
+    assert exec_vnode("(vnode2:ncpus=1+vnode4:ncpus=1)") == [("vnode2", 1), ("vnode4", 1)]
+    assert select_chunks("3:ncpus=1") == [1, 1, 1]
+    assert select_chunks("2:ncpus=2+1:mem=1gb") == [2, 2, 1]
+    hosts = {"v1": "h1", "v2": "h1", "v3": "h2"}
+    assert exec_vnode_text([("v1", 2), ("v2", 1)], [1, 1, 1], hosts) == (
+        "(v1:ncpus=1)+(v1:ncpus=1)+(v2:ncpus=1)")
+    assert exec_vnode_text([("v1", 2), ("v2", 1)], [3], hosts) == "(v1:ncpus=2+v2:ncpus=1)"
+    with pytest.raises(ValueError, match="span hosts"):
+        exec_vnode_text([("v2", 1), ("v3", 1)], [2], hosts)
+    with pytest.raises(ValueError, match="ask 4"):
+        exec_vnode_text([("v2", 1), ("v3", 1)], [4], hosts)
     with pytest.raises(SlurmStateError, match=r"job id .x\.pbshost."):
         job_number("x.pbshost")
     with pytest.raises(SlurmStateError, match="walltime"):

@@ -5,7 +5,9 @@ vnode). Acting: ``qrun -H "(vnodeA:ncpus=a)+(vnodeB:ncpus=b)"`` starts a queued 
 there. ``qrun -H`` does not check that the vnodes have those CPUs free (two jobs were run on
 one 2-CPU vnode over its capacity), so :meth:`PbsClient.start` checks it first against the
 last read, less what it started since: a start that would oversubscribe a vnode is refused,
-never sent. Nothing here cancels, signals or changes a running job.
+never sent. The exec_vnode follows the job's select chunks (one vnode per chunk, or several
+vnodes of one host in a chunk): the mom fails a job given fewer chunks than it selected.
+Nothing here cancels, signals or changes a running job.
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ from typing import Any
 
 from dispatchlab.errors import ConfigError
 from dispatchlab.live.backend import LiveCommandError
-from dispatchlab.live.pbs_state import exec_vnode_text, free_cpus, pbs_snapshot
+from dispatchlab.live.pbs_state import (
+    exec_vnode_text,
+    free_cpus,
+    job_number,
+    pbs_snapshot,
+    select_chunks,
+)
 from dispatchlab.live.slurm_state import Snapshot, no_gc
 
 
@@ -43,6 +51,8 @@ class PbsClient:
     seconds: dict[str, float] = field(default_factory=dict)
     last: Snapshot | None = field(default=None, repr=False)
     free: dict[str, int] = field(default_factory=dict)  # CPUs still free since the last read
+    chunks: dict[int, list[int]] = field(default_factory=dict)  # queued job → select chunks
+    hosts: dict[str, str] = field(default_factory=dict)  # vnode → its host
 
     def _run(self, args: Sequence[str]) -> str:
         t0 = time.perf_counter()
@@ -78,6 +88,12 @@ class PbsClient:
             jobs = self._json(["qstat", "-f", "-F", "json"])
             nodes = self._json(["pbsnodes", "-av", "-F", "json"])
             snap = pbs_snapshot(now, jobs, nodes, self.queue)
+            self.chunks = {job_number(k): select_chunks(str(v.get("Resource_List", {})
+                                                             .get("select", "")))
+                           for k, v in (jobs.get("Jobs") or {}).items()
+                           if v.get("job_state") == "Q"}
+            self.hosts = {str(k): str(v.get("resources_available", {}).get("host", ""))
+                          for k, v in (nodes.get("nodes") or {}).items()}
             del jobs, nodes
         self.last = snap
         self.free = free_cpus(snap)
@@ -92,8 +108,12 @@ class PbsClient:
                  for n, c in zip(nodes, counts, strict=True) if self.free.get(n, 0) < c]
         if short:
             raise PbsCommandError(f"job {job}: start refused: {'; '.join(short)}")
-        self._run(["qrun", "-H", exec_vnode_text(list(zip(nodes, counts, strict=True))),
-                   str(job)])
+        try:
+            where = exec_vnode_text(list(zip(nodes, counts, strict=True)),
+                                    self.chunks.get(job) or None, self.hosts)
+        except ValueError as err:
+            raise PbsCommandError(f"job {job}: start refused: {err}") from None
+        self._run(["qrun", "-H", where, str(job)])
         for n, c in zip(nodes, counts, strict=True):
             self.free[n] -= c
 

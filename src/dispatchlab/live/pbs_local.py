@@ -124,6 +124,7 @@ class LocalPbs:
         if self.root is None:
             self.root = Path(tempfile.mkdtemp(prefix="dispatchlab-pbs-"))
             self._made_root = True
+        self._root.mkdir(parents=True, exist_ok=True)
         self._root.chmod(0o755)
         try:
             self._ensure_user()

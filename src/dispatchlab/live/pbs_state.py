@@ -13,7 +13,6 @@ waiting for its start time (``W``) is not; ``R``, ``E`` (exiting) and ``S`` hold
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping
 from functools import lru_cache
@@ -35,7 +34,6 @@ NODE_STATES = {"free": "IDLE", "job-busy": "ALLOCATED", "job-exclusive": "ALLOCA
                "state-unknown": "DOWN", "stale": "DOWN", "unresolvable": "DOWN",
                "provisioning": "POWERING_UP", "wait-provisioning": "POWERING_UP",
                "sleep": "POWERED_DOWN", "maintenance": "MAINTENANCE", "busy": "ALLOCATED"}
-_CHUNK = re.compile(r"\(([^()]*)\)")
 
 
 def job_number(pbs_id: str) -> int:
@@ -93,11 +91,13 @@ def duration(value: Any, what: str) -> int:
 
 
 def exec_vnode(text: str) -> list[tuple[str, int]]:
-    """``(vnode1:ncpus=2)+(vnode3:ncpus=1:mem=1gb)`` → ``[('vnode1', 2), ('vnode3', 1)]``
-    (one vnode's CPUs summed when it appears in several chunks)."""
+    """``(vnode1:ncpus=2)+(vnode3:ncpus=1:mem=1gb+vnode4:ncpus=1)`` → ``[('vnode1', 2),
+    ('vnode3', 1), ('vnode4', 1)]`` (a vnode's CPUs summed over the chunks it is in)."""
     out: dict[str, int] = {}
-    for chunk in _CHUNK.findall(text or ""):
-        name, *resources = chunk.split(":")
+    for piece in (text or "").replace("(", "").replace(")", "").split("+"):
+        name, *resources = piece.split(":")
+        if not name:
+            continue
         cpus = 0
         for res in resources:
             key, _, val = res.partition("=")
@@ -107,9 +107,54 @@ def exec_vnode(text: str) -> list[tuple[str, int]]:
     return list(out.items())
 
 
-def exec_vnode_text(placement: list[tuple[str, int]]) -> str:
-    """The ``qrun -H`` argument of ``[(vnode, CPUs), …]``."""
-    return "+".join(f"({name}:ncpus={cpus})" for name, cpus in placement)
+def select_chunks(select: str) -> list[int]:
+    """The CPUs of each chunk of a ``select`` statement: ``2:ncpus=2+1:mem=1gb`` →
+    ``[2, 2, 1]`` (a chunk without ncpus has one CPU, PBS's default)."""
+    out: list[int] = []
+    for spec in (select or "").split("+"):
+        parts = spec.split(":")
+        count = int(parts[0]) if parts[0].isdigit() else 1
+        cpus = 1
+        for res in parts[1 if parts[0].isdigit() else 0:]:
+            key, _, val = res.partition("=")
+            if key == "ncpus":
+                cpus = int(val)
+        out += [cpus] * count
+    return out
+
+
+def exec_vnode_text(placement: list[tuple[str, int]], chunks: list[int] | None = None,
+                    host: Mapping[str, str] | None = None) -> str:
+    """The ``qrun -H`` argument that gives ``[(vnode, CPUs), …]`` to a job whose select
+    has chunks of ``chunks`` CPUs (one vnode per chunk without ``chunks``): the placement
+    is cut into the chunks in order, a chunk spanning vnodes of one host (``host``: vnode
+    → host) as ``(vnodeA:ncpus=1+vnodeB:ncpus=1)``. PBS's mom fails a job whose
+    exec_vnode has fewer chunks than its select. Raises ValueError when the placement
+    does not fit the chunks."""
+    if chunks is None:
+        return "+".join(f"({name}:ncpus={cpus})" for name, cpus in placement)
+    if sum(chunks) != sum(c for _, c in placement):
+        raise ValueError(f"the placement gives {sum(c for _, c in placement)} CPU(s), the "
+                         f"select's chunks ask {sum(chunks)}")
+    names = [name for name, cpus in placement if cpus > 0]
+    left = [cpus for _, cpus in placement if cpus > 0]
+    out = []
+    k = 0
+    for want in chunks:
+        parts: list[str] = []
+        first = names[k]
+        while want > 0:
+            name = names[k]
+            if host is not None and host.get(name) != host.get(first):
+                raise ValueError(f"a chunk of the select would span hosts ({first}, {name})")
+            take = min(want, left[k])
+            parts.append(f"{name}:ncpus={take}")
+            want -= take
+            left[k] -= take
+            if left[k] == 0:
+                k += 1
+        out.append("(" + "+".join(parts) + ")")
+    return "+".join(out)
 
 
 def parse_pbsnodes(doc: Mapping[str, Any], queue: str) -> list[SlurmNode]:
