@@ -50,7 +50,13 @@ def _drain(cluster: LocalPbs) -> None:
         subprocess.run(cluster.wrap(["qdel", "-W", "force", *map(str, live)]),
                        capture_output=True)
         wait_for(lambda: all_finished(cluster, live), 30, "jobs deleted")
-    subprocess.run(cluster.wrap(["pbsnodes", "-r", *cluster.vnode_names()]), capture_output=True)
+    for name in cluster.vnode_names():
+        _node_state(cluster, name, "free")
+
+
+def _node_state(cluster: LocalPbs, vnode: str, state: str) -> None:
+    """Take a vnode offline or back (qmgr: pbsnodes -o names hosts, not vnodes)."""
+    cluster.qmgr(f"set node {vnode} state = {state}")
 
 
 def _client(cluster: LocalPbs) -> PbsClient:
@@ -124,13 +130,13 @@ def test_offline_vnode_gets_no_new_job_and_its_running_job_ends(cluster: LocalPb
     busy = submit(cluster, 2, 4)
     adapter.cycle()
     (where,) = adapter.cycles[-1].started[busy]
-    subprocess.run(cluster.wrap(["pbsnodes", "-o", where]), check=True, capture_output=True)
+    _node_state(cluster, where, "offline")
     jobs = [submit(cluster, 2, 2) for _ in range(4)]
     cyc = adapter.cycle()
     assert len(cyc.started) == 3 and where not in {n for v in cyc.started.values() for n in v}
-    assert cyc.waiting == 1
+    assert cyc.waiting == 4 and [qstat(cluster)[j] for j in jobs].count("Q") == 1
     wait_for(lambda: all_finished(cluster, [busy]), 60, "the offline vnode's job")
-    subprocess.run(cluster.wrap(["pbsnodes", "-r", where]), check=True, capture_output=True)
+    _node_state(cluster, where, "free")
     adapter.run(poll=0.3, duration=60, stop=lambda: all_finished(cluster, jobs))
     starts, peak = starts_and_peak(cluster)
     assert _mine(starts, [busy, *jobs]) == {j: 1 for j in [busy, *jobs]}
