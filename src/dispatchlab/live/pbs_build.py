@@ -87,10 +87,13 @@ def build(tarball: Path | None = None, jobs: int = 2, log: Callable[[str], None]
         return prefix(cache)
     try:
         return _build(cache, tarball, jobs, log)
-    except PbsBuildError as err:
+    except (PbsBuildError, OSError, tarfile.TarError) as err:
         cache.mkdir(parents=True, exist_ok=True)
-        (cache / "unavailable.txt").write_text(f"OpenPBS build failed: {err}\n")
-        raise
+        why = " ".join(str(err).split())  # one line: the skip reason quotes it
+        (cache / "unavailable.txt").write_text(f"OpenPBS build failed: {why}\n")
+        if isinstance(err, PbsBuildError):
+            raise
+        raise PbsBuildError(why) from err
 
 
 def _build(cache: Path, tarball: Path | None, jobs: int, log: Callable[[str], None]) -> Path:
