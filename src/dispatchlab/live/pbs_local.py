@@ -95,15 +95,20 @@ class LocalPbs:
         path = f"{self.exec_prefix}/bin:{self.exec_prefix}/sbin:{pbs_build.SYSTEM_PATH}"
         return {**os.environ, "PBS_CONF_FILE": str(self.conf), "PATH": path}
 
-    def prefix(self) -> list[str]:
-        """The command prefix that runs a command inside the namespace with :meth:`env`."""
+    def prefix(self, keep_path: bool = False) -> list[str]:
+        """The command prefix that runs a command inside the namespace with :meth:`env`
+        (``keep_path``: the caller's PATH after PBS's folders, e.g. to find a venv's
+        ``dispatchlab``; the daemons get the system's only, so hooks run Debian's Python)."""
         env = self.env()
+        path = env["PATH"]
+        if keep_path:
+            path = f"{self.exec_prefix}/bin:{self.exec_prefix}/sbin:{os.environ.get('PATH', '')}"
         return ["ip", "netns", "exec", self.netns, "env", f"PBS_CONF_FILE={env['PBS_CONF_FILE']}",
-                f"PATH={env['PATH']}"]
+                f"PATH={path}"]
 
-    def wrap(self, command: list[str]) -> list[str]:
+    def wrap(self, command: list[str], keep_path: bool = False) -> list[str]:
         """``command`` run inside the namespace."""
-        return [*self.prefix(), *command]
+        return [*self.prefix(keep_path), *command]
 
     def as_user(self, command: list[str], user: str = JOB_USER) -> list[str]:
         """``command`` run inside the namespace as ``user``, in its home folder."""
