@@ -5,6 +5,7 @@ server's accounting log read back and simulated again."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
@@ -21,6 +22,7 @@ from dispatchlab.live.adapter import JsonLog, LiveAdapter
 from dispatchlab.live.pbs_client import PbsClient
 from dispatchlab.live.pbs_events import HOOK, PbsEvents
 from dispatchlab.live.pbs_local import LocalPbs
+from dispatchlab.live.predict import ShadowPredictor
 from dispatchlab.platform.platform import Platform
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.pbs_accounting import load_pbs
@@ -176,3 +178,19 @@ def test_the_server_hook_wakes_the_adapter_and_is_removed(cluster: LocalPbs) -> 
     hooks = subprocess.run(cluster.wrap(["qmgr", "-c", "list hook"]), capture_output=True,
                            text=True).stdout
     assert HOOK not in hooks
+
+
+def test_dry_run_and_predictions_change_nothing(cluster: LocalPbs, tmp_path: Path) -> None:
+    jobs = [submit(cluster, 4, 5), submit(cluster, 6, 5)]  # 10 CPUs of 8: one must wait
+    adapter = LiveAdapter(_client(cluster), "workq", "hcp3", dry_run=True,
+                          log=JsonLog(io.StringIO()))
+    cyc = adapter.cycle()
+    assert list(cyc.started) == [jobs[0]] and cyc.dry_run
+    out = tmp_path / "pred.csv"
+    ShadowPredictor(_client(cluster), "workq", "easy", estimate="walltime", out=out,
+                    log=JsonLog(io.StringIO())).run(poll=0.3, duration=2)
+    rows = list(csv.DictReader(out.open()))
+    assert {int(r["job_id"]) for r in rows} == set(jobs)
+    first = {int(r["job_id"]): float(r["predicted_start"]) for r in rows}
+    assert first[jobs[1]] >= first[jobs[0]] + 60  # after the first one's walltime
+    assert [qstat(cluster)[j] for j in jobs] == ["Q", "Q"]
