@@ -72,28 +72,39 @@ def records(cluster: LocalPbs) -> list[tuple[str, int, dict[str, str]]]:
 
 
 def starts_and_peak(cluster: LocalPbs) -> tuple[dict[int, int], dict[str, int]]:
-    """How often each job started (S records), and each vnode's peak CPUs in use (from the
-    S records' exec_vnode and start, the E records' end; an end before a start at the same
-    second)."""
+    """How often each ended job ran (its E record's ``run_count``), and each vnode's peak
+    CPUs in use, a job holding its ``exec_vnode`` from its first S record's start to its E
+    record's end (an end before a start at the same second). A server restarted while
+    jobs ran writes their S record again, with the recovery time as start (and the E
+    record's start too): the first S record is the real start."""
     recs = records(cluster)
-    starts: dict[int, int] = defaultdict(int)
-    where: dict[int, list[tuple[str, int]]] = {}
+    runs: dict[int, int] = {}
+    first: dict[int, tuple[int, list[tuple[str, int]]]] = {}
     events: list[tuple[int, int, str, int]] = []
     for kind, job, attrs in recs:
-        if kind == "S":
-            starts[job] += 1
-            where[job] = exec_vnode(attrs["exec_vnode"])
-    for kind, job, attrs in recs:
-        if kind == "S":
-            events += [(int(attrs["start"]), 1, n, c) for n, c in where[job]]
-        elif "start" in attrs:
-            events += [(int(attrs["end"]), 0, n, -c) for n, c in where[job]]
+        if kind == "S" and job not in first:
+            first[job] = (int(attrs["start"]), exec_vnode(attrs["exec_vnode"]))
+            events += [(first[job][0], 1, n, c) for n, c in first[job][1]]
+        elif kind == "E" and job in first:
+            runs[job] = int(attrs.get("run_count", 1))
+            events += [(int(attrs["end"]), 0, n, -c) for n, c in first[job][1]]
     use: dict[str, int] = defaultdict(int)
     peak: dict[str, int] = defaultdict(int)
     for _, _, node, cpus in sorted(events):
         use[node] += cpus
         peak[node] = max(peak[node], use[node])
-    return dict(starts), dict(peak)
+    return runs, dict(peak)
+
+
+def logged_starts(log: str) -> dict[int, int]:
+    """How many ``start`` events each job has in an adapter's JSON-lines log."""
+    out: dict[int, int] = defaultdict(int)
+    for line in log.splitlines():
+        if line.startswith("{"):
+            event = json.loads(line)
+            if event.get("event") == "start":
+                out[int(event["job"])] += 1
+    return dict(out)
 
 
 def accounting_files(cluster: LocalPbs) -> list[Path]:

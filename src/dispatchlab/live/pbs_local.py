@@ -206,6 +206,15 @@ class LocalPbs:
         """Run qmgr commands (one here-document: ``qmgr -c A -c B`` applies only B)."""
         return _run(self.wrap(["qmgr"]), "qmgr", input_text="\n".join(commands) + "\n")
 
+    def stop_server(self) -> None:
+        """Stop pbs_server (``qterm -t quick``: jobs keep running on the mom; the server's
+        PostgreSQL stops with it)."""
+        _run(self.wrap(["qterm", "-t", "quick"]), "qterm")
+
+    def start_server(self, timeout: float = 60.0) -> None:
+        """Start pbs_server again (from its database: jobs and vnodes as it left them)."""
+        _run(self.wrap([f"{self.exec_prefix}/sbin/pbs_server"]), "pbs_server", timeout=timeout)
+
     def wait_free(self, timeout: float = 90.0) -> None:
         """Wait until every vnode is free."""
         deadline = time.monotonic() + timeout
