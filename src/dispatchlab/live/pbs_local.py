@@ -192,7 +192,10 @@ class LocalPbs:
             partial = template.with_name("home-template.tmp")
             shutil.rmtree(partial, ignore_errors=True)
             if subprocess.run(["cp", "-a", str(self.home), str(partial)]).returncode == 0:
-                partial.rename(template)
+                try:
+                    partial.rename(template)
+                except OSError:  # another start saved one meanwhile: keep it
+                    shutil.rmtree(partial, ignore_errors=True)
         definition = self._root / "vnodes.def"
         lines = ["$configversion 2", f"{SERVER}: resources_available.ncpus = 0"]
         for name in self.vnode_names():
