@@ -58,8 +58,9 @@ def live_command(
     seed: Annotated[int, typer.Option(help="Seed handed to the dispatcher.")] = 0,
 ) -> None:
     """Drive a Slurm partition or (`live pbs`) an OpenPBS queue with a dispatchlab
-    dispatcher (or, with --predict, predict its start times). Ctrl-C stops it; held jobs stay held. Exit code 3 when Slurm could
-    not be read for 300 s in a row (docs/live.md)."""
+    dispatcher (or, with --predict, predict its start times). Ctrl-C stops it; held jobs
+    stay held. Exit code 3 when Slurm could not be read for 300 s in a row
+    (docs/live.md)."""
     from dispatchlab.errors import ConfigError
     from dispatchlab.live.adapter import JsonLog, LiveAdapter, live_dispatcher
     from dispatchlab.live.slurm_client import SlurmClient
