@@ -126,7 +126,9 @@ def test_adapter_killed_and_restarted_loses_and_duplicates_nothing(cluster: Loca
     starts, peak = starts_and_peak(cluster)
     assert _mine(starts, jobs) == {j: 1 for j in jobs}
     assert max(peak.values()) <= 2, peak
-    assert _mine(logged_starts(err), jobs) == {j: 1 for j in jobs}  # both adapters together
+    # no job started by both adapters (one qrun'ed just before the SIGKILL may lack its
+    # log line: PBS's run_count above is the truth)
+    assert set(_mine(logged_starts(err), jobs).values()) <= {0, 1}
 
 
 def test_offline_vnode_gets_no_new_job_and_its_running_job_ends(cluster: LocalPbs) -> None:

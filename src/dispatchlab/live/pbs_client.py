@@ -12,18 +12,16 @@ Nothing here cancels, signals or changes a running job.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
 from dispatchlab.errors import ConfigError
-from dispatchlab.live.backend import LiveCommandError
+from dispatchlab.live.backend import CommandRunner, LiveCommandError
 from dispatchlab.live.pbs_state import (
     exec_vnode_text,
     free_cpus,
@@ -39,47 +37,17 @@ class PbsCommandError(LiveCommandError):
 
 
 @dataclass
-class PbsClient:
-    """Runs PBS's client commands for queue ``queue``: with ``env`` (``PBS_CONF_FILE``) and
-    after ``prefix`` (e.g. ``ip netns exec NS env …`` to reach a server in a namespace);
-    ``timeout`` per command in seconds. ``seconds`` accumulates the time of each command."""
+class PbsClient(CommandRunner):
+    """Runs PBS's client commands for queue ``queue`` (with ``env`` and after ``prefix``,
+    e.g. ``ip netns exec NS env …`` to reach a server in a namespace; ``timeout`` per
+    command in seconds; ``seconds``: the time of each command)."""
 
     queue: str = "workq"
-    env: Mapping[str, str] | None = None
-    prefix: Sequence[str] = ()
-    timeout: float = 30.0
-    seconds: dict[str, float] = field(default_factory=dict)
     last: Snapshot | None = field(default=None, repr=False)
     free: dict[str, int] = field(default_factory=dict)  # CPUs still free since the last read
     chunks: dict[int, list[int]] = field(default_factory=dict)  # queued job → select chunks
     hosts: dict[str, str] = field(default_factory=dict)  # vnode → its host
-
-    def _run(self, args: Sequence[str]) -> str:
-        t0 = time.perf_counter()
-        try:
-            out = subprocess.run([*self.prefix, *args], env=dict(self.env) if self.env else None,
-                                 capture_output=True, text=True, timeout=self.timeout)
-        except (OSError, subprocess.TimeoutExpired) as err:
-            raise PbsCommandError(f"{' '.join(args)}: {err}") from None
-        finally:
-            key = " ".join(args[:2])
-            self.seconds[key] = self.seconds.get(key, 0.0) + time.perf_counter() - t0
-        if out.returncode != 0:
-            msg = (out.stderr or out.stdout).strip().splitlines()
-            raise PbsCommandError(f"{' '.join(args)} failed ({out.returncode}): "
-                                  f"{msg[-1] if msg else 'no message'}")
-        return out.stdout
-
-    def _json(self, args: Sequence[str]) -> dict[str, Any]:
-        text = self._run(args)
-        try:
-            with no_gc():
-                doc = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise PbsCommandError(f"{' '.join(args)}: not JSON ({err})") from None
-        if not isinstance(doc, dict):
-            raise PbsCommandError(f"{' '.join(args)}: not a JSON object")
-        return doc
+    error: ClassVar[type[LiveCommandError]] = PbsCommandError
 
     def read(self) -> Snapshot:
         """The state now: every job not finished and every vnode."""
