@@ -169,7 +169,7 @@ def test_the_server_hook_wakes_the_adapter_and_is_removed(cluster: LocalPbs) -> 
     try:
         assert events.install() is None
         t0 = time.monotonic()
-        job = submit(cluster, 1, 1)
+        job = submit(cluster, 1, 3)  # its end comes after the runjob event is read
         assert events.wait(10), "no event from the queuejob hook"
         client = _client(cluster)
         client.read()
@@ -189,7 +189,7 @@ def test_dry_run_and_predictions_change_nothing(cluster: LocalPbs, tmp_path: Pat
     adapter = LiveAdapter(_client(cluster), "workq", "hcp3", dry_run=True,
                           log=JsonLog(io.StringIO()))
     cyc = adapter.cycle()
-    assert list(cyc.started) == [jobs[0]] and cyc.dry_run
+    assert len(cyc.started) == 1 and set(cyc.started) <= set(jobs) and cyc.dry_run
     out = tmp_path / "pred.csv"
     ShadowPredictor(_client(cluster), "workq", "easy", estimate="walltime", out=out,
                     log=JsonLog(io.StringIO())).run(poll=0.3, duration=2)
