@@ -116,3 +116,20 @@ def test_start_beyond_a_vnodes_free_cpus_is_refused_before_qrun() -> None:
         client.start(2, ["vnode3"], [1])  # offline
     with pytest.raises(PbsCommandError, match="No such file"):  # allowed: qrun is run
         client.start(2, ["vnode4"], [2])
+
+
+def test_a_synthetic_pbs_state_converts_as_its_slurm_twin() -> None:
+    from dispatchlab.live.slurm_state import snapshot
+    from dispatchlab.live.synthetic_state import synthetic_docs, synthetic_pbs_docs
+
+    qstat, pbsnodes = synthetic_pbs_docs(40, 12, 30, cpus=8, seed=3)
+    squeue, sinfo = synthetic_docs(40, 12, 30, cpus=8, seed=3)
+    pbs = build_twin(pbs_snapshot(1_800_000_000, qstat, pbsnodes, "main"), "main")
+    slurm = build_twin(snapshot(1_800_000_000, squeue, sinfo), "main")
+    assert pbs.workload.job_id.tolist() == slurm.workload.job_id.tolist()
+    assert pbs.workload.units.tolist() == slurm.workload.units.tolist()
+    assert pbs.workload.walltime.tolist() == slurm.workload.walltime.tolist()
+    assert pbs.workload.submit.tolist() == slurm.workload.submit.tolist()
+    assert [(p.job, p.nodes.tolist()) for p in pbs.placed] == [
+        (p.job, p.nodes.tolist()) for p in slurm.placed]
+    assert pbs.waiting == slurm.waiting
