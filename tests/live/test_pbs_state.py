@@ -133,3 +133,18 @@ def test_a_synthetic_pbs_state_converts_as_its_slurm_twin() -> None:
     assert [(p.job, p.nodes.tolist()) for p in pbs.placed] == [
         (p.job, p.nodes.tolist()) for p in slurm.placed]
     assert pbs.waiting == slurm.waiting
+
+
+def test_a_malformed_job_is_named_with_its_field() -> None:
+    jobs, nodes = _docs()
+    jobs["Jobs"]["1.pbshost"]["stime"] = "soon"
+    with pytest.raises(SlurmStateError, match=r"qstat: job 1\.pbshost: field stime: not a time"):
+        pbs_snapshot(1_796_676_000, jobs, nodes, "workq")
+    jobs, _ = _docs()
+    del jobs["Jobs"]["2.pbshost"]["job_state"]
+    with pytest.raises(SlurmStateError, match=r"job 2\.pbshost: no field 'job_state'"):
+        pbs_snapshot(1_796_676_000, jobs, nodes, "workq")
+    jobs, _ = _docs()
+    jobs["Jobs"]["3.pbshost"]["Resource_List"]["ncpus"] = "many"
+    with pytest.raises(SlurmStateError, match=r"job 3\.pbshost: invalid literal"):
+        pbs_snapshot(1_796_676_000, jobs, nodes, "workq")

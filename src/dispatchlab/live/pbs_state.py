@@ -178,53 +178,74 @@ def parse_pbsnodes(doc: Mapping[str, Any], queue: str) -> list[SlurmNode]:
 
 
 def parse_qstat(doc: Mapping[str, Any]) -> JobTable:
-    """The jobs of ``qstat -f -F json`` (with ``-x``, finished ones too) as a job table."""
+    """The jobs of ``qstat -f -F json`` (with ``-x``, finished ones too) as a job table,
+    built column by column; a malformed job is named by :func:`_check_job`."""
     jobs = doc.get("Jobs") or {}
     if not isinstance(jobs, Mapping):
         raise SlurmStateError("qstat -F json: 'Jobs' is not an object")
-    cols: dict[str, list[Any]] = {k: [] for k in (
-        "id", "state", "queue", "user", "submit", "limit", "cpus", "start", "end", "reason",
-        "priority")}
+    try:
+        return _columns(jobs)
+    except (KeyError, TypeError, ValueError, AttributeError, SlurmStateError):
+        for pbs_id, job in jobs.items():
+            _check_job(str(pbs_id), job)
+        raise
+
+
+def _columns(jobs: Mapping[str, Any]) -> JobTable:
+    vals = list(jobs.values())
+    letters = [str(v["job_state"]) for v in vals]
+    res = [v.get("Resource_List") or {} for v in vals]
+    holding = [k for k, letter in enumerate(letters) if letter and letter in "RESU"]
+    start = np.zeros(len(vals), dtype=np.int64)
+    start[holding] = [pbs_time(vals[k].get("stime"), "stime") for k in holding]
     a_job: list[int] = []
     a_node: list[str] = []
     a_cpus: list[int] = []
-    for row, (pbs_id, job) in enumerate(jobs.items()):
-        try:
-            letter = str(job["job_state"])
-            res = job.get("Resource_List") or {}
-            cols["id"].append(job_number(pbs_id))
-            cols["state"].append(JOB_STATES.get(letter, "PENDING"))
-            cols["queue"].append(str(job.get("queue", "")))
-            cols["user"].append(str(job.get("Job_Owner", "")).split("@", 1)[0])
-            cols["submit"].append(pbs_time(job.get("qtime") or job.get("ctime"), "qtime"))
-            cols["limit"].append(duration(res.get("walltime"), "Resource_List.walltime"))
-            cols["cpus"].append(int(res.get("ncpus", 1)))
-            start = pbs_time(job.get("stime"), "stime") if letter in "RESU" else 0
-            cols["start"].append(start)
-            cols["end"].append(0)
-            cols["reason"].append(USER_HOLD if letter == "Q" else
-                                  f"PBS state {letter} (Hold_Types={job.get('Hold_Types', '')})")
-            cols["priority"].append(int(job.get("Priority", 0)))
-        except KeyError as err:
-            raise SlurmStateError(f"qstat: job {pbs_id}: no field {err}") from None
-        except (TypeError, ValueError) as err:
-            raise SlurmStateError(f"qstat: job {pbs_id}: {err}") from None
-        if letter in "RESU" and job.get("exec_vnode"):
-            for name, cpus in exec_vnode(str(job["exec_vnode"])):
-                a_job.append(row)
-                a_node.append(name)
-                a_cpus.append(cpus)
-    ints = {k: np.array(cols[k], dtype=np.int64) for k in (
-        "id", "submit", "limit", "cpus", "start", "end", "priority")}
-    n = len(cols["id"])
+    for row in holding:
+        for name, cpus in exec_vnode(str(vals[row].get("exec_vnode") or "")):
+            a_job.append(row)
+            a_node.append(name)
+            a_cpus.append(cpus)
+    n = len(vals)
+    hold = {letter: f"PBS state {letter}" for letter in set(letters)}
     return JobTable(
-        job_id=ints["id"], state=Labels.of(cols["state"], str),
-        partition=Labels.of(cols["queue"], str), user=Labels.of(cols["user"], str),
-        submit=ints["submit"], time_limit=ints["limit"], cpus=ints["cpus"],
-        start=ints["start"], end=ints["end"], reason=Labels.of(cols["reason"], str),
-        priority=ints["priority"], required_nodes=Labels.of([""] * n, str),
+        job_id=np.array([job_number(k) for k in jobs], dtype=np.int64),
+        state=Labels.of([JOB_STATES.get(x, "PENDING") for x in letters], str),
+        partition=Labels.of([str(v.get("queue", "")) for v in vals], str),
+        user=Labels.of([str(v.get("Job_Owner", "")).split("@", 1)[0] for v in vals], str),
+        submit=np.array([pbs_time(v.get("qtime") or v.get("ctime"), "qtime") for v in vals],
+                        dtype=np.int64),
+        time_limit=np.array([duration(r.get("walltime"), "Resource_List.walltime")
+                             for r in res], dtype=np.int64),
+        cpus=np.array([int(r.get("ncpus", 1)) for r in res], dtype=np.int64),
+        start=start, end=np.zeros(n, dtype=np.int64),
+        reason=Labels.of([USER_HOLD if x == "Q" else hold[x] for x in letters], str),
+        priority=np.array([int(v.get("Priority", 0)) for v in vals], dtype=np.int64),
+        required_nodes=Labels.of([""] * n, str),
         alloc_job=np.array(a_job, dtype=np.int64), alloc_node=tuple(a_node),
         alloc_cpus=np.array(a_cpus, dtype=np.int64))
+
+
+def _check_job(pbs_id: str, job: Any) -> None:
+    """Raise the error that names ``pbs_id`` and its faulty field, if it has one."""
+    if not isinstance(job, Mapping):
+        raise SlurmStateError(f"qstat: job {pbs_id} is not a JSON object")
+    if "job_state" not in job:
+        raise SlurmStateError(f"qstat: job {pbs_id}: no field 'job_state'")
+    try:
+        job_number(pbs_id)
+        res = job.get("Resource_List") or {}
+        pbs_time(job.get("qtime") or job.get("ctime"), "qtime")
+        pbs_time(job.get("stime"), "stime")
+        duration(res.get("walltime"), "Resource_List.walltime")
+        int(res.get("ncpus", 1))
+        int(job.get("Priority", 0))
+        exec_vnode(str(job.get("exec_vnode") or ""))
+    except SlurmStateError as err:
+        raise SlurmStateError(f"qstat: job {pbs_id}: {str(err).removeprefix('qstat: ')}"
+                              ) from None
+    except (TypeError, ValueError, AttributeError) as err:
+        raise SlurmStateError(f"qstat: job {pbs_id}: {err}") from None
 
 
 def pbs_snapshot(now: int, qstat: Mapping[str, Any], pbsnodes: Mapping[str, Any],
