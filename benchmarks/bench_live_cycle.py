@@ -1,8 +1,10 @@
-"""Cost of one live scheduling cycle's conversion on a large synthetic Slurm state.
+"""Cost of one live scheduling cycle's conversion on a large synthetic Slurm or PBS state.
 
 Synthetic ``squeue --json`` / ``sinfo --json`` documents (Slurm 22.05 shape,
-:mod:`dispatchlab.live.synthetic_state`) of ``--nodes`` nodes (32 CPUs each) with
-``--running`` jobs packed on them and ``--pending`` user-held jobs; per repeat:
+:mod:`dispatchlab.live.synthetic_state`; with ``--system pbs`` the same state as
+``qstat -f -F json`` / ``pbsnodes -av -F json``, queued jobs the adapter's) of ``--nodes``
+nodes (32 CPUs each) with ``--running`` jobs packed on them and ``--pending`` user-held
+jobs; per repeat:
 
 - ``json_s``: ``json.loads`` of both documents (what reading them costs in Python);
   ``free_docs_s``: freeing them afterwards (also part of reading); as
@@ -22,7 +24,7 @@ Synthetic ``squeue --json`` / ``sinfo --json`` documents (Slurm 22.05 shape,
 Medians of ``--repeats``; the load average is printed with them (the machine is shared).
 
 Usage: ``python benchmarks/bench_live_cycle.py [--nodes 5000] [--pending 20000]
-[--running 2000] [--repeats 5] [--dispatcher easy] [--out FILE]``
+[--running 2000] [--repeats 5] [--dispatcher easy] [--system slurm|pbs] [--out FILE]``
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
+from dispatchlab.live.pbs_state import pbs_snapshot
 from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
-from dispatchlab.live.synthetic_state import synthetic_docs
+from dispatchlab.live.synthetic_state import synthetic_docs, synthetic_pbs_docs
 from dispatchlab.live.twin import Twin, build_twin
 from dispatchlab.provenance import versions
 from script_args import ready, runner_options
@@ -70,8 +73,8 @@ class DecideNothing:
         return {}
 
 
-def _convert(texts: tuple[str, str], previous: Snapshot | None, spec: str
-             ) -> tuple[dict[str, float], Snapshot, Twin, int]:
+def _convert(texts: tuple[str, str], previous: Snapshot | None, spec: str,
+             system: str = "slurm") -> tuple[dict[str, float], Snapshot, Twin, int]:
     """One poll's timings (as the adapter reads and converts), its snapshot and twin, and
     how many jobs ``spec`` starts on it."""
     t0 = time.perf_counter()
@@ -79,7 +82,8 @@ def _convert(texts: tuple[str, str], previous: Snapshot | None, spec: str
         docs = [json.loads(t) for t in texts]
         t1 = time.perf_counter()
         c1 = time.process_time()
-        snap = snapshot(NOW, docs[0], docs[1], previous)
+        snap = (pbs_snapshot(NOW, docs[0], docs[1], "main") if system == "pbs"
+                else snapshot(NOW, docs[0], docs[1], previous))
         t2 = time.perf_counter()
         c2 = time.process_time()
         del docs  # freeing the parsed documents (timed apart: the read's cost)
@@ -100,9 +104,10 @@ def _convert(texts: tuple[str, str], previous: Snapshot | None, spec: str
     return row, snap, twin, len(decisions)
 
 
-def measure(nodes: int, running: int, pending: int, repeats: int, spec: str
-            ) -> dict[str, Any]:
-    squeue, sinfo = synthetic_docs(nodes, running, pending, seed=1, now=NOW)
+def measure(nodes: int, running: int, pending: int, repeats: int, spec: str,
+            system: str = "slurm") -> dict[str, Any]:
+    make = synthetic_pbs_docs if system == "pbs" else synthetic_docs
+    squeue, sinfo = make(nodes, running, pending, seed=1, now=NOW)
     texts = json.dumps(squeue), json.dumps(sinfo)
     del squeue, sinfo  # the adapter keeps only the snapshot, not the documents
     out: dict[str, Any] = {}
@@ -111,16 +116,18 @@ def measure(nodes: int, running: int, pending: int, repeats: int, spec: str
         prev = None
         for _ in range(repeats):
             if poll == "next" and prev is None:
-                _, prev, _, _ = _convert(texts, None, spec)
-            row, snap, twin, starts = _convert(texts, prev if poll == "next" else None, spec)
+                _, prev, _, _ = _convert(texts, None, spec, system)
+            row, snap, twin, starts = _convert(texts, prev if poll == "next" else None, spec,
+                                               system)
             prev = snap
             for key, value in row.items():
                 rows.setdefault(key, []).append(value)
         med = {k: statistics.median(v) for k, v in rows.items()}
         med["conversion_s"] = med["snapshot_s"] + med["twin_s"] + med["warm_s"]
         out[poll] = med
-    return {"nodes": nodes, "running": len(twin.placed), "pending": len(twin.waiting),
-            "dispatcher": spec, "decisions": starts, "repeats": repeats, **out,
+    return {"system": system, "nodes": nodes, "running": len(twin.placed),
+            "pending": len(twin.waiting), "dispatcher": spec, "decisions": starts,
+            "repeats": repeats, **out,
             "target_conversion_s": 0.1, "load": os.getloadavg(),
             "config": {"seed": 1, "cpus_per_node": 32}, "versions": versions()}
 
@@ -132,12 +139,14 @@ def main() -> None:
     ap.add_argument("--pending", type=int, default=20000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--dispatcher", default="easy")
+    ap.add_argument("--system", choices=("slurm", "pbs"), default="slurm")
     ap.add_argument("--out", type=Path)
     runner_options(ap, out=False)
     args = ap.parse_args()
     ready(args)
-    measure(50, 10, 50, 1, args.dispatcher)  # imports and compiled kernels, untimed
-    res = measure(args.nodes, args.running, args.pending, args.repeats, args.dispatcher)
+    measure(50, 10, 50, 1, args.dispatcher, args.system)  # imports, kernels: untimed
+    res = measure(args.nodes, args.running, args.pending, args.repeats, args.dispatcher,
+                  args.system)
     text = json.dumps(res, indent=2)
     print(text)
     if args.out:

@@ -24,8 +24,8 @@ def test_oracle_dispatcher_is_refused() -> None:
 
 def test_bad_poll_and_system_and_missing_out() -> None:
     assert _run("slurm", "--partition", "main", "--poll", "2")[0] == 2
-    code, out = _run("pbs", "--partition", "main")
-    assert code == 2 and "unknown resource manager" in out
+    code, out = _run("torque", "--partition", "main")
+    assert code == 2 and "unknown resource manager 'torque' (known: slurm, pbs)" in out
     code, out = _run("slurm", "--partition", "main", "--predict")
     assert code == 2 and "--out" in out
 
@@ -52,3 +52,14 @@ def test_bad_durations_history_and_estimates_are_refused_at_start(tmp_path: Path
                             env={"PATH": str(tmp_path)})
         assert res.exit_code == 2 and message in res.output, (more, res.output)
         assert len(res.output.strip().splitlines()) == 1
+
+
+def test_pbs_without_its_commands_or_with_a_slurm_history_is_refused(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["live", "pbs", "--partition", "workq"],
+                        env={"PATH": str(tmp_path)})
+    assert res.exit_code == 2 and "the PBS command 'qstat' is not on PATH" in res.output
+    log = tmp_path / "jobcomp.log"
+    log.write_text("")
+    res = runner.invoke(app, ["live", "pbs", "--partition", "workq", "--predict", "--out",
+                              str(tmp_path / "p.csv"), "--history", str(log)])
+    assert res.exit_code == 2 and "--history reads a Slurm job completion log" in res.output

@@ -29,7 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("plan_cmd", "Plan a chunk of jobs offline for profit (thesis ch. 6) and write "
              "the plan."),
     "convert": ("convert_cmd", "Convert a workload between formats (SWF, sacct, PBS, Batsim, …)."),
-    "live": ("live_cmd", "Drive a Slurm partition with a dispatcher, or predict its starts."),
+    "live": ("live_cmd", "Drive a Slurm partition or a PBS queue with a dispatcher, or predict "
+                         "its starts."),
     "demo": ("demo_cmd", "Compare the baseline dispatchers and a CP one on a bundled KTH slice."),
     "traces": ("traces_cmd", "List, fetch (checked, resumable) and locate the catalogued real "
                "traces."),

@@ -1,9 +1,10 @@
-"""``dispatchlab live slurm``: a dispatcher drives a Slurm partition, or predicts its starts."""
+"""``dispatchlab live slurm|pbs``: a dispatcher drives a Slurm partition or a PBS queue, or
+predicts its starts."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -11,18 +12,24 @@ from dispatchlab.cli.app import app
 from dispatchlab.cli.errors import friendly_errors
 from dispatchlab.cli.options import RUN_OPTIONS, RunOptions, with_run_options
 
-#: Why live takes none of the run options: Slurm runs the jobs on the real machine.
-LIVE_REFUSES = {name: "Slurm runs the jobs on the real partition; dispatchlab only decides "
-                "their order (and, with --predict, estimates their starts)"
+#: Why live takes none of the run options: Slurm or PBS runs the jobs on the real machine.
+LIVE_REFUSES = {name: "the resource manager runs the jobs on the real machine; dispatchlab "
+                "only decides their order (and, with --predict, estimates their starts)"
                 for name in RUN_OPTIONS}
+
+if TYPE_CHECKING:
+    from dispatchlab.live.adapter import JsonLog
+    from dispatchlab.live.backend import LiveClient
+    from dispatchlab.live.pbs_client import PbsClient
+    from dispatchlab.live.pbs_events import PbsEvents
 
 
 @app.command("live")
 @friendly_errors
 @with_run_options(LIVE_REFUSES, "live")
 def live_command(
-    system: Annotated[str, typer.Argument(help="The resource manager: slurm.")],
-    partition: Annotated[str, typer.Option(help="The Slurm partition to drive.")],
+    system: Annotated[str, typer.Argument(help="The resource manager: slurm or pbs.")],
+    partition: Annotated[str, typer.Option(help="The Slurm partition (PBS: the queue) to drive.")],
     dispatcher: Annotated[str, typer.Option(
         "--dispatcher", "-d", help="Dispatcher preset or spec (any without an oracle: "
         "easy, conservative, pbs-fifo, hcp3, …).")] = "easy",
@@ -59,15 +66,17 @@ def live_command(
     *,
     run: RunOptions,
 ) -> None:
-    """Drive a Slurm partition with a dispatchlab dispatcher (or, with --predict, predict
-    its start times). Ctrl-C stops it; held jobs stay held. Exit code 3 when Slurm could
-    not be read for 300 s in a row (docs/live.md)."""
+    """Drive a Slurm partition or (`live pbs`) an OpenPBS queue with a dispatchlab
+    dispatcher (or, with --predict, predict its start times). Ctrl-C stops it; held jobs
+    stay held. Exit code 3 when Slurm could not be read for 300 s in a row
+    (docs/live.md)."""
     from dispatchlab.errors import ConfigError
-    from dispatchlab.live.adapter import JsonLog, SlurmAdapter, live_dispatcher
+    from dispatchlab.live.adapter import JsonLog, LiveAdapter, live_dispatcher
     from dispatchlab.live.slurm_client import SlurmClient
 
-    if system != "slurm":
-        raise ConfigError(f"unknown resource manager '{system}' (known: slurm)", field="system")
+    if system not in ("slurm", "pbs"):
+        raise ConfigError(f"unknown resource manager '{system}' (known: slurm, pbs)",
+                          field="system")
     if not 0 < poll <= 1:
         raise ConfigError(f"--poll must be in (0, 1] s, got {poll:g}", field="poll")
     for name, value in (("--duration", duration), ("--release-timeout", release_timeout),
@@ -103,8 +112,13 @@ def live_command(
             from dispatchlab.atomic_output import write_failure
 
             raise write_failure(log, exc) from None
+    client: LiveClient
     try:
-        check_slurm_setup()  # a missing program or configuration: exit 2 before any read
+        if system == "pbs":  # PBS: --partition names the queue
+            client = _pbs_client(partition, history)
+        else:
+            check_slurm_setup()  # a missing program or configuration: exit 2 before any read
+            client = SlurmClient()
     except BaseException:
         if stream is not None:
             stream.close()
@@ -112,7 +126,7 @@ def live_command(
                 log.unlink()  # a log this call created and never wrote is not left behind
         raise
     logger = JsonLog(stream)
-    client = SlurmClient()
+    events: PbsEvents | None = None
     try:
         if predict and out is not None:  # (--predict without --out was refused above)
             from dispatchlab.live.predict import ShadowPredictor
@@ -121,9 +135,12 @@ def live_command(
                             history=history, seed=seed, log=logger
                             ).run(poll=poll, duration=duration, every=every)
         else:
-            SlurmAdapter(client, partition, dispatcher, dry_run=dry_run, hold_new=hold_new,
-                         release_timeout=release_timeout, seed=seed, log=logger
-                         ).run(poll=poll, duration=duration, every=every)
+            if system == "pbs" and not dry_run:  # PBS's hook wakes the cycle
+                events = _pbs_events(client, logger)
+            LiveAdapter(client, partition, dispatcher, dry_run=dry_run, hold_new=hold_new,
+                        release_timeout=release_timeout, seed=seed, log=logger
+                        ).run(poll=poll, duration=duration, every=every,
+                              wake=events.wait if events is not None else None)
     except KeyboardInterrupt:
         logger("stopped", reason="interrupted")
     except SlurmUnreachable as err:  # not bad input: a distinct exit code
@@ -131,8 +148,33 @@ def live_command(
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(code=3) from None
     finally:
+        if events is not None:
+            events.close()
         if stream is not None:
             stream.close()
+
+
+def _pbs_client(queue: str, history: Path | None) -> PbsClient:
+    """The PBS backend, once its commands and configuration are found (else exit 2)."""
+    from dispatchlab.errors import ConfigError
+    from dispatchlab.live.pbs_client import PbsClient, check_pbs_setup
+
+    if history is not None:
+        raise ConfigError("--history reads a Slurm job completion log; on PBS the "
+                          "predictions come without a confidence band", field="history")
+    check_pbs_setup()
+    return PbsClient(queue=queue)
+
+
+def _pbs_events(client: LiveClient, logger: JsonLog) -> PbsEvents:
+    """The FIFO a server hook writes on PBS's events (logged when it cannot be installed:
+    the adapter then polls only)."""
+    from dispatchlab.live.pbs_events import HOOK, PbsEvents
+
+    events = PbsEvents(getattr(client, "prefix", ()))
+    why = events.install()
+    logger("hook", name=HOOK, installed=why is None, **({"reason": why} if why else {}))
+    return events
 
 
 def _report(out: Path | None, history: Path | None) -> None:

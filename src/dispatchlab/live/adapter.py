@@ -1,4 +1,11 @@
-"""``dispatchlab live slurm``: a dispatchlab dispatcher makes the decisions of a Slurm partition.
+"""The live cycle: a dispatchlab dispatcher makes the decisions of a Slurm partition or a
+PBS queue (``dispatchlab live slurm`` / ``dispatchlab live pbs``).
+
+One cycle for both systems; the backend (:mod:`dispatchlab.live.backend`) reads the state and
+starts a job. On PBS (:class:`~dispatchlab.live.pbs_client.PbsClient`) the adapter's jobs are
+the queue's queued jobs (the server's ``scheduling`` is False, so nothing else starts them)
+and a start is ``qrun -H`` with the vnodes and CPUs chosen, checked against the free CPUs the
+last read showed (``qrun -H`` does not check). The rest of this text is about Slurm.
 
 The adapter's jobs are the partition's pending jobs held by their user (``sbatch --hold``;
 with ``hold_new`` the adapter also puts a user hold on every new pending job of the
@@ -30,8 +37,8 @@ from dispatchlab.dispatchers.base import Dispatcher
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.decisions import Decision, Plan, Start, WakeAt
 from dispatchlab.errors import ConfigError, DispatchlabError
+from dispatchlab.live.backend import LiveClient, LiveCommandError
 from dispatchlab.live.outage import OUTAGE_LIMIT, Outage
-from dispatchlab.live.slurm_client import SlurmClient, SlurmCommandError
 from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
 from dispatchlab.live.synthetic_state import synthetic_docs
 from dispatchlab.live.twin import Twin, build_twin
@@ -84,10 +91,11 @@ class JsonLog:
             raise write_failure(getattr(self.stream, "name", "the log"), exc) from None
 
 
-class SlurmAdapter:
-    """Drives ``partition`` of the Slurm ``client`` talks to with dispatcher ``spec``."""
+class LiveAdapter:
+    """Drives ``partition`` (a Slurm partition, a PBS queue) of the system ``client`` talks
+    to with dispatcher ``spec``."""
 
-    def __init__(self, client: SlurmClient, partition: str, spec: str, *,
+    def __init__(self, client: LiveClient, partition: str, spec: str, *,
                  dry_run: bool = False, hold_new: bool = False, release_timeout: float = 10.0,
                  seed: int = 0, log: Callable[..., None] | None = None,
                  outage_limit: float | None = OUTAGE_LIMIT):
@@ -166,8 +174,8 @@ class SlurmAdapter:
             self.log("would_start", job=jid, nodes=nodes)
             return
         try:
-            self.client.pin_and_release(jid, nodes)
-        except SlurmCommandError as err:  # cancelled or node gone meanwhile: go on
+            self.client.start(jid, nodes, [int(c) for c in d.counts])
+        except LiveCommandError as err:  # cancelled or node gone meanwhile: go on
             cyc.refused[jid] = str(err)
             self.log("refused", job=jid, nodes=nodes, reason=str(err))
             return
@@ -214,7 +222,7 @@ class SlurmAdapter:
     def _hold(self, jid: int) -> None:
         try:
             self.client.user_hold(jid)
-        except SlurmCommandError as err:  # it started or left meanwhile
+        except LiveCommandError as err:  # it started or left meanwhile
             self.log("hold_failed", job=jid, reason=str(err))
 
     # ---- the loop ------------------------------------------------------------------------
@@ -227,11 +235,13 @@ class SlurmAdapter:
         twin.decide(live_dispatcher(self.spec), self.seed)
 
     def run(self, poll: float = 0.5, duration: float | None = None,
-            every: float = 30.0, stop: Callable[[], bool] | None = None) -> None:
+            every: float = 30.0, stop: Callable[[], bool] | None = None,
+            wake: Callable[[float], bool] | None = None) -> None:
         """Poll every ``poll`` s (≤ 1 s); a cycle when the state changed, and at least
         every ``every`` s; for ``duration`` s or until ``stop()`` is true. Failed reads
         go to :attr:`outage` (:class:`SlurmUnreachable` when they last too long, or
-        when the run ends during one)."""
+        when the run ends during one). ``wake(seconds)``, when given, replaces the sleep
+        between polls and returns early on an event of the system (a PBS hook)."""
         self.warm_up()
         end = None if duration is None else time.monotonic() + duration
         last: tuple[Any, ...] | None = None
@@ -251,8 +261,16 @@ class SlurmAdapter:
                     if (cyc.started or cyc.held) and not self.dry_run:
                         last = None  # look again at once: the starts change the state
                         continue
-            except SlurmCommandError as err:  # controller down, restarting or busy
+            except LiveCommandError as err:  # controller down, restarting or busy
                 self.outage.failed(str(err))
                 last = None  # a full cycle on the first read that works
-            time.sleep(max(0.0, poll - (time.perf_counter() - t0)))
+            pause = max(0.0, poll - (time.perf_counter() - t0))
+            if wake is not None:
+                wake(pause)
+            else:
+                time.sleep(pause)
         self.outage.finish()
+
+
+#: The name the Slurm tests and callers know.
+SlurmAdapter = LiveAdapter

@@ -33,8 +33,8 @@ from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.estimates.base import DurationEstimator
 from dispatchlab.estimates.registry import get_estimator
 from dispatchlab.live.adapter import JsonLog, live_dispatcher
+from dispatchlab.live.backend import LiveClient, LiveCommandError
 from dispatchlab.live.outage import OUTAGE_LIMIT, Outage
-from dispatchlab.live.slurm_client import SlurmClient, SlurmCommandError
 from dispatchlab.live.slurm_state import Snapshot
 from dispatchlab.live.twin import Twin, build_twin
 from dispatchlab.platform.platform import CORES
@@ -170,7 +170,7 @@ def predict(snap: Snapshot, partition: str, spec: str, estimator: str,
 class ShadowPredictor:
     """Polls Slurm and appends predictions to a CSV at each event (never acts)."""
 
-    def __init__(self, client: SlurmClient, partition: str, spec: str, *, estimate: str,
+    def __init__(self, client: LiveClient, partition: str, spec: str, *, estimate: str,
                  out: Path, history: Path | None = None, seed: int = 0,
                  log: Callable[..., None] | None = None,
                  outage_limit: float | None = OUTAGE_LIMIT):
@@ -229,7 +229,7 @@ class ShadowPredictor:
                 if mark != last or time.monotonic() - last_cycle >= every:
                     self.cycle(snap)
                     last, last_cycle = mark, time.monotonic()
-            except SlurmCommandError as err:  # controller down, restarting or busy
+            except LiveCommandError as err:  # controller down, restarting or busy
                 self.outage.failed(str(err))
             time.sleep(max(0.0, poll - (time.perf_counter() - t0)))
         self.outage.finish()

@@ -10,17 +10,16 @@ job: the adapter cannot do it.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from dispatchlab.errors import DispatchlabError
+from dispatchlab.live.backend import CommandRunner, LiveCommandError
 from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
 
 
-class SlurmCommandError(DispatchlabError):
+class SlurmCommandError(LiveCommandError):
     """A Slurm command failed (its command line and message)."""
 
 
@@ -43,41 +42,16 @@ def reported_errors(doc: Mapping[str, Any]) -> list[str]:
 
 
 @dataclass
-class SlurmClient:
+class SlurmClient(CommandRunner):
     """Runs Slurm's client commands with ``env`` (e.g. ``SLURM_CONF``); ``timeout`` per
     command in seconds. ``seconds`` accumulates the wall time spent in each command;
     ``last`` is the last state read (the next read reuses its unchanged allocations)."""
 
-    env: Mapping[str, str] | None = None
-    timeout: float = 30.0
-    seconds: dict[str, float] = field(default_factory=dict)
     last: Snapshot | None = field(default=None, repr=False)  # the last read (reused parts)
-
-    def _run(self, args: Sequence[str]) -> str:
-        t0 = time.perf_counter()
-        try:
-            out = subprocess.run(list(args), env=dict(self.env) if self.env else None,
-                                 capture_output=True, text=True, timeout=self.timeout)
-        except (OSError, subprocess.TimeoutExpired) as err:
-            raise SlurmCommandError(f"{' '.join(args)}: {err}") from None
-        finally:
-            key = " ".join(args[:2])
-            self.seconds[key] = self.seconds.get(key, 0.0) + time.perf_counter() - t0
-        if out.returncode != 0:
-            msg = (out.stderr or out.stdout).strip().splitlines()
-            raise SlurmCommandError(f"{' '.join(args)} failed ({out.returncode}): "
-                                    f"{msg[-1] if msg else 'no message'}")
-        return out.stdout
+    error: ClassVar[type[LiveCommandError]] = SlurmCommandError
 
     def _json(self, args: Sequence[str]) -> dict[str, Any]:
-        text = self._run(args)
-        try:
-            with no_gc():
-                doc = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise SlurmCommandError(f"{' '.join(args)}: not JSON ({err})") from None
-        if not isinstance(doc, dict):
-            raise SlurmCommandError(f"{' '.join(args)}: not a JSON object")
+        doc = super()._json(args)
         errors = reported_errors(doc)
         if errors:
             raise SlurmCommandError(f"{' '.join(args)} reports {'; '.join(errors)}")
@@ -98,6 +72,10 @@ class SlurmClient:
         """Pin a held job to ``nodes`` and release it."""
         self._run(["scontrol", "update", f"JobId={job}", f"NodeList={','.join(nodes)}"])
         self._run(["scontrol", "release", str(job)])
+
+    def start(self, job: int, nodes: Sequence[str], counts: Sequence[int]) -> None:
+        """Start a held job on ``nodes`` (Slurm places its CPUs there: ``counts`` unused)."""
+        self.pin_and_release(job, nodes)
 
     def user_hold(self, job: int) -> None:
         """Put a pending job under the adapter's control (a user hold)."""

@@ -1,8 +1,10 @@
-"""Synthetic ``squeue --json`` / ``sinfo --json`` documents (Slurm 22.05 shape), seeded:
-for tests and for the cost-of-a-cycle benchmark on machines without a large cluster."""
+"""Synthetic ``squeue --json`` / ``sinfo --json`` documents (Slurm 22.05 shape), and the same
+state as OpenPBS's JSON, seeded: for tests and for the cost-of-a-cycle benchmark on
+machines without a large cluster."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -51,3 +53,35 @@ def synthetic_docs(nodes: int, running: int, pending: int, *, cpus: int = 32,
                      "state_reason": "JobHeldUser" if held else "Priority",
                      "priority": 0 if held else 1000, "required_nodes": ""})
     return {"jobs": jobs}, {"nodes": node_docs}
+
+
+def synthetic_pbs_docs(nodes: int, running: int, pending: int, *, cpus: int = 32,
+                       queue: str = "main", now: int = 1_800_000_000, seed: int = 0
+                       ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(qstat, pbsnodes)``: the state of :func:`synthetic_docs` in the shape of OpenPBS's
+    ``qstat -f -F json`` and ``pbsnodes -av -F json`` (one vnode per node, queued jobs as
+    the adapter's, running ones with their ``exec_vnode``)."""
+    squeue, sinfo = synthetic_docs(nodes, running, pending, cpus=cpus, partition=queue,
+                                   now=now, seed=seed)
+
+    def stamp(t: int) -> str:
+        return time.strftime("%a %b %e %H:%M:%S %Y", time.localtime(t))
+
+    jobs: dict[str, Any] = {}
+    for j in squeue["jobs"]:
+        run = j["job_state"] == "RUNNING"
+        limit = int(j["time_limit"])
+        doc: dict[str, Any] = {
+            "Job_Owner": f"{j['user_name']}@host", "job_state": "R" if run else "Q",
+            "queue": queue, "qtime": stamp(j["submit_time"]), "Priority": 0,
+            "Resource_List": {"ncpus": j["cpus"], "select": f"{j['cpus']}:ncpus=1",
+                              "walltime": f"{limit // 60:02d}:{limit % 60:02d}:00"}}
+        if run:
+            doc["stime"] = stamp(j["start_time"])
+            doc["exec_vnode"] = "+".join(f"({a['nodename']}:ncpus={cpus})"
+                                         for a in j["job_resources"]["allocated_nodes"])
+        jobs[f"{j['job_id']}.server"] = doc
+    vnodes = {n["name"]: {"state": "job-busy" if n["state"] == "allocated" else "free",
+                          "resources_available": {"ncpus": n["cpus"], "host": n["name"]}}
+              for n in sinfo["nodes"]}
+    return {"Jobs": jobs}, {"nodes": vnodes}
