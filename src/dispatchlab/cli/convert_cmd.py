@@ -48,6 +48,7 @@ def convert_command(
     limit: Annotated[int | None, typer.Option(help="Keep at most N jobs.")] = None,
 ) -> None:
     """Convert a workload between formats, printing what cleaning dropped or changed."""
+    from dispatchlab.cli.simulate_cmd import require_jobs
     from dispatchlab.workload.load import (
         OUTPUT_FORMATS,
         load_workload,
@@ -63,6 +64,7 @@ def convert_command(
     options = given(timezone=timezone, units=units, cores_per_node=cores_per_node,
                     speed=speed, platform=batsim_platform, skip_bad_lines=skip_bad_lines or None)
     wl = load_workload(source, format=from_, skip=skip or None, limit=limit, **options)
+    require_jobs(wl, source, "convert")
     if fmt_out == "batsim":
         from dispatchlab.workload.batsim_workload import write_batsim
 

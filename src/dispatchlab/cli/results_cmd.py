@@ -16,6 +16,7 @@ from dispatchlab.cli.simulate_cmd import console
 from dispatchlab.errors import ConfigError
 from dispatchlab.experiments.collect import runs_table, write_tables
 from dispatchlab.experiments.store import RunStore
+from dispatchlab.input_files import folder_problem
 from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, ranking_json
 from dispatchlab.report.format import fmt_ci
 from dispatchlab.stats.metrics import METRICS
@@ -151,6 +152,9 @@ def results_command(
     """Gather every finished run under DIRECTORY/runs into DIRECTORY/results.parquet/.csv
     (one row per run) and breakdown.* (one row per run × job class/queue), then print means
     with confidence intervals and which dispatchers are significantly better."""
+    problem = folder_problem(directory)
+    if problem:
+        raise ConfigError(f"{directory}: {problem}", field="DIR")
     if not (directory / "runs").is_dir():
         raise ConfigError(f"{directory} has no runs/ folder", field="DIR")
     stats_cfg = _experiment_stats(directory)

@@ -349,15 +349,12 @@ def save_atomically(res: Results, out: Path,
     shutil.rmtree(old, ignore_errors=True)
 
 
-def require_jobs(wl: Workload, source: str) -> None:
-    """A workload without jobs is an error (as in ``compare``), with what may have caused it."""
-    if wl.n_jobs:
-        return
-    report = wl.meta.get("load_report") or {}
-    dropped = {k: v for k, v in report.items() if k.startswith("dropped_") and v}
-    why = (f"cleaning dropped every record ({', '.join(f'{k}={v}' for k, v in dropped.items())})"
-           if dropped else "empty file, header only, or --skip beyond the last job")
-    raise WorkloadError(f"no jobs to simulate: {why}", source=source)
+def require_jobs(wl: Workload, source: str, doing: str = "simulate") -> None:
+    """A workload without jobs is an error (as in ``compare``), with what caused it."""
+    if not wl.n_jobs:
+        from dispatchlab.workload.load_report import no_jobs_reason
+
+        raise WorkloadError(f"no jobs to {doing}: {no_jobs_reason(wl.meta)}", source=source)
 
 
 def print_summary(res: Results, title: str) -> None:

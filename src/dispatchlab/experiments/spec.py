@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from dispatchlab.errors import ConfigError
+from dispatchlab.input_files import read_text
 from dispatchlab.stats.metrics import METRICS
 
 Scalar = str | int | float | bool
@@ -173,7 +174,7 @@ def load_experiment(path: str | Path) -> ExperimentSpec:
     """Read and validate an experiment TOML file."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(p, lambda why: ConfigError(why, source=str(p))))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", source=str(p)) from None
     return parse_experiment(data, source=str(p))

@@ -128,8 +128,6 @@ def load_batsim(path: str | Path, options: BatsimOptions | None = None) -> Workl
 
 
 def _read_json(p: Path) -> Any:
-    if not p.is_file():
-        raise WorkloadError("file not found", source=str(p))
     from dispatchlab.workload.delimited import read_bytes
 
     try:
@@ -137,8 +135,6 @@ def _read_json(p: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise WorkloadError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(p),
                             line=exc.lineno) from None
-    except UnicodeDecodeError as exc:
-        raise WorkloadError(f"not UTF-8 text ({exc.reason})", source=str(p)) from None
 
 
 def _job_number(job: Any) -> int | None:

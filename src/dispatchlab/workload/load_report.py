@@ -76,3 +76,24 @@ def cleaning_counts(report: Mapping[str, Any]) -> dict[str, int]:
     """The non-zero counts of what loading dropped or changed, from a report's dict."""
     return {k: int(v) for k, v in report.items()
             if isinstance(v, int) and not isinstance(v, bool) and v and k not in NOT_CLEANING}
+
+
+def no_jobs_reason(meta: Mapping[str, Any]) -> str:
+    """Why loading kept no job, from a workload's ``meta``: no record at all, ``--skip``
+    past the last job, or the cleaning steps that dropped every record (with counts)."""
+    report = meta.get("load_report")
+    report = report if isinstance(report, Mapping) else {}
+    dropped = ", ".join(f"{k}={v}" for k, v in cleaning_counts(report).items()
+                        if k.startswith(("dropped_", "bad_lines")))
+    sliced = meta.get("slice")
+    skip = int(sliced.get("skip") or 0) if isinstance(sliced, Mapping) else 0
+    skipped = int(report.get("skipped") or 0) or (skip and int(report.get("jobs") or 0))
+    if skipped:
+        option = f"--skip {skip}" if skip else "--skip"
+        return (f"{option} passes all {skipped} job(s) left after cleaning"
+                + (f" (cleaning dropped: {dropped})" if dropped else ""))
+    if report and not report.get("records"):
+        return "the file holds no record (empty, or a header only)"
+    if dropped:
+        return f"cleaning dropped every one of {report.get('records')} record(s) ({dropped})"
+    return "empty file, header only, or --skip beyond the last job"

@@ -1,0 +1,165 @@
+"""Hostile inputs against every command that reads one: bad bytes, binary junk, empty
+files, devices, pipes nobody writes to, symbolic-link loops, folders and missing files,
+then numbers out of range. Each must be refused at once with one ``error:`` line and exit
+2, no traceback, and no partial output file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dispatchlab import input_files
+from tests.hostile.cli_checks import assert_nothing_written, refused, run_cli, run_process
+
+TINY = str(Path(__file__).resolve().parents[1] / "data" / "swf" / "tiny.swf")
+PLATFORM = "nodes=4,cores=4"
+READERS = ("swf", "eurora", "parquet", "csv", "vcjobs", "sacct", "sacct-json", "jobcomp",
+           "pbs", "batsim")
+
+
+def _latin1(d: Path) -> Path:
+    p = d / "latin1.txt"
+    p.write_bytes("JobID|User|State\n1|jos\xe9|COMPLETED\n".encode("latin-1"))
+    return p
+
+
+def _binary(d: Path) -> Path:
+    p = d / "junk.bin"
+    p.write_bytes(bytes(range(128, 256)) * 40 + bytes(range(128)))
+    return p
+
+
+def _empty(d: Path) -> Path:
+    p = d / "empty"
+    p.write_bytes(b"")
+    return p
+
+
+def _fifo(d: Path) -> Path:
+    p = d / "fifo"
+    os.mkfifo(p)
+    return p
+
+
+def _loop(d: Path) -> Path:
+    (d / "loop-a").symlink_to(d / "loop-b")
+    (d / "loop-b").symlink_to(d / "loop-a")
+    return d / "loop-a"
+
+
+def _folder(d: Path) -> Path:
+    (d / "folder").mkdir()
+    return d / "folder"
+
+
+#: A bad input, and words one of which the refusal must hold (none: any clear refusal).
+KINDS: dict[str, tuple[Callable[[Path], Path], tuple[str, ...]]] = {
+    "latin1": (_latin1, ()),
+    "binary": (_binary, ()),
+    "empty": (_empty, ()),
+    "fifo": (_fifo, ("pipe",)),
+    "dev-zero": (lambda d: Path("/dev/zero"), ("not a regular file", "character device")),
+    "symlink-loop": (_loop, ("symbolic link loop",)),
+    "folder": (_folder, ("folder",)),
+    "missing": (lambda d: d / "missing.swf", ("not found",)),
+}
+
+#: Every command that reads a file, ``{}`` standing for the file.
+COMMANDS: dict[str, list[str]] = {
+    "simulate-w": ["simulate", "-w", "{}", "-p", PLATFORM],
+    "simulate-p": ["simulate", "-w", TINY, "-p", "{}"],
+    "simulate-scenario": ["simulate", "-w", TINY, "-p", PLATFORM, "--scenario", "{}"],
+    "compare": ["compare", "-w", "{}", "-p", PLATFORM, "-d", "fifo", "--out", "{out}"],
+    "trace-info": ["trace-info", "{}"],
+    "convert": ["convert", "{}", "{out}.swf"],
+    "run-experiment": ["run-experiment", "{}", "--out", "{out}"],
+    "plan": ["plan", "-w", "{}", "-p", PLATFORM],
+    "report": ["report", "{}", "--out", "{out}"],
+    "results": ["results", "{}"],
+}
+
+
+@pytest.fixture(autouse=True)
+def _short_pipe_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pipe nobody writes to is refused after PIPE_WAIT s: keep the suite short."""
+    monkeypatch.setattr(input_files, "PIPE_WAIT", 0.5)
+
+
+def _args(template: list[str], path: Path, out: Path) -> list[str]:
+    return [a.replace("{}", str(path)).replace("{out}", str(out)) for a in template]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_reader_refuses_bad_files(command: str, kind: str, tmp_path: Path) -> None:
+    make, words = KINDS[kind]
+    out = tmp_path / "out"
+    line = refused(_args(COMMANDS[command], make(tmp_path), out))
+    assert not words or any(w in line for w in words), line
+    assert_nothing_written(out, tmp_path / "out.swf")
+
+
+@pytest.mark.parametrize("kind", ["latin1", "binary", "empty"])
+@pytest.mark.parametrize("fmt", READERS)
+def test_every_format_refuses_bad_bytes(fmt: str, kind: str, tmp_path: Path) -> None:
+    out = tmp_path / "o.swf"
+    refused(["convert", str(KINDS[kind][0](tmp_path)), str(out), "--from", fmt])
+    assert_nothing_written(out)
+
+
+@pytest.mark.parametrize("command", ["simulate-w", "simulate-p", "trace-info",
+                                     "run-experiment"])
+def test_dev_zero_is_refused_at_once_in_a_process(command: str, tmp_path: Path) -> None:
+    """/dev/zero used to fill the memory for 5-10 s before a MemoryError."""
+    refused(_args(COMMANDS[command], Path("/dev/zero"), tmp_path / "out"),
+            "not a regular file", process=True, limit=20)
+
+
+def test_a_pipe_with_format_is_read_once(tmp_path: Path) -> None:
+    """``-w <(cat x.swf)``: read once, with or without --format (sniffed from the copy)."""
+    pipe = tmp_path / "p"
+    for extra in ([], ["--format", "swf"]):
+        os.mkfifo(pipe)
+        writer = subprocess.Popen(["sh", "-c", 'cat "$0" > "$1"', TINY, str(pipe)])
+        try:
+            code, out = run_process(["simulate", "-w", str(pipe), "-p", PLATFORM, "--json",
+                                     *extra], limit=60)
+        finally:
+            writer.wait(10)
+            pipe.unlink()
+        assert code == 0, out
+        assert '"jobs": 5' in out, out
+
+
+def test_a_pipe_nobody_writes_to_names_itself(tmp_path: Path) -> None:
+    line = refused(["trace-info", str(_fifo(tmp_path))], "nothing written to the pipe")
+    assert str(tmp_path / "fifo") in line
+
+
+def test_bad_bytes_are_named_by_line(tmp_path: Path) -> None:
+    p = tmp_path / "bad.toml"
+    p.write_bytes(b'name = "x"\nout = "caf\xe9"\n')
+    refused(["run-experiment", str(p)], "line 2", "not UTF-8", str(p))
+    refused(["convert", str(_latin1(tmp_path)), str(tmp_path / "o.swf"), "--from", "sacct"],
+            "line 2", "not UTF-8")
+
+
+def test_zero_jobs_is_an_error_in_convert_and_trace_info(tmp_path: Path) -> None:
+    header = tmp_path / "header.swf"
+    header.write_text("; MaxProcs: 4\n")
+    out = tmp_path / "o.swf"
+    refused(["convert", str(header), str(out)], "no jobs to convert", "no record")
+    refused(["trace-info", str(header)], "no jobs", "no record")
+    refused(["convert", TINY, str(out), "--skip", "999999"], "--skip", "passes all 5 job")
+    assert_nothing_written(out)
+
+
+def test_skip_beyond_the_end_does_not_blame_cleaning() -> None:
+    line = refused(["simulate", "-w", TINY, "-p", PLATFORM, "--skip", "999999"])
+    assert "--skip passes all 5 job(s)" in line, line
+    code, _ = run_cli(["simulate", "-w", TINY, "-p", PLATFORM, "--skip", "1"], limit=60)
+    assert code == 0
