@@ -5,6 +5,7 @@ then numbers out of range. Each must be refused at once with one ``error:`` line
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -163,3 +164,72 @@ def test_skip_beyond_the_end_does_not_blame_cleaning() -> None:
     assert "--skip passes all 5 job(s)" in line, line
     code, _ = run_cli(["simulate", "-w", TINY, "-p", PLATFORM, "--skip", "1"], limit=60)
     assert code == 0
+
+
+# --- numbers out of range: one set of limits for every reader ---------------------------
+
+def _batsim(tmp_path: Path, job: dict[str, object] | None = None,
+            profile: dict[str, object] | None = None) -> Path:
+    doc: dict[str, object] = {
+        "nb_res": 4, "profiles": {"p": {"type": "delay", "delay": 30, **(profile or {})}},
+        "jobs": [{"id": 1, "subtime": 0, "walltime": 100, "res": 1, "profile": "p",
+                  **(job or {})}]}
+    p = tmp_path / "w.json"
+    p.write_text(json.dumps(doc))
+    return p
+
+
+@pytest.mark.parametrize(("job", "profile", "field"), [
+    ({"subtime": 1e300}, None, "subtime"),
+    ({"subtime": 1e15}, None, "subtime"),
+    ({"res": 1e300}, None, "res"),
+    ({"id": 10**23}, None, "id"),
+    (None, {"delay": 1e300}, "delay"),
+])
+def test_huge_batsim_numbers(job: dict[str, object] | None, profile: dict[str, object] | None,
+                             field: str, tmp_path: Path) -> None:
+    """Were OverflowError tracebacks (1e300) or accepted (subtime 1e15)."""
+    out = tmp_path / "o.swf"
+    refused(["convert", str(_batsim(tmp_path, job, profile)), str(out)], f"'{field}'",
+            "beyond")
+    assert_nothing_written(out)
+
+
+def test_a_tiny_speed_is_refused(tmp_path: Path) -> None:
+    """``--speed 1e-300`` made run times infinite (OverflowError)."""
+    w = _batsim(tmp_path, profile={"type": "parallel_homogeneous", "cpu": 1e10, "com": 0})
+    refused(["convert", str(w), str(tmp_path / "o.swf"), "--speed", "1e-300"], "beyond 1e11")
+
+
+def _sacct(tmp_path: Path, submit: str, limit: str = "01:00:00") -> Path:
+    p = tmp_path / "s.txt"
+    p.write_text("JobID|Submit|Start|End|Timelimit|NCPUS|State\n"
+                 "1|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|01:00:00|1|"
+                 "COMPLETED\n"
+                 f"2|{submit}|{submit}|{submit[:11]}23:00:00|{limit}|1|COMPLETED\n")
+    return p
+
+
+def test_the_time_limit_holds_for_every_reader(tmp_path: Path) -> None:
+    """A sacct job on 9999-12-31 simulated (makespan 2.5e11) and converted to an SWF that
+    the SWF reader refused; a huge Timelimit was accepted."""
+    far = _sacct(tmp_path, "9999-12-31T00:00:00")
+    refused(["simulate", "-w", str(far), "-p", PLATFORM], "job 2", "'submit'", "beyond 1e11")
+    refused(["convert", str(far), str(tmp_path / "o.swf")], "beyond 1e11")
+    long = _sacct(tmp_path, "2024-01-01T02:00:00", limit="99999999999:00:00")
+    refused(["convert", str(long), str(tmp_path / "o.swf")], "'walltime'", "beyond 1e11")
+    assert_nothing_written(tmp_path / "o.swf")
+
+
+def test_an_swf_id_beyond_2_to_the_53_is_refused(tmp_path: Path) -> None:
+    lines = Path(TINY).read_text().splitlines()
+    row = next(k for k, x in enumerate(lines) if x.strip() and not x.startswith(";"))
+    lines[row] = "9007199254740993" + lines[row].lstrip()[1:]
+    p = tmp_path / "id.swf"
+    p.write_text("\n".join(lines) + "\n")
+    refused(["trace-info", str(p)], "job_id", "2^53")
+
+
+def test_plan_step_beyond_a_day() -> None:
+    refused(["plan", "-w", TINY, "-p", PLATFORM, "--watts-per-core", "10", "--step",
+             "99999999999"], "step", "one day")

@@ -38,6 +38,7 @@ import numpy as np
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.workload.accounting import requested_times
+from dispatchlab.workload.limits import MAX_ID, MAX_SECONDS, limit_text, too_big
 from dispatchlab.workload.load_report import LoadReport, header_number
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload
 
@@ -144,7 +145,7 @@ def _job_number(job: Any) -> int | None:
 
 
 def _number(job: dict[str, Any], key: str, src: str, k: int, *, required: bool = True,
-            positive: bool = False) -> float | None:
+            positive: bool = False, limit: int | None = MAX_SECONDS) -> float | None:
     value = job.get(key)
     if value is None and not required:
         return None
@@ -154,6 +155,9 @@ def _number(job: dict[str, Any], key: str, src: str, k: int, *, required: bool =
     if value < 0 or (positive and value <= 0):
         raise WorkloadError(f"job #{k + 1}: must be {'positive' if positive else '≥ 0'}, "
                             f"got {value!r}", source=src, job=_job_number(job), field=key)
+    if limit is not None and too_big(value, limit):
+        raise WorkloadError(f"job #{k + 1}: {value:g} is beyond {limit_text(limit)}",
+                            source=src, job=_job_number(job), field=key)
     return float(value)
 
 
@@ -165,7 +169,7 @@ def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, sr
     if "id" not in job:
         raise WorkloadError(f"job #{k + 1} has no id", source=src, field="id")
     subtime = _number(job, "subtime", src, k)
-    res = _number(job, "res", src, k, positive=True)
+    res = _number(job, "res", src, k, positive=True, limit=MAX_ID)
     assert subtime is not None and res is not None
     if res != int(res):
         raise WorkloadError(f"job #{k + 1}: must be a whole number of resources, got {res}",
@@ -181,7 +185,7 @@ def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, sr
     if kind == "delay":
         run = _number(profile, "delay", src, k)
     elif kind == "parallel_homogeneous":
-        cpu = _number(profile, "cpu", src, k)
+        cpu = _number(profile, "cpu", src, k, limit=None)
         if speed is None:
             raise WorkloadError(f"profile {name!r} is parallel_homogeneous: its run time "
                                 "needs the hosts' speed (give speed=flop/s or platform="
@@ -189,6 +193,10 @@ def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, sr
                                 field="profile")
         assert cpu is not None
         run = cpu / speed
+        if too_big(run, MAX_SECONDS):
+            raise WorkloadError(f"job #{k + 1}: run time cpu / speed = {run:g} s is beyond "
+                                f"{limit_text(MAX_SECONDS)}", source=src,
+                                job=_job_number(job), field="cpu")
         if (profile.get("com") or 0) > 0:
             report.communication_ignored += 1
     else:
@@ -209,6 +217,9 @@ def _assign_ids(rows: list[dict[str, Any]], report: BatsimReport) -> None:
     for row in rows:
         text = str(row["id"]).rsplit("!", 1)[-1]
         num = int(text) if text.isdigit() else None
+        if num is not None and num >= MAX_ID:
+            raise WorkloadError(f"job id {row['id']} is beyond {limit_text(MAX_ID)}",
+                                source=report.source, field="id")
         if num is not None and num in seen:
             num = None
         if num is not None:

@@ -25,6 +25,7 @@ from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.input_file import input_file
+from dispatchlab.workload.limits import MAX_ID, MAX_SECONDS, limit_text
 from dispatchlab.workload.load_report import LoadReport, count
 from dispatchlab.workload.workload import Workload
 
@@ -35,16 +36,9 @@ FIELDS = (
     "queue", "partition", "preceding_job", "think_time",
 )
 _COL = {name: k for k, name in enumerate(FIELDS)}
-#: Largest time in seconds (~3,000 years): dates stay before the year 9999 that local
-#: timestamps can show (larger times crashed ``--out`` after the simulation had run), and
-#: sums of times × cores stay far inside int64.
-MAX_SECONDS = 10**11
-#: Largest id or count: beyond 2⁵³ a float (how records are read) no longer holds it exactly.
-MAX_ID = 2**53
 _LIMITS = (
-    *((f, MAX_SECONDS, "times are capped at ~3,000 years")
-      for f in ("submit", "wait", "run_time", "req_time", "think_time")),
-    *((f, MAX_ID, "not exactly representable") for f in (
+    *((f, MAX_SECONDS) for f in ("submit", "wait", "run_time", "req_time", "think_time")),
+    *((f, MAX_ID) for f in (
         "job_id", "alloc_procs", "req_procs", "used_mem", "req_mem", "user", "group",
         "executable", "queue", "partition", "preceding_job")),
 )
@@ -254,12 +248,12 @@ def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
         neg = (v < 0) & (v != -1)
         if neg.any():
             raise fail(int(rows[neg][0]), fld, f"negative value {v[neg][0]:g}")
-    for fld, limit, what in _LIMITS:
+    for fld, limit in _LIMITS:
         v = col[fld]
-        big = np.abs(v) > limit
+        big = np.abs(v) >= limit if limit == MAX_ID else np.abs(v) > limit
         if big.any():
-            raise fail(int(rows[big][0]), fld, f"value {v[big][0]:g} is beyond {limit:.0e} "
-                       f"({what})")
+            raise fail(int(rows[big][0]), fld, f"value {v[big][0]:g} is beyond "
+                       f"{limit_text(limit)}")
 
     procs, fallback = chosen_procs(col, opts.procs)
     rep.procs_fallback = int(fallback.sum())
