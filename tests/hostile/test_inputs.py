@@ -233,3 +233,27 @@ def test_an_swf_id_beyond_2_to_the_53_is_refused(tmp_path: Path) -> None:
 def test_plan_step_beyond_a_day() -> None:
     refused(["plan", "-w", TINY, "-p", PLATFORM, "--watts-per-core", "10", "--step",
              "99999999999"], "step", "one day")
+
+
+# --- messages that named the wrong thing ------------------------------------------------
+
+def test_messages_name_the_right_thing(tmp_path: Path) -> None:
+    out = tmp_path / "o.swf"
+    refused(["convert", TINY, str(out), "--to", "xml"], "unknown output format 'xml'")
+    assert_nothing_written(out)
+    refused(["--offline", "simulate", "-w", "trace:KTH-SP2", "--window-start", "10"],
+            "'trace:KTH-SP2' is a catalogued trace")
+    refused(["simulate", "-w", TINY, "--window-start", "10"], "a file of format swf")
+
+
+def test_a_header_value_that_is_not_a_number(tmp_path: Path) -> None:
+    """``MaxNodes: four`` was ignored and the machine guessed without it."""
+    p = tmp_path / "four.swf"
+    p.write_text(Path(TINY).read_text().replace("MaxNodes: 4", "MaxNodes: four"))
+    refused(["simulate", "-w", str(p)], str(p), "'MaxNodes'", "'four'")
+
+
+def test_counts_are_spelled_right() -> None:
+    from dispatchlab.report.format import fmt_count
+
+    assert fmt_count(1, "set") == "1 set" and fmt_count(3, "set") == "3 sets"

@@ -57,6 +57,9 @@ def convert_command(
     )
     from dispatchlab.workload.load_report import cleaning_counts
 
+    if to is not None and to not in OUTPUT_FORMATS:
+        raise ConfigError(f"unknown output format '{to}' (known: {', '.join(OUTPUT_FORMATS)})",
+                          field="--to")
     fmt_out = to or output_format(target)
     if fmt_out not in OUTPUT_FORMATS:
         raise ConfigError(f"cannot tell the output format of {target} (use .swf, .json, "

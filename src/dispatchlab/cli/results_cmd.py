@@ -18,7 +18,7 @@ from dispatchlab.experiments.collect import runs_table, write_tables
 from dispatchlab.experiments.store import RunStore
 from dispatchlab.input_files import folder_problem
 from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, ranking_json
-from dispatchlab.report.format import fmt_ci
+from dispatchlab.report.format import fmt_ci, fmt_count
 from dispatchlab.stats.metrics import METRICS
 from dispatchlab.stats.ranking import analyze_sets
 
@@ -92,7 +92,8 @@ def summarize_folder(
         )
         return
     t = Table(
-        title=f"{len(records)} runs in {root}: mean ± {confidence:.0%} CI over {st.n_sets} sets",
+        title=f"{fmt_count(len(records), 'run')} in {root}: mean ± {confidence:.0%} CI over "
+              f"{fmt_count(st.n_sets, 'set')}",
         title_justify="left",
     )
     t.add_column("dispatcher", no_wrap=True)

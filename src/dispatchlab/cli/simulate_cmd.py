@@ -204,10 +204,19 @@ def job_file_window(path: str, fmt: str | None, start: int | None, length: int |
     (an error for any other format)."""
     if start is None and length is None:
         return {}
+    from dispatchlab.traces.resolve import is_trace_ref
+    from dispatchlab.workload.generators.registry import is_generator_spec
     from dispatchlab.workload.load import detect_format
 
-    kind = fmt or (detect_format(Path(path)) if Path(path).is_file() else "gen")
-    if kind != "vcjobs":
+    if fmt is not None:
+        kind = f"given as {fmt}"
+    elif is_trace_ref(path):
+        kind = "a catalogued trace"
+    elif is_generator_spec(path):
+        kind = "a generator spec"
+    else:
+        kind = f"a file of format {detect_format(Path(path))}"
+    if kind != "a file of format vcjobs" and fmt != "vcjobs":
         raise ConfigError(f"--window-start/--window select jobs of a variable-capacity job "
                           f"file (format vcjobs); '{path}' is {kind}", field="--window")
     if (start is not None and start < 0) or (length is not None and length <= 0):

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
+from dispatchlab.errors import WorkloadError
+
 #: Counts of a report that are no cleaning step: what was read and what was kept.
 NOT_CLEANING = ("records", "jobs")
 
@@ -64,12 +66,21 @@ def report_header(meta: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def header_number(meta: Mapping[str, Any], key: str) -> int | None:
     """Header field ``key`` (see :func:`report_header`) as a positive whole number (its
-    first word: ``MaxProcs: 128 cores`` gives 128), else None."""
-    try:
-        value = int(str(report_header(meta).get(key, "")).split()[0])
-    except (ValueError, IndexError):
+    first word: ``MaxProcs: 128 cores`` gives 128); None when absent, empty or -1 (unknown);
+    a WorkloadError naming the field when it is something else (``MaxNodes: four``)."""
+    words = str(report_header(meta).get(key, "")).split()
+    if not words or words[0] == "-1":
         return None
-    return value if value > 0 else None
+    try:
+        value = int(words[0])
+    except ValueError:
+        value = 0
+    if value <= 0:
+        report = meta.get("load_report")
+        source = report.get("source") if isinstance(report, Mapping) else None
+        raise WorkloadError(f"header value {' '.join(words)!r} is not a positive whole number",
+                            source=source, field=key)
+    return value
 
 
 def cleaning_counts(report: Mapping[str, Any]) -> dict[str, int]:
