@@ -14,7 +14,13 @@ from pathlib import Path
 import pytest
 
 from dispatchlab import input_files
-from tests.hostile.cli_checks import assert_nothing_written, refused, run_cli, run_process
+from tests.hostile.cli_checks import (
+    assert_nothing_written,
+    assert_refused,
+    refused,
+    run_cli,
+    run_process,
+)
 
 TINY = str(Path(__file__).resolve().parents[1] / "data" / "swf" / "tiny.swf")
 PLATFORM = "nodes=4,cores=4"
@@ -257,3 +263,35 @@ def test_counts_are_spelled_right() -> None:
     from dispatchlab.report.format import fmt_count
 
     assert fmt_count(1, "set") == "1 set" and fmt_count(3, "set") == "3 sets"
+
+
+# --- accounting logs: counts beyond int64, non-numbers, wrapped durations ---------------
+
+_PBS_END = ("03/01/2024 09:00:10;E;101.pbs01;user=alice queue=workq ctime=1709280000 "
+            "qtime=1709280000 etime=1709280000 start=1709280010 end=1709283610 "
+            "Resource_List.ncpus={ncpus} Resource_List.nodect=1 "
+            "Resource_List.walltime={wall} resources_used.walltime=01:00:00\n")
+
+
+@pytest.mark.parametrize(("ncpus", "wall", "expected"), [
+    ("99999999999999999999999", "02:00:00", "beyond 2^53"),  # was a numpy RuntimeWarning
+    ("abc", "02:00:00", "'abc' is not a whole number"),  # was counted as a drop
+    ("4", "99:99:99", "below 60"),  # was wrapped to 100:40:39
+])
+def test_pbs_values_are_reported_with_their_line(ncpus: str, wall: str, expected: str,
+                                                 tmp_path: Path) -> None:
+    p = tmp_path / "acct.log"
+    p.write_text(_PBS_END.format(ncpus=ncpus, wall=wall))
+    line = refused(["convert", str(p), str(tmp_path / "o.swf")], f"{p}:1", expected)
+    assert "RuntimeWarning" not in line
+    assert_nothing_written(tmp_path / "o.swf")
+
+
+def test_sacct_counts_beyond_int64(tmp_path: Path) -> None:
+    p = tmp_path / "s.txt"
+    p.write_text("JobID|Submit|Start|End|Timelimit|NCPUS|State\n"
+                 "1|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|01:00:00|"
+                 "99999999999999999999|COMPLETED\n")
+    code, out = run_cli(["simulate", "-w", str(p), "-p", PLATFORM])
+    assert "RuntimeWarning" not in out
+    assert_refused(code, out, f"{p}:2", "'NCPUS'", "beyond 2^53")

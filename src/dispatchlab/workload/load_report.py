@@ -66,10 +66,10 @@ def report_header(meta: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def header_number(meta: Mapping[str, Any], key: str) -> int | None:
     """Header field ``key`` (see :func:`report_header`) as a positive whole number (its
-    first word: ``MaxProcs: 128 cores`` gives 128); None when absent, empty or -1 (unknown);
+    first word: ``MaxProcs: 128 cores`` gives 128); None when absent, empty, 0 or -1 (unknown);
     a WorkloadError naming the field when it is something else (``MaxNodes: four``)."""
     words = str(report_header(meta).get(key, "")).split()
-    if not words or words[0] == "-1":
+    if not words or words[0] in ("0", "-1"):
         return None
     try:
         value = int(words[0])
