@@ -295,3 +295,22 @@ def test_sacct_counts_beyond_int64(tmp_path: Path) -> None:
     code, out = run_cli(["simulate", "-w", str(p), "-p", PLATFORM])
     assert "RuntimeWarning" not in out
     assert_refused(code, out, f"{p}:2", "'NCPUS'", "beyond 2^53")
+
+
+def test_a_time_in_a_dst_gap_says_so(tmp_path: Path) -> None:
+    """It was only 'unreadable date-time'."""
+    p = tmp_path / "s.txt"
+    p.write_text("JobID|Submit|Start|End|Timelimit|NCPUS|State\n1|2024-03-31T02:30:00|"
+                 "2024-03-31T03:30:00|2024-03-31T04:00:00|01:00:00|1|COMPLETED\n")
+    refused(["convert", str(p), str(tmp_path / "o.swf"), "--timezone", "Europe/Rome"],
+            f"{p}:2", "'Submit'", "does not exist in Europe/Rome", "daylight-saving gap")
+
+
+def test_eurora_to_swf_says_what_swf_cannot_hold(tmp_path: Path) -> None:
+    """GPU and MIC requests were dropped without a word."""
+    eurora = Path(TINY).parents[1] / "eurora" / "sample.log_crypt"
+    out = tmp_path / "e.swf"
+    code, text = run_cli(["convert", str(eurora), str(out)], limit=60)
+    assert code == 0, text
+    assert "note: SWF has no field for gpu, mic" in text
+    assert "; Note: SWF has no field for gpu, mic" in out.read_text()
