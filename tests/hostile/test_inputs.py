@@ -314,3 +314,13 @@ def test_eurora_to_swf_says_what_swf_cannot_hold(tmp_path: Path) -> None:
     assert code == 0, text
     assert "note: SWF has no field for gpu, mic" in text
     assert "; Note: SWF has no field for gpu, mic" in out.read_text()
+
+
+def test_fractional_swf_values_are_counted(tmp_path: Path) -> None:
+    """A run time of 50.5 s and 4.5 processors were rounded without a word."""
+    p = tmp_path / "frac.swf"
+    p.write_text(Path(TINY).read_text().replace("    1    100    5   50     4",
+                                                "    1    100    5   50.5   4.5"))
+    code, out = run_cli(["convert", str(p), str(tmp_path / "o.swf")])
+    assert code == 0, out
+    assert "fractional_rounded=1" in out

@@ -46,7 +46,7 @@ def test_one_line_per_nonzero_count(data: st.DataObject) -> None:
 
 
 def test_labels_name_only_counts() -> None:
-    assert len(_counters(SwfReport)) == 10 and len(_counters(EuroraReport)) == 10
+    assert len(_counters(SwfReport)) == 11 and len(_counters(EuroraReport)) == 10
     for cls in REPORTS:
         labelled = {f.name for f in fields(cls) if "label" in f.metadata}
         assert labelled <= set(_counters(cls)), cls.__name__

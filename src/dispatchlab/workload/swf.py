@@ -105,6 +105,8 @@ class SwfReport(LoadReport):
     procs_fallback: int = count("processor count taken from the other field")
     estimate_from_runtime: int = count("requested time missing, run time used")
     runtime_over_request: int = count("run time above requested time (killed at wall-time)")
+    fractional_rounded: int = count("fractional times or processor counts rounded (times "
+                                    "up, counts to the nearest)")
     skipped: int = count("skipped (--skip)")
     limited: int = count("cut (--limit)")
     header: dict[str, str] = field(default_factory=dict)
@@ -301,6 +303,9 @@ def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
         idx = idx[: opts.limit]
     rep.runtime_over_request = int((runtime[idx] > req_time[idx]).sum())
     rep.jobs = len(idx)
+    whole = [col[f][idx] for f in ("submit", "wait", "run_time", "req_time")] + [procs[idx]]
+    rep.fractional_rounded = int(np.any([v != np.floor(v) for v in whole], axis=0).sum()) \
+        if len(idx) else 0
 
     procs_i = np.rint(procs[idx]).astype(np.int64)
     if opts.units == "pool":
