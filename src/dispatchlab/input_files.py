@@ -39,7 +39,7 @@ def input_problem(path: Path, *, folder_message: str | None = None) -> str | Non
     try:
         st = os.stat(path)
     except OSError as exc:
-        return _os_reason(exc)
+        return os_reason(exc)
     if stat.S_ISDIR(st.st_mode):
         return folder_message or "is a folder, not a file"
     for test, kind in _KINDS:
@@ -55,7 +55,7 @@ def folder_problem(path: Path) -> str | None:
     try:
         st = os.stat(path)
     except OSError as exc:
-        return "folder not found" if exc.errno == errno.ENOENT else _os_reason(exc)
+        return "folder not found" if exc.errno == errno.ENOENT else os_reason(exc)
     if stat.S_ISDIR(st.st_mode):
         return None
     kind = next((k for test, k in (*_KINDS, (stat.S_ISFIFO, "a pipe")) if test(st.st_mode)),
@@ -63,7 +63,7 @@ def folder_problem(path: Path) -> str | None:
     return f"not a folder ({kind})"
 
 
-def _os_reason(exc: OSError) -> str:
+def os_reason(exc: OSError) -> str:
     """A short sentence for an operating-system error (no raw errno text)."""
     reasons = {errno.ENOENT: "file not found", errno.ELOOP: "a symbolic link loop",
                errno.EACCES: "permission denied: cannot read it",
@@ -93,7 +93,7 @@ def read_bytes(path: Path, fail: Fail, *, limit: int | None = MAX_TEXT_BYTES) ->
     try:
         return path.read_bytes()
     except OSError as exc:
-        raise fail(_os_reason(exc)) from None
+        raise fail(os_reason(exc)) from None
 
 
 def read_text(path: Path, fail: Fail, *, limit: int | None = MAX_TEXT_BYTES) -> str:

@@ -324,3 +324,27 @@ def test_fractional_swf_values_are_counted(tmp_path: Path) -> None:
     code, out = run_cli(["convert", str(p), str(tmp_path / "o.swf")])
     assert code == 0, out
     assert "fractional_rounded=1" in out
+
+
+def test_header_machine_errors_name_the_file(tmp_path: Path) -> None:
+    p = tmp_path / "huge.swf"
+    p.write_text(Path(TINY).read_text().replace("MaxNodes: 4", "MaxNodes: 99999999999"))
+    refused(["simulate", "-w", str(p)], str(p), "SWF header", "1,000,000")
+
+
+def test_os_errors_read_as_a_sentence(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                      ) -> None:
+    """No raw '[Errno 2] No such file or directory' from an OSError reaching the CLI."""
+    import typer
+
+    from dispatchlab.cli.errors import friendly_errors
+
+    @friendly_errors
+    def opener() -> None:
+        (tmp_path / "nope" / "x").read_text()
+
+    with pytest.raises(typer.Exit):
+        opener()
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {tmp_path / 'nope' / 'x'}: file not found"), err
+    assert "Errno" not in err

@@ -11,6 +11,19 @@ from dispatchlab.workload.workload import Workload
 
 
 def platform_for(workload: Workload) -> tuple[Platform, str]:
+    """:func:`header_platform`, an error naming the trace file when its header gives a
+    machine dispatchlab refuses."""
+    try:
+        return header_platform(workload)
+    except ConfigError as exc:
+        if exc.source is not None:
+            raise
+        why = str(exc).removeprefix(f"field '{exc.field}': ")
+        raise ConfigError(f"the machine its SWF header gives: {why}", source=workload.source,
+                          field=exc.field) from None
+
+
+def header_platform(workload: Workload) -> tuple[Platform, str]:
     """The machine a trace was recorded on, as far as its header tells, and how it was chosen.
 
     Whole-node workloads get ``MaxNodes`` nodes of ``cores_per_node``; processor-pool ones
