@@ -72,7 +72,7 @@ KINDS: dict[str, tuple[Callable[[Path], Path], tuple[str, ...]]] = {
     "dev-zero": (lambda d: Path("/dev/zero"), ("not a regular file", "character device")),
     "symlink-loop": (_loop, ("symbolic link loop",)),
     "folder": (_folder, ("folder",)),
-    "missing": (lambda d: d / "missing.swf", ("not found",)),
+    "missing": (lambda d: d / "missing.swf", ("not found", "no such file")),
 }
 
 #: Every command that reads a file, ``{}`` standing for the file.
@@ -80,6 +80,9 @@ COMMANDS: dict[str, list[str]] = {
     "simulate-w": ["simulate", "-w", "{}", "-p", PLATFORM],
     "simulate-p": ["simulate", "-w", TINY, "-p", "{}"],
     "simulate-scenario": ["simulate", "-w", TINY, "-p", PLATFORM, "--scenario", "{}"],
+    "simulate-job-power": ["simulate", "-w", TINY, "-p", PLATFORM, "--job-power", "{}"],
+    "simulate-temperature": ["simulate", "-w", TINY, "-p", PLATFORM, "--cooling", "air",
+                             "--temperature", "{}"],
     "compare": ["compare", "-w", "{}", "-p", PLATFORM, "-d", "fifo", "--out", "{out}"],
     "trace-info": ["trace-info", "{}"],
     "convert": ["convert", "{}", "{out}.swf"],
