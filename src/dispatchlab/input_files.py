@@ -26,6 +26,8 @@ from dispatchlab.errors import DispatchlabError
 PIPE_WAIT = 30.0
 #: Largest input read whole into memory (TOML / JSON configuration files, pipes).
 MAX_TEXT_BYTES = 256 * 2**20
+#: Largest pipe copied to a temporary file (``<(cat /dev/zero)`` must not fill the disk).
+MAX_PIPE_BYTES = 8 * 2**30
 
 Fail = Callable[[str], Exception]
 
@@ -115,7 +117,7 @@ def decode_utf8(data: bytes, fail: Fail) -> str:
 
 @contextmanager
 def readable_path(path: Path, fail: Fail, *, folder_message: str | None = None,
-                  limit: int | None = None) -> Iterator[Path]:
+                  limit: int | None = MAX_PIPE_BYTES) -> Iterator[Path]:
     """``path`` itself for a regular file; for a pipe, a temporary copy of what it gave (of
     the same name, so readers that tell formats by name still can), removed afterwards;
     errors raised meanwhile name ``path``, not the copy."""

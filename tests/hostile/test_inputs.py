@@ -351,3 +351,23 @@ def test_os_errors_read_as_a_sentence(tmp_path: Path, capsys: pytest.CaptureFixt
     err = capsys.readouterr().err
     assert err.startswith(f"error: {tmp_path / 'nope' / 'x'}: file not found"), err
     assert "Errno" not in err
+
+
+def test_a_pipe_beyond_the_limit_is_refused_and_leaves_no_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-w <(cat /dev/zero)`` must not fill the disk with its temporary copy."""
+    import tempfile
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+    pipe = _fifo(tmp_path)
+    writer = subprocess.Popen(["sh", "-c", 'head -c 3000000 /dev/zero > "$0"', str(pipe)])
+    try:
+        with pytest.raises(ValueError, match="more than 1 MB from the pipe"), \
+                input_files.readable_path(pipe, ValueError, limit=2**20):
+            pass
+    finally:
+        writer.kill()
+        writer.wait(10)
+    assert list(spool.iterdir()) == []
