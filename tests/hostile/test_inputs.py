@@ -168,9 +168,12 @@ def test_zero_jobs_is_an_error_in_convert_and_trace_info(tmp_path: Path) -> None
     assert_nothing_written(out)
 
 
-def test_skip_beyond_the_end_does_not_blame_cleaning() -> None:
-    line = refused(["simulate", "-w", TINY, "-p", PLATFORM, "--skip", "999999"])
-    assert "--skip passes all 5 job(s)" in line, line
+def test_skip_beyond_the_end_does_not_blame_cleaning(tmp_path: Path) -> None:
+    for command in (["simulate"], ["plan"], ["compare", "-d", "fifo", "--out",
+                                             str(tmp_path / "cmp")]):
+        line = refused([*command, "-w", TINY, "-p", PLATFORM, "--skip", "999999"])
+        assert "--skip passes all 5 job(s)" in line, line
+    assert_nothing_written(tmp_path / "cmp")
     code, _ = run_cli(["simulate", "-w", TINY, "-p", PLATFORM, "--skip", "1"], limit=60)
     assert code == 0
 
