@@ -374,3 +374,20 @@ def test_a_pipe_beyond_the_limit_is_refused_and_leaves_no_copy(
         writer.kill()
         writer.wait(10)
     assert list(spool.iterdir()) == []
+
+
+@pytest.mark.parametrize(("extra", "job", "field"), [
+    ({"queues": [{"name": "q", "ewt": "abc"}]}, {}, "dispatchlab.queues[0].ewt"),
+    ({"queues": [{"name": "q", "ewt": 1e300}]}, {}, "dispatchlab.queues[0].ewt"),
+    ({}, {"req": {"cores": "x"}}, "req.cores of job 1"),
+    ({}, {"logged_wait": "x"}, "logged_wait of job 1"),
+])
+def test_batsim_extra_fields_that_are_not_numbers(extra: dict[str, object],
+                                                   job: dict[str, object], field: str,
+                                                   tmp_path: Path) -> None:
+    """A queue table or extra job field that is not a number was a ValueError traceback."""
+    w = _batsim(tmp_path, job)
+    doc = json.loads(w.read_text())
+    doc["dispatchlab"] = extra
+    w.write_text(json.dumps(doc))
+    refused(["trace-info", str(w)], f"'{field}'", "whole number")

@@ -161,6 +161,16 @@ def _number(job: dict[str, Any], key: str, src: str, k: int, *, required: bool =
     return float(value)
 
 
+def _whole(value: Any, src: str, where: str, limit: int) -> int:
+    """``value`` as a whole number within ``±limit``; a WorkloadError naming ``where``
+    otherwise (a string or 1e300 used to end in a ValueError or OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            too_big(value, limit) or value != int(value):
+        raise WorkloadError(f"must be a whole number below {limit_text(limit)}, got "
+                            f"{value!r}", source=src, field=where)
+    return int(value)
+
+
 def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, src: str,
              report: BatsimReport) -> dict[str, Any] | str:
     """The job's columns, or the name of its unsupported profile type."""
@@ -247,16 +257,21 @@ def _workload(rows: list[dict[str, Any]], extra: dict[str, Any], cores_per_host:
     named = extra.get("resources")
     resources = ([str(r) for r in named] if isinstance(named, list) and named
                  else sorted({str(k) for r in req_extra if r for k in r}) or [CORES])
-    req = {name: np.array([int((r or {}).get(name, cores_per_host if name == CORES else 0))
-                           for r in req_extra], np.int64) for name in resources}
-    queues = [Queue(str(q["name"]), int(q.get("ewt", 3600)))
-              for q in extra.get("queues", []) if isinstance(q, dict) and "name" in q]
+    req = {name: np.array([_whole((r or {}).get(name, cores_per_host if name == CORES else 0),
+                                  src, f"req.{name} of job {rows[k]['id']}", MAX_ID)
+                           for k, r in enumerate(req_extra)], np.int64) for name in resources}
+    queues = [Queue(str(q["name"]), _whole(q.get("ewt", 3600), src,
+                                           f"dispatchlab.queues[{k}].ewt", MAX_SECONDS))
+              for k, q in enumerate(extra.get("queues", []))
+              if isinstance(q, dict) and "name" in q]
 
     def labels(key: str, default: str) -> list[str]:
         return [str(j.get(key, default)) for j in jobs]
 
     def ints(key: str) -> np.ndarray:
-        return np.array([int(j.get(key, UNKNOWN)) for j in jobs], np.int64)
+        return np.array([_whole(j.get(key, UNKNOWN), src, f"{key} of job {rows[k]['id']}",
+                                MAX_ID)
+                         for k, j in enumerate(jobs)], np.int64)
 
     origin = extra.get("origin_unix")
     report.jobs = n
