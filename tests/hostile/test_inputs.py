@@ -391,3 +391,18 @@ def test_batsim_extra_fields_that_are_not_numbers(extra: dict[str, object],
     doc["dispatchlab"] = extra
     w.write_text(json.dumps(doc))
     refused(["trace-info", str(w)], f"'{field}'", "whole number")
+
+
+def test_an_experiment_from_a_pipe_runs_and_is_kept(tmp_path: Path) -> None:
+    """The experiment file was read twice (shutil.copyfile refuses a named pipe)."""
+    text = (f'name = "pipe"\nseeds = [0]\ndispatchers = ["fifo"]\n'
+            f'platforms = ["{PLATFORM}"]\n[[workloads]]\npath = "{TINY}"\n')
+    pipe = _fifo(tmp_path)
+    writer = subprocess.Popen(["sh", "-c", 'printf "%s" "$1" > "$0"', str(pipe), text])
+    try:
+        code, out = run_cli(["run-experiment", str(pipe), "--out", str(tmp_path / "o")],
+                            limit=120)
+    finally:
+        writer.wait(10)
+    assert code == 0, out
+    assert (tmp_path / "o" / "experiment.toml").read_text() == text
