@@ -406,3 +406,21 @@ def test_an_experiment_from_a_pipe_runs_and_is_kept(tmp_path: Path) -> None:
         writer.wait(10)
     assert code == 0, out
     assert (tmp_path / "o" / "experiment.toml").read_text() == text
+
+
+def test_a_gzipped_trace_from_a_pipe(tmp_path: Path) -> None:
+    """``-w <(cat x.swf.gz)``: the copy has no .gz name; gzip is told by its magic."""
+    import gzip
+
+    pipe = _fifo(tmp_path)
+    data = gzip.compress(Path(TINY).read_bytes())
+    writer = subprocess.Popen(["sh", "-c", 'cat > "$0"', str(pipe)], stdin=subprocess.PIPE)
+    assert writer.stdin is not None
+    writer.stdin.write(data)
+    writer.stdin.close()
+    try:
+        code, out = run_cli(["trace-info", str(pipe), "--json"], limit=60)
+    finally:
+        writer.wait(10)
+    assert code == 0, out
+    assert '"jobs": 5' in out

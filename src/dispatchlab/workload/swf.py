@@ -129,7 +129,9 @@ def chosen_procs(col: dict[str, FloatArray], option: str) -> tuple[FloatArray, B
 
 def _open_text(path: Path) -> io.TextIOBase:
     # utf-8-sig: a UTF-8 byte-order mark would otherwise hide the first header line
-    if path.suffix == ".gz":
+    with open(path, "rb") as head:  # by name, or by magic for a piped copy (no name)
+        gz = path.suffix == ".gz" or head.read(2) == b"\x1f\x8b"
+    if gz:
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
     return open(path, encoding="utf-8-sig", errors="replace")
 
