@@ -424,3 +424,12 @@ def test_a_gzipped_trace_from_a_pipe(tmp_path: Path) -> None:
         writer.wait(10)
     assert code == 0, out
     assert '"jobs": 5' in out
+
+
+@pytest.mark.parametrize("plan", [b"\xff\xfe junk", b"{bad", b"[1]", b'{"runs": [1]}'])
+@pytest.mark.parametrize("command", ["results", "report"])
+def test_a_damaged_plan_json(command: str, plan: bytes, tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 and '{bad' were tracebacks in results."""
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "plan.json").write_bytes(plan)
+    refused([command, str(tmp_path)], "plan.json is damaged")

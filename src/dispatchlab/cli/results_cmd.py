@@ -200,20 +200,35 @@ def _planned_keys(directory: Path) -> set[str] | None:
     """Hashes of the runs the folder's latest plan lists (None without ``plan.json``):
     runs are keyed by the workload's content, so runs of an earlier version of a trace stay
     in the store and must not be averaged with the current ones."""
-    plan = directory / "plan.json"
-    if not plan.is_file():
+    doc = _plan(directory)
+    if doc is None:
         return None
-    try:
-        runs = json.loads(plan.read_text()).get("runs", [])
-    except ValueError:
-        raise ConfigError(f"{plan} is damaged (not JSON); run the experiment again",
-                          field="DIR") from None
+    runs = doc.get("runs", [])
+    if not isinstance(runs, list) or not all(isinstance(r, dict) and "hash" in r
+                                             for r in runs):
+        raise ConfigError(f"{directory / 'plan.json'} is damaged (runs without their hash); "
+                          "run the experiment again", field="DIR")
     return {str(r["hash"]) for r in runs}
 
 
 def _experiment_stats(directory: Path) -> dict[str, Any]:
+    doc = _plan(directory)
+    experiment = doc.get("experiment") if doc is not None else None
+    stats = experiment.get("stats") if isinstance(experiment, dict) else None
+    return stats if isinstance(stats, dict) else {}
+
+
+def _plan(directory: Path) -> dict[str, Any] | None:
+    """The folder's ``plan.json`` (None without one); damaged (not UTF-8 JSON, not an
+    object) is an error naming it."""
     plan = directory / "plan.json"
     if not plan.is_file():
-        return {}
-    stats: dict[str, Any] = json.loads(plan.read_text()).get("experiment", {}).get("stats", {})
-    return stats
+        return None
+    try:
+        doc = json.loads(plan.read_bytes())
+    except ValueError:  # JSON or UTF-8 decoding
+        doc = None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{plan} is damaged (not a JSON object); run the experiment again",
+                          field="DIR")
+    return doc
