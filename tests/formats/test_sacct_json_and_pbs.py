@@ -84,17 +84,22 @@ def test_slurm_markers_in_limits_read_as_sacct_spells_them(tmp_path: Path, fmt: 
 
 def test_sacct_json_markers_elsewhere_and_hostile_values(tmp_path: Path) -> None:
     """NO_VAL in a start time is "not happened"; the 64-bit markers are understood; a
-    limit just below the markers is a real limit; a marker spelled as a string is an error."""
+    huge limit is a real limit up to the workload time limit (1e11 s), an error beyond (as
+    one just below the markers); a marker spelled as a string is an error."""
     jobs = [{**_plain_job(1, 10, start=4294967294), "state": "CANCELLED"},  # never started
             _plain_job(2, 18446744073709551615),  # INFINITE64
-            _plain_job(3, 4294967293)]  # a huge but real limit
+            _plain_job(3, 1_000_000_000)]  # a huge but real limit (~1,900 years)
     path = tmp_path / "log.json"
     path.write_text(json.dumps({"jobs": jobs}))
     wl = load_sacct_json(path)
     assert wl.job_id.tolist() == [2, 3]
-    assert wl.walltime.tolist() == [60, 4294967293 * 60]
+    assert wl.walltime.tolist() == [60, 1_000_000_000 * 60]
     rep = wl.meta["load_report"]
     assert rep["unlimited_walltime"] == 1 and rep["dropped_cancelled_before_start"] == 1
+    path.write_text(json.dumps({"jobs": [_plain_job(3, 4294967293)]}))
+    with pytest.raises(WorkloadError, match="beyond 1e11") as err:
+        load_sacct_json(path)
+    assert err.value.field == "walltime" and err.value.job == 3
     path.write_text(json.dumps({"jobs": [_plain_job(4, "4294967295")]}))
     with pytest.raises(WorkloadError) as err:
         load_sacct_json(path)

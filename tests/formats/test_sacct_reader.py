@@ -133,7 +133,7 @@ def test_ambiguous_local_times_are_counted(tmp_path: Path) -> None:
     wl = load_sacct(write(tmp_path, line), AccountingOptions(timezone="Europe/Rome"))
     assert wl.meta["load_report"]["ambiguous_local_times"] == 1
     gap = line.replace("2024-10-27T02:10:00", "2024-03-31T02:10:00")
-    with pytest.raises(WorkloadError, match="unreadable date-time") as err:
+    with pytest.raises(WorkloadError, match="daylight-saving gap") as err:
         load_sacct(write(tmp_path, gap), AccountingOptions(timezone="Europe/Rome"))
     assert err.value.field == "Submit"
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
+from dispatchlab.workload.limits import MAX_ID, MAX_SECONDS
 from dispatchlab.workload.workload import Queue, Workload
 
 #: Any text a user could put in a name (no lone surrogates: they cannot be UTF-8).
@@ -21,9 +22,8 @@ JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAMES, inner, max_size=3),
     max_leaves=8,
 )
-BIG = 2**40
-#: Largest time an SWF file may hold (dispatchlab.workload.swf.MAX_SECONDS: ~3,000 years).
-SWF_BIG = 10**11
+#: Largest time any workload may hold (~3,000 years), SWF or not.
+BIG = SWF_BIG = MAX_SECONDS
 
 
 @st.composite
@@ -48,7 +48,7 @@ def workloads(draw: st.DrawFn, *, max_jobs: int = 20) -> Workload:
         return draw(st.lists(elements, min_size=n, max_size=n))
 
     return Workload.from_columns(
-        job_id=draw(st.lists(st.integers(0, 2**62), min_size=n, max_size=n, unique=True)),
+        job_id=draw(st.lists(st.integers(0, MAX_ID - 1), min_size=n, max_size=n, unique=True)),
         submit=column(ints),
         walltime=column(st.integers(1, BIG)),
         runtime=column(ints),

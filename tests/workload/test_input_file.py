@@ -22,7 +22,7 @@ def test_missing_and_folder(tmp_path: Path) -> None:
     with pytest.raises(WorkloadError, match="file not found") as err:
         input_file(tmp_path / "nope")
     assert err.value.source == str(tmp_path / "nope")
-    with pytest.raises(WorkloadError, match="file not found"):
+    with pytest.raises(WorkloadError, match="is a folder, not a file"):
         input_file(tmp_path)
     with pytest.raises(WorkloadError, match="is a folder; give one file"):
         input_file(tmp_path, folder_message="is a folder; give one file")

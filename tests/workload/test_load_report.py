@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dispatchlab.errors import WorkloadError
 from dispatchlab.workload.accounting import AccountingReport
 from dispatchlab.workload.batsim_workload import BatsimReport
 from dispatchlab.workload.eurora import EuroraReport
@@ -44,7 +46,7 @@ def test_one_line_per_nonzero_count(data: st.DataObject) -> None:
 
 
 def test_labels_name_only_counts() -> None:
-    assert len(_counters(SwfReport)) == 10 and len(_counters(EuroraReport)) == 10
+    assert len(_counters(SwfReport)) == 11 and len(_counters(EuroraReport)) == 10
     for cls in REPORTS:
         labelled = {f.name for f in fields(cls) if "label" in f.metadata}
         assert labelled <= set(_counters(cls)), cls.__name__
@@ -72,7 +74,8 @@ def test_header_number_reads_the_first_word_of_a_positive_field() -> None:
                                        "Note": "x"}}}
     assert header_number(meta, "MaxProcs") == 128
     assert header_number(meta, "MaxNodes") is None
-    assert header_number(meta, "Note") is None
+    with pytest.raises(WorkloadError, match="'x' is not a positive whole number"):
+        header_number(meta, "Note")  # a value that is not a number is no unknown
     assert header_number(meta, "Absent") is None
     assert report_header({}) == {} and report_header({"load_report": "odd"}) == {}
 

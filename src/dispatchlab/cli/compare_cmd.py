@@ -471,12 +471,16 @@ def run_compare(req: CompareRequest) -> int:
 
 def workload_entry(path: str, opts: LoadOptions) -> dict[str, Any]:
     """The experiment-file form of the loading flags shared with ``simulate``."""
+    from dispatchlab.input_files import is_pipe
     from dispatchlab.workload.load import detect_format
 
     entry: dict[str, Any] = {"path": path, "skip": opts.skip, "limit": opts.limit}
     if opts.format is not None:
         entry["format"] = opts.format
     p = Path(path)
+    if is_pipe(p):
+        raise ConfigError("a pipe is read once and compare loads the workload in every run: "
+                          "save it to a file first", source=path, field="--workload")
     detected = opts.format
     if detected is None and p.exists():
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,6 +13,9 @@ from dispatchlab.cli.options import BadOpt
 from dispatchlab.cli.sacct_columns import headerless_format
 from dispatchlab.errors import ConfigError
 from dispatchlab.params import given
+
+if TYPE_CHECKING:
+    from dispatchlab.workload.workload import Workload
 
 
 @app.command("convert")
@@ -56,6 +59,7 @@ def convert_command(
     limit: Annotated[int | None, typer.Option(help="Keep at most N jobs.")] = None,
 ) -> None:
     """Convert a workload between formats, printing what cleaning dropped or changed."""
+    from dispatchlab.cli.simulate_cmd import require_jobs
     from dispatchlab.workload.load import (
         OUTPUT_FORMATS,
         load_workload,
@@ -64,6 +68,9 @@ def convert_command(
     )
     from dispatchlab.workload.load_report import cleaning_counts
 
+    if to is not None and to not in OUTPUT_FORMATS:
+        raise ConfigError(f"unknown output format '{to}' (known: {', '.join(OUTPUT_FORMATS)})",
+                          field="--to")
     fmt_out = to or output_format(target)
     if fmt_out not in OUTPUT_FORMATS:
         raise ConfigError(f"cannot tell the output format of {target} (use .swf, .json, "
@@ -73,11 +80,22 @@ def convert_command(
                     speed=speed, platform=batsim_platform, skip_bad_lines=skip_bad_lines or None,
                     columns=columns)
     wl = load_workload(source, format=from_, skip=skip or None, limit=limit, **options)
+    require_jobs(wl, source, "convert")
+    unwritten = unwritten_requests(wl) if fmt_out == "swf" else ""
     if fmt_out == "batsim":
         from dispatchlab.workload.batsim_workload import write_batsim
 
         write_batsim(wl, target, nb_res=nb_res,
                      **given(batsim_version=batsim_version))
+    elif unwritten:
+        from dispatchlab.workload.swf_writer import write_swf
+
+        if nb_res is not None:
+            raise ConfigError("--nb-res applies to Batsim output only", field="--nb-res")
+        if batsim_version is not None:
+            raise ConfigError("--batsim-version applies to Batsim output only",
+                              field="--batsim-version")
+        write_swf(wl, target, notes=[unwritten])
     else:
         if nb_res is not None:
             raise ConfigError("--nb-res applies to Batsim output only", field="--nb-res")
@@ -88,5 +106,20 @@ def convert_command(
     counts = cleaning_counts(wl.meta.get("load_report") or {})
     if counts:
         typer.echo("cleaning: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    if unwritten:
+        typer.echo(f"note: {unwritten}")
     typer.echo(f"{wl.n_jobs:,} jobs ({wl.meta.get('format', 'workload')}) written to {target} "
                f"as {fmt_out}")
+
+
+def unwritten_requests(wl: Workload) -> str:
+    """What SWF cannot hold of ``wl``'s requests (resources other than cores and memory),
+    with how many jobs asked for each; empty when nothing is lost."""
+    from dispatchlab.platform.platform import CORES
+
+    lost = {r: int((wl.req_of(r) > 0).sum()) for r in wl.resources if r not in (CORES, "mem")}
+    lost = {r: n for r, n in lost.items() if n}
+    if not lost:
+        return ""
+    return ("SWF has no field for " + ", ".join(lost) + ": the requests of "
+            + ", ".join(f"{n:,} job(s) for {r}" for r, n in lost.items()) + " are not written")

@@ -31,8 +31,14 @@ def friendly_errors(func: F) -> F:
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
                               markup=True)
             raise typer.Exit(code=2) from None
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError,
+                FileExistsError) as exc:
+            # the path and a short reason, not Python's "[Errno 2] No such file or directory"
+            from dispatchlab.input_files import os_reason
+
+            where = f"{exc.filename}: " if exc.filename else ""
+            err_console.print(f"[bold red]error:[/] {escape(where + os_reason(exc))}",
+                              highlight=False)
             raise typer.Exit(code=2) from None
 
     return wrapper  # type: ignore[return-value]

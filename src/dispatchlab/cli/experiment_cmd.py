@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Annotated
 
@@ -23,10 +22,12 @@ from dispatchlab.cli.compare_cmd import (
 from dispatchlab.cli.errors import friendly_errors
 from dispatchlab.cli.results_cmd import summarize_folder
 from dispatchlab.cli.simulate_cmd import console
+from dispatchlab.errors import ConfigError
 from dispatchlab.experiments.campaign import simulation_groups
 from dispatchlab.experiments.grid import plan
 from dispatchlab.experiments.spec import load_experiment
 from dispatchlab.experiments.store import RunStore
+from dispatchlab.input_files import read_text
 
 
 @app.command("run-experiment")
@@ -55,7 +56,9 @@ def run_experiment_command(
     The whole file is checked before anything runs. At the end the runs are gathered into
     OUT/results.parquet/.csv and the statistics are printed.
     """
-    spec = load_experiment(experiment)
+    # read once: the file may be a pipe, and its copy in OUT is this very text
+    text = read_text(experiment, lambda why: ConfigError(why, source=str(experiment)))
+    spec = load_experiment(experiment, text)
     runs = plan(spec, experiment.parent, source=str(experiment))
     if out is None:
         out = experiment.parent / spec.out if spec.out else Path(spec.name)
@@ -89,7 +92,7 @@ def run_experiment_command(
         return
     if experiment.resolve() != (out / "experiment.toml").resolve():
         with atomic_output(out / "experiment.toml") as tmp:
-            shutil.copyfile(experiment, tmp)
+            Path(tmp).write_text(text, encoding="utf-8")  # read once: a pipe too
     RunStore(out).write_plan(spec.model_dump(), runs)
     outcome = execute(runs, out, eng, sched, n_workers, quiet=quiet)
     report_outcome(outcome, runs, quiet=quiet)

@@ -90,7 +90,10 @@ def plan_command(
     opts = LoadOptions(format=format, skip=skip, limit=limit)
     wl = load_workload(workload, **opts.reader_kwargs())
     if not wl.n_jobs:
-        raise ConfigError(f"{workload}: no jobs to plan", field="--workload")
+        from dispatchlab.workload.load_report import no_jobs_reason
+
+        raise ConfigError(f"{workload}: no jobs to plan: {no_jobs_reason(wl.meta)}",
+                          field="--workload")
     plat = platform_for(wl)[0] if platform is None else resolve_platform(platform)
     tariff = None
     if energy_price is not None:

@@ -17,6 +17,7 @@ from dispatchlab.cli.results_cmd import _experiment_stats, _planned_keys, warn_d
 from dispatchlab.cli.simulate_cmd import console
 from dispatchlab.errors import ConfigError
 from dispatchlab.experiments.store import RunRecord, RunStore
+from dispatchlab.input_files import folder_problem
 
 
 def report_context(records: list[RunRecord]) -> dict[str, Any]:
@@ -57,6 +58,9 @@ def report_command(
     from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, build_comparison
     from dispatchlab.report.build import write_report
 
+    problem = folder_problem(directory)
+    if problem:
+        raise ConfigError(f"{directory}: {problem}", field="DIR")
     if not (directory / "runs").is_dir():
         raise ConfigError(f"{directory} has no runs/ folder", field="DIR")
     if gantt_max_jobs < 0:

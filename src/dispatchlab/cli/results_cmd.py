@@ -17,8 +17,9 @@ from dispatchlab.cli.simulate_cmd import console
 from dispatchlab.errors import ConfigError
 from dispatchlab.experiments.collect import runs_table, write_tables
 from dispatchlab.experiments.store import RunStore
+from dispatchlab.input_files import folder_problem
 from dispatchlab.report.analysis import DEFAULT_STATS_METRICS, ranking_json
-from dispatchlab.report.format import fmt_ci
+from dispatchlab.report.format import fmt_ci, fmt_count
 from dispatchlab.stats.metrics import METRICS
 from dispatchlab.stats.ranking import analyze_sets
 
@@ -87,7 +88,8 @@ def summarize_folder(
         )
         return
     t = Table(
-        title=f"{len(records)} runs in {root}: mean ± {confidence:.0%} CI over {st.n_sets} sets",
+        title=f"{fmt_count(len(records), 'run')} in {root}: mean ± {confidence:.0%} CI over "
+              f"{fmt_count(st.n_sets, 'set')}",
         title_justify="left",
     )
     t.add_column("dispatcher", no_wrap=True)
@@ -147,6 +149,9 @@ def results_command(
     """Gather every finished run under DIRECTORY/runs into DIRECTORY/results.parquet/.csv
     (one row per run) and breakdown.* (one row per run × job class/queue), then print means
     with confidence intervals and which dispatchers are significantly better."""
+    problem = folder_problem(directory)
+    if problem:
+        raise ConfigError(f"{directory}: {problem}", field="DIR")
     if not (directory / "runs").is_dir():
         raise ConfigError(f"{directory} has no runs/ folder", field="DIR")
     stats_cfg = _experiment_stats(directory)
@@ -206,23 +211,38 @@ def _planned_keys(directory: Path) -> set[str] | None:
     """Hashes of the runs the folder's latest plan lists (None without ``plan.json``):
     runs are keyed by the workload's content, so runs of an earlier version of a trace stay
     in the store and must not be averaged with the current ones."""
-    plan = directory / "plan.json"
-    if not plan.is_file():
+    doc = _plan(directory)
+    if doc is None:
         return None
-    try:
-        runs = json.loads(plan.read_text()).get("runs", [])
-    except ValueError:
-        raise ConfigError(f"{plan} is damaged (not JSON); run the experiment again",
-                          field="DIR") from None
+    runs = doc.get("runs", [])
+    if not isinstance(runs, list) or not all(isinstance(r, dict) and "hash" in r
+                                             for r in runs):
+        raise ConfigError(f"{directory / 'plan.json'} is damaged (runs without their hash); "
+                          "run the experiment again", field="DIR")
     return {str(r["hash"]) for r in runs}
 
 
 def _experiment_stats(directory: Path) -> dict[str, Any]:
+    doc = _plan(directory)
+    experiment = doc.get("experiment") if doc is not None else None
+    stats = experiment.get("stats") if isinstance(experiment, dict) else None
+    return stats if isinstance(stats, dict) else {}
+
+
+def _plan(directory: Path) -> dict[str, Any] | None:
+    """The folder's ``plan.json`` (None without one); damaged (not UTF-8 JSON, not an
+    object) is an error naming it."""
     plan = directory / "plan.json"
     if not plan.is_file():
-        return {}
-    stats: dict[str, Any] = json.loads(plan.read_text()).get("experiment", {}).get("stats", {})
-    return stats
+        return None
+    try:
+        doc = json.loads(plan.read_bytes())
+    except ValueError:  # JSON or UTF-8 decoding
+        doc = None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{plan} is damaged (not a JSON object); run the experiment again",
+                          field="DIR")
+    return doc
 
 
 def _write_csv(table: pd.DataFrame, path: Path) -> None:

@@ -160,10 +160,19 @@ def job_file_window(path: str, fmt: str | None, start: int | None, length: int |
     (an error for any other format)."""
     if start is None and length is None:
         return {}
+    from dispatchlab.traces.resolve import is_trace_ref
+    from dispatchlab.workload.generators.registry import is_generator_spec
     from dispatchlab.workload.load import detect_format
 
-    kind = fmt or (detect_format(Path(path)) if Path(path).is_file() else "gen")
-    if kind != "vcjobs":
+    if fmt is not None:
+        kind = f"given as {fmt}"
+    elif is_trace_ref(path):
+        kind = "a catalogued trace"
+    elif is_generator_spec(path):
+        kind = "a generator spec"
+    else:
+        kind = f"a file of format {detect_format(Path(path))}"
+    if kind != "a file of format vcjobs" and fmt != "vcjobs":
         raise ConfigError(f"--window-start/--window select jobs of a variable-capacity job "
                           f"file (format vcjobs); '{path}' is {kind}", field="--window")
     if (start is not None and start < 0) or (length is not None and length <= 0):
@@ -272,15 +281,12 @@ def save_atomically(res: Results, out: Path,
         raise typer.Exit(code=130) from None
 
 
-def require_jobs(wl: Workload, source: str) -> None:
-    """A workload without jobs is an error (as in ``compare``), with what may have caused it."""
-    if wl.n_jobs:
-        return
-    report = wl.meta.get("load_report") or {}
-    dropped = {k: v for k, v in report.items() if k.startswith("dropped_") and v}
-    why = (f"cleaning dropped every record ({', '.join(f'{k}={v}' for k, v in dropped.items())})"
-           if dropped else "empty file, header only, or --skip beyond the last job")
-    raise WorkloadError(f"no jobs to simulate: {why}", source=source)
+def require_jobs(wl: Workload, source: str, doing: str = "simulate") -> None:
+    """A workload without jobs is an error (as in ``compare``), with what caused it."""
+    if not wl.n_jobs:
+        from dispatchlab.workload.load_report import no_jobs_reason
+
+        raise WorkloadError(f"no jobs to {doing}: {no_jobs_reason(wl.meta)}", source=source)
 
 
 def print_summary(res: Results, title: str) -> None:

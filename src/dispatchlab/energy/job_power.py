@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import ConfigError
+from dispatchlab.input_files import input_problem
 from dispatchlab.platform.platform import Platform
 from dispatchlab.workload.workload import Workload
 
@@ -134,6 +136,8 @@ def job_power_source(spec: str | None, workload: Workload, platform: Platform,
         return JobPower(workload, peer_job_watts(workload), source="pa-hpc-sim formula",
                         platform=platform)
     if not spec.startswith("trace:") and not Path(spec).exists():
+        if os.path.lexists(spec):  # a dangling or looping symbolic link
+            raise ConfigError(f"'{spec}': {input_problem(Path(spec))}", field="job_power")
         close = difflib.get_close_matches(spec, ["node", "column", "pa-hpc-sim"], n=1,
                                           cutoff=0.6)
         hint = f"did you mean '{close[0]}'? " if close else ""

@@ -45,6 +45,7 @@ import numpy as np
 
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import ConfigError
+from dispatchlab.input_files import readable_path
 
 #: Kinds that change which nodes are usable.
 NODE_KINDS = ("node_down", "node_up", "alive_nodes")
@@ -178,11 +179,17 @@ def _check(c: Change, where: str) -> None:
 def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario file: CSV (``time,what,value[,target]`` header), Parquet, or an
     Eurora power-cap profile (``seconds;watts`` lines, :func:`load_power_caps`)."""
+    shown = Path(path)
+    with readable_path(shown, lambda why: ConfigError(f"{shown}: {why}", field="scenario")
+                       ) as p:
+        scenario = _read_scenario(p)
+    scenario.source = str(shown)
+    return scenario
+
+
+def _read_scenario(p: Path) -> Scenario:
     import pandas as pd
 
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"{p}: no such scenario file", field="scenario")
     if p.suffix != ".parquet" and _is_cap_profile(p):
         return load_power_caps(p)
     try:

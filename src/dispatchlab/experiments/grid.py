@@ -518,7 +518,10 @@ def _count_jobs(ref: WorkloadRef, field: str, source: str | None) -> tuple[int, 
             f"reader rejected the options: {exc}", field=f"{field}.options", source=source
         ) from None
     if wl.n_jobs == 0:
-        raise ConfigError("the workload has no jobs", field=field, source=source)
+        from dispatchlab.workload.load_report import no_jobs_reason
+
+        raise ConfigError(f"the workload {ref.path} has no jobs: {no_jobs_reason(wl.meta)}",
+                          field=field, source=source)
     return wl.n_jobs, int(wl.units.max())
 
 

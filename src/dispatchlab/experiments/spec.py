@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from dispatchlab.errors import ConfigError
+from dispatchlab.input_files import read_text
 from dispatchlab.stats.metrics import METRICS
 
 Scalar = str | int | float | bool
@@ -196,11 +197,12 @@ def parse_experiment(data: dict[str, Any], *, source: str | None = None) -> Expe
         raise ConfigError(_message(err), field=_loc(err["loc"]) or None, source=source) from None
 
 
-def load_experiment(path: str | Path) -> ExperimentSpec:
-    """Read and validate an experiment TOML file."""
+def load_experiment(path: str | Path, text: str | None = None) -> ExperimentSpec:
+    """Read and validate an experiment TOML file (``text``: its content, already read)."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(p, lambda why: ConfigError(why, source=str(p)))
+                             if text is None else text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", source=str(p)) from None
     return parse_experiment(data, source=str(p))

@@ -68,6 +68,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dispatchlab.errors import ConfigError
+from dispatchlab.input_files import read_text
 from dispatchlab.platform.inline import ALIASES
 from dispatchlab.platform.platform import CORES, MAX_AMOUNT, MAX_NODES, Platform
 from dispatchlab.platform.power import GENERIC, NodePowerSpec, eurora_spec, parse_spec
@@ -91,16 +92,11 @@ def load_platform_file(path: str | Path) -> Platform:
     """Load a TOML platform or a Eurora node list, told apart by extension or content."""
     p = Path(path)
     src = str(p)
-    if not p.exists():
-        raise ConfigError("file not found", source=src)
     if p.is_dir():
         raise ConfigError(
             "is a folder, expected a platform file (.toml or a node list)", source=src
         )
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc}", source=src) from None
+    text = read_text(p, lambda why: ConfigError(why, source=src))
     if p.suffix.lower() != ".toml" and _looks_like_node_list(text):
         return parse_eurora_nodes(text, source=src, name=p.name)
     try:
@@ -117,10 +113,8 @@ def load_platform_file(path: str | Path) -> Platform:
 def load_platform_toml(path: str | Path) -> Platform:
     """Load a TOML platform description (schema in this module's docstring)."""
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError("file not found", source=str(p))
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        doc = tomllib.loads(read_text(p, lambda why: ConfigError(why, source=str(p))))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", source=str(p)) from None
     return platform_from_mapping(doc, source=str(p), name=p.stem)
@@ -453,11 +447,8 @@ def _looks_like_node_list(text: str) -> bool:
 def load_eurora_nodes(path: str | Path, *, mem_unit: MemUnit = "kb") -> Platform:
     """Load a Eurora node list (``node_id cores gpus mics memory reserved`` per line)."""
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError("file not found", source=str(p))
-    return parse_eurora_nodes(
-        p.read_text(encoding="utf-8"), source=str(p), name=p.name, mem_unit=mem_unit
-    )
+    return parse_eurora_nodes(read_text(p, lambda why: ConfigError(why, source=str(p))),
+                              source=str(p), name=p.name, mem_unit=mem_unit)
 
 
 def parse_eurora_nodes(

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import os
 from pathlib import Path
 
 from dispatchlab.errors import ConfigError
+from dispatchlab.input_files import input_problem
 from dispatchlab.platform.inline import parse_inline
 from dispatchlab.platform.platform import Platform
 from dispatchlab.traces.resolve import resolve_source
@@ -42,6 +44,8 @@ def resolve_platform(spec: Platform | str | Path) -> Platform:
             return slurm_conf.load_slurm_platform(path)
 
         return files.load_platform_file(path)
+    if os.path.lexists(text) or os.sep in text or text.endswith((".toml", ".xml")):
+        raise ConfigError(input_problem(path) or "cannot read it", source=text)
     close = difflib.get_close_matches(text, list(presets.PRESETS), n=2, cutoff=0.6)
     hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
     raise ConfigError(

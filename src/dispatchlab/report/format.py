@@ -28,6 +28,11 @@ def fmt_duration(seconds: float) -> str:
     return f"{s / 86400:.1f} d"
 
 
+def fmt_count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: "1 set", "3 sets"."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def fmt_ms(ms: float) -> str:
     """A short time given in ms, in its natural unit: ``446 µs``, ``12.3 ms``, ``1.52 s``."""
     v = float(ms)

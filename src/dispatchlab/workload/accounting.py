@@ -43,6 +43,7 @@ import numpy.typing as npt
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
+from dispatchlab.workload.limits import MAX_ID, MAX_SECONDS, limit_text
 from dispatchlab.workload.load_report import LoadReport
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload, check_time_base
 
@@ -294,6 +295,17 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     backwards = keep & (rec.end < rec.start)
     if backwards.any():
         raise fail(backwards, fields["end"], "end before start")
+    for arr, fld, limit in ((rec.cpus, fields["cpus"], MAX_ID),
+                            (rec.nodes, fields["nodes"], MAX_ID),
+                            (rec.runtime, "runtime", MAX_SECONDS),
+                            (rec.walltime, "walltime", MAX_SECONDS)):
+        known = keep & ~np.isnan(arr)
+        big = known & (np.abs(arr) >= limit)  # before any cast to int64 (it would wrap)
+        if big.any():
+            raise fail(big, fld, f"value {arr[big][0]:g} is beyond {limit_text(limit)}")
+        if limit == MAX_ID and (known & (arr != np.floor(arr))).any():
+            frac = known & (arr != np.floor(arr))
+            raise fail(frac, fld, f"{arr[frac][0]:g} is not a whole number")
     no_cpus = keep & ~(rec.cpus > 0)
     report.dropped_no_cpus = int(no_cpus.sum())
     keep &= ~no_cpus

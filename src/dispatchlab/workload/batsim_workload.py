@@ -49,6 +49,7 @@ from dispatchlab.atomic_output import atomic_output
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.workload.accounting import requested_times
+from dispatchlab.workload.limits import MAX_ID, MAX_SECONDS, limit_text, too_big
 from dispatchlab.workload.load_report import LoadReport, header_number
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload
 
@@ -166,8 +167,6 @@ def load_batsim(path: str | Path, options: BatsimOptions | None = None) -> Workl
 
 
 def _read_json(p: Path) -> Any:
-    if not p.is_file():
-        raise WorkloadError("file not found", source=str(p))
     from dispatchlab.workload.delimited import read_bytes
 
     try:
@@ -175,8 +174,6 @@ def _read_json(p: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise WorkloadError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(p),
                             line=exc.lineno) from None
-    except UnicodeDecodeError as exc:
-        raise WorkloadError(f"not UTF-8 text ({exc.reason})", source=str(p)) from None
 
 
 def _job_number(job: Any) -> int | None:
@@ -186,7 +183,7 @@ def _job_number(job: Any) -> int | None:
 
 
 def _number(job: dict[str, Any], key: str, src: str, k: int, *, required: bool = True,
-            positive: bool = False) -> float | None:
+            positive: bool = False, limit: int | None = MAX_SECONDS) -> float | None:
     value = job.get(key)
     if value is None and not required:
         return None
@@ -196,7 +193,20 @@ def _number(job: dict[str, Any], key: str, src: str, k: int, *, required: bool =
     if value < 0 or (positive and value <= 0):
         raise WorkloadError(f"job #{k + 1}: must be {'positive' if positive else '≥ 0'}, "
                             f"got {value!r}", source=src, job=_job_number(job), field=key)
+    if limit is not None and too_big(value, limit):
+        raise WorkloadError(f"job #{k + 1}: {value:g} is beyond {limit_text(limit)}",
+                            source=src, job=_job_number(job), field=key)
     return float(value)
+
+
+def _whole(value: Any, src: str, where: str, limit: int) -> int:
+    """``value`` as a whole number within ``±limit``; a WorkloadError naming ``where``
+    otherwise (a string or 1e300 used to end in a ValueError or OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            too_big(value, limit) or value != int(value):
+        raise WorkloadError(f"must be a whole number below {limit_text(limit)}, got "
+                            f"{value!r}", source=src, field=where)
+    return int(value)
 
 
 def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, src: str,
@@ -208,7 +218,7 @@ def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, sr
     if "id" not in job:
         raise WorkloadError(f"job #{k + 1} has no id", source=src, field="id")
     subtime = _number(job, "subtime", src, k)
-    res = _number(job, "res", src, k, positive=True)
+    res = _number(job, "res", src, k, positive=True, limit=MAX_ID)
     assert subtime is not None and res is not None
     if res != int(res):
         raise WorkloadError(f"job #{k + 1}: must be a whole number of resources, got {res}",
@@ -224,7 +234,7 @@ def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, sr
     if kind in DELAY_PROFILES:
         run = _number(profile, "delay", src, k)
     elif kind in HOMOGENEOUS_PROFILES or kind in TOTAL_PROFILES:
-        cpu = _number(profile, "cpu", src, k)
+        cpu = _number(profile, "cpu", src, k, limit=None)
         if speed is None:
             raise WorkloadError(f"profile {name!r} is {kind}: its run time needs the hosts' "
                                 f"speed ({no_speed})", source=src, job=_job_number(job),
@@ -233,6 +243,10 @@ def _job_row(job: Any, k: int, profiles: dict[str, Any], speed: float | None, sr
         spread = (kind in TOTAL_PROFILES
                   or profile.get("generation_strategy") in SPREAD_STRATEGIES)
         run = cpu / (res if spread else 1.0) / speed
+        if too_big(run, MAX_SECONDS):
+            raise WorkloadError(f"job #{k + 1}: run time cpu / speed = {run:g} s is beyond "
+                                f"{limit_text(MAX_SECONDS)}", source=src,
+                                job=_job_number(job), field="cpu")
         if (profile.get("com") or 0) > 0:
             report.communication_ignored += 1
     else:
@@ -253,6 +267,9 @@ def _assign_ids(rows: list[dict[str, Any]], report: BatsimReport) -> None:
     for row in rows:
         text = str(row["id"]).rsplit("!", 1)[-1]
         num = int(text) if text.isdigit() else None
+        if num is not None and num >= MAX_ID:
+            raise WorkloadError(f"job id {row['id']} is beyond {limit_text(MAX_ID)}",
+                                source=report.source, field="id")
         if num is not None and num in seen:
             num = None
         if num is not None:
@@ -280,16 +297,21 @@ def _workload(rows: list[dict[str, Any]], extra: dict[str, Any], cores_per_host:
     named = extra.get("resources")
     resources = ([str(r) for r in named] if isinstance(named, list) and named
                  else sorted({str(k) for r in req_extra if r for k in r}) or [CORES])
-    req = {name: np.array([int((r or {}).get(name, cores_per_host if name == CORES else 0))
-                           for r in req_extra], np.int64) for name in resources}
-    queues = [Queue(str(q["name"]), int(q.get("ewt", 3600)))
-              for q in extra.get("queues", []) if isinstance(q, dict) and "name" in q]
+    req = {name: np.array([_whole((r or {}).get(name, cores_per_host if name == CORES else 0),
+                                  src, f"req.{name} of job {rows[k]['id']}", MAX_ID)
+                           for k, r in enumerate(req_extra)], np.int64) for name in resources}
+    queues = [Queue(str(q["name"]), _whole(q.get("ewt", 3600), src,
+                                           f"dispatchlab.queues[{k}].ewt", MAX_SECONDS))
+              for k, q in enumerate(extra.get("queues", []))
+              if isinstance(q, dict) and "name" in q]
 
     def labels(key: str, default: str) -> list[str]:
         return [str(j.get(key, default)) for j in jobs]
 
     def ints(key: str) -> np.ndarray:
-        return np.array([int(j.get(key, UNKNOWN)) for j in jobs], np.int64)
+        return np.array([_whole(j.get(key, UNKNOWN), src, f"{key} of job {rows[k]['id']}",
+                                MAX_ID)
+                         for k, j in enumerate(jobs)], np.int64)
 
     origin = extra.get("origin_unix")
     report.jobs = n

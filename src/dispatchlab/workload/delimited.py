@@ -20,6 +20,8 @@ import pyarrow.csv as pv
 
 from dispatchlab.arrays import IntArray
 from dispatchlab.errors import WorkloadError
+from dispatchlab.input_files import decode_utf8
+from dispatchlab.input_files import read_bytes as input_bytes
 
 
 @dataclass
@@ -33,14 +35,18 @@ class DelimitedTable:
 
 
 def read_bytes(path: Path) -> bytes:
-    """The file's bytes, gunzipped when it is gzip (by its magic, not its name)."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+    """The file's bytes, gunzipped when it is gzip (by its magic, not its name), checked to
+    be UTF-8 text (a bad byte is an error naming its line), without a byte-order mark."""
+    def fail(why: str) -> WorkloadError:
+        return WorkloadError(why, source=str(path))
+
+    data = input_bytes(path, fail, limit=None)
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
         except (EOFError, OSError) as exc:
             raise WorkloadError(f"damaged gzip data ({exc})", source=str(path)) from None
+    decode_utf8(data, fail)
     if data[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte-order mark would hide the first column
         data = data[3:]
     return data

@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dispatchlab.errors import WorkloadError
+from dispatchlab.input_files import input_problem, is_pipe, readable_path
 from dispatchlab.keyvalue import parses
 from dispatchlab.params import given
 from dispatchlab.traces.resolve import is_trace_ref, resolve_source, trace_record
@@ -60,6 +61,9 @@ _JOBCOMP_RECORD = re.compile(r"^JobId=\d+ .*\bJobState=")
 
 def detect_format(path: Path) -> str:
     """Guess the format from the name and, failing that, the first data line."""
+    problem = input_problem(path)
+    if problem:
+        raise WorkloadError(problem, source=str(path))
     name = path.name.lower()
     if name.endswith((".swf", ".swf.gz")):
         return "swf"
@@ -69,6 +73,9 @@ def detect_format(path: Path) -> str:
         return "csv"
     if name.endswith(".log_crypt"):
         return "eurora"
+    if is_pipe(path):  # load_workload reads a pipe into a file first
+        raise WorkloadError("cannot tell the format of a pipe without reading it: pass "
+                            "--format", source=str(path))
     sniffed = _sniff(path)
     if sniffed is None and name.endswith((".json", ".json.gz")):
         raise WorkloadError("a JSON file that is neither a Batsim workload (nb_res, jobs, "
@@ -148,18 +155,20 @@ def load_workload(path: str | Path, format: str | None = None, **options: Any) -
     if format == "gen" or (format is None and is_generator_spec(text)):
         return slice_workload(generate(text, **options), skip, limit)
     p = Path(path)
-    if not p.exists():
-        raise WorkloadError("file not found", source=str(p))
-    if p.is_dir():
-        raise WorkloadError(
-            "is a folder; give one workload file (for Eurora batch folders "
-            "see dispatchlab.workload.list_eurora_batches)",
-            source=str(p),
-        )
-    try:
-        return _load_file(p, format, skip, limit, swf_obj, eurora_obj, options)
-    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise WorkloadError(_gzip_message(p, exc), source=str(p)) from None
+    folder = ("is a folder; give one workload file (for Eurora batch folders see "
+              "dispatchlab.workload.list_eurora_batches)")
+    with readable_path(p, lambda why: WorkloadError(why, source=str(p)),
+                       folder_message=folder) as real:
+        try:
+            wl = _load_file(real, format, skip, limit, swf_obj, eurora_obj, options)
+        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            raise WorkloadError(_gzip_message(real, exc), source=str(p)) from None
+    if real == p:
+        return wl
+    meta = dict(wl.meta)  # a pipe read into a temporary copy: name what the user gave
+    if isinstance(meta.get("load_report"), dict):
+        meta["load_report"] = {**meta["load_report"], "source": str(p)}
+    return replace(wl, source=str(p), meta=meta)
 
 
 def _gzip_message(p: Path, exc: BaseException) -> str:

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
+from dispatchlab.errors import WorkloadError
+
 #: Counts of a report that are no cleaning step: what was read, what was kept, and the
 #: jobs whose width is what the system allocated (the request fallback is counted).
 NOT_CLEANING = ("records", "jobs", "width_from_allocation")
@@ -65,15 +67,45 @@ def report_header(meta: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def header_number(meta: Mapping[str, Any], key: str) -> int | None:
     """Header field ``key`` (see :func:`report_header`) as a positive whole number (its
-    first word: ``MaxProcs: 128 cores`` gives 128), else None."""
-    try:
-        value = int(str(report_header(meta).get(key, "")).split()[0])
-    except (ValueError, IndexError):
+    first word: ``MaxProcs: 128 cores`` gives 128); None when absent, empty, 0 or -1 (unknown);
+    a WorkloadError naming the field when it is something else (``MaxNodes: four``)."""
+    words = str(report_header(meta).get(key, "")).split()
+    if not words or words[0] in ("0", "-1"):
         return None
-    return value if value > 0 else None
+    try:
+        value = int(words[0])
+    except ValueError:
+        value = 0
+    if value <= 0:
+        report = meta.get("load_report")
+        source = report.get("source") if isinstance(report, Mapping) else None
+        raise WorkloadError(f"header value {' '.join(words)!r} is not a positive whole number",
+                            source=source, field=key)
+    return value
 
 
 def cleaning_counts(report: Mapping[str, Any]) -> dict[str, int]:
     """The non-zero counts of what loading dropped or changed, from a report's dict."""
     return {k: int(v) for k, v in report.items()
             if isinstance(v, int) and not isinstance(v, bool) and v and k not in NOT_CLEANING}
+
+
+def no_jobs_reason(meta: Mapping[str, Any]) -> str:
+    """Why loading kept no job, from a workload's ``meta``: no record at all, ``--skip``
+    past the last job, or the cleaning steps that dropped every record (with counts)."""
+    report = meta.get("load_report")
+    report = report if isinstance(report, Mapping) else {}
+    dropped = ", ".join(f"{k}={v}" for k, v in cleaning_counts(report).items()
+                        if k.startswith(("dropped_", "bad_lines")))
+    sliced = meta.get("slice")
+    skip = int(sliced.get("skip") or 0) if isinstance(sliced, Mapping) else 0
+    skipped = int(report.get("skipped") or 0) or (skip and int(report.get("jobs") or 0))
+    if skipped:
+        option = f"--skip {skip}" if skip else "--skip"
+        return (f"{option} passes all {skipped} job(s) left after cleaning"
+                + (f" (cleaning dropped: {dropped})" if dropped else ""))
+    if report and not report.get("records"):
+        return "the file holds no record (empty, or a header only)"
+    if dropped:
+        return f"cleaning dropped every one of {report.get('records')} record(s) ({dropped})"
+    return "empty file, header only, or --skip beyond the last job"

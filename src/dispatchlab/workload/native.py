@@ -171,7 +171,15 @@ def load_csv(path: str | Path) -> Workload:
             )
         else:
             df = pd.read_csv(p)
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:  # the line and byte, not the codec's words
+        from dispatchlab.input_files import decode_utf8, read_bytes
+
+        def fail(why: str) -> WorkloadError:
+            return WorkloadError(why, source=str(p))
+
+        decode_utf8(read_bytes(p, fail, limit=None), fail)
+        raise fail("not UTF-8 text") from None
+    except (ValueError, pd.errors.ParserError) as exc:
         raise WorkloadError(f"not a readable CSV table: {exc}", source=str(p)) from None
     return _from_frame(df, header, str(p))
 

@@ -59,6 +59,8 @@ def parse_pbs_duration(text: str) -> int:
     parts = text.strip().split(":")
     if not 1 <= len(parts) <= 3 or not all(p.replace(".", "", 1).isdigit() for p in parts):
         raise ValueError(f"not a PBS duration: {text!r} (expected [[hh:]mm:]ss)")
+    if any(float(p) >= 60 for p in parts[1:]):
+        raise ValueError(f"minutes and seconds must be below 60 in {text!r}")
     seconds = 0.0
     for part in parts:
         seconds = seconds * 60 + float(part)
@@ -272,6 +274,10 @@ def _row(attrs: dict[str, str], lineno: int, src: str) -> dict[str, object]:
         state = "TIMEOUT"
     else:
         state = "FAILED"
+    for key in ("Resource_List.ncpus", "Resource_List.nodect"):  # not a drop: bad input
+        if attrs.get(key) and not attrs[key].isdigit():
+            raise WorkloadError(f"{attrs[key]!r} is not a whole number", source=src,
+                                line=lineno, field=key)
     cpus, nodes, requested = _cpus_and_nodes(attrs)
     return {"line": lineno, "submit": submit, "start": start, "end": end, "runtime": runtime,
             "walltime": walltime, "cpus": cpus, "nodes": nodes, "state": state,

@@ -6,11 +6,24 @@ import numpy as np
 
 from dispatchlab.errors import ConfigError
 from dispatchlab.platform.platform import CORES, Platform, check_size
-from dispatchlab.workload.load_report import report_header
+from dispatchlab.workload.load_report import header_number
 from dispatchlab.workload.workload import Workload
 
 
 def platform_for(workload: Workload) -> tuple[Platform, str]:
+    """:func:`header_platform`, an error naming the trace file when its header gives a
+    machine dispatchlab refuses."""
+    try:
+        return header_platform(workload)
+    except ConfigError as exc:
+        if exc.source is not None:
+            raise
+        why = str(exc).removeprefix(f"field '{exc.field}': ")
+        raise ConfigError(f"the machine its SWF header gives: {why}", source=workload.source,
+                          field=exc.field) from None
+
+
+def header_platform(workload: Workload) -> tuple[Platform, str]:
     """The machine a trace was recorded on, as far as its header tells, and how it was chosen.
 
     Whole-node workloads get ``MaxNodes`` nodes of ``cores_per_node``; processor-pool ones
@@ -21,16 +34,9 @@ def platform_for(workload: Workload) -> tuple[Platform, str]:
         raise ConfigError("an Eurora batch carries no machine description: add -p eurora "
                           "(or another Eurora preset: eurora-8, eurora-32, …)", field="platform",
                           source=workload.source)
-    header = report_header(workload.meta)
     opts = workload.meta.get("options", {})
-
-    def num(key: str) -> int | None:
-        try:
-            return int(str(header.get(key, "")).split()[0])
-        except (ValueError, IndexError):
-            return None
-
-    max_nodes, max_procs = num("MaxNodes"), num("MaxProcs")
+    max_nodes = header_number(workload.meta, "MaxNodes")
+    max_procs = header_number(workload.meta, "MaxProcs")
     if opts.get("units") == "nodes":
         cpn = int(workload.req_of(CORES).max()) if workload.n_jobs else 1
         nodes = max_nodes or int(workload.units.max())

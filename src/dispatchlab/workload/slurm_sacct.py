@@ -44,7 +44,12 @@ from dispatchlab.workload.accounting import (
 )
 from dispatchlab.workload.delimited import read_delimited
 from dispatchlab.workload.input_file import input_file
-from dispatchlab.workload.slurm_spellings import duration_column, limit_column, time_column
+from dispatchlab.workload.slurm_spellings import (
+    duration_column,
+    in_dst_gap,
+    limit_column,
+    time_column,
+)
 from dispatchlab.workload.workload import UNKNOWN, Workload
 
 #: ``base[_task|_[range]][+component][.step]``
@@ -90,7 +95,14 @@ def load_sacct(path: str | Path, options: AccountingOptions | None = None) -> Wo
     for key in ("Submit", "Start", "End"):
         name, values = column(key, required=True)  # type: ignore[misc]
         secs, bad, amb = time_column(values, opts.timezone)
-        unreadable(bad, name, values, "date-time")
+        first = values[int(np.flatnonzero(bad)[0])].as_py() if bad.any() else None
+        if first is not None and in_dst_gap(str(first), opts.timezone):
+            first_bad.append((int(lines[int(np.flatnonzero(bad)[0])]), name,
+                              f"date-time {first!r} does not exist in {opts.timezone}: it "
+                              "falls in the daylight-saving gap (clocks jump forward)"))
+            bad_rows[:] |= bad
+        else:
+            unreadable(bad, name, values, "date-time")
         times[key] = secs
         ambiguous |= amb
     runtime = np.full(len(lines), np.nan)

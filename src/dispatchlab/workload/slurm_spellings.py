@@ -274,6 +274,21 @@ def time_column(values: object, timezone: str = "UTC") -> tuple[
     return out, bad, ambiguous
 
 
+def in_dst_gap(text: str, timezone: str) -> bool:
+    """True when ``text`` is a valid naive date-time that does not exist in ``timezone``
+    (the hour the clocks skip when daylight-saving time begins)."""
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    try:
+        naive = datetime.strptime(text.strip(), "%Y-%m-%dT%H:%M:%S")
+        zone = ZoneInfo(timezone)
+    except (ValueError, KeyError):
+        return False
+    back = naive.replace(tzinfo=zone).astimezone(UTC).astimezone(zone).replace(tzinfo=None)
+    return back != naive
+
+
 def _localize(naive: pa.ChunkedArray, timezone: str) -> tuple[IntArray, BoolArray, BoolArray]:
     """Unix seconds of naive local timestamps, a mask of those inside a DST gap (which do
     not exist) and one of those a DST change made ambiguous (read as the earlier)."""

@@ -25,6 +25,7 @@ from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.input_file import input_file
+from dispatchlab.workload.limits import MAX_ID, MAX_SECONDS, limit_text
 from dispatchlab.workload.load_report import LoadReport, count
 from dispatchlab.workload.workload import Workload
 
@@ -35,16 +36,9 @@ FIELDS = (
     "queue", "partition", "preceding_job", "think_time",
 )
 _COL = {name: k for k, name in enumerate(FIELDS)}
-#: Largest time in seconds (~3,000 years): dates stay before the year 9999 that local
-#: timestamps can show (larger times crashed ``--out`` after the simulation had run), and
-#: sums of times × cores stay far inside int64.
-MAX_SECONDS = 10**11
-#: Largest id or count: beyond 2⁵³ a float (how records are read) no longer holds it exactly.
-MAX_ID = 2**53
 _LIMITS = (
-    *((f, MAX_SECONDS, "times are capped at ~3,000 years")
-      for f in ("submit", "wait", "run_time", "req_time", "think_time")),
-    *((f, MAX_ID, "not exactly representable") for f in (
+    *((f, MAX_SECONDS) for f in ("submit", "wait", "run_time", "req_time", "think_time")),
+    *((f, MAX_ID) for f in (
         "job_id", "alloc_procs", "req_procs", "used_mem", "req_mem", "user", "group",
         "executable", "queue", "partition", "preceding_job")),
 )
@@ -111,6 +105,8 @@ class SwfReport(LoadReport):
     procs_fallback: int = count("processor count taken from the other field")
     estimate_from_runtime: int = count("requested time missing, run time used")
     runtime_over_request: int = count("run time above requested time (killed at wall-time)")
+    fractional_rounded: int = count("fractional times or processor counts rounded (times "
+                                    "up, counts to the nearest)")
     skipped: int = count("skipped (--skip)")
     limited: int = count("cut (--limit)")
     header: dict[str, str] = field(default_factory=dict)
@@ -133,7 +129,9 @@ def chosen_procs(col: dict[str, FloatArray], option: str) -> tuple[FloatArray, B
 
 def _open_text(path: Path) -> io.TextIOBase:
     # utf-8-sig: a UTF-8 byte-order mark would otherwise hide the first header line
-    if path.suffix == ".gz":
+    with open(path, "rb") as head:  # by name, or by magic for a piped copy (no name)
+        gz = path.suffix == ".gz" or head.read(2) == b"\x1f\x8b"
+    if gz:
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
     return open(path, encoding="utf-8-sig", errors="replace")
 
@@ -254,12 +252,12 @@ def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
         neg = (v < 0) & (v != -1)
         if neg.any():
             raise fail(int(rows[neg][0]), fld, f"negative value {v[neg][0]:g}")
-    for fld, limit, what in _LIMITS:
+    for fld, limit in _LIMITS:
         v = col[fld]
-        big = np.abs(v) > limit
+        big = np.abs(v) >= limit if limit == MAX_ID else np.abs(v) > limit
         if big.any():
-            raise fail(int(rows[big][0]), fld, f"value {v[big][0]:g} is beyond {limit:.0e} "
-                       f"({what})")
+            raise fail(int(rows[big][0]), fld, f"value {v[big][0]:g} is beyond "
+                       f"{limit_text(limit)}")
 
     procs, fallback = chosen_procs(col, opts.procs)
     rep.procs_fallback = int(fallback.sum())
@@ -307,6 +305,9 @@ def load_swf(path: str | Path, options: SwfOptions | None = None) -> Workload:
         idx = idx[: opts.limit]
     rep.runtime_over_request = int((runtime[idx] > req_time[idx]).sum())
     rep.jobs = len(idx)
+    whole = [col[f][idx] for f in ("submit", "wait", "run_time", "req_time")] + [procs[idx]]
+    rep.fractional_rounded = int(np.any([v != np.floor(v) for v in whole], axis=0).sum()) \
+        if len(idx) else 0
 
     procs_i = np.rint(procs[idx]).astype(np.int64)
     if opts.units == "pool":

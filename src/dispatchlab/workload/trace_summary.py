@@ -18,11 +18,12 @@ from typing import Any
 import numpy as np
 
 from dispatchlab.errors import WorkloadError
+from dispatchlab.input_files import readable_path
 from dispatchlab.platform.platform import CORES, Platform
 from dispatchlab.traces.resolve import resolve_source
 from dispatchlab.workload.generators.registry import is_generator_spec
 from dispatchlab.workload.load import ACCOUNTING, detect_format, load_workload, reader_options
-from dispatchlab.workload.load_report import NOT_CLEANING, header_number
+from dispatchlab.workload.load_report import NOT_CLEANING, header_number, no_jobs_reason
 from dispatchlab.workload.swf import (
     FIELDS,
     SwfOptions,
@@ -49,11 +50,23 @@ def trace_info(
     """
     path = resolve_source(path)
     text = str(path)
-    spec = format == "gen" or (format is None and is_generator_spec(text))
+    if format == "gen" or (format is None and is_generator_spec(text)):
+        return _trace_info(path, text, "gen", platform, options)
     p = Path(path)
-    if not spec and not p.exists():
-        raise WorkloadError("file not found", source=text)
-    fmt = "gen" if spec else (format or detect_format(p))
+    with readable_path(p, lambda why: WorkloadError(why, source=text)) as real:
+        info = _trace_info(real, text, format or detect_format(real), platform, options)
+    if real != p:  # a pipe read into a temporary copy: name what the user gave
+        if "error" in info:
+            info["error"] = info["error"].replace(str(real), text)
+        if "load_report" in info:
+            info["load_report"]["source"] = text
+    return info
+
+
+def _trace_info(path: str | Path, text: str, fmt: str, platform: Platform | str | None,
+                options: dict[str, Any]) -> dict[str, Any]:
+    spec = fmt == "gen"
+    p = Path(path)
     info: dict[str, Any] = {"source": text, "format": fmt}
     if fmt == "swf":
         swf_opts = options.get("swf") or reader_options(
@@ -68,6 +81,8 @@ def trace_info(
         info["error"] = str(exc)
         return info
     info.update(describe_workload(wl, platform=platform))
+    if not wl.n_jobs:
+        info["error"] = f"{text}: no jobs read: {no_jobs_reason(wl.meta)}"
     report = wl.meta.get("load_report")
     if isinstance(report, Mapping):
         info["load_report"] = {k: v for k, v in report.items() if k != "header"}

@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import WorkloadError
+from dispatchlab.workload.limits import COLUMN_LIMITS, MAX_ID, first_beyond, limit_text
 
 #: Marker for "unknown" in integer columns (as in SWF).
 UNKNOWN = -1
@@ -193,6 +194,13 @@ class Workload:
 
     def validate(self) -> None:
         """Check every job; raise a WorkloadError naming the first bad job and field."""
+        for name in COLUMN_LIMITS:
+            i = first_beyond(name, np.asarray(getattr(self, name)))
+            if i is not None:
+                value = np.asarray(getattr(self, name))[i]
+                shown = int(value.max() if value.ndim else value)
+                raise WorkloadError(f"value {shown:g} is beyond {limit_text(COLUMN_LIMITS[name])}",
+                                    source=self.source, job=int(self.job_id[i]), field=name)
         checks: list[tuple[str, npt.NDArray[np.bool_], str]] = [
             ("submit", self.submit < 0, "negative submit time"),
             ("walltime", self.walltime <= 0, "requested time must be positive"),
@@ -311,8 +319,13 @@ def _ints(values: Sequence[int] | IntArray) -> IntArray:
     if arr.dtype.kind == "f":
         if np.isnan(arr).any():
             raise WorkloadError("missing value in an integer column")
+        if (np.abs(arr) >= 2.0**63).any():
+            raise WorkloadError(f"value {np.abs(arr).max():g} is beyond {limit_text(MAX_ID)}")
         arr = np.rint(arr)
-    return np.ascontiguousarray(arr, dtype=np.int64)
+    try:
+        return np.ascontiguousarray(arr, dtype=np.int64)
+    except OverflowError:
+        raise WorkloadError(f"a value is beyond {limit_text(MAX_ID)}") from None
 
 
 def _encode(

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from dispatchlab.errors import WorkloadError
+from dispatchlab.input_files import read_text
 from dispatchlab.keyvalue import parse_float, parse_int
 from dispatchlab.workload.generators.registry import canonical_spec, register_generator
 from dispatchlab.workload.input_file import input_file
@@ -56,36 +57,37 @@ def read_vc_jobs(path: str | Path, start: int = 0, window: int | None = None,
     run: list[int] = []
     cores: list[int] = []
     carried = 0
-    with p.open() as fh:
-        for n, line in enumerate(fh, start=1):
-            text = line.strip()
-            if not text or text.startswith("#"):
+    text_lines = read_text(p, lambda why: WorkloadError(why, source=str(p)),
+                           limit=None).splitlines()
+    for n, line in enumerate(text_lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        f = text.split()
+        if len(f) < 4:
+            raise WorkloadError(f"line {n}: expected 'id release length cores [state]',"
+                                f" got '{text}'", source=str(p))
+        try:
+            r, w, c = int(f[1]), int(f[2]), int(f[3])
+        except ValueError:
+            raise WorkloadError(f"line {n}: release, length and cores must be whole "
+                                f"numbers, got '{text}'", source=str(p)) from None
+        if w <= 0 or c <= 0 or r < 0:
+            field = "length" if w <= 0 else ("cores" if c <= 0 else "release")
+            raise WorkloadError(f"line {n}: job {f[0]}: {field} must be "
+                                f"{'≥ 0' if field == 'release' else '> 0'}",
+                                source=str(p), field=field)
+        if end is not None and r >= end:
+            continue
+        if r < start:
+            if r + w <= start:
                 continue
-            f = text.split()
-            if len(f) < 4:
-                raise WorkloadError(f"line {n}: expected 'id release length cores [state]',"
-                                    f" got '{text}'", source=str(p))
-            try:
-                r, w, c = int(f[1]), int(f[2]), int(f[3])
-            except ValueError:
-                raise WorkloadError(f"line {n}: release, length and cores must be whole "
-                                    f"numbers, got '{text}'", source=str(p)) from None
-            if w <= 0 or c <= 0 or r < 0:
-                field = "length" if w <= 0 else ("cores" if c <= 0 else "release")
-                raise WorkloadError(f"line {n}: job {f[0]}: {field} must be "
-                                    f"{'≥ 0' if field == 'release' else '> 0'}",
-                                    source=str(p), field=field)
-            if end is not None and r >= end:
-                continue
-            if r < start:
-                if r + w <= start:
-                    continue
-                w, r = r + w - start, start
-                carried += 1
-            ids.append(int(f[0]) if f[0].isdigit() else len(ids))
-            sub.append(r - start)
-            run.append(w)
-            cores.append(c)
+            w, r = r + w - start, start
+            carried += 1
+        ids.append(int(f[0]) if f[0].isdigit() else len(ids))
+        sub.append(r - start)
+        run.append(w)
+        cores.append(c)
     if not sub:
         raise WorkloadError(f"no job in the window [{start}, {end})", source=str(p))
     return _workload(np.array(sub), np.array(run), np.array(cores), checkpoint, str(p),

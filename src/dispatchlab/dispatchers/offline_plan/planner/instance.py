@@ -30,6 +30,10 @@ from dispatchlab.workload.workload import Workload
 DURATIONS = ("walltime", "runtime")
 
 
+#: Longest plan slot (s): one day already rounds every job up to whole days.
+MAX_STEP = 86400
+
+
 @dataclass(frozen=True, eq=False)
 class PlanInstance:
     """Jobs (rows of a workload) to plan on ``capacity`` (nodes × resources)."""
@@ -52,8 +56,9 @@ class PlanInstance:
     def __post_init__(self) -> None:
         if len(self.lst) == 0:
             object.__setattr__(self, "lst", np.asarray(self.submit, dtype=np.int64).copy())
-        if self.step <= 0:
-            raise ConfigError(f"plan step must be > 0 s, got {self.step}", field="step")
+        if not 0 < self.step <= MAX_STEP:
+            raise ConfigError(f"plan step must be between 1 s and one day ({MAX_STEP} s), "
+                              f"got {self.step}", field="step")
         n = len(self.rows)
         for name in ("job_ids", "submit", "duration", "units"):
             if len(getattr(self, name)) != n:
