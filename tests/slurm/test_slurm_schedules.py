@@ -75,6 +75,18 @@ def test_backfill_never_delays_a_reserved_job(tmp_path: Path):
     assert starts(conf(tmp_path), wl(WINDOW_ROWS)) == [0, 1000, 2000]
 
 
+def test_a_job_ending_when_a_reservation_begins_overlaps_it(tmp_path: Path):
+    # backfill.c, _attempt_backfill: a node-space slot is in a job's way when
+    # begin_time <= end_time (end_time = start + limit), so a job whose limit ends exactly
+    # when a reservation on its nodes begins does not start. j1 holds n1 until 1000; j2
+    # (8 cores) is reserved on n1+n2 from 1000. At the pass at 30, j3 (4 cores) would end
+    # at 30 + 970 = 1000: it waits for j2 (1000-2000); with a 969-s limit it starts at 30.
+    rows = [(0, 1000, 1000, 4), (10, 1000, 1000, 8), (20, 970, 970, 4)]
+    assert starts(conf(tmp_path), wl(rows)) == [0, 1000, 2000]
+    rows[2] = (20, 969, 969, 4)
+    assert starts(conf(tmp_path), wl(rows)) == [0, 1000, 30]
+
+
 def test_bf_window_bounds_reservations(tmp_path: Path):
     # A one-minute window: j2's start (1000) lies beyond it, so no reservation holds n2,
     # j3 starts there at the pass at 30, and j2 waits for it (5030).

@@ -22,11 +22,12 @@ Each decision point runs what slurmctld would run then (sources: ``SchedMD/slurm
    ``bf_max_job_test`` jobs (at most ``bf_max_job_user`` per user when set), the earliest
    time within ``bf_window`` at which the job fits on its partition's nodes, counting the
    cores that running jobs free at their requested ends and leaving out the nodes reserved
-   for the jobs planned before it during its run; a job that fits now starts now, any
-   other gets a reservation of **whole nodes** (``_add_reservation``: the node-space map is
-   a node bitmap per time slot) from its start rounded down to ``bf_resolution`` to its
-   end rounded down likewise (at least one resolution step). Starting now on nodes no
-   earlier reservation holds cannot delay an earlier job.
+   for the jobs planned before it during its run (a reservation that begins at the very
+   second the job's limit would end counts: ``begin_time <= end_time``); a job that fits
+   now starts now, any other gets a reservation of **whole nodes** (``_add_reservation``:
+   the node-space map is a node bitmap per time slot) from its start rounded down to
+   ``bf_resolution`` to its end rounded down likewise (at least one resolution step).
+   Starting now on nodes no earlier reservation holds cannot delay an earlier job.
 
 What is not modelled yet is listed in docs/slurm_twin.md.
 """
@@ -373,8 +374,8 @@ class SlurmDispatcher(BaseDispatcher):
                     free_t[nodes] += counts[:, None] * view.req[j][None, :]
                     k += 1
                 usable = part
-                if resv:
-                    hit = (resv_start[:len(resv)] < t + wall) & (resv_end[:len(resv)] > t)
+                if resv:  # a reservation beginning as the job's limit ends is in its way
+                    hit = (resv_start[:len(resv)] <= t + wall) & (resv_end[:len(resv)] > t)
                     if hit.any():
                         usable = part & ~resv_mask[:len(resv)][hit].any(axis=0)
                 placed = self._place(view, free_t, job, usable)
