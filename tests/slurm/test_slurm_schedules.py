@@ -87,6 +87,21 @@ def test_a_job_ending_when_a_reservation_begins_overlaps_it(tmp_path: Path):
     assert starts(conf(tmp_path), wl(rows)) == [0, 1000, 30]
 
 
+def test_will_run_releases_running_jobs_in_batches_of_close_ends(tmp_path: Path):
+    # cons_common/job_test.c, _will_run_test: running jobs are released in batches, each
+    # taking every job that ends within 30 s of the batch's first one, and the pending
+    # job's start is the end of the batch's last job. j1 (2 cores) holds n1 until 1020,
+    # j2 (4 cores) n2 until 1000. At the pass at 30, j3 (4 cores) fits on n2 at 1000, but
+    # j1 ends within 30 s of that: the batch frees both nodes, j3's start is 1020, and
+    # best fit reserves n1 from 1020. j4 (2 cores, ends at 30 + 1000 = 1030) would
+    # overlap it on n1: it waits, and the main scheduler starts j3 (n2) and j4 (n1) at 1000.
+    rows = [(0, 1020, 1020, 2), (0, 1000, 1000, 4), (10, 100, 100, 4), (20, 1000, 1000, 2)]
+    assert starts(conf(tmp_path), wl(rows)) == [0, 0, 1000, 1000]
+    # j1 ending at 1031 is beyond the window: j3 is reserved n2 from 1000, j4 starts on n1
+    rows[0] = (0, 1031, 1031, 2)
+    assert starts(conf(tmp_path), wl(rows)) == [0, 0, 1000, 30]
+
+
 def test_bf_window_bounds_reservations(tmp_path: Path):
     # A one-minute window: j2's start (1000) lies beyond it, so no reservation holds n2,
     # j3 starts there at the pass at 30, and j2 waits for it (5030).
