@@ -102,6 +102,19 @@ def test_will_run_releases_running_jobs_in_batches_of_close_ends(tmp_path: Path)
     assert starts(conf(tmp_path), wl(rows)) == [0, 0, 1000, 30]
 
 
+def test_a_planned_run_crossing_a_later_reservation_is_planned_again(tmp_path: Path):
+    # backfill.c, _test_resv_overlap. j1 (4 cores) holds n1 until 1000, j2 (2 cores) n2
+    # until 100. Pass at 30: j3 (8 cores) is reserved on n1+n2 from 1000. j4 (4 cores,
+    # 950 s): from now its window [30, 980] misses that reservation, and the will-run
+    # test finds n2 at 100; but [100, 1050] crosses j3's reservation on n2, so j4 is
+    # planned again from 100 and lands after j3 (1100). j5 (2 cores, 500 s) then fits
+    # now on n2 and starts at 30 (with j4 reserved on n2 from 100 it waited for the next
+    # pass, at 60, whose window from 60 reaches j3's reservation).
+    rows = [(0, 1000, 1000, 4), (0, 100, 100, 2), (10, 100, 100, 8), (15, 950, 950, 4),
+            (20, 500, 500, 2)]
+    assert starts(conf(tmp_path), wl(rows)) == [0, 0, 1000, 1100, 30]
+
+
 def test_bf_window_bounds_reservations(tmp_path: Path):
     # A one-minute window: j2's start (1000) lies beyond it, so no reservation holds n2,
     # j3 starts there at the pass at 30, and j2 waits for it (5030).

@@ -405,9 +405,11 @@ class SlurmDispatcher(BaseDispatcher):
         at most ~200 jobs) — and after each batch tries again: the job's start is the
         end of the batch's last job, and no earlier than ``start_res``. When that lies
         beyond the next reservation boundary after ``start_res``, or the job does not
-        fit, the search goes on from that boundary (``TRY_LATER``). ``first`` is a lower
-        bound on the start (enough free cores in the partition)."""
-        now = view.now
+        fit, the search goes on from that boundary (``TRY_LATER``); when the run from the
+        start found crosses a reservation on the chosen nodes (``_test_resv_overlap``),
+        it goes on from that start. ``first`` is a lower bound on the start (enough free
+        cores in the partition)."""
+        now, res = view.now, self._conf.sched_params["bf_resolution"]
         bounds = sorted({int(b) for b in (*resv_start.tolist(), *resv_end.tolist())
                          if b > now})
         start_res = now
@@ -419,8 +421,19 @@ class SlurmDispatcher(BaseDispatcher):
                 if hit.any():
                     usable = part & ~resv_mask[hit].any(axis=0)
             found = self._will_run(view, free, ends, job, usable, first)
-            if found is not None and (later is None or found[0] <= later):
-                return max(found[0], start_res), found[1]
+            if found is not None:
+                start = max(found[0], start_res)
+                lo, hi = start // res * res, (start + wall) // res * res
+                if later is None or lo <= later:
+                    # _test_resv_overlap: the run from ``start`` crosses a reservation
+                    # on the chosen nodes (``start_res``'s window did not reach it):
+                    # try again from ``start``
+                    if (start > max(now, start_res) and len(resv_start)
+                            and ((resv_end > lo) & (resv_start < hi)
+                                 & resv_mask[:, found[1][0]].any(axis=1)).any()):
+                        start_res = start
+                        continue
+                    return start, found[1]
             if later is None:
                 return None
             start_res = later
