@@ -413,6 +413,7 @@ class SlurmDispatcher(BaseDispatcher):
         bounds = sorted({int(b) for b in (*resv_start.tolist(), *resv_end.tolist())
                          if b > now})
         start_res = now
+        tried: dict[bytes, tuple[int, tuple[IntArray, IntArray]] | None] = {}
         while True:
             later = next((b for b in bounds if b > start_res), None)
             usable = part
@@ -420,7 +421,10 @@ class SlurmDispatcher(BaseDispatcher):
                 hit = (resv_start <= start_res + wall) & (resv_end > start_res)
                 if hit.any():
                     usable = part & ~resv_mask[hit].any(axis=0)
-            found = self._will_run(view, free, ends, job, usable, first)
+            key = usable.tobytes()  # the will-run test depends on the usable nodes only
+            if key not in tried:
+                tried[key] = self._will_run(view, free, ends, job, usable, first)
+            found = tried[key]
             if found is not None:
                 start = max(found[0], start_res)
                 lo, hi = start // res * res, (start + wall) // res * res
@@ -444,7 +448,7 @@ class SlurmDispatcher(BaseDispatcher):
                   ) -> tuple[int, tuple[IntArray, IntArray]] | None:
         """``_will_run_test`` on the ``usable`` nodes (see :meth:`_earliest`)."""
         now = view.now
-        placed = self._place(view, free, job, usable)
+        placed = self._place(view, free, job, usable) if first <= now else None
         if placed is not None:
             return now, placed
         free_t = free.copy()
