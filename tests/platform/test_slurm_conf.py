@@ -89,6 +89,8 @@ def test_platform_from_file(tmp_path: Path):
     ("SchedulerType=sched/hold", "x.conf:2", "SchedulerType"),
     ("SelectTypeParameters=CR_CPU", "x.conf:2", "SelectTypeParameters"),
     ("SchedulerParameters=bf_busy_nodes", "x.conf:2", "SchedulerParameters"),
+    ("SchedulerParameters=batch_sched_delay=3", "x.conf:2", "SchedulerParameters"),
+    ("SchedulerParameters=sched_min_interval=2", "x.conf:2", "SchedulerParameters"),
     ("PriorityFlags=SMALL_RELATIVE_TO_TIME", "x.conf:2", "PriorityFlags"),
     ("NodeName=q1 CPUs=2 Weight=5", "x.conf:2", "weight"),
     ("NodeName=q1 CPUs=2 ThreadsPerCore=2", "x.conf:2", "ThreadsPerCore"),
@@ -100,6 +102,15 @@ def test_unsupported_settings_name_file_line_and_key(line, where, key):
     with pytest.raises(ConfigError) as err:
         parse_slurm_conf(text, source="x.conf")
     assert str(err.value).startswith(f"{where}: field '{key}'")
+
+
+def test_zero_scheduling_delays_are_the_modelled_behaviour():
+    """The local test cluster's slurm.conf sets batch_sched_delay=0,sched_min_interval=0:
+    event-triggered passes at the event, which is what the family simulates."""
+    text = ("NodeName=n01 CPUs=4\nSchedulerParameters=sched_interval=1,batch_sched_delay=0,"
+            "sched_min_interval=0,bf_interval=1\nPartitionName=q Nodes=n01\n")
+    conf = parse_slurm_conf(text, source="x.conf")
+    assert conf.sched_params["sched_interval"] == 1 and conf.sched_params["bf_interval"] == 1
 
 
 def test_settings_without_effect_are_listed_as_a_warning(tmp_path: Path):

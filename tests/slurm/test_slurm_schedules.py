@@ -75,6 +75,46 @@ def test_backfill_never_delays_a_reserved_job(tmp_path: Path):
     assert starts(conf(tmp_path), wl(WINDOW_ROWS)) == [0, 1000, 2000]
 
 
+def test_a_job_ending_when_a_reservation_begins_overlaps_it(tmp_path: Path):
+    # backfill.c, _attempt_backfill: a node-space slot is in a job's way when
+    # begin_time <= end_time (end_time = start + limit), so a job whose limit ends exactly
+    # when a reservation on its nodes begins does not start. j1 holds n1 until 1000; j2
+    # (8 cores) is reserved on n1+n2 from 1000. At the pass at 30, j3 (4 cores) would end
+    # at 30 + 970 = 1000: it waits for j2 (1000-2000); with a 969-s limit it starts at 30.
+    rows = [(0, 1000, 1000, 4), (10, 1000, 1000, 8), (20, 970, 970, 4)]
+    assert starts(conf(tmp_path), wl(rows)) == [0, 1000, 2000]
+    rows[2] = (20, 969, 969, 4)
+    assert starts(conf(tmp_path), wl(rows)) == [0, 1000, 30]
+
+
+def test_will_run_releases_running_jobs_in_batches_of_close_ends(tmp_path: Path):
+    # cons_common/job_test.c, _will_run_test: running jobs are released in batches, each
+    # taking every job that ends within 30 s of the batch's first one, and the pending
+    # job's start is the end of the batch's last job. j1 (2 cores) holds n1 until 1020,
+    # j2 (4 cores) n2 until 1000. At the pass at 30, j3 (4 cores) fits on n2 at 1000, but
+    # j1 ends within 30 s of that: the batch frees both nodes, j3's start is 1020, and
+    # best fit reserves n1 from 1020. j4 (2 cores, ends at 30 + 1000 = 1030) would
+    # overlap it on n1: it waits, and the main scheduler starts j3 (n2) and j4 (n1) at 1000.
+    rows = [(0, 1020, 1020, 2), (0, 1000, 1000, 4), (10, 100, 100, 4), (20, 1000, 1000, 2)]
+    assert starts(conf(tmp_path), wl(rows)) == [0, 0, 1000, 1000]
+    # j1 ending at 1031 is beyond the window: j3 is reserved n2 from 1000, j4 starts on n1
+    rows[0] = (0, 1031, 1031, 2)
+    assert starts(conf(tmp_path), wl(rows)) == [0, 0, 1000, 30]
+
+
+def test_a_planned_run_crossing_a_later_reservation_is_planned_again(tmp_path: Path):
+    # backfill.c, _test_resv_overlap. j1 (4 cores) holds n1 until 1000, j2 (2 cores) n2
+    # until 100. Pass at 30: j3 (8 cores) is reserved on n1+n2 from 1000. j4 (4 cores,
+    # 950 s): from now its window [30, 980] misses that reservation, and the will-run
+    # test finds n2 at 100; but [100, 1050] crosses j3's reservation on n2, so j4 is
+    # planned again from 100 and lands after j3 (1100). j5 (2 cores, 500 s) then fits
+    # now on n2 and starts at 30 (with j4 reserved on n2 from 100 it waited for the next
+    # pass, at 60, whose window from 60 reaches j3's reservation).
+    rows = [(0, 1000, 1000, 4), (0, 100, 100, 2), (10, 100, 100, 8), (15, 950, 950, 4),
+            (20, 500, 500, 2)]
+    assert starts(conf(tmp_path), wl(rows)) == [0, 0, 1000, 1100, 30]
+
+
 def test_bf_window_bounds_reservations(tmp_path: Path):
     # A one-minute window: j2's start (1000) lies beyond it, so no reservation holds n2,
     # j3 starts there at the pass at 30, and j2 waits for it (5030).

@@ -73,6 +73,10 @@ SCHED_INTS = {"bf_interval": 30, "bf_window": 1440, "bf_resolution": 60,
               "bf_max_job_test": 500, "bf_max_job_user": 0, "default_queue_depth": 100,
               "sched_interval": 60}
 SCHED_FLAGS = frozenset({"bf_continue"})
+#: Scheduler parameters modelled at 0 only: a simulated event-triggered pass runs at the
+#: event, i.e. no batch scheduling delay and no minimum interval between main passes
+#: (``job_scheduler.c``, ``_schedule``); another value is an error.
+SCHED_ZERO_ONLY = frozenset({"batch_sched_delay", "sched_min_interval"})
 #: Top-level settings modelled, with Slurm 22.05's defaults (as written in slurm.conf).
 SETTINGS = {
     "schedulertype": "sched/backfill", "schedulerparameters": "",
@@ -454,11 +458,14 @@ def _sched_params(text: str, where: str, warnings: list[str]) -> tuple[dict[str,
                             0 if key == "bf_max_job_user" else 1)
         elif key in SCHED_FLAGS and not eq:
             bf_continue = True
+        elif key in SCHED_ZERO_ONLY and eq and value.strip() == "0":
+            pass  # what the simulation does: event-triggered passes at the event
         elif key in NO_EFFECT_SCHED:
             warnings.append(f"{where}: SchedulerParameters {key} does not change a "
                             f"simulated schedule (a simulated pass takes no time); not used")
         else:
-            raise ConfigError(f"'{item}' is not modelled by the slurm family",
+            only = " (only 0 is)" if key in SCHED_ZERO_ONLY else ""
+            raise ConfigError(f"'{item}' is not modelled by the slurm family{only}",
                               source=where, field="SchedulerParameters")
     return out, bf_continue
 

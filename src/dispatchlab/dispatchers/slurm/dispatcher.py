@@ -19,13 +19,17 @@ Each decision point runs what slurmctld would run then (sources: ``SchedMD/slurm
    (submitted, started, ended, re-prioritized, or given another planned start) at or
    after the previous pass (``_more_work``; Slurm polls every second, so its pass may come
    up to a second later). In the same order as the main scheduler, for up to
-   ``bf_max_job_test`` jobs (at most ``bf_max_job_user`` per user when set), the earliest
-   time within ``bf_window`` at which the job fits on its partition's nodes, counting the
-   cores that running jobs free at their requested ends and leaving out the nodes reserved
-   for the jobs planned before it during its run; a job that fits now starts now, any
-   other gets a reservation of **whole nodes** (``_add_reservation``: the node-space map is
-   a node bitmap per time slot) from its start rounded down to ``bf_resolution`` to its
-   end rounded down likewise (at least one resolution step). Starting now on nodes no
+   ``bf_max_job_test`` jobs (at most ``bf_max_job_user`` per user when set), the time
+   within ``bf_window`` at which the job fits on its partition's nodes as the select
+   plugin's will-run test finds it: running jobs free their cores at their requested
+   ends, released in batches of jobs ending within 30 s (then 60 s, …) of the batch's
+   first, the start being the batch's last end (``cons_common/job_test.c``,
+   ``_will_run_test``); the nodes reserved for the jobs planned before it during its run
+   are left out (a reservation that begins at the very second the job's limit would end
+   counts: ``begin_time <= end_time``); a job that fits now starts now, any other gets a
+   reservation of **whole nodes** (``_add_reservation``: the node-space map is a node
+   bitmap per time slot) from its start rounded down to ``bf_resolution`` to its end
+   rounded down likewise (at least one resolution step). Starting now on nodes no
    earlier reservation holds cannot delay an earlier job.
 
 What is not modelled yet is listed in docs/slurm_twin.md.
@@ -362,26 +366,10 @@ class SlurmDispatcher(BaseDispatcher):
                 if k >= len(end_times) or end_times[k] > window_end:
                     continue  # never, or beyond bf_window: no reservation
                 first = int(end_times[k])
-            times = sorted({first, *(e[0] for e in ends if first < e[0] <= window_end),
-                            *(int(e) for e in resv_end[:len(resv)] if first < e <= window_end)})
-            free_t = free.copy()
-            k = 0
-            found: tuple[int, tuple[IntArray, IntArray]] | None = None
-            for t in times:
-                while k < len(ends) and ends[k][0] <= t:
-                    _, nodes, counts, j = ends[k]
-                    free_t[nodes] += counts[:, None] * view.req[j][None, :]
-                    k += 1
-                usable = part
-                if resv:
-                    hit = (resv_start[:len(resv)] < t + wall) & (resv_end[:len(resv)] > t)
-                    if hit.any():
-                        usable = part & ~resv_mask[:len(resv)][hit].any(axis=0)
-                placed = self._place(view, free_t, job, usable)
-                if placed is not None:
-                    found = (t, placed)
-                    break
-            if found is None:
+            found = self._earliest(view, free, ends, job, part, wall, first,
+                                   resv_start[:len(resv)], resv_end[:len(resv)],
+                                   resv_mask[:len(resv)])
+            if found is None or found[0] > window_end:
                 continue
             t, placed = found
             if t == now:
@@ -400,6 +388,89 @@ class SlurmDispatcher(BaseDispatcher):
             planned[job] = t
             self._stats["reservations"] += 1
         return planned
+
+    def _earliest(self, view: SystemView, free: IntArray,
+                  ends: list[tuple[int, IntArray, IntArray, int]], job: int,
+                  part: np.ndarray, wall: int, first: int, resv_start: IntArray,
+                  resv_end: IntArray, resv_mask: np.ndarray
+                  ) -> tuple[int, tuple[IntArray, IntArray]] | None:
+        """When and where ``job`` can start, as ``_attempt_backfill`` finds it.
+
+        From ``start_res`` = now: the usable nodes are the partition's less those of every
+        reservation overlapping ``[start_res, start_res + limit]`` (``begin_time <=
+        end_time``); the select plugin's will-run test (``cons_common/job_test.c``,
+        ``_will_run_test``) tries the job now, then releases the running jobs on usable
+        nodes in order of their requested ends in batches — a batch takes every job
+        ending within ``time_window`` of its first one (30 s, doubled after each batch;
+        at most ~200 jobs) — and after each batch tries again: the job's start is the
+        end of the batch's last job, and no earlier than ``start_res``. When that lies
+        beyond the next reservation boundary after ``start_res``, or the job does not
+        fit, the search goes on from that boundary (``TRY_LATER``); when the run from the
+        start found crosses a reservation on the chosen nodes (``_test_resv_overlap``),
+        it goes on from that start. ``first`` is a lower bound on the start (enough free
+        cores in the partition)."""
+        now, res = view.now, self._conf.sched_params["bf_resolution"]
+        bounds = sorted({int(b) for b in (*resv_start.tolist(), *resv_end.tolist())
+                         if b > now})
+        start_res = now
+        tried: dict[bytes, tuple[int, tuple[IntArray, IntArray]] | None] = {}
+        while True:
+            later = next((b for b in bounds if b > start_res), None)
+            usable = part
+            if len(resv_start):
+                hit = (resv_start <= start_res + wall) & (resv_end > start_res)
+                if hit.any():
+                    usable = part & ~resv_mask[hit].any(axis=0)
+            key = usable.tobytes()  # the will-run test depends on the usable nodes only
+            if key not in tried:
+                tried[key] = self._will_run(view, free, ends, job, usable, first)
+            found = tried[key]
+            if found is not None:
+                start = max(found[0], start_res)
+                lo, hi = start // res * res, (start + wall) // res * res
+                if later is None or lo <= later:
+                    # _test_resv_overlap: the run from ``start`` crosses a reservation
+                    # on the chosen nodes (``start_res``'s window did not reach it):
+                    # try again from ``start``
+                    if (start > max(now, start_res) and len(resv_start)
+                            and ((resv_end > lo) & (resv_start < hi)
+                                 & resv_mask[:, found[1][0]].any(axis=1)).any()):
+                        start_res = start
+                        continue
+                    return start, found[1]
+            if later is None:
+                return None
+            start_res = later
+
+    def _will_run(self, view: SystemView, free: IntArray,
+                  ends: list[tuple[int, IntArray, IntArray, int]], job: int,
+                  usable: np.ndarray, first: int
+                  ) -> tuple[int, tuple[IntArray, IntArray]] | None:
+        """``_will_run_test`` on the ``usable`` nodes (see :meth:`_earliest`)."""
+        now = view.now
+        placed = self._place(view, free, job, usable) if first <= now else None
+        if placed is not None:
+            return now, placed
+        free_t = free.copy()
+        mine = [e for e in ends if usable[e[1]].any()]
+        window, k = 30, 0
+        while k < len(mine):
+            head, removed = mine[k][0], 0
+            while k < len(mine):
+                _, nodes, counts, j = mine[k]
+                free_t[nodes] += counts[:, None] * view.req[j][None, :]
+                k += 1
+                removed += 1
+                if removed > 201 or (k < len(mine) and mine[k][0] > head + window):
+                    break
+            window *= 2
+            last = mine[k - 1][0]
+            if last < first:
+                continue
+            placed = self._place(view, free_t, job, usable)
+            if placed is not None:
+                return last, placed
+        return None
 
     def _freed_cores(self, view: SystemView, ends: list[tuple[int, IntArray, IntArray, int]]
                      ) -> tuple[IntArray, IntArray]:
