@@ -3,6 +3,8 @@ the right thing (exit 2, no traceback)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -28,3 +30,28 @@ def test_window_start_names_what_the_workload_is(workload: str, said: str) -> No
     # a catalogued SWF trace was called "gen" (the generator's word) before
     out = _fails(["--offline", "simulate", "-w", workload, "--window-start", "100"])
     assert said in out and "--window" in out
+
+
+SMALL = str(Path(__file__).resolve().parents[2] / "src/dispatchlab/data/traces"
+            / "KTH-SP2-1996-2.1-cln.slice.swf.gz")
+
+
+@pytest.mark.parametrize("command", [
+    ["simulate", "-w", SMALL, "--limit", "20"],
+    ["compare", "-w", SMALL, "--limit", "20", "-d", "fifo", "-d", "easy", "--no-progress"],
+])
+def test_it_power_without_a_cooling_model_is_refused(command: list[str]) -> None:
+    # --it-power shapes only the profit entry of a cooling model: without --cooling it ran
+    # (exit 0) and was silently unused, while --prices alone was refused
+    out = _fails([*command, "-p", "nodes=100,cores=1", "--it-power", "jobs"])
+    assert "it_power" in out and "cooling" in out
+
+
+def test_it_power_without_a_cooling_model_is_refused_in_an_experiment(tmp_path: Path) -> None:
+    toml = tmp_path / "e.toml"
+    toml.write_text(f'name = "e"\ndispatchers = ["fifo", "easy"]\n'
+                    f'platforms = ["nodes=100,cores=1"]\n[[workloads]]\nname = "kth"\n'
+                    f'path = "{SMALL}"\nlimit = 20\nit_power = "nodes"\n')
+    out = _fails(["run-experiment", str(toml), "--out", str(tmp_path / "out")])
+    assert "workloads[0].cooling" in out and "it_power" in out
+    assert not (tmp_path / "out").exists()

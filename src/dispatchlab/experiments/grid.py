@@ -408,8 +408,8 @@ def _pricings(
         if e.cooling is not None:
             return [(None, _cooling(e, e.cooling, e.temperature, e.prices, e.it_power, base,
                                     f"{field}.cooling", source))]
-        if single:
-            raise ConfigError("temperature and prices need a cooling model",
+        if single or e.it_power != "auto":
+            raise ConfigError("temperature, prices and it_power need a cooling model",
                               field=f"{field}.cooling", source=source)
         return [(None, None)]
     if single:
