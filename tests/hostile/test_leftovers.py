@@ -21,17 +21,6 @@ def _fails(args: list[str]) -> str:
     return result.output
 
 
-@pytest.mark.parametrize(("workload", "said"), [
-    ("trace:KTH-SP2", "'trace:KTH-SP2' is a catalogued trace of format swf"),
-    ("gen:mejri", "'gen:mejri' is a generator"),
-    ("no-such-file.swf", "'no-such-file.swf' is not a file"),
-])
-def test_window_start_names_what_the_workload_is(workload: str, said: str) -> None:
-    # a catalogued SWF trace was called "gen" (the generator's word) before
-    out = _fails(["--offline", "simulate", "-w", workload, "--window-start", "100"])
-    assert said in out and "--window" in out
-
-
 SMALL = str(Path(__file__).resolve().parents[2] / "src/dispatchlab/data/traces"
             / "KTH-SP2-1996-2.1-cln.slice.swf.gz")
 

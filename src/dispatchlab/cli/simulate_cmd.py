@@ -154,19 +154,6 @@ def simulate_command(
         console.print(f"results written to {out}")
 
 
-def _source_kind(path: str) -> str:
-    """What a ``-w`` value that is not a local file names, in words: a catalogued trace
-    (with its format), a generator, or a missing file."""
-    from dispatchlab.traces.catalogue import find_trace
-    from dispatchlab.traces.resolve import PREFIX, is_trace_ref
-
-    if is_trace_ref(path):
-        return f"a catalogued trace of format {find_trace(path[len(PREFIX):])[0].format}"
-    if path.startswith("gen:"):
-        return "a generator"
-    return "not a file"
-
-
 def job_file_window(path: str, fmt: str | None, start: int | None, length: int | None
                     ) -> dict[str, int]:
     """``--window-start``/``--window`` as reader options of a variable-capacity job file
@@ -175,11 +162,10 @@ def job_file_window(path: str, fmt: str | None, start: int | None, length: int |
         return {}
     from dispatchlab.workload.load import detect_format
 
-    kind = fmt or (detect_format(Path(path)) if Path(path).is_file() else None)
+    kind = fmt or (detect_format(Path(path)) if Path(path).is_file() else "gen")
     if kind != "vcjobs":
         raise ConfigError(f"--window-start/--window select jobs of a variable-capacity job "
-                          f"file (format vcjobs); '{path}' is {kind or _source_kind(path)}",
-                          field="--window")
+                          f"file (format vcjobs); '{path}' is {kind}", field="--window")
     if (start is not None and start < 0) or (length is not None and length <= 0):
         raise ConfigError("needs --window-start ≥ 0 and --window > 0", field="--window")
     out = {"start": start or 0}
