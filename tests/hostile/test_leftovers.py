@@ -44,3 +44,23 @@ def test_it_power_without_a_cooling_model_is_refused_in_an_experiment(tmp_path: 
     out = _fails(["run-experiment", str(toml), "--out", str(tmp_path / "out")])
     assert "workloads[0].cooling" in out and "it_power" in out
     assert not (tmp_path / "out").exists()
+
+
+def test_compare_refuses_a_power_cap_without_job_power_before_the_run(tmp_path: Path) -> None:
+    # simulate refuses it before the run; compare ran every run into the same error, then
+    # ended with exit 1 and "no run of the whole workload finished" (an empty folder left)
+    out = _fails(["compare", "-w", SMALL, "--limit", "20", "-p", "nodes=100,cores=1", "-d",
+                  "fifo", "-d", "easy", "--power-cap", "50", "--no-progress", "--out",
+                  str(tmp_path / "cmp")])
+    assert "--power-cap" in out and "power" in out and "job 15" in out
+    assert not (tmp_path / "cmp").exists()
+
+
+def test_an_experiment_with_a_power_cap_and_no_job_power_is_refused(tmp_path: Path) -> None:
+    toml = tmp_path / "e.toml"
+    toml.write_text(f'name = "e"\ndispatchers = ["fifo", "easy"]\n'
+                    f'platforms = ["nodes=100,cores=1"]\n[[workloads]]\nname = "kth"\n'
+                    f'path = "{SMALL}"\nlimit = 20\npower_cap = 50.0\n')
+    out = _fails(["run-experiment", str(toml), "--out", str(tmp_path / "out")])
+    assert "workloads[0].power_cap" in out and "platforms[0]" in out
+    assert not (tmp_path / "out").exists()

@@ -544,14 +544,17 @@ def _check_job_power(workloads: Sequence[WorkloadItem], platforms: Sequence[Plat
                      seed: int, source: str | None) -> None:
     """Refuse now a ``job_power`` a workload × platform pair cannot give (a node model the
     platform lacks, a power column the workload lacks, a prediction file naming no job),
-    as ``simulate`` would before the first event."""
+    and a fixed ``power_cap`` whose jobs have no power from anywhere, as ``simulate``
+    would before the first event."""
+    from dispatchlab.engine.budget import JobColumnPower
     from dispatchlab.platform.resolve import resolve_platform
     from dispatchlab.workload.load import load_workload
     from dispatchlab.workload.platform_for import platform_for
 
     checked: set[tuple[str, str]] = set()
     for w_field, _, _, ref, _, _, _ in workloads:
-        if "job_power" not in ref.settings and "job_power_fallback" not in ref.settings:
+        if ("job_power" not in ref.settings and "job_power_fallback" not in ref.settings
+                and ref.power_cap is None):
             continue
         ref = _seeded(replace(ref, cooling=None), seed)
         wl = None
@@ -563,11 +566,18 @@ def _check_job_power(workloads: Sequence[WorkloadItem], platforms: Sequence[Plat
             wl = wl or load_workload(ref.path, **ref.load_kwargs())
             plat = platform_for(wl)[0] if p_spec == AUTO else resolve_platform(p_spec)
             try:
-                ref.run_settings().simulate_kwargs(wl, plat)
+                model = ref.run_settings().simulate_kwargs(wl, plat)["power_model"]
             except DispatchlabError as exc:
                 text = str(exc).removeprefix("field 'job_power': ")
                 raise ConfigError(f"{text} ({p_field})", field=f"{w_field}.job_power",
                                   source=source) from None
+            if ref.power_cap is not None and model is None and plat.power_table is None:
+                try:  # the engine's default under a cap: the workload's power column
+                    JobColumnPower(wl)
+                except DispatchlabError as exc:
+                    text = str(exc).removeprefix("field 'power': ")
+                    raise ConfigError(f"{text} ({p_field})", field=f"{w_field}.power_cap",
+                                      source=source) from None
 
 
 def _seeded(ref: WorkloadRef, seed: int) -> WorkloadRef:
