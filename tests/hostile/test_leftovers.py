@@ -64,3 +64,21 @@ def test_an_experiment_with_a_power_cap_and_no_job_power_is_refused(tmp_path: Pa
     out = _fails(["run-experiment", str(toml), "--out", str(tmp_path / "out")])
     assert "workloads[0].power_cap" in out and "platforms[0]" in out
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["simulate", "-w", SMALL, "--limit", "20"],
+    ["compare", "-w", SMALL, "--limit", "20", "-d", "fifo", "-d", "easy", "--no-progress"],
+])
+@pytest.mark.parametrize(("flag", "value", "words"), [
+    ("--prices", "nope", "'cheap', 'expensive' or 'K1,K2'"),
+    ("--temperature", "nope", "no such scenario file"),
+])
+def test_a_bad_pricing_input_names_its_own_flag(command: list[str], flag: str, value: str,
+                                                words: str) -> None:
+    # a bad --prices was reported as field 'cooling' (compare: "field '--cooling': field
+    # 'prices': …") or by its Python name (simulate: field 'prices')
+    args = {"--prices": "cheap", "--temperature": "gen:temperature:season=summer", flag: value}
+    out = _fails([*command, "-p", "nodes=100,cores=1", "--cooling", "air",
+                  *[x for k, v in args.items() for x in (k, v)]])
+    assert f"field '{flag}': " in out and words in out and out.count("field '") == 1, out

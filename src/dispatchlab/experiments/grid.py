@@ -457,6 +457,11 @@ def _cooling(e: WorkloadEntry, cooling: str, temperature: str | None, prices: st
                       out.get("prices"), it_power,
                       _subst_value(e.scenario, {"seed": 0}))
     except DispatchlabError as exc:
+        own = getattr(exc, "field", None)  # prices, it_power, temperature or cooling
+        if own in ("prices", "it_power", "temperature", "cooling"):
+            text = str(exc).removeprefix(f"field '{own}': ")
+            raise ConfigError(text, field=f"{field.rpartition('.')[0]}.{own}",
+                              source=source) from None
         raise ConfigError(str(exc), field=field, source=source) from None
     return out
 
