@@ -82,3 +82,17 @@ def test_a_bad_pricing_input_names_its_own_flag(command: list[str], flag: str, v
     out = _fails([*command, "-p", "nodes=100,cores=1", "--cooling", "air",
                   *[x for k, v in args.items() for x in (k, v)]])
     assert f"field '{flag}': " in out and words in out and out.count("field '") == 1, out
+
+
+@pytest.mark.parametrize(("more", "flag"), [
+    (["--release-timeout", "-1"], "--release-timeout"), (["--duration", "-3"], "--duration"),
+    (["--poll", "5"], "--poll"), (["--predict"], "--out"),
+    (["--predict", "--out", "p.csv", "--estimate", "nosuch"], "--estimate"),
+    (["--predict", "--out", "p.csv", "--history", "/nonexistent"], "--history"),
+    (["-d", "nosuch"], "--dispatcher"),
+])
+def test_live_errors_name_the_flag_as_typed(more: list[str], flag: str) -> None:
+    # live said field 'release-timeout', 'history', 'estimate', … where simulate and
+    # compare name the flag ('--power-cap')
+    out = _fails(["live", "slurm", "--partition", "main", *more])
+    assert out.startswith(f"error: field '{flag}': "), out
