@@ -96,3 +96,14 @@ def test_live_errors_name_the_flag_as_typed(more: list[str], flag: str) -> None:
     # compare name the flag ('--power-cap')
     out = _fails(["live", "slurm", "--partition", "main", *more])
     assert out.startswith(f"error: field '{flag}': "), out
+
+
+@pytest.mark.parametrize(("more", "words"), [
+    (["-d", "nosuch"], "unknown dispatcher 'nosuch'"),
+    (["--seed", "-1"], "a seed is a whole number ≥ 0"),
+])
+def test_simulate_checks_the_dispatcher_and_seed_before_reading_the_workload(
+        more: list[str], words: str) -> None:
+    # without -p, "platform nodes=100,cores=1 (from the SWF header …)" was printed first
+    out = _fails(["simulate", "-w", SMALL, *more])
+    assert words in out

@@ -49,7 +49,6 @@ def plan(
     platforms = list(_platforms(spec, params, base, source))
     _check_distinct("platform", [(p[0], p[1], sorted(p[4].items())) for p in platforms], source)
     dispatchers = list(_dispatchers(spec, params, source))
-    _check_job_power(workloads, platforms, spec.seed_list()[0], source)
     runs: list[PlannedRun] = []
     seen: dict[str, str] = {}
     shown: dict[tuple[str, str], tuple[str, str]] = {}
@@ -123,6 +122,8 @@ def plan(
                     f"{d_field}): their runs would be merged; give each its own name",
                     field=d_field, source=source)
             runs.append(PlannedRun(cfg, labels, shares_simulation=d_shares))
+    # after the composition checks, as simulate checks what a dispatcher supports first
+    _check_job_power(workloads, platforms, spec.seed_list()[0], source)
     return runs
 
 
