@@ -77,6 +77,7 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
     with ``path``'s name, so writers that choose compression by suffix still do."""
     target = Path(path)
     folder = target.parent
+    made = _missing_folders(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -105,9 +106,23 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
         sync_folder(folder)
     except BaseException as exc:
         _remove(tmp)
+        for made_folder in made:  # the folders made for this output, left empty
+            try:
+                made_folder.rmdir()
+            except OSError:
+                break
         if isinstance(exc, OSError) and not isinstance(exc, OutputError):
             raise write_failure(target, exc) from None
         raise
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """The folders of ``folder``'s path that do not exist yet, deepest first."""
+    out: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        out.append(folder)
+        folder = folder.parent
+    return out
 
 
 def clean_stale(folder: Path) -> list[str]:

@@ -95,8 +95,10 @@ def simulate(
     from dispatchlab.energy.profit import check_it_power
 
     check_it_power(it_power)
-    if cooling is None and (temperature is not None or prices is not None):
-        given = "temperature" if temperature is not None else "prices"
+    if cooling is None and (temperature is not None or prices is not None
+                            or it_power != "auto"):
+        given = ("temperature" if temperature is not None
+                 else "prices" if prices is not None else "it_power")
         raise ConfigError(f"{given} is used only to price the run with a cooling model: "
                           "give one too (--cooling air|hybrid|FILE)", field=given)
     if cooling is not None:

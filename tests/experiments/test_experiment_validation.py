@@ -78,7 +78,7 @@ CASES = [
     (
         ("limit = 300", 'limit = 300\ncooling = "air"\nprices = "free"\n'
          'temperature = "gen:temperature"'),
-        "workloads[0].cooling",
+        "workloads[0].prices",
         "K1,K2",
     ),
 ]

@@ -110,7 +110,7 @@ def _scen(**change: Any) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(("spec", "field", "words"), [
     (experiment(_scen(cooling="water")), "workloads[0].pricing[1].cooling",
      "expected 'air', 'hybrid' or a CSV"),
-    (experiment(_scen(prices="free")), "workloads[0].pricing[1].cooling", "K1,K2"),
+    (experiment(_scen(prices="free")), "workloads[0].pricing[1].prices", "K1,K2"),
     (experiment(_scen(temperature=None)), "workloads[0].pricing[1].cooling",
      "no ambient temperature"),
     (experiment(_scen(name="summer-air")), "workloads[0].pricing[1].name", "named twice"),

@@ -273,7 +273,7 @@ def test_pricing_errors_name_their_input(extra: list[str], field: str) -> None:
     # --prices errors said field 'cooling'; a --temperature file's said field 'scenario'
     temp = [] if field == "temperature" else [
         "--temperature", "gen:temperature:season=summer,days=3"]
-    out = _fails([*PRICED, *temp, *extra], f"field '{field}'")
+    out = _fails([*PRICED, *temp, *extra], f"field '--{field}'")
     assert "field 'cooling'" not in out and "field 'scenario'" not in out
 
 

@@ -70,29 +70,12 @@ def test_simulate_out_on_a_full_disk(full_disk: Path) -> None:
     assert list(full_disk.iterdir()) == []
 
 
-@pytest.mark.parametrize("command", [
-    ["compare", "-w", str(KTH), "--limit", "50", "-d", "fifo", "--no-report"],
-    ["demo"],
-])
-def test_out_naming_a_file_is_refused(tmp_path: Path, command: list[str]) -> None:
-    """Was a FileExistsError traceback (demo after printing its plan)."""
-    a_file = tmp_path / "a-file"
-    a_file.write_text("keep me")
-    _fails([*command, "--out", str(a_file)], "--out", "a-file is a file, not a folder")
-    _fails([*command, "--out", str(a_file / "sub")], "a-file is a file, not a folder")
-    assert a_file.read_text() == "keep me"
-
-
-def test_compare_out_on_a_full_disk(full_disk: Path) -> None:
-    out = full_disk / "cmp"
-    result = runner.invoke(app, ["compare", "-w", str(KTH), "--limit", "50", "-d", "fifo",
-                                 "--workers", "1", "--json", "--out", str(out)])
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    last = result.output.strip().splitlines()[-1]
-    assert last.startswith("error: cannot write '") and "no space left on device" in last, last
-    leftovers = [p for p in full_disk.rglob("*") if p.name.startswith((".tmp-", ".old-"))]
-    assert leftovers == []
+@pytest.mark.parametrize("name", ["out.csv", "out.swf", "out.json", "out.parquet"])
+def test_a_failed_writer_removes_the_folders_it_made(full_disk: Path, name: str) -> None:
+    # the folders made for the output (a/b) stayed behind, empty, after the failed write
+    result = runner.invoke(app, ["convert", str(KTH), str(full_disk / "a" / "b" / name)])
+    assert result.exit_code == 2 and "no space left" in result.output, result.output
+    assert list(full_disk.iterdir()) == []
 
 
 def _dead_pid() -> int:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from dispatchlab.cli.app import app
-from dispatchlab.cli.errors import friendly_errors
+from dispatchlab.cli.errors import flag_fields, friendly_errors
 from dispatchlab.cli.options import RUN_OPTIONS, RunOptions, with_run_options
 
 #: Why live takes none of the run options: Slurm or PBS runs the jobs on the real machine.
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 @app.command("live")
 @friendly_errors
 @with_run_options(LIVE_REFUSES, "live")
+@flag_fields
 def live_command(
     system: Annotated[str, typer.Argument(help="The resource manager: slurm or pbs.")],
     partition: Annotated[str, typer.Option(help="The Slurm partition (PBS: the queue) to drive.")],
@@ -82,7 +83,8 @@ def live_command(
     for name, value in (("--duration", duration), ("--release-timeout", release_timeout),
                         ("--every", every)):
         if value is not None and not value > 0:
-            raise ConfigError(f"{name} must be > 0 s, got {value:g}", field=name[2:])
+            raise ConfigError(f"{name} must be > 0 s, got {value:g}",
+                              field=name[2:].replace("-", "_"))
     if history is not None and not history.is_file():
         raise ConfigError(f"--history {history}: no such file (a Slurm job completion "
                           "log, jobcomp/filetxt)", field="history")

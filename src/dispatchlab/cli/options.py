@@ -330,7 +330,20 @@ def with_run_options(refused: Mapping[str, str], command_name: str) -> Callable[
             run.refuse(refused, command_name)
             return run
 
-        return _replace_parameter(command, "run", declared, asdict(RunOptions()), make)
+        @functools.wraps(command)
+        def flagged(*args: Any, **kwargs: Any) -> Any:
+            """An error about a run option by its Python name (``it_power``, raised by
+            the simulation) names the flag (``--it-power``)."""
+            try:
+                return command(*args, **kwargs)
+            except ConfigError as exc:
+                if exc.source is not None or exc.field not in RUN_OPTIONS:
+                    raise
+                text = str(exc).removeprefix(f"field '{exc.field}': ")
+                raise ConfigError(text, field=option_name(exc.field)) from None
+
+        return _replace_parameter(flagged, "run", declared,  # type: ignore[return-value]
+                                  asdict(RunOptions()), make)
 
     return decorate
 

@@ -33,6 +33,7 @@ from dispatchlab.errors import ConfigError, WorkloadError
 from dispatchlab.metrics.results import Results
 from dispatchlab.metrics.schedule_files import SCHEDULE_FILES, write_schedules
 from dispatchlab.platform.resolve import resolve_platform
+from dispatchlab.seeds import check_seed
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
 from dispatchlab.workload.load_report import cleaning_counts
@@ -95,6 +96,8 @@ def simulate_command(
     if out is not None:
         check_out(out, force)
     check_schedule_formats(schedule_format, out)
+    check_seed(seed)  # the seed and the dispatcher before the workload is read and said
+    disp = get_dispatcher(dispatcher)
     reader: dict[str, Any] = {**load.reader_kwargs(),
                               **job_file_window(workload, load.format, window_start, window),
                               **batsim_platform(workload, load.format, platform)}
@@ -107,7 +110,6 @@ def simulate_command(
     else:
         plat = resolve_platform(platform)
         check_resources(plat, wl)
-    disp = get_dispatcher(dispatcher)
     cap_w, scenario = parse_power_cap(run.power_cap, scenario)
     dynamic: dict[str, Any] = {"scenario": settings.scenario(scenario or None),
                                "walltime_kill": run.walltime_kill,

@@ -49,7 +49,6 @@ def plan(
     platforms = list(_platforms(spec, params, base, source))
     _check_distinct("platform", [(p[0], p[1], sorted(p[4].items())) for p in platforms], source)
     dispatchers = list(_dispatchers(spec, params, source))
-    _check_job_power(workloads, platforms, spec.seed_list()[0], source)
     runs: list[PlannedRun] = []
     seen: dict[str, str] = {}
     shown: dict[tuple[str, str], tuple[str, str]] = {}
@@ -123,6 +122,8 @@ def plan(
                     f"{d_field}): their runs would be merged; give each its own name",
                     field=d_field, source=source)
             runs.append(PlannedRun(cfg, labels, shares_simulation=d_shares))
+    # after the composition checks, as simulate checks what a dispatcher supports first
+    _check_job_power(workloads, platforms, spec.seed_list()[0], source)
     return runs
 
 
@@ -408,8 +409,8 @@ def _pricings(
         if e.cooling is not None:
             return [(None, _cooling(e, e.cooling, e.temperature, e.prices, e.it_power, base,
                                     f"{field}.cooling", source))]
-        if single:
-            raise ConfigError("temperature and prices need a cooling model",
+        if single or e.it_power != "auto":
+            raise ConfigError("temperature, prices and it_power need a cooling model",
                               field=f"{field}.cooling", source=source)
         return [(None, None)]
     if single:
@@ -457,6 +458,11 @@ def _cooling(e: WorkloadEntry, cooling: str, temperature: str | None, prices: st
                       out.get("prices"), it_power,
                       _subst_value(e.scenario, {"seed": 0}))
     except DispatchlabError as exc:
+        own = getattr(exc, "field", None)  # prices, it_power, temperature or cooling
+        if own in ("prices", "it_power", "temperature", "cooling"):
+            text = str(exc).removeprefix(f"field '{own}': ")
+            raise ConfigError(text, field=f"{field.rpartition('.')[0]}.{own}",
+                              source=source) from None
         raise ConfigError(str(exc), field=field, source=source) from None
     return out
 
@@ -547,14 +553,17 @@ def _check_job_power(workloads: Sequence[WorkloadItem], platforms: Sequence[Plat
                      seed: int, source: str | None) -> None:
     """Refuse now a ``job_power`` a workload × platform pair cannot give (a node model the
     platform lacks, a power column the workload lacks, a prediction file naming no job),
-    as ``simulate`` would before the first event."""
+    and a fixed ``power_cap`` whose jobs have no power from anywhere, as ``simulate``
+    would before the first event."""
+    from dispatchlab.engine.budget import JobColumnPower
     from dispatchlab.platform.resolve import resolve_platform
     from dispatchlab.workload.load import load_workload
     from dispatchlab.workload.platform_for import platform_for
 
     checked: set[tuple[str, str]] = set()
     for w_field, _, _, ref, _, _, _ in workloads:
-        if "job_power" not in ref.settings and "job_power_fallback" not in ref.settings:
+        if ("job_power" not in ref.settings and "job_power_fallback" not in ref.settings
+                and ref.power_cap is None):
             continue
         ref = _seeded(replace(ref, cooling=None), seed)
         wl = None
@@ -566,11 +575,18 @@ def _check_job_power(workloads: Sequence[WorkloadItem], platforms: Sequence[Plat
             wl = wl or load_workload(ref.path, **ref.load_kwargs())
             plat = platform_for(wl)[0] if p_spec == AUTO else resolve_platform(p_spec)
             try:
-                ref.run_settings().simulate_kwargs(wl, plat)
+                model = ref.run_settings().simulate_kwargs(wl, plat)["power_model"]
             except DispatchlabError as exc:
                 text = str(exc).removeprefix("field 'job_power': ")
                 raise ConfigError(f"{text} ({p_field})", field=f"{w_field}.job_power",
                                   source=source) from None
+            if ref.power_cap is not None and model is None and plat.power_table is None:
+                try:  # the engine's default under a cap: the workload's power column
+                    JobColumnPower(wl)
+                except DispatchlabError as exc:
+                    text = str(exc).removeprefix("field 'power': ")
+                    raise ConfigError(f"{text} ({p_field})", field=f"{w_field}.power_cap",
+                                      source=source) from None
 
 
 def _seeded(ref: WorkloadRef, seed: int) -> WorkloadRef:
