@@ -58,4 +58,4 @@ def test_the_cli_takes_power_options(tmp_path: Path) -> None:
     assert s["energy"]["kwh"] > 0
     bad = runner.invoke(app, ["simulate", "-w", str(batch()), "-p", "eurora-8",
                               "--job-power-fallback", "soon"])
-    assert bad.exit_code != 0 and "job_power_fallback" in bad.output
+    assert bad.exit_code == 2 and "--job-power-fallback" in bad.output  # as typed

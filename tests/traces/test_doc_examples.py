@@ -50,6 +50,7 @@ SLOW = {
 #: command text fragment → why the example is only parsed, never run by a test
 PARSE_ONLY = {
     "live slurm": "drives a running Slurm until stopped (tests/live runs it on a local cluster)",
+    "live pbs": "drives a running OpenPBS until stopped (tests/live runs it on a local one)",
 }
 
 
@@ -137,10 +138,18 @@ def needed_traces(ex: Example) -> list[str]:
     return out
 
 
+#: a repository path given as a spec's value (``slurm:conf=examples/…``)
+_SPEC_PATH = re.compile(r"(?<=[=,])([\w.-]+/[\w./-]+)")
+
+
+def _absolute(m: re.Match[str]) -> str:
+    return str(REPO / m[1]) if (REPO / m[1]).exists() else m[1]
+
+
 def prepared(ex: Example) -> list[str]:
     """The example's arguments with repository paths made absolute and at most CAP jobs."""
     argv = [str(REPO / w) if w and not w.startswith("-") and "/" in w and (REPO / w).exists()
-            else w for w in ex.argv]
+            else _SPEC_PATH.sub(_absolute, w) for w in ex.argv]
     if argv and argv[0] in ("simulate", "compare", "plan"):
         if "--limit" in argv:
             k = argv.index("--limit") + 1
