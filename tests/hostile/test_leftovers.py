@@ -72,7 +72,7 @@ def test_an_experiment_with_a_power_cap_and_no_job_power_is_refused(tmp_path: Pa
 ])
 @pytest.mark.parametrize(("flag", "value", "words"), [
     ("--prices", "nope", "'cheap', 'expensive' or 'K1,K2'"),
-    ("--temperature", "nope", "no such scenario file"),
+    ("--temperature", "nope", "nope: file not found"),
 ])
 def test_a_bad_pricing_input_names_its_own_flag(command: list[str], flag: str, value: str,
                                                 words: str) -> None:
