@@ -42,6 +42,8 @@ SLOW = {
     "dispatchlab plan ": "offline profit planning: a CP-SAT search over the thesis workload",
     "plan=plan.parquet": "needs the plan written by the `dispatchlab plan` example",
     "report ch7": "needs the runs written by the `run-experiment` example before it",
+    "pricing-scenarios.toml --out ch7": "writes the runs the `report ch7` example after it "
+    "reads (so both run in one folder, under -m slow)",
     "offline-delay": "offline profit planning: a CP-SAT search over the thesis workload",
     "curie-thesis": "the thesis workload generator reads and filters the whole Curie log",
     "dardis-throughput": "DARDIS's message rounds: about 3 s per 500 jobs",
