@@ -4,6 +4,7 @@ when Slurm or the OpenPBS build is absent)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,23 @@ from dispatchlab.live.local_cluster import LocalCluster
 from dispatchlab.live.pbs_local import LocalPbs
 from tests.live.pbs_jobs import start_or_skip as start_pbs_or_skip
 from tests.live.slurm_jobs import start_or_skip
+
+HERE = Path(__file__).parent
+#: the session's clusters, and the modules that start clusters of their own
+CLUSTER_FIXTURES = {"slurm_cluster", "pbs_cluster"}
+OWN_CLUSTERS = {"test_faults.py", "test_pbs_local.py", "test_local_cluster.py"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests against a real Slurm or OpenPBS start daemons and wait on them (3-20 s each):
+    they run with the slow tests (``make test-slow``, which CI runs too)."""
+    for item in items:
+        if item.path.parent != HERE:
+            continue
+        uses = CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if uses or item.path.name in OWN_CLUSTERS:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
