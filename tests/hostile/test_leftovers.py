@@ -6,19 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dispatchlab.cli.main import app
-
-runner = CliRunner()
+from tests.hostile.cli_checks import run_cli
 
 
 def _fails(args: list[str]) -> str:
     """Exit 2 with one line and no traceback; the line."""
-    result = runner.invoke(app, args)
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output and result.output.count("\n") == 1, result.output
-    return result.output
+    code, out = run_cli(args)
+    assert code == 2, out
+    assert out.count("\n") == 1, out
+    return out
 
 
 SMALL = str(Path(__file__).resolve().parents[2] / "src/dispatchlab/data/traces"

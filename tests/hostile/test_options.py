@@ -10,31 +10,22 @@ import os
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from dispatchlab.cli.main import app
 from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.dispatchers.variable_capacity.authors_loop import check_bounds
 from dispatchlab.errors import ConfigError
+from tests.hostile.cli_checks import run_cli
 
-runner = CliRunner()
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def _invoke(args: list[str], limit: float = 20.0) -> tuple[int, str]:
     """Run a command in this process: no traceback, done within ``limit`` s."""
-    t0 = time.perf_counter()
-    result = runner.invoke(app, args)
-    assert time.perf_counter() - t0 < limit, f"over {limit} s: {args}"
-    assert "Traceback" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), (
-        repr(result.exception))
-    return result.exit_code, result.output
+    return run_cli(args, limit)
 
 
 def _fails(args: list[str], *expected: str) -> str:
