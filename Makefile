@@ -20,11 +20,16 @@ $(STAMP): $(RUNTIME)
 demo: $(RUNTIME)
 	$(BIN)/dispatchlab demo --out demo-output
 
+# the tests run on every core (pytest-xdist, at most 4 workers; tests marked with one
+# xdist_group share a worker); the ahead-of-time units build in the background from the start
+# (tests/aot_prebuild.py)
+PYTEST := $(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(PYTEST) -m "not slow"
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(PYTEST) -m slow
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

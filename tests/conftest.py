@@ -22,6 +22,7 @@ from dispatchlab.traces.catalogue import find_trace
 from dispatchlab.traces.errors import TraceError
 from dispatchlab.traces.resolve import resolve
 from dispatchlab.workload.workload import Workload
+from tests import aot_prebuild
 from tests.skip_summary import skip_lines
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,6 +70,15 @@ needs_curie = needs_trace("CEA-Curie")
 def shared_trace(name: str) -> Path:
     """Path of a real trace by file or catalogue name; skipped when it is absent."""
     return trace_path(name)
+
+
+def pytest_configure(config: Any) -> None:
+    """A parallel run builds the ahead-of-time units in the background from the start."""
+    aot_prebuild.start(config)
+
+
+def pytest_unconfigure(config: Any) -> None:
+    aot_prebuild.stop()
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:

@@ -10,7 +10,13 @@ one build per machine) into a cache folder, keyed by the sources, Numba and Pyth
 and removes the unit's builds for other keys. Where the build fails the caller falls back to
 the JIT (:func:`dispatchlab.numba_loader.compiled`); ``DISPATCHLAB_NO_AOT`` skips it.
 
-``python -m dispatchlab.numba_aot DIR NAME MODULE:FUNCTION`` is the build process.
+A unit may declare ``parts``: groups of its exports, each built into its own extension
+module, so the groups compile in parallel processes (:func:`prebuild`) and a caller builds
+only the group it needs; :func:`load` then returns a :class:`PartedModule`.
+
+``python -m dispatchlab.numba_aot DIR NAME MODULE:FUNCTION [EXPORT ...]`` is the build
+process; ``python -m dispatchlab.numba_aot --prebuild MODULE:UNIT ...`` builds the missing
+modules of the named units, as many at a time as the machine has cores.
 Importing this module imports neither Numba nor any unit's sources.
 """
 
@@ -21,12 +27,14 @@ import hashlib
 import importlib
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -51,11 +59,14 @@ class AotUnit:
     (dotted modules whose text keys the build, besides the module of ``exports``) and
     ``exports``, ``"module:function"`` naming the function that returns the
     :class:`AotExports` (imported and called in the build process only, so it may import
-    Numba, and the unit's declarer need not import it)."""
+    Numba, and the unit's declarer need not import it). ``parts``, when given, groups the
+    exported names: each group is built into its own module (heaviest group first, for
+    :func:`prebuild`), and together they must cover the exports exactly."""
 
     name: str
     sources: tuple[str, ...]
     exports: str
+    parts: tuple[tuple[str, ...], ...] = ()
 
     @property
     def exports_module(self) -> str:
@@ -63,8 +74,9 @@ class AotUnit:
         return self.exports.partition(":")[0]
 
 
-def module_name(unit: AotUnit) -> str:
-    """The extension module's name for the unit's sources, Numba and Python version."""
+def module_name(unit: AotUnit, part: int | None = None) -> str:
+    """The extension module's name for the unit's sources, Numba and Python version (and
+    the index of one of its ``parts``)."""
     key = hashlib.sha256(Path(__file__).read_bytes())
     for source in (*unit.sources, unit.exports_module):
         spec = importlib.util.find_spec(source)
@@ -73,7 +85,11 @@ def module_name(unit: AotUnit) -> str:
         key.update(Path(spec.origin).read_bytes())
     numba_version = metadata.version("numba")  # importing numba to read it costs ~0.5 s
     key.update(f"{numba_version} {sys.implementation.cache_tag}".encode())
-    return f"{unit.name}_aot_{key.hexdigest()[:16]}"
+    return f"{_stem(unit, part)}_aot_{key.hexdigest()[:16]}"
+
+
+def _stem(unit: AotUnit, part: int | None) -> str:
+    return unit.name if part is None else f"{unit.name}__p{part}"
 
 
 def cache_dir() -> Path:
@@ -92,21 +108,50 @@ def cache_dir() -> Path:
     return Path.home() / ".cache" / "dispatchlab"
 
 
-_modules: dict[str, ModuleType | None] = {}
+class PartedModule(ModuleType):
+    """A unit built in ``parts``: attribute access loads (building if missing) only the
+    part that exports the name; a name of no part, or of a part that cannot be had, is
+    missing (so :func:`getattr` with a default falls back)."""
+
+    def __init__(self, unit: AotUnit) -> None:
+        super().__init__(unit.name)
+        self._unit = unit
+        self._owner = {name: k for k, names in enumerate(unit.parts) for name in names}
+
+    def __getattr__(self, name: str) -> Any:
+        part = self.__dict__.get("_owner", {}).get(name)
+        module = None if part is None else _load_part(self._unit, part)
+        if module is None:
+            raise AttributeError(name)
+        return getattr(module, name)
+
+
+_modules: dict[tuple[str, int | None], ModuleType | None] = {}
 
 
 def load(unit: AotUnit) -> ModuleType | None:
     """The unit's extension module (built now if missing, loaded once per process), or
-    ``None`` when it cannot be had (``DISPATCHLAB_NO_AOT``, no compiler, a failed build)."""
-    if unit.name not in _modules:
-        _modules[unit.name] = _load(unit)
-    return _modules[unit.name]
-
-
-def _load(unit: AotUnit) -> ModuleType | None:
+    ``None`` when it cannot be had (``DISPATCHLAB_NO_AOT``, no compiler, a failed build);
+    for a unit in ``parts``, a :class:`PartedModule` loading each part on first use."""
     if os.environ.get("DISPATCHLAB_NO_AOT"):
         return None
-    name = module_name(unit)
+    if unit.parts:
+        return PartedModule(unit)
+    return _load_part(unit, None)
+
+
+def _load_part(unit: AotUnit, part: int | None) -> ModuleType | None:
+    key = (unit.name, part)
+    if key not in _modules:
+        path = _built(unit, part)
+        _modules[key] = None if path is None else _import(path)
+    return _modules[key]
+
+
+def _built(unit: AotUnit, part: int | None) -> Path | None:
+    """The path of the part's module, built now (under the machine-wide lock) if missing;
+    ``None`` when its build failed (now or before)."""
+    name = module_name(unit, part)
     folder = cache_dir()
     path = folder / (name + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
     failed = folder / (name + ".failed")
@@ -116,8 +161,13 @@ def _load(unit: AotUnit) -> ModuleType | None:
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / (name + ".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one build per machine; the others wait
-            if not path.exists() and not _build(unit, folder, name, path, failed):
+            if not path.exists() and not _build(unit, part, folder, name, path, failed):
                 return None
+    return path
+
+
+def _import(path: Path) -> ModuleType | None:
+    name = path.name.partition(".")[0]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         return None
@@ -126,41 +176,81 @@ def _load(unit: AotUnit) -> ModuleType | None:
     return module
 
 
-def _build(unit: AotUnit, folder: Path, name: str, path: Path, failed: Path) -> bool:
+def _build(unit: AotUnit, part: int | None, folder: Path, name: str, path: Path,
+           failed: Path) -> bool:
     """Build in a subprocess into a temporary folder, then move into place atomically."""
+    only = list(unit.parts[part]) if part is not None else []
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        proc = subprocess.run([sys.executable, "-m", __name__, tmp, name, unit.exports],
+        proc = subprocess.run([sys.executable, "-m", __name__, tmp, name, unit.exports, *only],
                               capture_output=True, text=True, check=False)
         built = list(Path(tmp).glob(name + ".*"))
         if proc.returncode != 0 or not built:
             failed.write_text(proc.stderr[-4000:] or f"exit status {proc.returncode}")
             return False
         os.replace(built[0], path)
-    for old in folder.glob(f"{unit.name}_aot_*"):  # builds for an earlier source or version
+    stem = _stem(unit, part)
+    for old in folder.glob(f"{stem}_aot_*"):  # builds for an earlier source or version
         if not old.name.startswith(name):
             old.unlink(missing_ok=True)
     return True
 
 
-def build(out_dir: str, name: str, where: str) -> None:
-    """Compile the exports of ``where`` (``module:function`` returning :class:`AotExports`)
-    into extension module ``name`` in ``out_dir``."""
+def prebuild(units: Sequence[AotUnit], jobs: int | None = None) -> list[str]:
+    """Build the missing modules of ``units`` (every part of a parted unit), ``jobs`` at a
+    time (default: the machine's cores), heaviest first; the names that failed."""
+    work = [(unit, part) for unit in units
+            for part in (range(len(unit.parts)) if unit.parts else [None])]
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        results = list(pool.map(lambda item: _built(*item), work))
+    return [module_name(unit, part) for (unit, part), path in zip(work, results, strict=True)
+            if path is None]
+
+
+def build(out_dir: str, name: str, where: str, only: Sequence[str] = ()) -> None:
+    """Compile the exports of ``where`` (``module:function`` returning :class:`AotExports`),
+    or those named in ``only``, into extension module ``name`` in ``out_dir``."""
     from dispatchlab.numba_loader import register
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pycc is deprecated; the JIT is the fallback
         from numba.pycc import CC
 
-    module, _, function = where.partition(":")
-    exports: AotExports = getattr(importlib.import_module(module), function)()
+    exports = exports_of(where)
     cc = CC(name)
     cc.output_dir = out_dir
     cc.verbose = False
     register(exports.helpers, inline=exports.inline)
+    unknown = set(only) - set(exports.functions)
+    if unknown:
+        raise SystemExit(f"{where} exports no {sorted(unknown)}")
     for export, (fn, signature) in exports.functions.items():
-        cc.export(export, signature)(fn)
+        if not only or export in only:
+            cc.export(export, signature)(fn)
     cc.compile()
 
 
+def exports_of(where: str) -> AotExports:
+    """What ``where`` (a unit's ``exports``, ``module:function``) lists; imports Numba."""
+    module, _, function = where.partition(":")
+    exports: AotExports = getattr(importlib.import_module(module), function)()
+    return exports
+
+
+def _unit(reference: str) -> AotUnit:
+    module, _, attribute = reference.partition(":")
+    unit = getattr(importlib.import_module(module), attribute)
+    if not isinstance(unit, AotUnit):
+        raise SystemExit(f"{reference} is not an AotUnit")
+    return unit
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # so temporary build folders are removed
+
+
 if __name__ == "__main__":
-    build(sys.argv[1], sys.argv[2], sys.argv[3])
+    if sys.argv[1:2] == ["--prebuild"]:
+        signal.signal(signal.SIGTERM, _stop)
+        failed = prebuild([_unit(ref) for ref in sys.argv[2:]])
+        sys.exit(f"ahead-of-time builds failed: {', '.join(failed)}" if failed else 0)
+    build(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:])

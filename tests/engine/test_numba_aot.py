@@ -108,3 +108,96 @@ def test_a_failing_build_leaves_its_reason(tmp_path: Path,
     assert numba_aot.load(unit) is None
     failed = tmp_path / "cache" / (numba_aot.module_name(unit) + ".failed")
     assert "broken unit" in failed.read_text()
+
+
+PARTED = '''
+from dispatchlab.numba_aot import AotExports, AotUnit
+
+
+def twice(x):
+    return 2 * x
+
+
+def thrice(x):
+    return 3 * x
+
+
+def exports():
+    from numba import types as nt
+
+    sig = nt.int64(nt.int64)
+    return AotExports({"twice": (twice, sig), "thrice": (thrice, sig)})
+
+
+UNIT = AotUnit("duo", (), f"{__name__}:exports", parts=(("twice",), ("thrice",)))
+'''
+
+
+def _parted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> numba_aot.AotUnit:
+    (tmp_path / f"{name}.py").write_text(PARTED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path) + ":" + ":".join(sys.path))
+    monkeypatch.setenv("DISPATCHLAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DISPATCHLAB_NO_AOT", raising=False)
+    monkeypatch.setattr(numba_aot, "_modules", {})
+    sys.modules.pop(name, None)
+    unit: numba_aot.AotUnit = importlib.import_module(name).UNIT
+    return unit
+
+
+def test_a_parted_unit_builds_only_the_part_a_caller_asks_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    unit = _parted(tmp_path, monkeypatch, "duo_unit_lazy")
+    asked: list[int | None] = []
+
+    def fake_built(u: numba_aot.AotUnit, part: int | None) -> Path | None:
+        asked.append(part)
+        return None  # as if the build failed: the name is then missing
+
+    monkeypatch.setattr(numba_aot, "_built", fake_built)
+    module = numba_aot.load(unit)
+    assert isinstance(module, numba_aot.PartedModule)
+    assert getattr(module, "thrice", None) is None and asked == [1]
+    assert getattr(module, "nowhere", None) is None and asked == [1]  # no part: no build
+    assert getattr(module, "thrice", None) is None and asked == [1]  # remembered
+    assert numba_aot.module_name(unit, 0) != numba_aot.module_name(unit, 1)
+    assert numba_aot.module_name(unit, 1).startswith("duo__p1_aot_")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not NUMBA, reason="Numba disabled")
+def test_prebuild_builds_every_part_in_parallel_and_loads_skip_the_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    unit = _parted(tmp_path, monkeypatch, "duo_unit_build")
+    failed = numba_aot.prebuild([unit], jobs=2)
+    if failed:
+        pytest.skip(f"no C compiler for Numba's pycc: {failed}")
+    built = sorted(p.name.partition("_aot_")[0] for p in (tmp_path / "cache").glob("*.so"))
+    assert built == ["duo__p0", "duo__p1"]
+    monkeypatch.setattr(numba_aot, "_build", _no_build)
+    module = numba_aot.load(unit)
+    assert module is not None
+    assert module.twice(21) == 42 and module.thrice(5) == 15
+
+
+def test_the_repository_units_parts_cover_their_exports_exactly() -> None:
+    pytest.importorskip("numba")
+    from dispatchlab.dispatchers.rule_based.compiled.kernel import LOOPS
+    from dispatchlab.dispatchers.variable_capacity.compiled.kernel import FIRST_FIT_LOOP
+    from dispatchlab.engine.compiled.compiled_ops import ENGINE_OPS
+
+    for unit in (LOOPS, FIRST_FIT_LOOP, ENGINE_OPS):
+        if not unit.parts:
+            continue
+        named = [name for part in unit.parts for name in part]
+        exported = set(numba_aot.exports_of(unit.exports).functions)
+        assert sorted(named) == sorted(exported), unit.name
+
+
+def test_prebuild_refuses_a_reference_that_is_not_a_unit() -> None:
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "dispatchlab.numba_aot", "--prebuild",
+                           "dispatchlab.numba_aot:load"], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode != 0 and "is not an AotUnit" in proc.stderr

@@ -22,13 +22,16 @@ OWN_CLUSTERS = {"test_faults.py", "test_pbs_local.py", "test_local_cluster.py"}
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests against a real Slurm or OpenPBS start daemons and wait on them (3-20 s each):
-    they run with the slow tests (``make test-slow``, which CI runs too)."""
+    they run with the slow tests (``make test-slow``, which CI runs too), all on one test
+    worker (``--dist loadgroup``), so a parallel run starts each session cluster once and
+    never two clusters at the same moment."""
     for item in items:
         if item.path.parent != HERE:
             continue
         uses = CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ()))
         if uses or item.path.name in OWN_CLUSTERS:
             item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.xdist_group("live-clusters"))
 
 
 @pytest.fixture(scope="session")

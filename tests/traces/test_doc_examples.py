@@ -199,10 +199,14 @@ def test_doc_example(ex: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 SLOW_EXAMPLES = [e for e in EXAMPLES
                  if slow_reason(e) and not has_placeholder(e) and not parse_only(e)]
+#: a page's long examples run on one test worker, in the page's order (``--dist loadgroup``)
+SLOW_PARAMS = [pytest.param(e, id=e.where,
+                            marks=pytest.mark.xdist_group("doc-" + e.where.split(":")[0]))
+               for e in SLOW_EXAMPLES]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("ex", SLOW_EXAMPLES, ids=[e.where for e in SLOW_EXAMPLES])
+@pytest.mark.parametrize("ex", SLOW_PARAMS)
 def test_slow_doc_example_runs(ex: Example, tmp_path_factory: pytest.TempPathFactory,
                                monkeypatch: pytest.MonkeyPatch,
                                request: pytest.FixtureRequest) -> None:
