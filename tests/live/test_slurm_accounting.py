@@ -32,7 +32,9 @@ FORMAT = ("JobID,JobIDRaw,Submit,Start,End,Elapsed,Timelimit,NCPUS,NNodes,ReqCPU
           "Partition,Account,User,JobName,State")
 #: a job longer than one PriorityCalcPeriod (whole minutes, slurm.conf(5)): it is charged
 LONG = (2, 65, "beta")
-MULTIFACTOR = "PriorityType=priority/multifactor\nPriorityCalcPeriod=1\nDebugFlags=Priority"
+#: DebugFlags=Priority at verbose logs each pass (the Fair Tree line) in slurmctld.log
+MULTIFACTOR = ("PriorityType=priority/multifactor\nPriorityCalcPeriod=1\n"
+               "DebugFlags=Priority\nSlurmctldDebug=verbose")
 
 
 def _utc(env: dict[str, str]) -> dict[str, str]:
@@ -140,6 +142,7 @@ def test_sacct_json_reads_back_every_job(cluster: LocalCluster, ran: dict[int, d
     _check_jobs(wl, ran)
 
 
+@pytest.mark.filterwarnings("ignore:.*cannot change a simulated schedule")  # daemon paths
 def test_the_read_back_workload_simulates_on_the_clusters_own_conf(
         cluster: LocalCluster, ran: dict[int, dict[str, int]], tmp_path: Path) -> None:
     wl = load_workload(_export(cluster, tmp_path / "sacct.txt", "--parsable2",
@@ -169,7 +172,7 @@ def test_sshare_usage_is_what_each_decay_pass_charged(cluster: LocalCluster,
                 charge = real["cpus"] * (p - since)
                 high[account] += charge
                 low[account] += charge if p < real["end"] else 0.0
-    assert high["beta"] > 0  # the long job ran across a pass
+    assert high["beta"] > 0, (passes, ran)  # the long job ran across a pass
     usage = _sshare_usage(cluster)
     for account in low:
         assert low[account] * 0.999 - 1 <= usage[account] <= high[account] + 1, (
