@@ -161,7 +161,7 @@ def test_sshare_usage_is_what_each_decay_pass_charged(cluster: LocalCluster,
     pass before its end is never charged (a job that starts and ends between two passes
     adds nothing), so the ``LONG`` job, which spans a pass, is what makes usage here."""
     jobs = [(*spec, job) for spec, job in zip([*JOBS, LONG], sorted(ran), strict=True)]
-    passes = _decay_passes(cluster.root / "slurmctld.log")
+    passes = _decay_passes(cluster.conf.parent / "slurmctld.log")
     low = {"alpha": 0.0, "beta": 0.0}
     high = dict(low)
     for _, _, account, job in jobs:

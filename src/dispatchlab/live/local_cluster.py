@@ -282,9 +282,9 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
         """Stop the daemons this object started (by pid); remove the folder it made."""
         slurmds = [self.pids.pop(k) for k in list(self.pids) if k.startswith("slurmd-")]
         _terminate(slurmds)  # all at once: each takes seconds to exit
-        for key in ("slurmctld", "slurmdbd", "mariadbd", "munged"):
-            if key in self.pids:
-                _terminate([self.pids.pop(key)])
+        # slurmctld sends its last records to slurmdbd, which writes them to MariaDB
+        for keys in (("slurmctld",), ("slurmdbd",), ("mariadbd", "munged")):
+            _terminate([self.pids.pop(k) for k in keys if k in self.pids])
         if self._made_root and not self.keep and self.root is not None:
             shutil.rmtree(self.root, ignore_errors=True)
 
