@@ -137,7 +137,7 @@ class SlurmAccounting:
         return out.returncode == 0
 
     def _create_user(self) -> None:
-        self._sql(f"CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '{self.password}'; "
+        self._sql(f"CREATE OR REPLACE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '{self.password}'; "
                   f"GRANT ALL ON {DATABASE}.* TO 'slurm'@'127.0.0.1';")
 
     def _write_dbd_conf(self) -> None:
@@ -170,7 +170,7 @@ StorageLoc={DATABASE}
         deadline = time.monotonic() + timeout
         while True:
             out = self._sacctmgr("add", "cluster", "dl")
-            if out.returncode == 0:
+            if _done(out):
                 break
             if time.monotonic() > deadline:
                 raise AccountingUnavailable(
@@ -181,7 +181,7 @@ StorageLoc={DATABASE}
                     ("add", "user", user, f"account={','.join(self.accounts)}",
                      "cluster=dl")):
             out = self._sacctmgr(*cmd)
-            if out.returncode != 0:
+            if not _done(out):
                 raise AccountingUnavailable(f"sacctmgr -i {' '.join(cmd)} failed: "
                                             f"{(out.stderr or out.stdout).strip()[-300:]}")
 
@@ -194,3 +194,9 @@ StorageLoc={DATABASE}
         if out.returncode != 0:
             raise AccountingUnavailable(f"{what} failed ({out.returncode}): "
                                         f"{(out.stderr or out.stdout).strip()[-500:]}")
+
+
+def _done(out: subprocess.CompletedProcess[str]) -> bool:
+    """A ``sacctmgr -i add`` that worked, or found everything there (a reused ``root``)."""
+    text = out.stdout + out.stderr
+    return out.returncode == 0 or "already exists" in text or "Nothing new added" in text
