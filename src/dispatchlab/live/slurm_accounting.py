@@ -91,8 +91,7 @@ class SlurmAccounting:
                 f"not installed: {', '.join(missing)} (Debian: apt-get install slurmdbd "
                 "mariadb-server; or run .ci/setup-slurm.sh)")
         steps = (("database", lambda: self._start_database(timeout)),
-                 ("slurmdbd", lambda: (self._create_user(), self._write_dbd_conf(),
-                                       self._start_slurmdbd())),
+                 ("slurmdbd", self._start_slurmdbd),
                  ("sacctmgr", lambda: self._register(timeout)))
         for name, step in steps:
             began = time.monotonic()
@@ -160,6 +159,9 @@ StorageLoc={DATABASE}
         self.dbd_conf.chmod(0o600)  # slurmdbd refuses a readable file holding a password
 
     def _start_slurmdbd(self) -> None:
+        """Its database user, its configuration, then the daemon."""
+        self._create_user()
+        self._write_dbd_conf()
         self.cluster._run_daemon("slurmdbd", [str(find_program("slurmdbd"))],
                                  self.cluster._root / "slurmdbd.pid", self.cluster.env())
 
