@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Installs Debian's Slurm daemons, client commands and munge (for tests/live), unless present.
+# Installs Debian's Slurm daemons, client commands and munge (for tests/live), and slurmdbd
+# with MariaDB (for the local cluster's accounting: sacct, sshare), unless present. The
+# local cluster runs private daemons in temporary folders: a system MariaDB service the
+# install may start is never used.
 set -euo pipefail
 need=()
-for prog in /usr/sbin/slurmctld /usr/sbin/slurmd /usr/bin/sbatch /usr/sbin/munged; do
+for prog in /usr/sbin/slurmctld /usr/sbin/slurmd /usr/bin/sbatch /usr/sbin/munged \
+            /usr/sbin/slurmdbd /usr/sbin/mariadbd /usr/bin/mariadb-install-db; do
     [ -x "$prog" ] || need+=("$prog")
 done
 if [ ${#need[@]} -eq 0 ]; then
@@ -18,4 +22,5 @@ apt_retry() {
     return 1
 }
 apt_retry apt-get update
-apt_retry apt-get install -y --no-install-recommends slurmctld slurmd slurm-client munge
+apt_retry apt-get install -y --no-install-recommends slurmctld slurmd slurm-client munge \
+    slurmdbd mariadb-server

@@ -19,8 +19,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dispatchlab.errors import DispatchlabError
+
+if TYPE_CHECKING:
+    from dispatchlab.live.slurm_accounting import SlurmAccounting
 
 #: Daemons and commands the local cluster needs (Debian: slurmctld slurmd slurm-client munge).
 REQUIRED = ("munged", "slurmctld", "slurmd", "sinfo", "squeue", "sbatch", "scontrol")
@@ -75,7 +79,12 @@ class LocalCluster:
     ``scheduler``: Slurm's own scheduler plugin (``builtin`` or ``backfill``); ``root``:
     the folder (default: a new temporary one, removed by :meth:`stop` unless ``keep``);
     ``message_timeout``: Slurm's ``MessageTimeout`` in s (default: Slurm's, 10 s; a
-    client command waits about that long for a controller that is down).
+    client command waits about that long for a controller that is down);
+    ``sched_params``: more ``SchedulerParameters`` entries (comma-separated, e.g.
+    ``bf_window=2,bf_max_job_test=20``), after the generated ones; ``extra_conf``: more
+    slurm.conf lines (e.g. ``PriorityType=priority/multifactor``), before the nodes;
+    ``accounting``: run slurmdbd on a private MariaDB (:mod:`.slurm_accounting`, set
+    as ``dbd`` by :meth:`start`) so ``sacct``, ``sacctmgr`` and ``sshare`` work.
     """
 
     nodes: int = 4
@@ -85,8 +94,12 @@ class LocalCluster:
     root: Path | None = None
     keep: bool = False
     message_timeout: int | None = None
+    sched_params: str = ""
+    extra_conf: str = ""
+    accounting: bool = False
     pids: dict[str, int] = field(default_factory=dict)
     _made_root: bool = False
+    dbd: SlurmAccounting | None = field(default=None, repr=False)
 
     # ---- paths ---------------------------------------------------------------------------
 
@@ -134,6 +147,8 @@ class LocalCluster:
         try:
             self._start_munge()
             self._write_conf()
+            if self.dbd is not None:
+                self.dbd.start()
             self._start_daemons()
             self.wait_idle(timeout)
         except BaseException:
@@ -153,14 +168,24 @@ class LocalCluster:
 
     def _write_conf(self) -> None:
         root = self._root
-        ctl_port = _free_port_block(self.nodes + 1)
+        ctl_port = _free_port_block(self.nodes + 3)  # controller, nodes, slurmdbd, MariaDB
         first, last = ctl_port + 1, ctl_port + self.nodes
+        storage = "AccountingStorageType=accounting_storage/none"
+        if self.accounting:
+            from dispatchlab.live.slurm_accounting import SlurmAccounting
+
+            self.dbd = SlurmAccounting(self, dbd_port=last + 1, db_port=last + 2)
+            storage = self.dbd.slurm_conf_lines()
         # react at once: no batch scheduling delay, no throttling of event-driven passes
         quick = "sched_interval=1,batch_sched_delay=0,sched_min_interval=0"
         sched = (f"SchedulerType=sched/backfill\nSchedulerParameters={quick},"
                  "bf_interval=1,bf_resolution=1,bf_continue"
                  if self.scheduler == "backfill"
                  else f"SchedulerType=sched/builtin\nSchedulerParameters={quick}")
+        if self.sched_params:
+            sched += f",{self.sched_params.strip(',')}"
+        extra = "".join(f"{line.strip()}\n" for line in self.extra_conf.splitlines()
+                        if line.strip())
         names = f"n[1-{self.nodes}]" if self.nodes > 1 else "n1"
         ports = f"{first}-{last}" if self.nodes > 1 else str(first)
         timeout = ("" if self.message_timeout is None
@@ -175,7 +200,7 @@ CredType=cred/munge
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+{storage}
 JobCompType=jobcomp/filetxt
 JobCompLoc={self.jobcomp}
 {sched}
@@ -193,7 +218,7 @@ SlurmdPidFile={root}/slurmd-%n.pid
 SlurmctldLogFile={root}/slurmctld.log
 SlurmdLogFile={root}/slurmd-%n.log
 MailProg=/bin/true
-{timeout}NodeName={names} NodeHostname=localhost Port={ports} CPUs={self.cpus} State=UNKNOWN
+{timeout}{extra}NodeName={names} NodeHostname=localhost Port={ports} CPUs={self.cpus} State=UNKNOWN
 PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=UP
 """)
 
@@ -257,9 +282,9 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
         """Stop the daemons this object started (by pid); remove the folder it made."""
         slurmds = [self.pids.pop(k) for k in list(self.pids) if k.startswith("slurmd-")]
         _terminate(slurmds)  # all at once: each takes seconds to exit
-        for key in ("slurmctld", "munged"):
-            if key in self.pids:
-                _terminate([self.pids.pop(key)])
+        # slurmctld sends its last records to slurmdbd, which writes them to MariaDB
+        for keys in (("slurmctld",), ("slurmdbd",), ("mariadbd", "munged")):
+            _terminate([self.pids.pop(k) for k in keys if k in self.pids])
         if self._made_root and not self.keep and self.root is not None:
             shutil.rmtree(self.root, ignore_errors=True)
 
