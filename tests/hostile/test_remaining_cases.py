@@ -1,0 +1,54 @@
+"""The small cases the hostile rounds left open: each one counted, refused in one line
+naming what the user typed (exit 2, no traceback, before any run), or written as the
+user asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.cli_checks import assert_refused, run_cli
+
+SACCT = ("JobID|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|State\n"
+         "1|2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T01:00:11|{elapsed}|{limit}|4|1|"
+         "COMPLETED\n"
+         "2|2024-01-01T00:00:05|2024-01-01T00:00:10|2024-01-01T00:10:10|00:10:00|00:30:00|4|1|"
+         "COMPLETED\n")
+JOBCOMP = ("JobId={id} UserId=u(1) GroupId=g(1) Name=j JobState=COMPLETED Partition=main "
+           "TimeLimit={limit} StartTime=2026-01-01T00:00:10 EndTime=2026-01-01T00:10:10 "
+           "NodeList=n1 NodeCnt=1 ProcCnt=2 SubmitTime=2026-01-01T00:00:00\n")
+PBS = ("03/01/2024 09:00:10;E;{id};user=a queue=q qtime=1709280000 start=1709280010 "
+       "end=1709283610 Resource_List.ncpus=8 Resource_List.walltime={limit} Exit_status=0 "
+       "resources_used.walltime={used}\n")
+
+
+def _converted(path: Path, fmt: str, tmp_path: Path) -> tuple[str, list[str]]:
+    """convert's output and the SWF records it wrote."""
+    out = tmp_path / "o.swf"
+    code, text = run_cli(["convert", str(path), str(out), "--from", fmt])
+    assert code == 0, text
+    return text, [x for x in out.read_text().splitlines() if x and not x.startswith(";")]
+
+
+@pytest.mark.parametrize(("fmt", "text", "rounded", "fields"), [
+    # sacct: a fractional run time (Elapsed) and, in another file, a fractional limit
+    ("sacct", SACCT.format(elapsed="01:00:00.5", limit="02:00:00"), 1, (3, 3601)),
+    ("sacct", SACCT.format(elapsed="01:00:01", limit="02:00:00.25"), 1, (8, 7201)),
+    ("sacct", SACCT.format(elapsed="01:00:01", limit="02:00:00"), 0, (3, 3601)),
+    # jobcomp: a time limit in duration form with a fraction
+    ("jobcomp", JOBCOMP.format(id=1, limit="00:30:00.5") + JOBCOMP.format(id=2, limit="30"),
+     1, (8, 1801)),
+    # PBS: both the used and the requested wall-time fractional on one job
+    ("pbs", PBS.format(id=1, limit="02:00:00.5", used="01:00:00.2")
+     + PBS.format(id=2, limit="02:00:00", used="01:00:00"), 1, (3, 3601)),
+])
+def test_fractional_accounting_durations_are_rounded_up_and_counted(
+        tmp_path: Path, fmt: str, text: str, rounded: int, fields: tuple[int, int]) -> None:
+    """They were rounded up without a word; the SWF reader counts the same rounding."""
+    path = tmp_path / f"log.{fmt}"
+    path.write_text(text)
+    out, rows = _converted(path, fmt, tmp_path)
+    assert (f"fractional_rounded={rounded}" in out) == bool(rounded), out
+    column, seconds = fields  # the first job's run time (3) or requested time (8), up
+    assert int(rows[0].split()[column]) == seconds
