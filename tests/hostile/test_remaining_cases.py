@@ -52,3 +52,48 @@ def test_fractional_accounting_durations_are_rounded_up_and_counted(
     assert (f"fractional_rounded={rounded}" in out) == bool(rounded), out
     column, seconds = fields  # the first job's run time (3) or requested time (8), up
     assert int(rows[0].split()[column]) == seconds
+
+
+SMALL = str(Path(__file__).resolve().parents[2] / "src/dispatchlab/data/traces"
+            / "KTH-SP2-1996-2.1-cln.slice.swf.gz")
+
+
+def _cap_scenario(tmp_path: Path) -> Path:
+    scenario = tmp_path / "cap.csv"
+    scenario.write_text("time,what,value\n0,power_cap,60\n3000,power_cap,40\n")
+    return scenario
+
+
+def test_compare_refuses_a_varying_cap_without_job_power_before_any_run(tmp_path: Path
+                                                                         ) -> None:
+    """Each run failed on its own ('no run of the whole workload finished', exit 1)."""
+    out = tmp_path / "cmp"
+    code, text = run_cli(["compare", "-w", SMALL, "--limit", "20", "-p", "nodes=100,cores=1",
+                          "-d", "fifo", "-d", "easy", "--scenario", str(_cap_scenario(tmp_path)),
+                          "--no-progress", "--out", str(out)])
+    assert_refused(code, text, "'--scenario'", "job 15", "power_cap rows")
+    assert "failed:" not in text and not out.exists()
+
+
+def test_an_experiment_with_a_varying_cap_and_no_job_power_is_refused(tmp_path: Path) -> None:
+    toml = tmp_path / "e.toml"
+    toml.write_text(f'name = "e"\ndispatchers = ["fifo", "easy"]\n'
+                    f'platforms = ["nodes=100,cores=1"]\n[[workloads]]\nname = "kth"\n'
+                    f'path = "{SMALL}"\nlimit = 20\n'
+                    f'scenario = "{_cap_scenario(tmp_path)}"\n')
+    code, text = run_cli(["run-experiment", str(toml), "--out", str(tmp_path / "out")])
+    assert_refused(code, text, "workloads[0].scenario", "platforms[0]", "power_cap rows")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_varying_cap_with_job_power_still_runs(tmp_path: Path) -> None:
+    """The check refuses only what cannot run: on a platform with a node power model the
+    capped runs finish."""
+    scenario = tmp_path / "cap.csv"
+    scenario.write_text("time,what,value\n0,power_cap,9000\n3000,power_cap,8000\n")
+    code, text = run_cli(["compare", "-w", SMALL, "--limit", "20", "-p", "eurora",
+                          "-d", "fifo", "-d", "easy", "--scenario", str(scenario),
+                          "--no-progress", "--no-report", "--out", str(tmp_path / "cmp")],
+                         limit=120)
+    assert code == 0, text
+    assert (tmp_path / "cmp" / "results.csv").exists()
