@@ -86,6 +86,7 @@ def test_an_experiment_with_a_varying_cap_and_no_job_power_is_refused(tmp_path: 
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # a whole run (4-14 s with the machine shared)
 def test_a_varying_cap_with_job_power_still_runs(tmp_path: Path) -> None:
     """The check refuses only what cannot run: on a platform with a node power model the
     capped runs finish."""
@@ -97,3 +98,59 @@ def test_a_varying_cap_with_job_power_still_runs(tmp_path: Path) -> None:
                          limit=120)
     assert code == 0, text
     assert (tmp_path / "cmp" / "results.csv").exists()
+
+
+def test_simulate_names_the_seed_flag_as_typed() -> None:
+    """It said field 'seed' where the user typed --seed."""
+    code, text = run_cli(["simulate", "-w", SMALL, "--limit", "20", "--seed", "-1"])
+    assert_refused(code, text, "field '--seed'", "whole number ≥ 0")
+
+
+def test_compare_names_its_own_flags() -> None:
+    code, text = run_cli(["compare", "-w", SMALL, "-d", "fifo,easy", "--seed", "-1"])
+    assert_refused(code, text, "field '--seeds'", "'-1'")
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["simulate", "-w", SMALL, "-p", "nodes=100,cores=1", "-d",
+      "offline=heuristic,chunk=1000000000000"], ("field 'chunk'", "366 days")),
+    (["simulate", "-w", SMALL, "-p", "nodes=100,cores=1", "-d",
+      "offline=delay,chunk=31622401"], ("field 'chunk'", "31,622,401")),
+    (["compare", "-w", SMALL, "-p", "nodes=100,cores=1", "-d", "fifo", "-d",
+      "offline=multi,chunk=99999999999", "--no-progress"], ("key 'chunk'", "366 days")),
+    (["plan", "-w", SMALL, "--window", "1000000000000"], ("field '--window'", "366 days")),
+])
+def test_a_huge_plan_window_is_refused_at_once(args: list[str], words: tuple[str, ...]
+                                               ) -> None:
+    """chunk=1e12 cut its profit window into 2.8e8 hourly segments: it never finished."""
+    code, text = run_cli(args)
+    assert_refused(code, text, *words)
+
+
+@pytest.mark.slow  # a whole run (4-14 s with the machine shared)
+def test_a_year_long_chunk_still_plans() -> None:
+    """The bound is the largest chunk allowed, not below it."""
+    code, text = run_cli(["simulate", "-w", SMALL, "--limit", "8", "-p", "nodes=100,cores=1",
+                          "-d", "offline=heuristic,chunk=31622400,wpc=10,temperature=summer"],
+                         limit=60)
+    assert code == 0, text
+
+
+@pytest.mark.parametrize("dispatchers", [["fifo,easy,fifo"], ["fifo", "fifo"],
+                                         ["order=sjf,select=easy", "order=sjf,select=easy"]])
+def test_compare_refuses_a_dispatcher_given_twice(tmp_path: Path, dispatchers: list[str]
+                                                  ) -> None:
+    """The second 'fifo' was dropped without a word (an experiment refuses the repeat)."""
+    args = [x for d in dispatchers for x in ("-d", d)]
+    code, text = run_cli(["compare", "-w", SMALL, "--limit", "20", *args, "--no-progress",
+                          "--out", str(tmp_path / "cmp")])
+    assert_refused(code, text, "'--dispatchers'", "given twice")
+    assert not (tmp_path / "cmp").exists()
+
+
+def test_compare_runs_a_family_member_also_named_once(tmp_path: Path) -> None:
+    """'-d family:X -d A' with A in family X is what the user asked for: A runs once."""
+    from dispatchlab.cli.compare_cmd import split_dispatchers
+
+    names = split_dispatchers(["family:rule-based", "easy"])
+    assert names.count("easy") == 1 and len(names) == len(set(names)) > 2
