@@ -154,3 +154,87 @@ def test_compare_runs_a_family_member_also_named_once(tmp_path: Path) -> None:
 
     names = split_dispatchers(["family:rule-based", "easy"])
     assert names.count("easy") == 1 and len(names) == len(set(names)) > 2
+
+
+def test_an_output_through_a_symbolic_link_replaces_the_file_it_points_to(tmp_path: Path
+                                                                           ) -> None:
+    """convert replaced the link itself with a regular file (the linked file kept its old
+    content)."""
+    real = tmp_path / "store" / "kth.swf"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "o.swf"
+    link.symlink_to(real)
+    code, text = run_cli(["convert", SMALL, str(link), "--limit", "5"])
+    assert code == 0, text
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert real.read_text().count("\n") > 5 and "old" not in real.read_text()
+    assert not [p for p in real.parent.iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_the_atomic_writer_writes_through_links_and_refuses_a_loop(tmp_path: Path) -> None:
+    from dispatchlab.atomic_output import atomic_output
+    from dispatchlab.errors import OutputError
+
+    dangling = tmp_path / "new.txt"  # a link to a file not written yet: written there
+    dangling.symlink_to(tmp_path / "target.txt")
+    with atomic_output(dangling) as tmp:
+        tmp.write_text("new\n")
+    assert dangling.is_symlink() and (tmp_path / "target.txt").read_text() == "new\n"
+    folder_link = tmp_path / "results"  # a link to a folder: the folder is replaced
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "summary.json").write_text("{}")
+    folder_link.symlink_to(tmp_path / "real")
+    with atomic_output(folder_link) as tmp:
+        tmp.mkdir()
+        (tmp / "jobs.csv").write_text("x\n")
+    assert folder_link.is_symlink()
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["jobs.csv"]
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(OutputError, match="loop of symbolic links"):
+        with atomic_output(loop) as tmp:
+            tmp.write_text("x")
+
+
+def _results() -> object:
+    import dispatchlab as dl
+    from dispatchlab.workload import SwfOptions, load_swf
+
+    return dl.simulate(load_swf(SMALL, SwfOptions(limit=20)), "nodes=100,cores=1", "fifo")
+
+
+def test_results_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure half-way through Results.save left a half-written folder."""
+    from dispatchlab.errors import OutputError
+    from dispatchlab.metrics.results import Results
+
+    res = _results()
+    out = tmp_path / "kth"
+    res.save(out)  # type: ignore[attr-defined]
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert "summary.json" in before and "jobs.parquet" in before
+    write_files = Results.write_files
+
+    def full_disk(self: Results, folder: Path, *, csv: bool = True) -> Path:
+        write_files(self, folder, csv=csv)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Results, "write_files", full_disk)
+    with pytest.raises(OutputError, match="no space left on device"):
+        res.save(out)  # type: ignore[attr-defined]
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["kth"]  # no temporary copy left
+    monkeypatch.undo()
+    res.save(out)  # type: ignore[attr-defined]  # a results folder is replaced whole
+    assert sorted(p.name for p in out.iterdir()) == sorted(before)
+
+
+def test_results_save_keeps_a_folder_of_other_files(tmp_path: Path) -> None:
+    """Replacing the folder as a whole would remove what the user keeps there."""
+    from dispatchlab.errors import OutputError
+
+    (tmp_path / "notes.txt").write_text("mine\n")
+    with pytest.raises(OutputError, match="not results"):
+        _results().save(tmp_path)  # type: ignore[attr-defined]
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"

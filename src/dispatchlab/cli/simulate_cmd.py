@@ -276,7 +276,7 @@ def save_atomically(res: Results, out: Path,
 
     try:
         with atomic_output(out) as tmp:
-            res.save(tmp)
+            res.write_files(tmp)
             if extra is not None:
                 extra(tmp)
     except KeyboardInterrupt:
