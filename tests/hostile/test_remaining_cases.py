@@ -238,3 +238,44 @@ def test_results_save_keeps_a_folder_of_other_files(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match="not results"):
         _results().save(tmp_path)  # type: ignore[attr-defined]
     assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_slurm_conf_run_is_keyed_by_the_file_content(tmp_path: Path) -> None:
+    """An edited slurm.conf was served from the runs of the old one (the key held the
+    path only)."""
+    from dispatchlab.experiments.config import RunConfig, WorkloadRef
+
+    example = Path(__file__).resolve().parents[2] / "examples/platforms/kth-slurm.conf"
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(example.read_text())
+
+    def key(path: Path) -> str:
+        return RunConfig(workload=WorkloadRef(path=SMALL), platform="nodes=100,cores=1",
+                         dispatcher=f"slurm:conf={path}").key
+
+    first = key(conf)
+    assert key(conf) == first
+    moved = tmp_path / "elsewhere.conf"
+    moved.write_text(conf.read_text())
+    assert key(moved) == first  # the same settings: the same run
+    conf.write_text(conf.read_text().replace("PriorityWeightAge=1000", "PriorityWeightAge=0"))
+    assert key(conf) != first
+    from dispatchlab.dispatchers.registry import canonical_spec
+
+    for spec in ("order=sjf,select=easy", "fifo"):  # no file: the spelling as before
+        assert RunConfig(workload=WorkloadRef(path=SMALL), platform="nodes=100,cores=1",
+                         dispatcher=spec).identity()["dispatcher"] == canonical_spec(spec)
+
+
+@pytest.mark.slow  # two compare runs of the slurm family (15-30 s with the machine shared)
+def test_compare_reruns_a_slurm_conf_that_was_edited(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples/platforms/kth-slurm.conf"
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(example.read_text())
+    args = ["compare", "-w", SMALL, "--limit", "20", "-d", f"slurm:conf={conf}",
+            "--no-progress", "--no-report", "--out", str(tmp_path / "cmp")]
+    code, text = run_cli(args, limit=120)
+    assert code == 0 and "1 run now" in text, text
+    conf.write_text(conf.read_text().replace("PriorityWeightAge=1000", "PriorityWeightAge=0"))
+    code, text = run_cli(args, limit=120)
+    assert code == 0 and "1 run now, 0 already done" in text, text
