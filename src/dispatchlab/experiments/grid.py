@@ -592,8 +592,8 @@ def _check_job_power(workloads: Sequence[WorkloadItem], platforms: Sequence[Plat
                     text = str(exc).removeprefix("field 'power': ")
                     if ref.power_cap is None:
                         text += "; the scenario's power_cap rows set a power cap"
-                    key = "power_cap" if ref.power_cap is not None else "scenario"
-                    raise ConfigError(f"{text} ({p_field})", field=f"{w_field}.{key}",
+                    cap_key = "power_cap" if ref.power_cap is not None else "scenario"
+                    raise ConfigError(f"{text} ({p_field})", field=f"{w_field}.{cap_key}",
                                       source=source) from None
 
 
