@@ -74,8 +74,10 @@ def check_not_file(path: Path, option: str) -> None:
 def atomic_output(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path`` (it does not exist yet: write a file or a
     folder there); on success it replaces ``path`` in one rename. The temporary name ends
-    with ``path``'s name, so writers that choose compression by suffix still do."""
-    target = Path(path)
+    with ``path``'s name, so writers that choose compression by suffix still do. A
+    symbolic link at ``path`` is written through: the file or folder it points to is
+    replaced (beside it, so the rename stays on its file system) and the link kept."""
+    target = _through_links(Path(path))
     folder = target.parent
     made = _missing_folders(folder)
     try:
@@ -114,6 +116,17 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
         if isinstance(exc, OSError) and not isinstance(exc, OutputError):
             raise write_failure(target, exc) from None
         raise
+
+
+def _through_links(path: Path) -> Path:
+    """``path``, or the path its symbolic link(s) lead to (existing or not, as a shell's
+    ``>`` writes through a link); a loop of links is an OutputError."""
+    if not path.is_symlink():
+        return path
+    try:
+        return path.resolve(strict=False)
+    except (OSError, RuntimeError):  # RuntimeError: a loop (Python < 3.13)
+        raise OutputError(f"cannot write '{path}': a loop of symbolic links") from None
 
 
 def _missing_folders(folder: Path) -> list[Path]:
@@ -172,6 +185,12 @@ def _results_only(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink() and all(
         f.is_file() and (f.name in _RESULT_FILES or f.suffix == ".parquet")
         for f in path.iterdir())
+
+
+def holds_results_only(path: Path) -> bool:
+    """``path`` (through a symbolic link) is a folder holding nothing but what a results
+    folder holds (or nothing): replacing it as a whole loses nothing else."""
+    return _results_only(_through_links(path))
 
 
 def _temp_name(kind: str, name: str) -> str:

@@ -146,7 +146,9 @@ def test_compare_all_means_the_rule_based_presets_and_families_expand() -> None:
     assert not {"hcp3", "dardis-throughput", "target-asap"} & set(rule)
     cp = split_dispatchers(["family:cp,fifo"])
     assert "hcp3" in cp and cp[-1] == "fifo"
-    assert split_dispatchers(["order=sjf,select=easy", "fifo,fifo"]) == \
+    assert split_dispatchers(["order=sjf,select=easy", "fifo"]) == \
         ["order=sjf,select=easy", "fifo"]
+    with pytest.raises(ConfigError, match="dispatcher 'fifo' is given twice"):
+        split_dispatchers(["order=sjf,select=easy", "fifo,fifo"])
     with pytest.raises(ConfigError, match="unknown dispatcher family 'nope'"):
         split_dispatchers(["family:nope"])

@@ -271,7 +271,7 @@ def test_two_platforms_or_dispatchers_of_the_same_name_are_refused(tmp_path: Pat
     (["--swf-procs", "bogus"], "field '--swf-procs': procs must be"),
     (["-p", "nodes=4"], "field '--platform': key 'cores': missing"),
     (["--seeds", "1,1"], "field '--seeds': seeds must be distinct"),
-    (["-d", "fifo,nope"], "field '--dispatchers': unknown dispatcher 'nope'"),
+    (["-d", "sjf,nope"], "field '--dispatchers': unknown dispatcher 'nope'"),
 ])
 def test_compare_speaks_in_its_options(tmp_path: Path, options: list[str], expected: str) -> None:
     """``compare --windows 500`` blamed ``workloads[1]``, an experiment file nobody wrote."""

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from dispatchlab.atomic_output import atomic_output, check_not_file
 from dispatchlab.cli.app import app
-from dispatchlab.cli.errors import check_level, err_console, friendly_errors
+from dispatchlab.cli.errors import check_level, err_console, flag_fields, friendly_errors
 from dispatchlab.cli.options import (
     LoadOptions,
     PlatformOpt,
@@ -134,15 +134,26 @@ def split_dispatchers(values: Sequence[str]) -> list[str]:
 
     ``all`` stands for every rule-based preset (the family that runs on any workload);
     ``family:NAME`` for every preset of one family (``dispatchlab dispatchers`` lists them).
+    A dispatcher named twice is refused (its runs would repeat, as an experiment refuses
+    them); one also in a family given is run once.
     """
     from dispatchlab.dispatchers.registry import presets
 
     known = presets()
     families = sorted({e.family for e in known.values() if e.family})
     out: list[str] = []
+    named: set[str] = set()
+
+    def name(item: str) -> None:
+        if item in named:
+            raise ConfigError(f"dispatcher '{item}' is given twice (its runs would be the "
+                              "same; give it once)", field="dispatchers")
+        named.add(item)
+        out.append(item)
+
     for v in values:
         if "=" in v:
-            out.append(v.strip())
+            name(v.strip())
             continue
         for part in v.split(","):
             part = part.strip()
@@ -154,7 +165,7 @@ def split_dispatchers(values: Sequence[str]) -> list[str]:
                                       f"{', '.join(families)})", field="dispatchers")
                 out.extend(n for n, e in known.items() if e.family == family)
             elif part:
-                out.append(part)
+                name(part)
     if not out:
         raise ConfigError("give at least one dispatcher", field="dispatchers")
     return list(dict.fromkeys(out))
@@ -510,6 +521,7 @@ COMPARE_REFUSES: dict[str, str] = {}
 @friendly_errors
 @with_load_options
 @with_run_options(COMPARE_REFUSES, "compare")
+@flag_fields
 def compare_command(
     workload: WorkloadOpt,
     dispatchers: Annotated[

@@ -77,7 +77,7 @@ def plan_command(
 ) -> None:
     """Plan the workload's jobs for profit (thesis ch. 6) and print the plan's figures."""
     from dispatchlab.dispatchers.offline_plan.planner.instance import from_workload
-    from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel
+    from dispatchlab.dispatchers.offline_plan.planner.objective import ProfitModel, check_window
     from dispatchlab.dispatchers.offline_plan.planner.searches import SEARCHES, Limits, run_search
     from dispatchlab.energy.profit import cooling_setup
     from dispatchlab.platform.resolve import resolve_platform
@@ -87,6 +87,7 @@ def plan_command(
     if search not in SEARCHES:
         raise ConfigError(f"unknown search '{search}' (known: {', '.join(SEARCHES)})",
                           field="--search")
+    check_window(window, "--window")
     opts = LoadOptions(format=format, skip=skip, limit=limit)
     wl = load_workload(workload, **opts.reader_kwargs())
     if not wl.n_jobs:

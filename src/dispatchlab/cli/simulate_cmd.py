@@ -16,7 +16,7 @@ from rich.table import Table
 
 from dispatchlab.atomic_output import check_not_file
 from dispatchlab.cli.app import app
-from dispatchlab.cli.errors import err_console, friendly_errors
+from dispatchlab.cli.errors import err_console, flag_fields, friendly_errors
 from dispatchlab.cli.options import (
     DispatcherOpt,
     LoadOptions,
@@ -53,6 +53,7 @@ AUTHORS_READ_RUN_OPTIONS = frozenset({"scenario", "window_start", "window", "met
 @friendly_errors
 @with_load_options
 @with_run_options(SIMULATE_REFUSES, "simulate")
+@flag_fields
 def simulate_command(
     workload: WorkloadOpt,
     platform: PlatformOpt = None,
@@ -275,7 +276,7 @@ def save_atomically(res: Results, out: Path,
 
     try:
         with atomic_output(out) as tmp:
-            res.save(tmp)
+            res.write_files(tmp)
             if extra is not None:
                 extra(tmp)
     except KeyboardInterrupt:

@@ -95,8 +95,9 @@ class RunConfig:
             "schema": HASH_SCHEMA,
             "workload": self.workload.identity(),
             "platform": platform,
-            # equivalent spellings (easy, order=fifo,select=easy) are one run
-            "dispatcher": canonical_spec(self.dispatcher),
+            # equivalent spellings (easy, order=fifo,select=easy) are one run; a file it
+            # names (slurm:conf=FILE, plan=FILE) by its content
+            "dispatcher": files_by_content(canonical_spec(self.dispatcher)),
             "seed": self.seed,
             "on_infeasible": self.on_infeasible,
         }
@@ -173,6 +174,40 @@ def canonical_json(value: Any) -> str:
 def config_hash(identity: dict[str, Any]) -> str:
     """First 16 hex digits of the SHA-256 of the canonical JSON of ``identity``."""
     return hashlib.sha256(canonical_json(identity).encode()).hexdigest()[:16]
+
+
+def files_by_content(spec: str) -> str:
+    """A dispatcher spec with each value that names a file (``slurm:conf=FILE``,
+    ``plan=FILE``, ``cooling=FILE:scaled``; relative paths from the current folder, where
+    the dispatcher reads them) replaced by ``sha256:<digest>`` of its bytes: an edited file
+    is another run, a moved one the same. Specs naming no file are returned unchanged."""
+    from dispatchlab.dispatchers.registry import spec_fields
+
+    if "=" not in spec:
+        return spec
+    fields = spec_fields(spec)
+    changed = False
+    for key, value in fields.items():
+        name, colon, rest = value.rpartition(":") if ":" in value else (value, "", "")
+        for path, tail in ((value, ""), (name, colon + rest)):
+            if path and Path(path).expanduser().is_file():
+                fields[key] = f"sha256:{_cached_digest(Path(path).expanduser())}{tail}"
+                changed = True
+                break
+    return ",".join(f"{k}={v}" for k, v in fields.items()) if changed else spec
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _cached_digest(path: Path) -> str:
+    """:func:`file_digest`, computed once per file version (path, size, modification
+    time in ns): a run's key is asked for often."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = file_digest(path)
+    return _DIGESTS[key]
 
 
 def file_digest(path: str | Path) -> str:

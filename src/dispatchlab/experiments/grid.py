@@ -553,19 +553,23 @@ def _check_job_power(workloads: Sequence[WorkloadItem], platforms: Sequence[Plat
                      seed: int, source: str | None) -> None:
     """Refuse now a ``job_power`` a workload × platform pair cannot give (a node model the
     platform lacks, a power column the workload lacks, a prediction file naming no job),
-    and a fixed ``power_cap`` whose jobs have no power from anywhere, as ``simulate``
-    would before the first event."""
+    and a power cap, fixed (``power_cap``) or varying (``power_cap`` rows of its
+    ``scenario``), whose jobs have no power from anywhere, as ``simulate`` would before
+    the first event."""
     from dispatchlab.engine.budget import JobColumnPower
+    from dispatchlab.engine.scenario_gen import resolve_scenario
     from dispatchlab.platform.resolve import resolve_platform
     from dispatchlab.workload.load import load_workload
     from dispatchlab.workload.platform_for import platform_for
 
     checked: set[tuple[str, str]] = set()
     for w_field, _, _, ref, _, _, _ in workloads:
-        if ("job_power" not in ref.settings and "job_power_fallback" not in ref.settings
-                and ref.power_cap is None):
-            continue
         ref = _seeded(replace(ref, cooling=None), seed)
+        scen = resolve_scenario(ref.scenario) if ref.scenario is not None else None
+        varying = scen is not None and "power_cap" in scen.kinds()
+        if ("job_power" not in ref.settings and "job_power_fallback" not in ref.settings
+                and ref.power_cap is None and not varying):
+            continue
         wl = None
         for p_field, _, p_spec, _, _ in platforms:
             key = (repr(ref.identity()), p_spec)
@@ -580,12 +584,16 @@ def _check_job_power(workloads: Sequence[WorkloadItem], platforms: Sequence[Plat
                 text = str(exc).removeprefix("field 'job_power': ")
                 raise ConfigError(f"{text} ({p_field})", field=f"{w_field}.job_power",
                                   source=source) from None
-            if ref.power_cap is not None and model is None and plat.power_table is None:
+            capped = ref.power_cap is not None or varying
+            if capped and model is None and plat.power_table is None:
                 try:  # the engine's default under a cap: the workload's power column
                     JobColumnPower(wl)
                 except DispatchlabError as exc:
                     text = str(exc).removeprefix("field 'power': ")
-                    raise ConfigError(f"{text} ({p_field})", field=f"{w_field}.power_cap",
+                    if ref.power_cap is None:
+                        text += "; the scenario's power_cap rows set a power cap"
+                    cap_key = "power_cap" if ref.power_cap is not None else "scenario"
+                    raise ConfigError(f"{text} ({p_field})", field=f"{w_field}.{cap_key}",
                                       source=source) from None
 
 

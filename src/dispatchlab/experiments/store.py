@@ -131,7 +131,7 @@ class RunStore:
                 jobs=out.jobs, timeseries=out.timeseries, summary=out.summary, config=out.sim_config
             )
             res.tables = dict(out.tables)
-            res.save(tmp, csv=self.csv)
+            res.write_files(tmp, csv=self.csv)
             for name, data in out.files.items():  # the schedule in other layouts
                 (tmp / name).write_bytes(data)
             out.alloc.to_parquet(tmp / "alloc.parquet", index=False)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dispatchlab.engine.recorder import Recorder
+from dispatchlab.errors import OutputError
 from dispatchlab.metrics.job_metrics import JobArrays, job_arrays, job_table
 from dispatchlab.metrics.summary import summarize
 from dispatchlab.metrics.timeseries import SeriesArrays, series_arrays, time_series
@@ -83,8 +84,26 @@ class Results:
                 f"utilization={s.get('utilization')})")
 
     def save(self, out: str | Path, *, csv: bool = True) -> Path:
-        """Write ``jobs.parquet``/``jobs.csv``, ``timeseries.parquet`` and ``summary.json``."""
+        """Write the results folder ``out`` (:meth:`write_files`) atomically: it is either
+        the complete new results or left as it was (disk full, Ctrl-C), never half
+        written. An existing ``out`` is replaced as a whole; one holding anything but
+        results files is refused (nothing of the user's is removed)."""
+        from dispatchlab.atomic_output import atomic_output, check_not_file, holds_results_only
+
         path = Path(out)
+        check_not_file(path, "out")
+        if path.exists() and not holds_results_only(path):
+            raise OutputError(f"cannot write '{path}': it holds files that are not results; "
+                              "save into a new or a results folder")
+        with atomic_output(path) as tmp:
+            self.write_files(tmp, csv=csv)
+        return path
+
+    def write_files(self, folder: str | Path, *, csv: bool = True) -> Path:
+        """Write ``jobs.parquet``/``jobs.csv``, ``timeseries.parquet``, the extra tables and
+        ``summary.json`` into ``folder`` as they are (for writers that already hold a
+        temporary folder of :func:`~dispatchlab.atomic_output.atomic_output`)."""
+        path = Path(folder)
         path.mkdir(parents=True, exist_ok=True)
         self.jobs.to_parquet(path / "jobs.parquet", index=False)
         self.timeseries.to_parquet(path / "timeseries.parquet", index=False)

@@ -21,6 +21,8 @@ absolute Unix times, NaN where the log says nothing) and hand them to
   ``width_from_allocation``); each reader says which fields are which;
 - a missing, ``UNLIMITED`` or ``Partition_Limit`` time limit becomes the run time
   (``estimate_from_runtime``, of which ``unlimited_walltime`` / ``partition_limit_walltime``);
+- a run time or time limit with a fraction of a second is rounded up to whole seconds
+  (``fractional_rounded``, one per job, as the SWF reader counts its roundings);
 - a start before the submit time (clock skew) gives a zero logged wait
   (``start_before_submit``); local times made ambiguous by a DST change are counted
   (``ambiguous_local_times``);
@@ -44,7 +46,7 @@ from dispatchlab.arrays import FloatArray, IntArray
 from dispatchlab.errors import WorkloadError
 from dispatchlab.platform.platform import CORES
 from dispatchlab.workload.limits import MAX_ID, MAX_SECONDS, limit_text
-from dispatchlab.workload.load_report import LoadReport
+from dispatchlab.workload.load_report import LoadReport, count
 from dispatchlab.workload.workload import UNKNOWN, Queue, Workload, check_time_base
 
 ObjArray = npt.NDArray[np.object_]
@@ -143,6 +145,8 @@ class AccountingReport(LoadReport):
     width_from_allocation: int = 0
     width_from_request: int = 0
     submit_from_start: int = 0
+    fractional_rounded: int = count("fractional run times or time limits rounded up to "
+                                    "whole seconds")
     #: Final states of the jobs kept (those dropped are in the ``dropped_*`` counts).
     states: dict[str, int] = field(default_factory=dict)
     header: dict[str, str] = field(default_factory=dict)
@@ -328,6 +332,9 @@ def build_workload(rec: JobRecords, report: AccountingReport, opts: AccountingOp
     runtime_f = np.where(np.isnan(rec.runtime[idx]), rec.end[idx] - rec.start[idx],
                          rec.runtime[idx])
     runtime = np.ceil(np.maximum(runtime_f, 0)).astype(np.int64)
+    wall_f = rec.walltime[idx]
+    report.fractional_rounded = int(((runtime_f > 0) & (runtime_f != np.floor(runtime_f))
+                                     | (wall_f > 0) & (wall_f != np.floor(wall_f))).sum())
     walltime, missing = requested_times(rec.walltime[idx], runtime, report)
     report.unlimited_walltime = int((missing & rec.unlimited[idx]).sum())
     report.partition_limit_walltime = int((missing & rec.partition_limit[idx]).sum())

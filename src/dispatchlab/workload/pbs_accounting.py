@@ -56,6 +56,12 @@ _PPN = re.compile(r"ppn=(\d+)")
 
 def parse_pbs_duration(text: str) -> int:
     """Seconds of a PBS duration ``[[hours:]minutes:]seconds[.fraction]`` (rounded up)."""
+    return int(-(-pbs_duration_seconds(text) // 1))
+
+
+def pbs_duration_seconds(text: str) -> float:
+    """Seconds of a PBS duration, a fraction of a second kept (the reader rounds it up
+    and counts it)."""
     parts = text.strip().split(":")
     if not 1 <= len(parts) <= 3 or not all(p.replace(".", "", 1).isdigit() for p in parts):
         raise ValueError(f"not a PBS duration: {text!r} (expected [[hh:]mm:]ss)")
@@ -64,7 +70,7 @@ def parse_pbs_duration(text: str) -> int:
     seconds = 0.0
     for part in parts:
         seconds = seconds * 60 + float(part)
-    return int(-(-seconds // 1))
+    return seconds
 
 
 def _attributes(text: str) -> dict[str, str]:
@@ -249,7 +255,7 @@ def _row(attrs: dict[str, str], lineno: int, src: str) -> dict[str, object]:
         if not value:
             return np.nan
         try:
-            return float(parse_pbs_duration(value))
+            return pbs_duration_seconds(value)
         except ValueError as exc:
             raise WorkloadError(str(exc), source=src, line=lineno, field=key) from None
 

@@ -209,7 +209,7 @@ def read_jobcomp(path: str | Path, timezone: str | None = None) -> list[JobCompR
     def times(values: npt.NDArray[np.float64]) -> list[int | None]:
         return [None if v != v else int(v) for v in values.tolist()]  # v != v: NaN
 
-    limits = np.where(np.isnan(cols.limit), -1, cols.limit).astype(np.int64).tolist()
+    limits = np.where(np.isnan(cols.limit), -1, np.ceil(cols.limit)).astype(np.int64).tolist()
     procs = np.nan_to_num(cols.procs).astype(np.int64).tolist()
     text = cols.text
     return [JobCompRecord(line=line, job_id=job, user=_user(user), partition=part,

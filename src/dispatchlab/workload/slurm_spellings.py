@@ -10,8 +10,9 @@ local time of the machine that wrote them (``SLURM_TIME_FORMAT`` may change that
 offset or ``Z``, and Unix seconds, are understood too), and ``Unknown`` / ``None`` when
 the event has not happened.
 
-Public API: :func:`parse_duration`, :func:`parse_limit`, :func:`parse_limit_minutes`,
-:func:`parse_time`, their column versions :func:`duration_column`,
+Public API: :func:`parse_duration` (:func:`duration_seconds` keeps a fraction),
+:func:`parse_limit`, :func:`parse_limit_minutes`, :func:`parse_time`, their column
+versions :func:`duration_column`,
 :func:`limit_column`, :func:`time_column`, and :func:`machine_timezone` (the zone local
 times written on this machine are in). Scalars raise :class:`SpellingError` (a
 ``ValueError``) on anything else; columns return a mask of the unreadable rows so the
@@ -20,6 +21,7 @@ reader can name the first one's line.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable
@@ -50,7 +52,13 @@ class SpellingError(ValueError):
 
 
 def parse_duration(text: str) -> int:
-    """Seconds of a Slurm duration (rounded up when fractional); see the module doc.
+    """Seconds of a Slurm duration (rounded up when fractional); see the module doc and
+    :func:`duration_seconds`."""
+    return math.ceil(duration_seconds(text))
+
+
+def duration_seconds(text: str) -> float:
+    """Seconds of a Slurm duration, a fraction of a second kept (``00:00:01.5`` → 1.5).
 
     With a day part the rest reads ``hours[:minutes[:seconds]]`` (``days-hours`` forms);
     without one, one number is minutes, two ``minutes:seconds``, three
@@ -77,11 +85,8 @@ def parse_duration(text: str) -> int:
         raise SpellingError(f"minutes must be below 60 in {text!r}")
     if (b is not None or c is not None) and seconds >= 60:
         raise SpellingError(f"seconds must be below 60 in {text!r}")
-    total = hours * 3600 + minutes * 60 + seconds
     frac = m.group("frac")
-    if frac and float(frac) > 0:
-        total += 1
-    return total
+    return hours * 3600 + minutes * 60 + seconds + (float(frac) if frac else 0.0)
 
 
 def parse_limit(text: str) -> int | None:
@@ -204,7 +209,8 @@ def _parse_rest(text: pa.ChunkedArray, todo: BoolArray, parse: object) -> tuple[
 
 
 def duration_column(values: object) -> tuple[FloatArray, BoolArray]:
-    """Seconds of each duration (NaN where empty) and a mask of unreadable values.
+    """Seconds of each duration (NaN where empty; a fraction of a second kept, for the
+    reader to round and count) and a mask of unreadable values.
 
     Each distinct spelling is parsed once (a million ``Elapsed`` values hold far fewer
     distinct ones): the usual ``[d-]hh:mm:ss`` form column-wise, any other in Python.
@@ -220,7 +226,7 @@ def duration_column(values: object) -> tuple[FloatArray, BoolArray]:
             + _ints(pc.struct_field(m, "h")) * 3600 + _ints(pc.struct_field(m, "m")) * 60
             + _ints(pc.struct_field(m, "s"))).astype(np.float64)
     empty = _mask(pc.equal(words, ""))
-    rest, bad = _parse_rest(pa.chunked_array([words]), ~hit & ~empty, parse_duration)
+    rest, bad = _parse_rest(pa.chunked_array([words]), ~hit & ~empty, duration_seconds)
     out = np.where(hit, secs, rest)
     out[empty] = np.nan
     if not len(words):

@@ -126,6 +126,9 @@ class OfflinePlanner(BaseDispatcher):
         for key, value in (("chunk", chunk), ("step", step), ("delay", delay)):
             if value <= 0:
                 raise ConfigError(f"{key}={value}: must be > 0", field=key)
+        from dispatchlab.dispatchers.offline_plan.planner.objective import check_window
+
+        check_window(chunk, "chunk")
         from dispatchlab.dispatchers.offline_plan.planner.searches import Limits
 
         Limits(runs=runs, time_s=time_s, cp_det_time=cp_det_time)  # validates them

@@ -47,6 +47,19 @@ from dispatchlab.energy.profit import (
 from dispatchlab.energy.tariff import prices_at
 from dispatchlab.errors import ConfigError
 
+#: Longest profit window (s) one plan covers (a chunk, ``plan --window``): a year, 8,784
+#: hourly segments. The window is cut into segments up front, so 10¹² s never finished.
+MAX_WINDOW = 366 * 86400
+
+
+def check_window(seconds: int, field: str) -> int:
+    """``seconds`` when it is a plan window from 1 s to :data:`MAX_WINDOW`; else a
+    ConfigError naming ``field``."""
+    if not 0 < seconds <= MAX_WINDOW:
+        raise ConfigError(f"a plan window is 1 s to 366 days ({MAX_WINDOW:,} s), got "
+                          f"{seconds:,}", field=field)
+    return seconds
+
 
 @dataclass(frozen=True)
 class Segment:
@@ -88,6 +101,7 @@ class ProfitModel:
         if self.end <= self.start:
             raise ConfigError(f"profit window [{self.start}, {self.end}) is empty",
                               field="window")
+        check_window(self.end - self.start, "window")
         if self.segment_s <= 0:
             raise ConfigError("segment_s must be > 0", field="segment_s")
         if not self.temp_times or len(self.temp_times) != len(self.temp_values):
