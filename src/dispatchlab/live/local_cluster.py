@@ -75,7 +75,10 @@ class LocalCluster:
     ``scheduler``: Slurm's own scheduler plugin (``builtin`` or ``backfill``); ``root``:
     the folder (default: a new temporary one, removed by :meth:`stop` unless ``keep``);
     ``message_timeout``: Slurm's ``MessageTimeout`` in s (default: Slurm's, 10 s; a
-    client command waits about that long for a controller that is down).
+    client command waits about that long for a controller that is down);
+    ``sched_params``: more ``SchedulerParameters`` entries (comma-separated, e.g.
+    ``bf_window=2,bf_max_job_test=20``), after the generated ones; ``extra_conf``: more
+    slurm.conf lines (e.g. ``PriorityType=priority/multifactor``), before the nodes.
     """
 
     nodes: int = 4
@@ -85,6 +88,8 @@ class LocalCluster:
     root: Path | None = None
     keep: bool = False
     message_timeout: int | None = None
+    sched_params: str = ""
+    extra_conf: str = ""
     pids: dict[str, int] = field(default_factory=dict)
     _made_root: bool = False
 
@@ -161,6 +166,10 @@ class LocalCluster:
                  "bf_interval=1,bf_resolution=1,bf_continue"
                  if self.scheduler == "backfill"
                  else f"SchedulerType=sched/builtin\nSchedulerParameters={quick}")
+        if self.sched_params:
+            sched += f",{self.sched_params.strip(',')}"
+        extra = "".join(f"{line.strip()}\n" for line in self.extra_conf.splitlines()
+                        if line.strip())
         names = f"n[1-{self.nodes}]" if self.nodes > 1 else "n1"
         ports = f"{first}-{last}" if self.nodes > 1 else str(first)
         timeout = ("" if self.message_timeout is None
@@ -193,7 +202,7 @@ SlurmdPidFile={root}/slurmd-%n.pid
 SlurmctldLogFile={root}/slurmctld.log
 SlurmdLogFile={root}/slurmd-%n.log
 MailProg=/bin/true
-{timeout}NodeName={names} NodeHostname=localhost Port={ports} CPUs={self.cpus} State=UNKNOWN
+{timeout}{extra}NodeName={names} NodeHostname=localhost Port={ports} CPUs={self.cpus} State=UNKNOWN
 PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=UP
 """)
 

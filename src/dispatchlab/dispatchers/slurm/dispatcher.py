@@ -209,6 +209,11 @@ class SlurmDispatcher(BaseDispatcher):
             full = self._since_full
         free = view.free.copy()
         started: dict[int, tuple[IntArray, IntArray]] = {}
+        ended = bool(events.finished or events.aborted)
+        if ended and events.submitted:
+            # a job end is handled before the submissions of the same second (the
+            # engine's order): its pass sees only the jobs queued before them
+            self._main(view, free, started, full, later=set(events.submitted))
         if full or event:
             self._main(view, free, started, full)
         if full:
@@ -264,10 +269,13 @@ class SlurmDispatcher(BaseDispatcher):
             changed = changed or bool(view.queue)
         return changed
 
-    def _order(self, view: SystemView, started: dict[int, Any]) -> list[int]:
-        """Pending jobs by partition tier, priority, submission (``sort_job_queue2``)."""
+    def _order(self, view: SystemView, started: dict[int, Any],
+               later: set[int] | None = None) -> list[int]:
+        """Pending jobs by partition tier, priority, submission (``sort_job_queue2``),
+        leaving out ``later`` (jobs not submitted yet at this pass)."""
         value, tier, qp, queue = self._prio.value, self._tier, self._queue_part, self._queue
-        jobs = [j for j in view.queue if j not in started]
+        skip = started if not later else {*started, *later}
+        jobs = [j for j in view.queue if j not in skip]
         jobs.sort(key=lambda j: (-tier[qp[queue[j]]], -value[j], j))
         return jobs
 
@@ -304,12 +312,13 @@ class SlurmDispatcher(BaseDispatcher):
         started[job] = placed
 
     def _main(self, view: SystemView, free: IntArray, started: dict[int, Any],
-              full: bool) -> None:
-        """``_schedule``: start in order; a job that cannot start fails its partition."""
+              full: bool, later: set[int] | None = None) -> None:
+        """``_schedule``: start in order; a job that cannot start fails its partition
+        (``later``: jobs this pass does not see yet)."""
         depth = self._conf.sched_params["default_queue_depth"]
         blocked = np.zeros(free.shape[0], dtype=bool)
         failed: set[int] = set()
-        for tested, job in enumerate(self._order(view, started)):
+        for tested, job in enumerate(self._order(view, started, later)):
             if not full and tested > depth:
                 break
             part = self._queue_part[self._queue[job]]
