@@ -12,7 +12,10 @@ Each decision point runs what slurmctld would run then (sources: ``SchedMD/slurm
    ``PriorityTier``, then priority, then submission order (``sort_job_queue2``); each is
    started now if its partition's usable nodes hold it (:mod:`.select`); a job that cannot
    start marks its partition failed: later jobs of that partition are skipped and its
-   nodes are withheld from every later job of the pass.
+   nodes are withheld from every later job of the pass. Job ends come before the
+   submissions of the same second (the engine's order): when a second has both, a pass
+   over the jobs queued before them runs first (a live slurmctld often schedules on the
+   ends before those submissions arrive; experiments/live_slurm/README.md).
 3. **Backfill** (``sched/backfill``; ``src/plugins/sched/backfill/backfill.c``,
    ``backfill_agent`` and ``_attempt_backfill``): a pass runs at the first decision point
    at least ``bf_interval`` seconds after the previous pass at which some job changed
