@@ -71,10 +71,19 @@ def warm_up(env: dict[str, str], cluster: LocalCluster) -> None:
 
 
 def run_one(mode: str, scaled: Any, sim_jobs: pd.DataFrame, dispatcher: str,
-            aligned: bool = True) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Replay ``scaled`` on a fresh cluster under ``mode``; the per-job comparison."""
-    cluster = LocalCluster(nodes=4, cpus=25, partition="main",
-                           scheduler="builtin" if mode == "adapter" else "backfill")
+            aligned: bool = True, cluster_kw: dict[str, Any] | None = None,
+            sim_unit_s: int | None = None, together: bool = False
+            ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Replay ``scaled`` on a fresh cluster under ``mode``; the per-job comparison.
+
+    ``cluster_kw``: :class:`LocalCluster` options over the default 4 × 25 CPUs (nodes,
+    cpus, sched_params, extra_conf, root, keep); ``sim_unit_s``: wall seconds per time
+    unit of ``sim_jobs`` (default: the tick); ``together``: each tick's jobs are released
+    at once (``submit_replay``)."""
+    opts: dict[str, Any] = {"nodes": 4, "cpus": 25, "partition": "main",
+                            "scheduler": "builtin" if mode == "adapter" else "backfill",
+                            **(cluster_kw or {})}
+    cluster = LocalCluster(**opts)
     cluster.start()
     extra: dict[str, Any] = {}
     try:
@@ -90,7 +99,8 @@ def run_one(mode: str, scaled: Any, sim_jobs: pd.DataFrame, dispatcher: str,
             thread = threading.Thread(target=adapter.run, kwargs={
                 "poll": POLL_S, "every": 5.0, "stop": stop.is_set}, daemon=True)
             thread.start()
-        sub = submit_replay(scaled, env, "main", hold=mode == "adapter", aligned=aligned)
+        sub = submit_replay(scaled, env, "main", hold=mode == "adapter", aligned=aligned,
+                            together=together)
         sub.check_complete()  # a job that could not be submitted spoils the comparison
         ids = set(sub.slurm_id.values())
         deadline = time.monotonic() + 600
@@ -122,13 +132,14 @@ def run_one(mode: str, scaled: Any, sim_jobs: pd.DataFrame, dispatcher: str,
         cluster.stop()
     rows = []
     tick = int(scaled.meta.get("tick", 1))
+    unit = tick if sim_unit_s is None else sim_unit_s
     sim = sim_jobs.set_index("job_id")
     for trace_id, sid in sub.slurm_id.items():
         r = recs[sid]
         s = sim.loc[trace_id]
         rows.append({"trace_job": trace_id, "slurm_job": sid, "cores": int(s["units"]),
-                     "submit": int(s["submit"]) * tick, "sim_start": int(s["start"]) * tick,
-                     "sim_end": int(s["end"]) * tick, "real_submit": r.submit - sub.t0,
+                     "submit": int(s["submit"]) * unit, "sim_start": int(s["start"]) * unit,
+                     "sim_end": int(s["end"]) * unit, "real_submit": r.submit - sub.t0,
                      "real_start": r.start - sub.t0,  # type: ignore[operator]
                      "real_end": r.end - sub.t0,  # type: ignore[operator]
                      "nodes": r.node_list, "state": r.state})

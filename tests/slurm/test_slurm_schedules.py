@@ -248,3 +248,19 @@ def test_builtin_with_basic_priority_starts_in_submission_order(tmp_path: Path):
     jobs = simulate(work, resolve_platform(backfill), f"slurm:conf={backfill}").jobs
     start = jobs.sort_values(["submit", "job_id"])["start"].to_numpy()
     assert (np.diff(start) < 0).any()  # backfill does pass jobs on the same trace
+
+
+def test_a_job_end_is_handled_before_the_submissions_of_its_second(tmp_path: Path):
+    # slurmctld acts on a job's end when it happens (proc_req.c,
+    # _slurm_rpc_complete_batch_script, queues the scheduler, job_scheduler.c _schedule):
+    # the engine orders the events of one second ends first, so the pass at j1's end (100)
+    # sees j2 (2 cores, waiting since 10) and not j3 (8 cores), submitted that second with
+    # the larger job-size priority (multifactor, PriorityWeightJobSize only). j2 starts at
+    # 100; j3 then needs all 8 cores and starts when j2 ends at 150. (Were j3 seen
+    # together with the end, it would rank first and start at 100, j2 at 600.) Seen in a
+    # replay of a CTC slice on the real slurmctld: the end's pass ran, then the
+    # submissions arrived.
+    more = "PriorityType=priority/multifactor\nPriorityWeightJobSize=1000\n"
+    rows = [(0, 100, 100, 8), (10, 500, 50, 2), (100, 500, 500, 8)]
+    for sched in ("sched/builtin", "sched/backfill"):
+        assert starts(conf(tmp_path, sched, more=more), wl(rows)) == [0, 100, 150]

@@ -141,9 +141,13 @@ def job_script(runtime: int, aligned: bool, t0: int = 0, tick: int = 1) -> str:
     return ALIGNED_SLEEP.format(runtime=runtime, t0=t0, tick=tick)
 
 
+#: Seconds allowed per job to submit a ``together`` replay held before its time zero.
+HELD_SUBMIT_S = 0.25
+
+
 def submit_replay(wl: Workload, env: Mapping[str, str] | None, partition: str, *,
                   hold: bool, aligned: bool = True, offset: float | None = None,
-                  retry_for: float = 60.0,
+                  retry_for: float = 60.0, together: bool = False,
                   log: Callable[..., None] | None = None) -> Submitted:
     """Submit the scaled workload ``wl`` (:func:`scaled_workload`) job by job, ``offset``
     wall seconds (default: a quarter tick) after the start of its submit tick — after the
@@ -151,28 +155,40 @@ def submit_replay(wl: Workload, env: Mapping[str, str] | None, partition: str, *
     adapter); ``aligned``: jobs end on the tick grid (:func:`job_script`). Time zero is a
     whole second. A failed ``sbatch`` is retried for ``retry_for`` s (:func:`sbatch`); a
     job still not submitted is logged (``submit_failed``), the replay goes on, and
-    :attr:`Submitted.failed` names it (:meth:`Submitted.check_complete` raises)."""
+    :attr:`Submitted.failed` names it (:meth:`Submitted.check_complete` raises).
+
+    ``together`` (not with ``hold``): the jobs of a tick arrive at once, as the
+    simulation has them. ``sbatch`` takes 30–200 ms a job (more under load), and a
+    scheduling pass in the middle of a burst would see only part of it; so every job is
+    submitted held before time zero (:data:`HELD_SUBMIT_S` a job is allowed; held jobs
+    are not scheduled) and each tick's jobs are released, in trace order, with one
+    ``scontrol release`` at their time (a few ms a job); the lag is the release's."""
     if wl.resources != ("cores",):
         raise ConfigError("a replay submits core counts only (pool units of 1 core)",
                           field="workload")
-    t0 = math.floor(time.time()) + 1
-    time.sleep(max(0.0, t0 - time.time()))
+    if together and hold:
+        raise ConfigError("together releases the jobs itself: not with hold", field="hold")
+    tick = int(wl.meta.get("tick", 1))
+    lead = math.ceil(HELD_SUBMIT_S * wl.n_jobs) + tick if together else 0
+    t0 = math.floor(time.time()) + 1 + lead
+    if not together:
+        time.sleep(max(0.0, t0 - time.time()))
     out: dict[int, int] = {}
     lag: dict[int, float] = {}
     failed: dict[int, str] = {}
-    tick = int(wl.meta.get("tick", 1))
     shift = 0.25 * tick if offset is None else offset
+    batches: dict[float, list[int]] = {}  # release time → trace job ids (together)
     for j in range(wl.n_jobs):
         due = t0 + int(wl.submit[j]) * tick + shift
         wait = due - time.time()
-        if wait > 0:
+        if wait > 0 and not together:
             time.sleep(wait)
         cores = int(wl.units[j] * wl.req[j, 0])
         jid = int(wl.job_id[j])
         name = f"replay-{jid}"
         args = ["sbatch", "--parsable", "-p", partition, "-n", str(cores),
                 "-t", str(int(wl.walltime[j]) * tick // 60), "-o", "/dev/null", "-J", name]
-        if hold:
+        if hold or together:
             args.append("--hold")
         args += ["--wrap", job_script(int(wl.runtime[j]), aligned, t0, tick)]
         try:
@@ -182,9 +198,35 @@ def submit_replay(wl: Workload, env: Mapping[str, str] | None, partition: str, *
             if log is not None:
                 log("submit_failed", job=jid, error=str(err))
             continue
+        if together:
+            batches.setdefault(due, []).append(jid)
+            continue
         lag[jid] = time.time() - due
         if log is not None:
             log("submitted", job=jid, slurm_id=out[jid], lag_s=round(lag[jid], 3))
+    for due, jids in batches.items():
+        _release(due, [out[jid] for jid in jids], env)
+        done = time.time()
+        for jid in jids:
+            lag[jid] = done - due
+            if log is not None:
+                log("submitted", job=jid, slurm_id=out[jid], lag_s=round(lag[jid], 3))
     if failed and log is not None:
         log("replay_incomplete", failed=sorted(failed), submitted=len(out))
     return Submitted(out, t0, lag, failed)
+
+
+def _release(due: float, ids: list[int], env: Mapping[str, str] | None) -> None:
+    """At ``due`` (Unix s), ``scontrol release`` the held Slurm jobs ``ids``."""
+    wait = due - time.time()
+    if wait > 0:
+        time.sleep(wait)
+    text = ",".join(str(i) for i in ids)
+    try:
+        res = subprocess.run(["scontrol", "release", text], env=dict(env) if env else None,
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise DispatchlabError(f"scontrol release {text}: {err}") from None
+    if res.returncode != 0:
+        raise DispatchlabError(f"scontrol release {text} failed: "
+                               f"{(res.stderr or res.stdout).strip()}")

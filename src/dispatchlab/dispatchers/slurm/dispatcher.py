@@ -12,7 +12,10 @@ Each decision point runs what slurmctld would run then (sources: ``SchedMD/slurm
    ``PriorityTier``, then priority, then submission order (``sort_job_queue2``); each is
    started now if its partition's usable nodes hold it (:mod:`.select`); a job that cannot
    start marks its partition failed: later jobs of that partition are skipped and its
-   nodes are withheld from every later job of the pass.
+   nodes are withheld from every later job of the pass. Job ends come before the
+   submissions of the same second (the engine's order): when a second has both, a pass
+   over the jobs queued before them runs first (a live slurmctld often schedules on the
+   ends before those submissions arrive; experiments/live_slurm/README.md).
 3. **Backfill** (``sched/backfill``; ``src/plugins/sched/backfill/backfill.c``,
    ``backfill_agent`` and ``_attempt_backfill``): a pass runs at the first decision point
    at least ``bf_interval`` seconds after the previous pass at which some job changed
@@ -209,6 +212,11 @@ class SlurmDispatcher(BaseDispatcher):
             full = self._since_full
         free = view.free.copy()
         started: dict[int, tuple[IntArray, IntArray]] = {}
+        ended = bool(events.finished or events.aborted)
+        if ended and events.submitted:
+            # a job end is handled before the submissions of the same second (the
+            # engine's order): its pass sees only the jobs queued before them
+            self._main(view, free, started, full, later=set(events.submitted))
         if full or event:
             self._main(view, free, started, full)
         if full:
@@ -264,10 +272,13 @@ class SlurmDispatcher(BaseDispatcher):
             changed = changed or bool(view.queue)
         return changed
 
-    def _order(self, view: SystemView, started: dict[int, Any]) -> list[int]:
-        """Pending jobs by partition tier, priority, submission (``sort_job_queue2``)."""
+    def _order(self, view: SystemView, started: dict[int, Any],
+               later: set[int] | None = None) -> list[int]:
+        """Pending jobs by partition tier, priority, submission (``sort_job_queue2``),
+        leaving out ``later`` (jobs not submitted yet at this pass)."""
         value, tier, qp, queue = self._prio.value, self._tier, self._queue_part, self._queue
-        jobs = [j for j in view.queue if j not in started]
+        skip = started if not later else {*started, *later}
+        jobs = [j for j in view.queue if j not in skip]
         jobs.sort(key=lambda j: (-tier[qp[queue[j]]], -value[j], j))
         return jobs
 
@@ -304,12 +315,13 @@ class SlurmDispatcher(BaseDispatcher):
         started[job] = placed
 
     def _main(self, view: SystemView, free: IntArray, started: dict[int, Any],
-              full: bool) -> None:
-        """``_schedule``: start in order; a job that cannot start fails its partition."""
+              full: bool, later: set[int] | None = None) -> None:
+        """``_schedule``: start in order; a job that cannot start fails its partition
+        (``later``: jobs this pass does not see yet)."""
         depth = self._conf.sched_params["default_queue_depth"]
         blocked = np.zeros(free.shape[0], dtype=bool)
         failed: set[int] = set()
-        for tested, job in enumerate(self._order(view, started)):
+        for tested, job in enumerate(self._order(view, started, later)):
             if not full and tested > depth:
                 break
             part = self._queue_part[self._queue[job]]
