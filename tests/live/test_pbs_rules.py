@@ -10,6 +10,7 @@ vnode3 and vnode4 from about an hour later, R8 unconfirmed.
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -68,7 +69,7 @@ def _client(queue: str, **kw: object) -> RecordedPbs:
 
 def _cycle(client: RecordedPbs, queue: str, spec: str = "easy") -> tuple[dict[int, list[str]],
                                                                           dict[int, str]]:
-    cyc = LiveAdapter(client, queue, spec, log=JsonLog(open("/dev/null", "w"))).cycle()
+    cyc = LiveAdapter(client, queue, spec, log=JsonLog(io.StringIO())).cycle()
     return cyc.started, cyc.refused
 
 
@@ -121,7 +122,7 @@ def test_a_job_over_its_queues_limit_is_reported_not_started() -> None:
 def test_the_client_refuses_a_start_the_rules_forbid() -> None:
     client = _client("workq")
     client.read()
-    with pytest.raises(PbsCommandError, match="vnode4 is held by reservation R1.pbshost"):
+    with pytest.raises(PbsCommandError, match=r"vnode4 is held by reservation R1\.pbshost"):
         client.start(6, ["vnode4"], [2])
     client = _client("stopq")
     client.read()
@@ -156,7 +157,7 @@ def test_malformed_reservation_output_is_named() -> None:
     with pytest.raises(SlurmStateError, match="line 1"):
         parse_rstat("garbage\n")
     bad = "Resv ID: R3.pbshost\nreserve_start = tomorrow\n"
-    with pytest.raises(SlurmStateError, match="reservation R3.pbshost: field reserve_start"):
+    with pytest.raises(SlurmStateError, match=r"reservation R3\.pbshost: field reserve_start"):
         parse_rstat(bad)
     with pytest.raises(SlurmStateError, match="queue q: "):
         parse_queues({"Queue": {"q": {"Priority": "high"}}})

@@ -3,15 +3,15 @@
 Reading: ``qstat -f -F json`` (every job not finished), ``pbsnodes -av -F json`` (every
 vnode), ``qstat -Qf -F json`` (every queue) and ``pbs_rstat -f`` (every reservation): the
 queues' limits and the reservations become the twin's rules
-(:mod:`dispatchlab.live.pbs_rules`). Acting: ``qrun -H "(vnodeA:ncpus=a)+(vnodeB:ncpus=b)"`` starts a queued job exactly
-there. ``qrun -H`` does not check that the vnodes have those CPUs free (two jobs were run on
-one 2-CPU vnode over its capacity), so :meth:`PbsClient.start` checks it first against the
-last read, less what it started since: a start that would oversubscribe a vnode, use a
-vnode a confirmed reservation holds during the job's wall-time, start a job of a stopped
-queue or exceed the queue's ``max_run`` is refused, never sent. The exec_vnode follows
-the job's select chunks (one vnode per chunk, or several vnodes of one host in a chunk):
-the mom fails a job given fewer chunks than it selected.
-Nothing here cancels, signals or changes a running job.
+(:mod:`dispatchlab.live.pbs_rules`). Acting: ``qrun -H "(vnodeA:ncpus=a)+(vnodeB:ncpus=b)"``
+starts a queued job exactly there. ``qrun -H`` does not check that the vnodes have those
+CPUs free (two jobs were run on one 2-CPU vnode over its capacity), so
+:meth:`PbsClient.start` checks it first against the last read, less what it started since:
+a start that would oversubscribe a vnode, use a vnode a confirmed reservation holds during
+the job's wall-time, start a job of a stopped queue or exceed the queue's ``max_run`` is
+refused, never sent. The exec_vnode follows the job's select chunks (one vnode per chunk,
+or several vnodes of one host in a chunk): the mom fails a job given fewer chunks than it
+selected. Nothing here cancels, signals or changes a running job.
 """
 
 from __future__ import annotations
