@@ -168,3 +168,18 @@ def _twin(client: RecordedPbs, queue: str):  # type: ignore[no-untyped-def]
 
     snap = client.read()
     return build_twin(snap, queue), snap
+
+
+def test_queue_rules_option_is_checked_before_pbs_is_looked_at(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from dispatchlab.cli.main import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["live", "slurm", "--partition", "main", "--queue-rules",
+                              "eurora-pbs"], env={"PATH": str(tmp_path)})
+    assert res.exit_code == 2 and "--queue-rules applies to PBS queues" in res.output
+    res = runner.invoke(app, ["live", "pbs", "--partition", "workq", "--queue-rules",
+                              str(tmp_path / "none.toml")], env={"PATH": str(tmp_path)})
+    assert res.exit_code == 2 and "--queue-rules" in res.output
+    assert len(res.output.strip().splitlines()) == 1
