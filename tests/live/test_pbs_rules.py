@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from dispatchlab.live import pbs_state
-from dispatchlab.live.adapter import JsonLog, LiveAdapter
+from dispatchlab.live.adapter import JsonLog, LiveAdapter, live_dispatcher
 from dispatchlab.live.pbs_client import PbsClient, PbsCommandError
 from dispatchlab.live.pbs_rules import RUNNING_QUEUE, parse_queues, parse_rstat
 from dispatchlab.live.slurm_records import SlurmStateError
@@ -183,3 +183,25 @@ def test_queue_rules_option_is_checked_before_pbs_is_looked_at(tmp_path: Path) -
                               str(tmp_path / "none.toml")], env={"PATH": str(tmp_path)})
     assert res.exit_code == 2 and "--queue-rules" in res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+def test_running_jobs_and_shared_vnodes_never_break_the_twin() -> None:
+    from dataclasses import replace
+
+    from dispatchlab.live.pbs_rules import PbsReservation, constrain
+
+    client = _client("workq")
+    twin, snap = _twin(client, "workq")
+    # job 5 runs on vnode2 for 30 min: a reservation of vnode2+vnode4 from 10 min on
+    # leaves vnode2 to it; one of vnode1 overlapping R0's window leaves vnode1 to R0
+    extra = (PbsReservation("R20.pbshost", "R20", "RESV_CONFIRMED", NOW + 600, NOW + 1200,
+                            (("vnode2", 2), ("vnode4", 2))),
+             PbsReservation("R21.pbshost", "R21", "RESV_RUNNING", NOW - 60, NOW + 300,
+                            (("vnode1", 1),)))
+    rules = replace(client.rules, reservations=client.rules.reservations + extra)
+    ruled = constrain(twin, snap, "workq", rules)
+    res = {r.name: r.nodes for r in ruled.platform.reservations}
+    assert res["R20.pbshost"] == ("vnode4",) and "R21.pbshost" not in res
+    assert res["R0.pbshost"] == ("vnode1",)  # job 7 runs inside it: kept
+    sim, decisions = ruled.decide(live_dispatcher("easy"))
+    assert not sim.rec.rejected and all(type(d).__name__ != "Start" for d in decisions)

@@ -222,7 +222,6 @@ def constrain(twin: Twin, snap: Snapshot, partition: str, rules: PbsRules) -> Tw
     wl = twin.workload
     jobs = snap.jobs
     pos = {name: k for k, name in enumerate(twin.platform.node_names)}
-    res_queue = {r.queue for r in rules.reservations if r.holds}
     # each placed job's PBS queue (blockers: none)
     placed_ids = [int(wl.job_id[p.job]) for p in twin.placed]
     queue_of = dict(zip(jobs.job_id.tolist(), jobs.partition.strings(), strict=True)) \
@@ -234,40 +233,31 @@ def constrain(twin: Twin, snap: Snapshot, partition: str, rules: PbsRules) -> Tw
         mine = tuple(n for n in cfg.nodes if n in pos)
         cfg = replace(cfg, max_total={k: v for k, v in cfg.max_total.items() if k in known},
                       nodes=mine or cfg.nodes)
-    reservations: list[Reservation] = []
+    kept = _kept_reservations(rules, twin, pos)
     names = [partition, RUNNING_QUEUE]
     codes = np.zeros(wl.n_jobs, dtype=np.int64)
-    placed_queue = {}
-    for p, jid in zip(twin.placed, placed_ids, strict=True):
-        q = queue_of.get(jid, "")
-        if q in res_queue:
-            if q not in names:
-                names.append(q)
-            placed_queue[p.job] = q
-        else:
-            placed_queue[p.job] = RUNNING_QUEUE
-        codes[p.job] = names.index(placed_queue[p.job])
-    for r in rules.reservations:
-        if not r.holds:
-            continue
-        start, end = r.start - twin.origin, r.end - twin.origin
-        if end <= twin.now:
-            continue  # over (the server removes it soon)
-        nodes = {n for n, _ in r.nodes if n in pos}
-        for p in twin.placed:  # running jobs that run into the window keep their vnodes
-            if placed_queue[p.job] == r.queue and _inside(p, r, start, end, pos, wl):
+    node_names = twin.platform.node_names
+    placed = [(p, {node_names[int(k)] for k in p.nodes}, queue_of.get(jid, ""))
+              for p, jid in zip(twin.placed, placed_ids, strict=True)]
+    changed = True
+    while changed:  # until no running job needs a reservation vnode given back
+        changed = False
+        for p, here, queue in placed:
+            t0, t1 = p.start, p.start + int(wl.walltime[p.job])
+            own = next((k for k in kept if k.queue == queue), None)
+            if own is not None and here <= own.nodes and own.begin <= t0 and t1 <= own.end:
+                if queue not in names:
+                    names.append(queue)
+                codes[p.job] = names.index(queue)
                 continue
-            if p.start < end and start < p.start + int(wl.walltime[p.job]):
-                nodes -= {twin.platform.node_names[int(k)] for k in p.nodes}
-        for p in twin.placed:  # a reservation job outside its reservation: ordinary
-            if placed_queue[p.job] == r.queue and not _inside(p, r, start, end, pos, wl):
-                codes[p.job] = names.index(RUNNING_QUEUE)
-        if not nodes:
-            continue
-        begin = max(start, 0)
-        reservations.append(Reservation(r.rid, tuple(sorted(nodes, key=pos.__getitem__)),
-                                        begin, end - begin, queue=r.queue))
-    if cfg is None and not reservations:
+            codes[p.job] = 1  # RUNNING_QUEUE: it keeps its vnodes
+            for k in kept:
+                if k.begin < t1 and t0 < k.end and k.nodes & here:
+                    k.nodes -= here
+                    changed = True
+    reservations = [Reservation(k.rid, tuple(sorted(k.nodes, key=pos.__getitem__)), k.begin,
+                                k.end - k.begin, queue=k.queue) for k in kept if k.nodes]
+    if not reservations and not _binding(cfg):
         return twin
     platform = twin.platform.with_rules(queues={partition: cfg} if cfg else {},
                                         reservations=reservations)
@@ -276,12 +266,37 @@ def constrain(twin: Twin, snap: Snapshot, partition: str, rules: PbsRules) -> Tw
     return replace(twin, workload=wl, platform=platform)
 
 
-def _inside(p: Any, r: PbsReservation, start: int, end: int, pos: Mapping[str, int],
-            wl: Any) -> bool:
-    """True when placed job ``p`` runs inside reservation ``r``'s vnodes and window."""
-    mine = {pos[n] for n, _ in r.nodes if n in pos}
-    return (all(int(k) in mine for k in p.nodes) and start <= p.start
-            and p.start + int(wl.walltime[p.job]) <= end)
+@dataclass
+class _Kept:
+    """A reservation going into the twin (twin seconds; ``nodes`` shrink as running jobs
+    keep theirs)."""
+
+    rid: str
+    queue: str
+    begin: int
+    end: int
+    nodes: set[str]
+
+
+def _kept_reservations(rules: PbsRules, twin: Twin, pos: Mapping[str, int]) -> list[_Kept]:
+    """The reservations holding vnodes of the twin, not over; a vnode two of them share
+    at once stays with the first."""
+    out: list[_Kept] = []
+    for r in rules.reservations:
+        begin, end = max(r.start - twin.origin, 0), r.end - twin.origin
+        if not r.holds or end <= twin.now:
+            continue  # unconfirmed, or over (the server removes it soon)
+        nodes = {n for n, _ in r.nodes if n in pos}
+        nodes -= {n for k in out if k.begin < end and begin < k.end for n in k.nodes}
+        out.append(_Kept(r.rid, r.queue, begin, end, nodes))
+    return out
+
+
+def _binding(cfg: QueueConfig | None) -> bool:
+    """True when ``cfg`` restricts starts (a limit, a stop, a window, a node set)."""
+    return cfg is not None and bool(
+        cfg.has_time_rules or cfg.nodes or cfg.max_units is not None
+        or cfg.max_nodes is not None or cfg.max_walltime is not None or cfg.max_total)
 
 
 def held_vnodes(rules: PbsRules, queue: str, t0: int, t1: int) -> dict[str, str]:
