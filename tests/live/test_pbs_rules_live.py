@@ -14,6 +14,7 @@ import pytest
 
 from dispatchlab.live.adapter import Cycle, JsonLog, LiveAdapter
 from dispatchlab.live.pbs_client import PbsClient
+from dispatchlab.live.pbs_events import PbsEvents
 from dispatchlab.live.pbs_local import SERVER, LocalPbs
 from dispatchlab.live.pbs_state import exec_vnode, job_number
 from tests.live.pbs_jobs import all_finished, qstat, wait_for
@@ -117,6 +118,22 @@ def test_a_confirmed_reservation_keeps_its_vnodes_in_its_window(cluster: LocalPb
     # a second cycle (the reservation still ahead) starts nothing more
     assert _cycle(cluster, "workq").started == {}
     assert qstat(cluster)[late] == "Q"
+
+
+def test_a_reservations_confirmation_wakes_the_adapter(cluster: LocalPbs) -> None:
+    events = PbsEvents(cluster.prefix())
+    try:
+        assert events.install() is None
+        start = int(time.time()) + 600
+        out = subprocess.run(cluster.as_user([
+            "pbs_rsub", "-R", time.strftime("%H%M.%S", time.localtime(start)), "-D",
+            "00:05:00", "-l", "select=1:ncpus=1"]), capture_output=True, text=True, check=True)
+        while events.wait(1):  # (nothing is expected from a submission)
+            pass
+        _confirm(cluster, out.stdout.split()[0], "(vnode4:ncpus=1)")
+        assert events.wait(10), "no event from the resv_confirm hook"
+    finally:
+        events.close()
 
 
 def _confirm(cluster: LocalPbs, resv: str, vnodes: str) -> None:
