@@ -13,6 +13,7 @@ waiting for its start time (``W``) is not; ``R``, ``E`` (exiting) and ``S`` hold
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -272,12 +273,15 @@ def _relabel(column: Labels, change: Callable[[str], str]) -> Labels:
 def job_numbers(ids: list[str]) -> IntArray:
     """:func:`job_number` of every id, as an array (read in one pass when every id is
     ``NUMBER.SERVER``)."""
-    text = _SERVER_PART.sub("", " ".join(ids))
-    digits = text.replace(" ", "")
-    if digits.isascii() and digits.isdigit():
-        out = np.array(text.split(), dtype=np.int64)
-        if len(out) == len(ids):
-            return out
+    joined = " ".join(ids)
+    server = ids[0][ids[0].find("."):] if ids and "." in ids[0] else ""
+    for text in (joined.replace(server, "") if server else joined,
+                 _SERVER_PART.sub("", joined)):
+        digits = text.replace(" ", "")
+        if digits.isascii() and digits.isdigit():
+            out = np.fromstring(text, dtype=np.int64, sep=" ")  # digits and spaces only
+            if len(out) == len(ids):
+                return out
     return np.array([job_number(k) for k in ids], dtype=np.int64).reshape(len(ids))
 
 
@@ -285,15 +289,22 @@ _SERVER_PART = re.compile(r"\.[^ ]*")
 
 
 def _durations(values: list[Any]) -> IntArray:
-    """:func:`duration` of every ``Resource_List.walltime`` (-1 when absent), each distinct
-    value converted once."""
+    """:func:`duration` of every ``Resource_List.walltime`` (-1 when absent): ``HH:MM:SS``
+    column-wise when all are, else each distinct value converted once."""
+    n = len(values)
+    if n and set(map(type, values)) == {str} and set(map(len, values)) == {8}:
+        with contextlib.suppress(UnicodeEncodeError):
+            b = np.frombuffer("".join(values).encode("ascii"), dtype=np.uint8).reshape(n, 8)
+            d = b[:, (0, 1, 3, 4, 6, 7)].astype(np.int64) - 48
+            if ((d >= 0) & (d <= 9)).all() and (b[:, 2] == 58).all() and (b[:, 5] == 58).all():
+                return (d[:, 0] * 10 + d[:, 1]) * 3600 + (d[:, 2] * 10 + d[:, 3]) * 60 \
+                    + d[:, 4] * 10 + d[:, 5]
     try:
         seen = {v: duration(v, "Resource_List.walltime") for v in dict.fromkeys(values)}
     except TypeError:  # an unhashable value: one by one (names it)
-        seen = {}
         return np.array([duration(v, "Resource_List.walltime") for v in values],
-                        dtype=np.int64).reshape(len(values))
-    return np.fromiter(map(seen.__getitem__, values), dtype=np.int64, count=len(values))
+                        dtype=np.int64).reshape(n)
+    return np.fromiter(map(seen.__getitem__, values), dtype=np.int64, count=n)
 
 
 #: ``%a %b %e %H:%M:%S %Y`` (``"Mon Dec  7 20:33:51 2026"``): where each part sits.
