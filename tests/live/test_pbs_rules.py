@@ -22,7 +22,12 @@ import pytest
 from dispatchlab.live import pbs_state
 from dispatchlab.live.adapter import JsonLog, LiveAdapter, live_dispatcher
 from dispatchlab.live.pbs_client import PbsClient, PbsCommandError
-from dispatchlab.live.pbs_rules import RUNNING_QUEUE, parse_queues, parse_rstat
+from dispatchlab.live.pbs_rules import (
+    RUNNING_QUEUE,
+    parse_qmgr_queues,
+    parse_queues,
+    parse_rstat,
+)
 from dispatchlab.live.slurm_records import SlurmStateError
 from dispatchlab.platform.resolve import resolve_platform
 
@@ -56,9 +61,8 @@ class RecordedPbs(PbsClient):
             return ""
         if args[0] == "pbs_rstat":
             return "" if "pbs_rstat" in self.without else (DATA / "pbs_rstat.txt").read_text()
-        if "-Qf" in args:
-            return '{"Queue": {}}' if "queues" in self.without else \
-                (DATA / "qstat_queues.json").read_text()
+        if args[0] == "qmgr":
+            return "" if "queues" in self.without else (DATA / "qmgr_queues.txt").read_text()
         name = "qstat.json" if args[0] == "qstat" else "pbsnodes.json"
         return (DATA / name).read_text()
 
@@ -74,7 +78,8 @@ def _cycle(client: RecordedPbs, queue: str, spec: str = "easy") -> tuple[dict[in
 
 
 def test_queues_and_reservations_are_read_from_the_server_output() -> None:
-    queues = parse_queues(json.loads((DATA / "qstat_queues.json").read_text()))
+    queues = parse_qmgr_queues((DATA / "qmgr_queues.txt").read_text())
+    assert queues == parse_queues(json.loads((DATA / "qstat_queues.json").read_text()))
     small = queues["small"]
     assert (small.max_walltime, small.max_ncpus, small.max_run, small.priority) == \
         (360, 2, 1, 50)
@@ -142,14 +147,14 @@ def test_operator_rules_add_start_windows_and_limits() -> None:
     started, refused = _cycle(client, "workq")
     assert started == {} and "1800 s of wall-time, job asks 3600 s" in refused[6]
     window = {"workq": eurora.queues["np_longpar"]}  # starts 18:00-08:00 only
-    hour = time.gmtime(NOW).tm_hour  # the recording was made at 00:51 UTC: open
+    hour = time.gmtime(NOW).tm_hour  # the recording was made at 01:34 UTC: open
     client = _client("workq", without=("pbs_rstat",), operator=window, timezone="UTC")
     assert list(_cycle(client, "workq")[0]) == ([6] if hour < 8 or hour >= 18 else [])
     client = _client("workq", without=("pbs_rstat",), operator=window,
-                     timezone="Asia/Kolkata")  # 06:21 there: open
+                     timezone="Asia/Kolkata")  # 07:04 there: open
     assert list(_cycle(client, "workq")[0]) == [6]
     client = _client("workq", without=("pbs_rstat",), operator=window,
-                     timezone="America/Los_Angeles")  # 16:51 there: closed
+                     timezone="America/Los_Angeles")  # 17:04 there: closed
     assert _cycle(client, "workq")[0] == {}
 
 
@@ -161,6 +166,8 @@ def test_malformed_reservation_output_is_named() -> None:
         parse_rstat(bad)
     with pytest.raises(SlurmStateError, match="queue q: "):
         parse_queues({"Queue": {"q": {"Priority": "high"}}})
+    with pytest.raises(SlurmStateError, match="qmgr list queue: line 1"):
+        parse_qmgr_queues("garbage\n")
 
 
 def _twin(client: RecordedPbs, queue: str):  # type: ignore[no-untyped-def]

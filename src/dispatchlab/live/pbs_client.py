@@ -1,17 +1,19 @@
 """The OpenPBS commands the adapter runs: four to read, one to act.
 
 Reading: ``qstat -f -F json`` (every job not finished), ``pbsnodes -av -F json`` (every
-vnode), ``qstat -Qf -F json`` (every queue) and ``pbs_rstat -f`` (every reservation): the
-queues' limits and the reservations become the twin's rules
-(:mod:`dispatchlab.live.pbs_rules`). Acting: ``qrun -H "(vnodeA:ncpus=a)+(vnodeB:ncpus=b)"``
-starts a queued job exactly there. ``qrun -H`` does not check that the vnodes have those
-CPUs free (two jobs were run on one 2-CPU vnode over its capacity), so
-:meth:`PbsClient.start` checks it first against the last read, less what it started since:
-a start that would oversubscribe a vnode, use a vnode a confirmed reservation holds during
-the job's wall-time, start a job of a stopped queue or exceed the queue's ``max_run`` is
-refused, never sent. The exec_vnode follows the job's select chunks (one vnode per chunk,
-or several vnodes of one host in a chunk): the mom fails a job given fewer chunks than it
-selected. Nothing here cancels, signals or changes a running job.
+vnode), ``qmgr -c "list queue @default"`` (every queue) and ``pbs_rstat -f`` (every
+reservation): the queues' limits and the reservations become the twin's rules
+(:mod:`dispatchlab.live.pbs_rules`). ``qstat`` sleeps 200 ms when the same user ran a
+``qstat`` earlier in the same wall-clock second (OpenPBS's ``delay_query``), so it runs
+once per read. Acting: ``qrun -H "(vnodeA:ncpus=a)+(vnodeB:ncpus=b)"`` starts a queued job
+exactly there. ``qrun -H`` does not check that the vnodes have those CPUs free (two jobs
+were run on one 2-CPU vnode over its capacity), so :meth:`PbsClient.start` checks it
+first against the last read, less what it started since: a start that would oversubscribe
+a vnode, use a vnode a confirmed reservation holds during the job's wall-time, start a job
+of a stopped queue or exceed the queue's ``max_run`` is refused, never sent. The
+exec_vnode follows the job's select chunks (one vnode per chunk, or several vnodes of one
+host in a chunk): the mom fails a job given fewer chunks than it selected. Nothing here
+cancels, signals or changes a running job.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from dispatchlab.live.pbs_rules import (
     PbsRules,
     constrain,
     held_vnodes,
-    parse_queues,
+    parse_qmgr_queues,
     parse_rstat,
     queue_config,
 )
@@ -76,11 +78,11 @@ class PbsClient(CommandRunner):
         with no_gc():
             jobs = self._json(["qstat", "-f", "-F", "json"])
             nodes = self._json(["pbsnodes", "-av", "-F", "json"])
-            queues = self._json(["qstat", "-Qf", "-F", "json"])
+            queues = self._run(["qmgr", "-c", "list queue @default"])
             resv = self._run(["pbs_rstat", "-f"])
             snap = pbs_snapshot(now, jobs, nodes, self.queue)
-            self.rules = PbsRules(parse_queues(queues), parse_rstat(resv), self.operator,
-                                  self.timezone)
+            self.rules = PbsRules(parse_qmgr_queues(queues), parse_rstat(resv),
+                                  self.operator, self.timezone)
             self.selects = {job_number(k): str(v.get("Resource_List", {}).get("select", ""))
                             for k, v in (jobs.get("Jobs") or {}).items()
                             if v.get("job_state") == "Q"}
@@ -147,7 +149,7 @@ class PbsClient(CommandRunner):
 
 
 #: The client commands the PBS backend runs.
-PBS_PROGRAMS = ("qstat", "pbsnodes", "pbs_rstat", "qrun")
+PBS_PROGRAMS = ("qstat", "pbsnodes", "qmgr", "pbs_rstat", "qrun")
 
 
 def check_pbs_setup(env: Mapping[str, str] | None = None) -> None:

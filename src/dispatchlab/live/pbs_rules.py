@@ -1,8 +1,10 @@
 """OpenPBS's queues and reservations (and an operator's queue rules) as the engine's queue
 rules and reservations, so a live dispatcher on PBS decides under the rules the server has.
 
-Read from ``qstat -Qf -F json`` (every queue) and ``pbs_rstat -f`` (every reservation;
-it has no JSON output). What the driven queue maps to (a :class:`QueueConfig` of the twin):
+Read from ``qmgr -c "list queue @default"`` (every queue; ``qstat -Qf -F json`` gives the
+same, but ``qstat`` sleeps 200 ms when the same user ran one within the same second, as
+the job read just did) and ``pbs_rstat -f`` (every reservation; neither has JSON output).
+What the driven queue maps to (a :class:`QueueConfig` of the twin):
 
 - ``started = False`` (``qstop``): a stop from now on, so no job of it starts (``enabled``
   only gates submissions and is not a start rule);
@@ -111,6 +113,27 @@ def parse_queues(doc: Mapping[str, Any]) -> dict[str, PbsQueue]:
     if not isinstance(queues, Mapping):
         raise SlurmStateError("qstat -Q -F json: 'Queue' is not an object")
     return {str(name): _queue(str(name), q) for name, q in queues.items()}
+
+
+def parse_qmgr_queues(text: str) -> dict[str, PbsQueue]:
+    """The queues of ``qmgr -c "list queue @default"`` (blocks opened by ``Queue NAME``,
+    then ``key = value`` lines; ``resources_max.walltime`` nests as in the JSON)."""
+    doc: dict[str, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("Queue "):
+            current = doc.setdefault(line[6:].strip(), {})
+        elif " = " in line and current is not None:
+            key, _, value = line.strip().partition(" = ")
+            head, dot, sub = key.partition(".")
+            if dot:
+                current.setdefault(head, {})[sub] = value.strip()
+            else:
+                current[key] = value.strip()
+        elif line.strip():
+            raise SlurmStateError(f"qmgr list queue: line {number}: not 'Queue NAME' or "
+                                  f"'key = value': {line.strip()[:60]!r}")
+    return parse_queues({"Queue": doc})
 
 
 def _queue(name: str, q: Any) -> PbsQueue:
