@@ -11,7 +11,9 @@ jobs; per repeat:
   :meth:`~dispatchlab.live.slurm_client.SlurmClient.read` does, the collector is paused
   from parsing until they are freed, so no collection scans them;
 - ``snapshot_s``: the parsed documents → :class:`~dispatchlab.live.slurm_state.Snapshot`;
-- ``twin_s``: snapshot → the engine's workload, platform and placements (``build_twin``);
+- ``twin_s``: snapshot → the engine's workload, platform and placements (``build_twin``;
+  with ``--rules``, PBS only, also the queue's limits and a confirmed reservation of the
+  last 200 vnodes an hour ahead, :func:`~dispatchlab.live.pbs_rules.constrain`);
 - ``warm_s``: a simulator warm-started in that state, running jobs placed through the
   start validator, with a dispatcher that decides nothing, and the first collection of
   the young objects all this made (``gc.collect(0)``);
@@ -24,7 +26,8 @@ jobs; per repeat:
 Medians of ``--repeats``; the load average is printed with them (the machine is shared).
 
 Usage: ``python benchmarks/bench_live_cycle.py [--nodes 5000] [--pending 20000]
-[--running 2000] [--repeats 5] [--dispatcher easy] [--system slurm|pbs] [--out FILE]``
+[--running 2000] [--repeats 5] [--dispatcher easy] [--system slurm|pbs] [--rules]
+[--out FILE]``
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from dispatchlab.dispatchers.registry import get_dispatcher
 from dispatchlab.engine.decisions import Decision
 from dispatchlab.engine.events import Events
 from dispatchlab.engine.state import SystemView
+from dispatchlab.live.pbs_rules import PbsQueue, PbsReservation, PbsRules, constrain
 from dispatchlab.live.pbs_state import pbs_snapshot
 from dispatchlab.live.slurm_state import Snapshot, no_gc, snapshot
 from dispatchlab.live.synthetic_state import synthetic_docs, synthetic_pbs_docs
@@ -73,8 +77,19 @@ class DecideNothing:
         return {}
 
 
+def synthetic_rules(nodes: int) -> PbsRules:
+    """Queue ``main`` with a wall-time limit (a day) and a run limit, and a confirmed
+    reservation of the last 200 vnodes (a tenth at most) from an hour after ``NOW``."""
+    held = tuple((f"c{k}", 32) for k in range(max(1, nodes - min(200, nodes // 10)) + 1,
+                                                nodes + 1))
+    return PbsRules({"main": PbsQueue("main", max_walltime=86400, max_run=100_000)},
+                    (PbsReservation("R1.server", "R1", "RESV_CONFIRMED", NOW + 3600,
+                                    NOW + 7200, held),))
+
+
 def _convert(texts: tuple[str, str], previous: Snapshot | None, spec: str,
-             system: str = "slurm") -> tuple[dict[str, float], Snapshot, Twin, int]:
+             system: str = "slurm", rules: PbsRules | None = None
+             ) -> tuple[dict[str, float], Snapshot, Twin, int]:
     """One poll's timings (as the adapter reads and converts), its snapshot and twin, and
     how many jobs ``spec`` starts on it."""
     t0 = time.perf_counter()
@@ -91,6 +106,8 @@ def _convert(texts: tuple[str, str], previous: Snapshot | None, spec: str,
         c3 = time.process_time()
     with no_gc():  # as SlurmAdapter.cycle converts
         twin = build_twin(snap, "main")
+        if rules is not None:
+            twin = constrain(twin, snap, "main", rules)
         t4 = time.perf_counter()
         twin.decide(DecideNothing())
     gc.collect(0)  # the young objects the conversion made: their first collection
@@ -105,20 +122,21 @@ def _convert(texts: tuple[str, str], previous: Snapshot | None, spec: str,
 
 
 def measure(nodes: int, running: int, pending: int, repeats: int, spec: str,
-            system: str = "slurm") -> dict[str, Any]:
+            system: str = "slurm", with_rules: bool = False) -> dict[str, Any]:
     make = synthetic_pbs_docs if system == "pbs" else synthetic_docs
     squeue, sinfo = make(nodes, running, pending, seed=1, now=NOW)
     texts = json.dumps(squeue), json.dumps(sinfo)
     del squeue, sinfo  # the adapter keeps only the snapshot, not the documents
+    rules = synthetic_rules(nodes) if with_rules else None
     out: dict[str, Any] = {}
     for poll in ("first", "next"):
         rows: dict[str, list[float]] = {}
         prev = None
         for _ in range(repeats):
             if poll == "next" and prev is None:
-                _, prev, _, _ = _convert(texts, None, spec, system)
+                _, prev, _, _ = _convert(texts, None, spec, system, rules)
             row, snap, twin, starts = _convert(texts, prev if poll == "next" else None, spec,
-                                               system)
+                                               system, rules)
             prev = snap
             for key, value in row.items():
                 rows.setdefault(key, []).append(value)
@@ -127,7 +145,7 @@ def measure(nodes: int, running: int, pending: int, repeats: int, spec: str,
         out[poll] = med
     return {"system": system, "nodes": nodes, "running": len(twin.placed),
             "pending": len(twin.waiting), "dispatcher": spec, "decisions": starts,
-            "repeats": repeats, **out,
+            "repeats": repeats, "rules": with_rules, **out,
             "target_conversion_s": 0.1, "load": os.getloadavg(),
             "config": {"seed": 1, "cpus_per_node": 32}, "versions": versions()}
 
@@ -140,13 +158,17 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--dispatcher", default="easy")
     ap.add_argument("--system", choices=("slurm", "pbs"), default="slurm")
+    ap.add_argument("--rules", action="store_true",
+                    help="PBS: a queue with limits and a confirmed reservation")
     ap.add_argument("--out", type=Path)
     runner_options(ap, out=False)
     args = ap.parse_args()
     ready(args)
+    if args.rules and args.system != "pbs":
+        ap.error("--rules needs --system pbs")
     measure(50, 10, 50, 1, args.dispatcher, args.system)  # imports, kernels: untimed
     res = measure(args.nodes, args.running, args.pending, args.repeats, args.dispatcher,
-                  args.system)
+                  args.system, args.rules)
     text = json.dumps(res, indent=2)
     print(text)
     if args.out:

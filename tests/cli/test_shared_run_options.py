@@ -39,7 +39,7 @@ OWN_OPTIONS = {
                 "p_adjust", "report", "gantt_max_jobs", "as_json"},
     "live": {"system", "partition", "dispatcher", "dry_run", "hold_new", "predict",
              "estimate", "history", "out", "report", "poll", "every", "duration",
-             "release_timeout", "log", "seed"},
+             "release_timeout", "log", "seed", "queue_rules"},
 }
 LOADS = {"simulate", "compare"}
 

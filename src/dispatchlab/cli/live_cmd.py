@@ -64,6 +64,10 @@ def live_command(
     log: Annotated[Path | None, typer.Option(
         help="JSON-lines log (default: standard error).")] = None,
     seed: Annotated[int, typer.Option(help="Seed handed to the dispatcher.")] = 0,
+    queue_rules: Annotated[str | None, typer.Option(
+        help="PBS: a platform preset or file whose [queues.NAME] tables add an operator's "
+             "rules (start windows, limits) to the PBS queue of the same name, e.g. "
+             "eurora-pbs.")] = None,
     *,
     run: RunOptions,
 ) -> None:
@@ -85,6 +89,9 @@ def live_command(
         if value is not None and not value > 0:
             raise ConfigError(f"{name} must be > 0 s, got {value:g}",
                               field=name[2:].replace("-", "_"))
+    if queue_rules is not None and system != "pbs":
+        raise ConfigError("--queue-rules applies to PBS queues (live pbs)",
+                          field="queue_rules")
     if history is not None and not history.is_file():
         raise ConfigError(f"--history {history}: no such file (a Slurm job completion "
                           "log, jobcomp/filetxt)", field="history")
@@ -117,7 +124,7 @@ def live_command(
     client: LiveClient
     try:
         if system == "pbs":  # PBS: --partition names the queue
-            client = _pbs_client(partition, history)
+            client = _pbs_client(partition, history, queue_rules)
         else:
             check_slurm_setup()  # a missing program or configuration: exit 2 before any read
             client = SlurmClient()
@@ -156,16 +163,25 @@ def live_command(
             stream.close()
 
 
-def _pbs_client(queue: str, history: Path | None) -> PbsClient:
-    """The PBS backend, once its commands and configuration are found (else exit 2)."""
+def _pbs_client(queue: str, history: Path | None, queue_rules: str | None) -> PbsClient:
+    """The PBS backend, once its commands and configuration are found (else exit 2), with
+    the operator's queue rules of ``queue_rules`` (a platform preset or file)."""
     from dispatchlab.errors import ConfigError
     from dispatchlab.live.pbs_client import PbsClient, check_pbs_setup
+    from dispatchlab.live.pbs_rules import local_zone
+    from dispatchlab.platform.resolve import resolve_platform
 
     if history is not None:
         raise ConfigError("--history reads a Slurm job completion log; on PBS the "
                           "predictions come without a confidence band", field="history")
+    try:
+        operator = resolve_platform(queue_rules).queues if queue_rules is not None else {}
+    except ConfigError as err:
+        where = (f"{err.source}: " if err.source else "") + f"field '{err.field}': "
+        raise ConfigError(str(err).removeprefix(where) if err.field else str(err),
+                          field="queue_rules", source=err.source) from None
     check_pbs_setup()
-    return PbsClient(queue=queue)
+    return PbsClient(queue=queue, operator=operator, timezone=local_zone())
 
 
 def _pbs_events(client: LiveClient, logger: JsonLog) -> PbsEvents:

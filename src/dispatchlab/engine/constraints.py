@@ -200,6 +200,7 @@ class Constraints:
             tight = sorted(comps, key=lambda c: (room[c], c))
             self.placement_orders[lead] = [tight] if tight == comps else [tight, comps]
         self._all_nodes = np.ones(n_nodes, dtype=bool)
+        self._fit_memo: dict[tuple[object, bytes], int] = {}
         self.n_jobs = n
 
     # ---- set-up ---------------------------------------------------------------------
@@ -311,11 +312,11 @@ class Constraints:
 
     def _placement_impossible(self, j: int, qname: str, units: int,
                               forever_busy: BoolArray) -> str | None:
-        cap = self.platform.capacity
         r = self.job_res[j]
+        req = self.req[j]
         if r >= 0:
             res = self.reservations[r]
-            fit = int(units_fitting(cap[res.nodes], self.req[j]).sum())
+            fit = self._fitting(("resv", r), res.nodes, req)
             if fit < units:
                 return (f"reservation '{res.name}' can host at most {fit} of its {units} "
                         f"units")
@@ -325,23 +326,38 @@ class Constraints:
             if res.last_end() - self.walltime[j] < int(self.workload.submit[j]):
                 return f"reservation '{res.name}' ends before the job could finish"
             return None
-        mask = self.q_mask[self.queue[j]]
-        usable = self._all_nodes.copy() if mask is None else mask.copy()
-        for res in self.reservations:
-            if res.period is not None and res.count is None and \
-                    res.period - res.duration < self.walltime[j]:
-                usable &= ~res.mask
-        fit = int(units_fitting(cap[usable], self.req[j]).sum()) if usable.any() else 0
+        q = self.queue[j]
+        mask = self.q_mask[q]
+        closed = tuple(k for k, res in enumerate(self.reservations)
+                       if res.period is not None and res.count is None
+                       and res.period - res.duration < self.walltime[j])
+        usable = self._all_nodes if mask is None else mask
+        if closed:
+            usable = usable.copy()
+            for k in closed:
+                usable &= ~self.reservations[k].mask
+        fit = self._fitting(("queue", q, closed), usable, req)
         if fit >= units:
             return None
-        in_queue = int(units_fitting(cap[mask], self.req[j]).sum()) if mask is not None \
-            else int(units_fitting(cap, self.req[j]).sum())
+        in_queue = self._fitting(("queue", q, ()), self._all_nodes if mask is None else mask,
+                                 req)
         if in_queue < units:
             if mask is None:
                 return None  # the machine itself cannot host it: the engine's check says so
             return f"the nodes of queue '{qname}' can host at most {in_queue} of its {units} units"
         return (f"standing reservations leave no gap of {self.walltime[j]} s on enough "
                 f"nodes (at most {fit} of its {units} units)")
+
+    def _fitting(self, where: tuple[object, ...], nodes: IntArray | BoolArray,
+                 req: IntArray) -> int:
+        """Units of request ``req`` the ``nodes`` (indices or mask; ``where`` names them)
+        can host when empty, remembered per place and request (jobs share few)."""
+        key = (where, req.tobytes())
+        fit = self._fit_memo.get(key)
+        if fit is None:
+            cap = self.platform.capacity[nodes]
+            fit = self._fit_memo[key] = int(units_fitting(cap, req).sum()) if len(cap) else 0
+        return fit
 
     # ---- decision time --------------------------------------------------------------
 

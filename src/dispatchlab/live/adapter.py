@@ -128,6 +128,9 @@ class LiveAdapter:
         t0 = time.perf_counter()
         with no_gc():
             twin = build_twin(snap, self.partition)
+            constrain = getattr(self.client, "constrain", None)
+            if constrain is not None:  # a backend's queue rules and reservations (PBS)
+                twin = constrain(twin, snap)
         t1 = time.perf_counter()
         cyc = Cycle(snap.now, len(twin.waiting), len(twin.placed), held=held,
                     taken_back=taken, dry_run=self.dry_run, read_s=read_s,
@@ -252,7 +255,7 @@ class LiveAdapter:
                 snap = self.client.read()
                 self.outage.ok()
                 read_s = time.perf_counter() - t0
-                mark = snap.fingerprint(self.partition)
+                mark = (snap.fingerprint(self.partition), _rules_mark(self.client))
                 stale = any(time.monotonic() - w >= self.release_timeout
                             for w in self.released.values())
                 if mark != last or stale or time.monotonic() - last_cycle >= every:
@@ -270,6 +273,12 @@ class LiveAdapter:
             else:
                 time.sleep(pause)
         self.outage.finish()
+
+
+def _rules_mark(client: LiveClient) -> object:
+    """The backend's queue rules and reservations as last read, when it has them."""
+    mark = getattr(client, "mark", None)
+    return mark() if mark is not None else None
 
 
 #: The name the Slurm tests and callers know.

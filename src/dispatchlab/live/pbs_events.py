@@ -1,5 +1,6 @@
-"""PBS's own events wake the live cycle: a server hook on ``queuejob``, ``runjob`` and
-``jobobit`` writes one line to a FIFO the adapter waits on.
+"""PBS's own events wake the live cycle: a server hook on ``queuejob``, ``runjob``,
+``jobobit`` and a reservation's confirmation, start and end (``resv_confirm``,
+``resv_begin``, ``resv_end``) writes one line to a FIFO the adapter waits on.
 
 The hook opens the FIFO non-blocking and gives up when nobody reads (``ENXIO``), so the
 server never hangs on it; the adapter opens it read-write first (it is then never without a
@@ -20,7 +21,7 @@ from pathlib import Path
 
 #: The hook's name in the server (one adapter per server).
 HOOK = "dispatchlab_wake"
-EVENTS = "queuejob,runjob,jobobit"
+EVENTS = "queuejob,runjob,jobobit,resv_confirm,resv_begin,resv_end"
 
 _BODY = '''import os
 import pbs
