@@ -191,7 +191,8 @@ def main() -> None:
                    "dispatcher": args.dispatcher, "poll_s": args.poll,
                    "server_hook": not args.no_hook,
                    "walltime_rounding": "up to whole minutes after scaling",
-                   "job_script": "aligned sleep (stime from qstat -f)"},
+                   "job_script": "aligned sleep (stime from qstat -f)",
+                   "submission": "a tick's jobs: qsub -h each in one shell, then one qrls"},
         "versions": {**versions(), "openpbs": PBS_VERSION},
         "simulated_makespan_s": int(sim_jobs["end"].max()) * args.tick, "runs": {}}
     if out_json.exists():

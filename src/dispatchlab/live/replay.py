@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -187,6 +187,17 @@ def job_script(runtime: int, aligned: bool, t0: int = 0, tick: int = 1,
     return ALIGNED_TEMPLATE.format(start=start, runtime=runtime, t0=t0, tick=tick)
 
 
+@dataclass(frozen=True)
+class ReplayJob:
+    """One job to submit: its trace id, name, CPUs, limit (minutes) and script."""
+
+    job: int
+    name: str
+    cores: int
+    minutes: int
+    script: str
+
+
 class ReplayTarget(Protocol):
     """A batch system a replay submits to."""
 
@@ -196,10 +207,11 @@ class ReplayTarget(Protocol):
     #: the shell that sets ``s`` to a running job's recorded start (:func:`job_script`)
     start_shell: str
 
-    def submit(self, name: str, cores: int, minutes: int, script: str, hold: bool, *,
-               retry_for: float, log: Callable[..., None] | None, job: int) -> int:
-        """Submit ``script`` as job ``name`` of ``cores`` CPUs and a ``minutes`` limit;
-        its job id (raises :class:`DispatchlabError`)."""
+    def submit_tick(self, jobs: Sequence[ReplayJob], hold: bool, *, retry_for: float,
+                    log: Callable[..., None] | None
+                    ) -> Iterator[tuple[ReplayJob, int | DispatchlabError]]:
+        """Submit the jobs of one tick in order (``hold``: held for the adapter); each
+        job with its id or the error that stopped it, as soon as it is known."""
 
     def realized(self) -> dict[int, Realized]:
         """Every finished job the system recorded: job id → what it recorded."""
@@ -207,8 +219,8 @@ class ReplayTarget(Protocol):
 
 @dataclass
 class SlurmTarget:
-    """``sbatch`` to ``partition`` (with ``env``); finished jobs from the job completion
-    log ``jobcomp`` (jobcomp/filetxt)."""
+    """``sbatch`` to ``partition`` (with ``env``), one job after the other; finished jobs
+    from the job completion log ``jobcomp`` (jobcomp/filetxt)."""
 
     env: Mapping[str, str] | None
     partition: str
@@ -216,14 +228,20 @@ class SlurmTarget:
     adapter_holds: bool = True
     start_shell: str = SLURM_START
 
-    def submit(self, name: str, cores: int, minutes: int, script: str, hold: bool, *,
-               retry_for: float, log: Callable[..., None] | None, job: int) -> int:
-        args = ["sbatch", "--parsable", "-p", self.partition, "-n", str(cores),
-                "-t", str(minutes), "-o", "/dev/null", "-J", name]
-        if hold:
-            args.append("--hold")
-        args += ["--wrap", script]
-        return sbatch(args, self.env, name, retry_for=retry_for, log=log, job=job)
+    def submit_tick(self, jobs: Sequence[ReplayJob], hold: bool, *, retry_for: float,
+                    log: Callable[..., None] | None
+                    ) -> Iterator[tuple[ReplayJob, int | DispatchlabError]]:
+        for j in jobs:
+            args = ["sbatch", "--parsable", "-p", self.partition, "-n", str(j.cores),
+                    "-t", str(j.minutes), "-o", "/dev/null", "-J", j.name]
+            if hold:
+                args.append("--hold")
+            args += ["--wrap", j.script]
+            try:
+                yield j, sbatch(args, self.env, j.name, retry_for=retry_for, log=log,
+                                job=j.job)
+            except DispatchlabError as err:
+                yield j, err
 
     def realized(self) -> dict[int, Realized]:
         from dispatchlab.workload.slurm_jobcomp import read_jobcomp
@@ -241,7 +259,8 @@ def submit_replay(wl: Workload, env: Mapping[str, str] | None, partition: str, *
     """Submit the scaled workload ``wl`` (:func:`scaled_workload`) job by job to
     ``target`` (default: Slurm's ``partition`` with ``env``), ``offset`` wall seconds
     (default: a quarter tick) after the start of its submit tick — after the ends of that
-    tick, as the simulation orders them; ``hold``: held (Slurm's ``--hold``, for the
+    tick, as the simulation orders them (a tick's jobs go to
+    :meth:`ReplayTarget.submit_tick` together); ``hold``: held (Slurm's ``--hold``, for the
     adapter); ``aligned``: jobs end on the tick grid (:func:`job_script`). Time zero is a
     whole second. A failed submission is retried for ``retry_for`` s (:func:`run_submit`);
     a job still not submitted is logged (``submit_failed``), the replay goes on, and
@@ -257,25 +276,32 @@ def submit_replay(wl: Workload, env: Mapping[str, str] | None, partition: str, *
     failed: dict[int, str] = {}
     tick = int(wl.meta.get("tick", 1))
     shift = 0.25 * tick if offset is None else offset
-    for j in range(wl.n_jobs):
-        due = t0 + int(wl.submit[j]) * tick + shift
+    ticks = wl.submit.tolist()
+    k = 0
+    while k < wl.n_jobs:
+        group = [k]
+        while k + len(group) < wl.n_jobs and ticks[k + len(group)] == ticks[k]:
+            group.append(k + len(group))
+        k += len(group)
+        due = t0 + int(ticks[group[0]]) * tick + shift
         wait = due - time.time()
         if wait > 0:
             time.sleep(wait)
-        cores = int(wl.units[j] * wl.req[j, 0])
-        jid = int(wl.job_id[j])
-        script = job_script(int(wl.runtime[j]), aligned, t0, tick, to.start_shell)
-        try:
-            out[jid] = to.submit(f"replay-{jid}", cores, int(wl.walltime[j]) * tick // 60,
-                                 script, hold, retry_for=retry_for, log=log, job=jid)
-        except DispatchlabError as err:
-            failed[jid] = f"submission of trace job {jid} failed: {err}"
+        jobs = [ReplayJob(int(wl.job_id[j]), f"replay-{int(wl.job_id[j])}",
+                          int(wl.units[j] * wl.req[j, 0]), int(wl.walltime[j]) * tick // 60,
+                          job_script(int(wl.runtime[j]), aligned, t0, tick, to.start_shell))
+                for j in group]
+        for job, got in to.submit_tick(jobs, hold, retry_for=retry_for, log=log):
+            jid = job.job
+            if isinstance(got, DispatchlabError):
+                failed[jid] = f"submission of trace job {jid} failed: {got}"
+                if log is not None:
+                    log("submit_failed", job=jid, error=str(got))
+                continue
+            out[jid] = got
+            lag[jid] = time.time() - due
             if log is not None:
-                log("submit_failed", job=jid, error=str(err))
-            continue
-        lag[jid] = time.time() - due
-        if log is not None:
-            log("submitted", job=jid, slurm_id=out[jid], lag_s=round(lag[jid], 3))
+                log("submitted", job=jid, slurm_id=got, lag_s=round(lag[jid], 3))
     if failed and log is not None:
         log("replay_incomplete", failed=sorted(failed), submitted=len(out))
     return Submitted(out, t0, lag, failed)
