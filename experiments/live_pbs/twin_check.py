@@ -94,13 +94,14 @@ def _cycle_figures(adapter: LiveAdapter) -> dict[str, Any]:
 
 
 def run_one(scaled: Workload, sim_jobs: pd.DataFrame, dispatcher: str, poll: float,
-            hook: bool) -> tuple[pd.DataFrame, dict[str, Any]]:
+            hook: bool, together: bool = True) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Replay ``scaled`` on a fresh local PBS under the adapter; the per-job comparison."""
     cluster = LocalPbs(vnodes=VNODES, cpus=CPUS).start()
     extra: dict[str, Any] = {}
     events: PbsEvents | None = None
     try:
-        target = PbsTarget(cluster.env(), "workq", cluster.as_user([]), cluster.accounting)
+        target = PbsTarget(cluster.env(), "workq", cluster.as_user([]), cluster.accounting,
+                           together=together)
         adapter = LiveAdapter(PbsClient(queue="workq", prefix=cluster.prefix()), "workq",
                               dispatcher, log=JsonLog(io.StringIO()))
         adapter.warm_up()
@@ -139,10 +140,11 @@ def run_one(scaled: Workload, sim_jobs: pd.DataFrame, dispatcher: str, poll: flo
 def _compare(scaled: Workload, sim_jobs: pd.DataFrame, sub: Submitted,
              recs: dict[int, Realized]) -> pd.DataFrame:
     tick = int(scaled.meta.get("tick", 1))
-    sim = sim_jobs.set_index("job_id")
+    sim: dict[Any, dict[Any, Any]] = sim_jobs.set_index("job_id")[
+        ["units", "submit", "start", "end"]].astype("int64").to_dict("index")
     rows = []
     for trace_id, pid in sub.ids.items():
-        r, s = recs[pid], sim.loc[trace_id]
+        r, s = recs[pid], sim[trace_id]
         rows.append({"trace_job": trace_id, "pbs_job": pid, "cores": int(s["units"]),
                      "submit": int(s["submit"]) * tick, "sim_start": int(s["start"]) * tick,
                      "sim_end": int(s["end"]) * tick, "real_submit": r.submit - sub.t0,
@@ -175,13 +177,17 @@ def main() -> None:
     ap.add_argument("--poll", type=float, default=0.2,
                     help="seconds between the adapter's reads (the hook wakes it sooner)")
     ap.add_argument("--no-hook", action="store_true", help="poll only, no server hook")
+    ap.add_argument("--serial", action="store_true",
+                    help="one qsub after the other (not a tick's jobs held, then released "
+                         "together); runs are stored as <dispatcher>_tick<T>-serial")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     args = ap.parse_args()
     wl = load_workload(TRACE, skip=args.skip, limit=args.limit)
     scaled = scaled_workload(wl, args.compression, args.tick)
     sim_jobs = simulate(scaled, PLATFORM, args.dispatcher).jobs
     args.out.mkdir(parents=True, exist_ok=True)
-    tag = f"{args.dispatcher}_tick{args.tick}" + ("-nohook" if args.no_hook else "")
+    tag = (f"{args.dispatcher}_tick{args.tick}" + ("-nohook" if args.no_hook else "")
+           + ("-serial" if args.serial else ""))
     out_json = args.out / f"twin_check_{tag}.json"
     report: dict[str, Any] = {
         "config": {"trace": TRACE.name, "skip": args.skip, "limit": args.limit,
@@ -192,7 +198,8 @@ def main() -> None:
                    "server_hook": not args.no_hook,
                    "walltime_rounding": "up to whole minutes after scaling",
                    "job_script": "aligned sleep (stime from qstat -f)",
-                   "submission": "a tick's jobs: qsub -h each in one shell, then one qrls"},
+                   "submission": "one qsub per job, in order" if args.serial else
+                   "a tick's jobs: qsub -h each in one shell, then one qrls"},
         "versions": {**versions(), "openpbs": PBS_VERSION},
         "simulated_makespan_s": int(sim_jobs["end"].max()) * args.tick, "runs": {}}
     if out_json.exists():
@@ -200,8 +207,9 @@ def main() -> None:
     for _ in range(args.repeat):
         k = 1 + len(report["runs"])
         load_before = os.getloadavg()
-        df, extra = run_one(scaled, sim_jobs, args.dispatcher, args.poll, not args.no_hook)
-        df.to_csv(args.out / f"{args.dispatcher}{k}_tick{args.tick}_jobs.csv", index=False)
+        df, extra = run_one(scaled, sim_jobs, args.dispatcher, args.poll, not args.no_hook,
+                            not args.serial)
+        df.to_csv(args.out / f"{tag.replace('_', str(k) + '_', 1)}_jobs.csv", index=False)
         summary = {**summarize(df), **extra, "load_before": load_before,
                    "load_after": os.getloadavg()}
         report["runs"][f"{args.dispatcher}#{k}"] = summary

@@ -56,6 +56,8 @@ def test_a_tiny_replay_runs_every_job_once_and_reads_back_its_times(
     for trace_id, pid in sub.ids.items():
         real, planned = done[pid], sim.loc[trace_id]
         assert real.start >= sub.t0 + int(planned["submit"]) * tick
-        # the job script ends its run on the tick grid of its recorded start
+        # the job script ends its run on the tick grid of its recorded start (the server
+        # records the end up to ~1 s after it: the same tick, or the next one under load)
         ticks = (real.end - sub.t0) // tick - (real.start - sub.t0) // tick
-        assert ticks == int(planned["end"] - planned["start"]), (trace_id, real, sub.t0)
+        runtime = int(planned["end"] - planned["start"])
+        assert runtime <= ticks <= runtime + 1, (trace_id, real, sub.t0)

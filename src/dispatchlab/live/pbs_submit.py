@@ -43,13 +43,15 @@ class PbsTarget:
     """Submits to queue ``queue`` with ``env`` (``PBS_CONF_FILE``, ``PATH`` with PBS's
     ``bin``), each command after ``prefix`` (e.g. the namespace and ``runuser`` of the
     local cluster: jobs are submitted as a non-root user); ``accounting``: the server's
-    accounting folder (where :meth:`realized` reads)."""
+    accounting folder (where :meth:`realized` reads); ``together``: a tick's jobs arrive
+    together (:meth:`submit_tick`), else one ``qsub`` after the other."""
 
     env: Mapping[str, str]
     queue: str = "workq"
     prefix: Sequence[str] = ()
     accounting: Path | None = None
     adapter_holds: bool = False
+    together: bool = True
     start_shell: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
@@ -84,11 +86,12 @@ class PbsTarget:
         (unless ``hold``), so that the adapter sees the tick's jobs arrive together, as
         the simulation does (one by one, ~70 ms each, a burst of ten would be decided on
         while still arriving, and spill into the next tick)."""
-        if len(jobs) == 1:
-            try:
-                yield jobs[0], self.submit(jobs[0], hold, retry_for=retry_for, log=log)
-            except DispatchlabError as err:
-                yield jobs[0], err
+        if len(jobs) == 1 or not self.together:
+            for job in jobs:
+                try:
+                    yield job, self.submit(job, hold, retry_for=retry_for, log=log)
+                except DispatchlabError as err:
+                    yield job, err
             return
         got: list[int | DispatchlabError] = []
         for job, first in zip(jobs, self._batch(jobs), strict=True):
