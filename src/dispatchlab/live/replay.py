@@ -6,18 +6,17 @@ select=<cores>:ncpus=1 -l walltime=<minutes> -- /bin/sh -c "<sleep>"``
 (:class:`~dispatchlab.live.pbs_submit.PbsTarget`): one submission loop
 (:func:`submit_replay`) and one job script (:func:`job_script`) for both, the target
 supplying the command and how a job reads its recorded start. The twin counts time in
-*ticks* of ``tick`` wall seconds (1 by
-default; one tick is ``compression`` trace seconds): a live system needs some time to
-react to an end (0.1–0.3 s here, sometimes more than a second under load), and a tick
-longer than that keeps its reactions inside the step the simulation takes as
-instantaneous. Slurm's time limits are whole minutes (PBS's are seconds, but a replay gives
-both the same requests), so the scaled wall-time is rounded
-*up* to whole minutes — never below what the job asked, never a kill the trace did not
-have — and the twin workload (:func:`scaled_workload`) carries exactly those minutes as
-its requested times, the scaled run time (whole ticks, at least 1, at most the limit:
-Slurm never has to kill) as its run time and the scaled submit time as its submission:
-the simulator and Slurm see the same requests. "Scaled seconds" are seconds of the
-replay's own clock (ticks × tick).
+*ticks* of ``tick`` wall seconds (1 by default; one tick is ``compression`` trace
+seconds): a live system needs some time to react to an end (0.1–0.3 s here, sometimes
+more than a second under load), and a tick longer than that keeps its reactions inside
+the step the simulation takes as instantaneous. Slurm's time limits are whole minutes
+(PBS takes the same ones), so the scaled wall-time is rounded *up* to whole minutes —
+never below what the job asked, never a kill the trace did not have — and the twin
+workload (:func:`scaled_workload`) carries exactly those minutes as its requested times,
+the scaled run time (whole ticks, at least 1, at most the limit: the system never has to
+kill) as its run time and the scaled submit time as its submission: the simulator and
+the system see the same requests. "Scaled seconds" are seconds of the replay's own clock
+(ticks × tick).
 """
 
 from __future__ import annotations
