@@ -32,10 +32,10 @@ def test_a_tiny_replay_runs_every_job_once_and_reads_back_its_times(
                           "easy", log=JsonLog(io.StringIO()))
     events = PbsEvents(pbs_cluster.prefix())
     stop = threading.Event()
+    thread = threading.Thread(target=adapter.run, kwargs={
+        "poll": 0.3, "stop": stop.is_set, "wake": events.wait}, daemon=True)
     try:
         assert events.install() is None
-        thread = threading.Thread(target=adapter.run, kwargs={
-            "poll": 0.3, "stop": stop.is_set, "wake": events.wait}, daemon=True)
         thread.start()
         sub = submit_replay(scaled, None, "workq", hold=target.adapter_holds, target=target)
         sub.check_complete()
@@ -43,8 +43,9 @@ def test_a_tiny_replay_runs_every_job_once_and_reads_back_its_times(
         wait_for(lambda: ids <= set(target.realized()), 90, "every replayed job's E record")
     finally:
         stop.set()
-        events.close()
-    thread.join(timeout=30)
+        if thread.is_alive():
+            thread.join(timeout=30)
+        events.close()  # after the adapter stopped waiting on its FIFO
     done = target.realized()
     assert all(done[i].runs == 1 for i in ids)
     runs, peak = starts_and_peak(pbs_cluster)
