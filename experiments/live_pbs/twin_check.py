@@ -194,8 +194,7 @@ def main() -> None:
                    "compression_per_tick": args.compression, "tick_s": args.tick,
                    "compression_wall": args.compression / args.tick, "platform": PLATFORM,
                    "pbs_cluster": f"1 mom, {VNODES} vnodes x {CPUS} CPUs, scheduling False",
-                   "dispatcher": args.dispatcher, "poll_s": args.poll,
-                   "server_hook": not args.no_hook,
+                   "dispatcher": args.dispatcher, "poll_and_hook": "per run",
                    "walltime_rounding": "up to whole minutes after scaling",
                    "job_script": "aligned sleep (stime from qstat -f)",
                    "submission": "one qsub per job, in order" if args.serial else
@@ -210,7 +209,8 @@ def main() -> None:
         df, extra = run_one(scaled, sim_jobs, args.dispatcher, args.poll, not args.no_hook,
                             not args.serial)
         df.to_csv(args.out / f"{tag.replace('_', str(k) + '_', 1)}_jobs.csv", index=False)
-        summary = {**summarize(df), **extra, "load_before": load_before,
+        summary = {**summarize(df), **extra, "poll_s": args.poll,
+                   "server_hook": not args.no_hook, "load_before": load_before,
                    "load_after": os.getloadavg()}
         report["runs"][f"{args.dispatcher}#{k}"] = summary
         print(f"{args.dispatcher}#{k}", json.dumps(summary["start_diff"]), flush=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dispatchlab.errors import ConfigError
+from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.live.adapter import JsonLog
 from dispatchlab.live.pbs_submit import (
     PbsTarget,
@@ -120,6 +120,9 @@ def test_run_submit_retries_then_names_the_last_error(tmp_path: Path) -> None:
     broken = _program(tmp_path, "broken", 'echo "qsub: Unknown queue" >&2; exit 2\n')
     with pytest.raises(Exception, match="qsub: Unknown queue"):
         run_submit([str(broken)], None, int, lambda: None, program="qsub", retry_for=0.2)
+    odd = _program(tmp_path, "odd", "echo hello\n")
+    with pytest.raises(DispatchlabError, match="qsub answered 'hello', not a job id"):
+        run_submit([str(odd)], None, int, lambda: None, program="qsub")
 
 
 def test_pbs_target_needs_its_configuration(tmp_path: Path) -> None:

@@ -118,7 +118,11 @@ def run_submit(args: list[str], env: Mapping[str, str] | None, parse: Callable[[
             res = subprocess.run(args, env=run_env, capture_output=True, text=True,
                                  timeout=30)
             if res.returncode == 0:
-                return parse(res.stdout)
+                try:
+                    return parse(res.stdout)
+                except ValueError:
+                    raise DispatchlabError(f"{program} answered {res.stdout.strip()!r}, not "
+                                           "a job id") from None
             error = (res.stderr or res.stdout).strip() or f"exit code {res.returncode}"
         except subprocess.TimeoutExpired:
             error = f"{program} timed out after 30 s"
