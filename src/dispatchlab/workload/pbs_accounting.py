@@ -33,6 +33,7 @@ an error naming it (or skipped and counted with ``skip_bad_lines``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +86,16 @@ def _attributes(text: str) -> dict[str, str]:
         elif last is not None:
             out[last] += " " + token
     return out
+
+
+def pbs_records(text: str) -> Iterator[tuple[int, str, str, dict[str, str]]]:
+    """Every well-formed record of an accounting log's text: (line number, record type, job
+    id as written, attributes); other lines are passed over (a live server's log, read
+    while it writes, may end in half a line)."""
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        m = _RECORD.match(line.strip())
+        if m is not None:
+            yield lineno, m.group(2), m.group(3), _attributes(m.group(4))
 
 
 def _whole(attrs: dict[str, str], key: str) -> float:
