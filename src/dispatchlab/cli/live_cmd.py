@@ -43,11 +43,13 @@ def live_command(
         "--predict", help="Shadow mode: change nothing; write each pending job's "
                           "predicted start to --out, refreshed every cycle.")] = False,
     estimate: Annotated[str, typer.Option(
-        help="--predict: duration estimate of the forward simulation (walltime, "
-             "heuristic, …).")] = "walltime",
+        help="--predict: run times of the forward simulation: walltime (the limits), "
+             "or learned from --history: user-ratio (each user's recent run-time/limit "
+             "ratio × the job's limit), heuristic, ….")] = "walltime",
     history: Annotated[Path | None, typer.Option(
-        help="--predict: a Slurm job completion log (jobcomp/filetxt) to measure the "
-             "estimate's error on (the confidence band).")] = None,
+        help="--predict: finished jobs, a Slurm job completion log (jobcomp/filetxt) or "
+             "a sacct export: run times are learned from them and the estimate's error "
+             "measured on them (the confidence band).")] = None,
     out: Annotated[Path | None, typer.Option(
         help="--predict: CSV of predictions (appended each cycle).")] = None,
     report: Annotated[bool, typer.Option(
@@ -87,19 +89,19 @@ def live_command(
                               field=name[2:].replace("-", "_"))
     if history is not None and not history.is_file():
         raise ConfigError(f"--history {history}: no such file (a Slurm job completion "
-                          "log, jobcomp/filetxt)", field="history")
+                          "log, jobcomp/filetxt, or a sacct export)", field="history")
     live_dispatcher(dispatcher)
     if report:
         _report(out, history)
         return
     if predict:
-        from dispatchlab.live.predict import live_estimator
+        from dispatchlab.live.predict import check_history, check_partition, live_estimator
 
         live_estimator(estimate)
+        if system == "slurm":
+            check_partition(dispatcher, partition)
         if history is not None:
-            from dispatchlab.workload.slurm_jobcomp import read_jobcomp
-
-            read_jobcomp(history)  # a malformed log: its file and line, now
+            check_history(history)  # a malformed log: its file and line, now
         if out is None:
             raise ConfigError("--predict needs --out (the predictions CSV)", field="out")
     from dispatchlab.live.outage import SlurmUnreachable
