@@ -93,8 +93,13 @@ HISTORY_FORMATS = ("jobcomp", "sacct", "sacct-json")
 
 
 def history_format(path: Path) -> str:
-    """The format of a history file (refused unless one of :data:`HISTORY_FORMATS`)."""
-    fmt = detect_format(Path(path))
+    """The format of a history file (refused unless one of :data:`HISTORY_FORMATS`; one
+    whose format cannot be told is read as a completion log, whose reader names the bad
+    line)."""
+    try:
+        fmt = detect_format(Path(path))
+    except WorkloadError:
+        return "jobcomp"
     if fmt not in HISTORY_FORMATS:
         raise ConfigError(f"--history {path}: a {fmt} file; the history is a Slurm job "
                           "completion log (jobcomp/filetxt) or a sacct export "
