@@ -20,7 +20,9 @@ compared with the realized start (completion log): median and p90 absolute error
 signed error (predicted − realized, s), and the share of realized starts inside the first
 prediction's 80 % band. Writes ``results/predictions.json`` (configuration, versions,
 load before and after each run, the summaries; runs of earlier invocations kept) and
-``results/predictions_<run>_jobs.csv`` (per job and predictor).
+``results/predictions_<run>_jobs.csv`` (per job and predictor: the first prediction and
+the realized start) and ``results/predictions_<run>_cycles.csv.gz`` (every prediction of
+every cycle).
 
   .venv/bin/python experiments/live_slurm/predictions.py [--skip 3850] [--limit 150]
 """
@@ -29,9 +31,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import multiprocessing as mp
 import os
+import signal
 import time
 import warnings
 from pathlib import Path
@@ -53,21 +57,25 @@ from dispatchlab.workload.slurm_jobcomp import read_jobcomp
 HERE = Path(__file__).resolve().parent
 TRACE = HERE.parents[1] / "src/dispatchlab/data/traces/KTH-SP2-1996-2.1-cln.slice.swf.gz"
 PARTITION = "main"
-#: multifactor priority of the runs (wall time: PriorityMaxAge 10 min, one minute between
-#: recalculations — the replay's few minutes hold several)
+#: multifactor priority of the runs: examples/platforms/kth-slurm.conf's age and job-size
+#: weights, its PriorityMaxAge of 7 days scaled like the replay (900× → 11 min), one minute
+#: between recalculations (the replay's minutes hold several); fair share is left out (every
+#: replayed job is root's)
 PRIORITY = ("PriorityType=priority/multifactor", "PriorityWeightAge=1000",
-            "PriorityWeightJobSize=1000", "PriorityMaxAge=10", "PriorityCalcPeriod=1")
+            "PriorityWeightJobSize=100", "PriorityMaxAge=11", "PriorityCalcPeriod=1")
 ESTIMATE = "user-ratio"
 EVERY_S = 5.0
 
 
 class MultifactorCluster(LocalCluster):
-    """The local cluster with :data:`PRIORITY` added to its slurm.conf."""
+    """The local cluster with ``priority`` lines added to its slurm.conf."""
+
+    priority: tuple[str, ...] = PRIORITY
 
     def _write_conf(self) -> None:
         super()._write_conf()
         text = self.conf.read_text()
-        lines = "".join(f"{line}\n" for line in PRIORITY)
+        lines = "".join(f"{line}\n" for line in self.priority)
         self.conf.write_text(text.replace("NodeName=", lines + "NodeName=", 1))
 
 
@@ -89,7 +97,7 @@ def predict_loop(env: dict[str, str], conf: str, jobcomp: str, out: str,
     client = SlurmClient(env)
     kinds = predictors(Path(conf))
     last, last_t = None, 0.0
-    with open(out, "w", newline="") as fh:
+    with gzip.open(out, "wt", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["cycle_time", "predictor", "job_id", "predicted_start", "low", "high",
                     "cycle_s"])
@@ -121,13 +129,16 @@ def predict_loop(env: dict[str, str], conf: str, jobcomp: str, out: str,
             fh.flush()
 
 
-def run_one(scaled: Any, folder: Path, tag: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+def run_one(scaled: Any, folder: Path, tag: str, priority: tuple[str, ...]
+            ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """One replay with the predictor beside it; the per-job table and the summaries."""
     from twin_check import warm_up
 
     cluster = MultifactorCluster(nodes=4, cpus=25, partition=PARTITION, scheduler="backfill")
+    cluster.priority = priority
+    signal.signal(signal.SIGTERM, _stop)  # a kill stops the cluster's daemons too
     cluster.start()
-    pred_csv = folder / f"predictions_{tag}_cycles.csv"
+    pred_csv = folder / f"predictions_{tag}_cycles.csv.gz"
     try:
         env = cluster.env()
         warm_up(env, cluster)
@@ -164,6 +175,10 @@ def run_one(scaled: Any, folder: Path, tag: str) -> tuple[pd.DataFrame, dict[str
                                 ) - sub.t0
     summary["submission_lag_s_max"] = max(sub.lag_s.values())
     return table, summary
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise SystemExit(f"stopped by signal {signum}")
 
 
 def first_predictions(pred: pd.DataFrame, recs: dict[int, Any], ids: set[int],
@@ -207,13 +222,16 @@ def main() -> None:
                     help="trace seconds per tick")
     ap.add_argument("--tick", type=int, default=2, help="wall seconds per tick")
     ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--priority", nargs="+", default=list(PRIORITY),
+                    help="the slurm.conf Priority* lines of the runs")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     out_json = args.out / "predictions.json"
     report: dict[str, Any] = {"config": {
         "trace": TRACE.name, "limit": args.limit, "compression_per_tick": args.compression,
         "tick_s": args.tick, "cluster": "4 nodes x 25 CPUs, sched/backfill (bf_interval=1, "
-        "bf_resolution=1), select/cons_tres CR_Core", "priority": list(PRIORITY),
+        "bf_resolution=1), select/cons_tres CR_Core (each run's Priority* lines: its "
+        "'conf')",
         "estimate": ESTIMATE, "history": "the cluster's job completion log as it grows",
         "every_s": EVERY_S, "walltime_rounding": "up to whole minutes after scaling"},
         "versions": versions(), "runs": {}}
@@ -225,7 +243,7 @@ def main() -> None:
         k = 1 + sum(1 for key in report["runs"] if key.startswith(f"skip{skip}#"))
         tag = f"skip{skip}-{k}"
         load_before = os.getloadavg()
-        table, summary = run_one(scaled, args.out, tag)
+        table, summary = run_one(scaled, args.out, tag, tuple(args.priority))
         table.to_csv(args.out / f"predictions_{tag}_jobs.csv", index=False)
         summary["skip"] = skip
         summary["load_before"], summary["load_after"] = load_before, os.getloadavg()

@@ -3,6 +3,7 @@ learned from history, on hand-built snapshots (no cluster)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from dispatchlab.errors import ConfigError
 from dispatchlab.estimates.registry import get_estimator
+from dispatchlab.live.local_cluster import LocalCluster, missing_programs
 from dispatchlab.live.predict import (
     check_history,
     check_partition,
@@ -17,9 +19,11 @@ from dispatchlab.live.predict import (
     load_history,
     predict,
 )
+from dispatchlab.live.slurm_client import SlurmClient
 from dispatchlab.live.slurm_state import Snapshot, snapshot
 from dispatchlab.live.twin import build_twin
 from dispatchlab.workload.workload import Workload
+from tests.live.slurm_jobs import jobs, submit, wait_for
 from tests.live.test_twin import NOW, _job, _nodes
 from tests.views import RNG, known_view
 
@@ -145,3 +149,46 @@ def test_nodes_backfill_planned_a_job_on_stay_usable() -> None:
     twin = build_twin(snap, "main", every_pending=True)
     assert twin.down == [] and twin.closed == []
     assert [p.predicted_start for p in predict(snap, "main", "easy", "walltime")] == [NOW]
+
+
+
+class _SizeFirstCluster(LocalCluster):
+    """The local cluster under sched/backfill with multifactor job-size priority."""
+
+    def _write_conf(self) -> None:
+        super()._write_conf()
+        text = self.conf.read_text()
+        self.conf.write_text(text.replace(
+            "NodeName=", "PriorityType=priority/multifactor\nPriorityWeightJobSize=1000\n"
+            "NodeName=", 1))
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_the_twin_predicts_the_starts_slurm_plans() -> None:
+    """A real slurmctld with sched/backfill and job-size priority plans the pending jobs
+    (the start ``squeue --start`` shows); the twin, configured from the very slurm.conf
+    and given the limits as run times, predicts the same starts — while ``easy`` (first
+    come, first served) does not: the 16-CPU job submitted second goes first."""
+    if missing_programs() or os.geteuid() != 0:
+        pytest.skip("needs Slurm's daemons and root (.ci/setup-slurm.sh)")
+    cluster = _SizeFirstCluster(nodes=4, cpus=4, partition="main", scheduler="backfill")
+    cluster.start()
+    try:
+        first = submit(cluster, 16, 50, hold=False)
+        wait_for(lambda: jobs(cluster)[first].running)
+        waiting = [submit(cluster, 8, 5, hold=False, minutes=2),
+                   submit(cluster, 16, 5, hold=False),
+                   submit(cluster, 4, 5, hold=False),
+                   submit(cluster, 2, 5, hold=False, minutes=3)]
+        wait_for(lambda: all(jobs(cluster)[j].start > 0 for j in waiting))
+        snap = SlurmClient(cluster.env()).read()
+        planned = {j.job_id: j.start for j in snap.jobs if j.job_id in waiting}
+        twin = {p.job_id: p.predicted_start
+                for p in predict(snap, "main", f"slurm:conf={cluster.conf}", "walltime")}
+        assert twin == planned
+        easy = {p.job_id: p.predicted_start
+                for p in predict(snap, "main", "easy", "walltime")}
+        assert easy != planned
+    finally:
+        cluster.stop()
