@@ -192,3 +192,15 @@ def test_the_twin_predicts_the_starts_slurm_plans() -> None:
         assert easy != planned
     finally:
         cluster.stop()
+
+
+def test_report_refuses_a_sacct_history(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from dispatchlab.cli.main import app
+
+    out = tmp_path / "pred.csv"
+    out.write_text("cycle_time,job_id\n")
+    res = CliRunner().invoke(app, ["live", "slurm", "--partition", "main", "--predict",
+                                   "--report", "--out", str(out), "--history", str(SACCT)])
+    assert res.exit_code == 2 and "is a sacct export" in res.output

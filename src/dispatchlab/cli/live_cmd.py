@@ -191,5 +191,10 @@ def _report(out: Path | None, history: Path | None) -> None:
     if out is None or history is None:
         raise ConfigError("--report needs --out (predictions) and --history (completion "
                           "log)", field="report")
+    from dispatchlab.live.predict import history_format
+
+    if history_format(history) != "jobcomp":
+        raise ConfigError(f"--report reads the realized starts from a job completion log "
+                          f"(jobcomp/filetxt); {history} is a sacct export", field="history")
     table = prediction_table(out, history)
     typer.echo(json.dumps(prediction_summary(table), indent=2))
