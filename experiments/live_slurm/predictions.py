@@ -12,7 +12,10 @@ start four ways:
 - ``easy``: ``-d easy``, the same run times and band;
 - ``twin-walltime``: the twin with the limits as run times (what Slurm itself assumes);
 - ``squeue``: the start Slurm itself plans for the job (the ``start_time`` of a pending
-  job, what ``squeue --start`` prints).
+  job, what ``squeue --start`` prints);
+- ``twin-exact`` and ``easy-exact``: the twin and EASY given every job's true run time
+  (the replay's own): what is left is the scheduler model and the jobs not submitted yet
+  (a diagnosis only: a live predictor cannot know run times).
 
 The history is the cluster's own job completion log as it grows. For each job that waited
 (pending at some cycle before it started), its **first** prediction of each kind is
@@ -87,11 +90,12 @@ def predictors(conf: Path) -> dict[str, tuple[str, str, bool]]:
 
 
 def predict_loop(env: dict[str, str], conf: str, jobcomp: str, out: str,
-                 stop: Any) -> None:
+                 stop: Any, exact: dict[int, int]) -> None:
     """Poll Slurm; at every change (at least every :data:`EVERY_S`) one snapshot → one row
     per pending job and predictor (``cycle_time, predictor, job_id, predicted_start, low,
     high``)."""
-    from dispatchlab.live.predict import load_history
+    from dispatchlab.live.predict import forward_starts, load_history
+    from dispatchlab.live.twin import build_twin
 
     warnings.simplefilter("ignore", SlurmConfWarning)
     client = SlurmClient(env)
@@ -124,6 +128,11 @@ def predict_loop(env: dict[str, str], conf: str, jobcomp: str, out: str,
                 for p in predict(snap, PARTITION, spec, est,
                                  history if with_history else None):
                     rows.append([snap.now, name, p.job_id, p.predicted_start, p.low, p.high])
+            twin = build_twin(snap, PARTITION, every_pending=True)
+            if twin.waiting:
+                for name, spec in (("twin-exact", kinds["twin"][0]), ("easy-exact", "easy")):
+                    for jid, t in forward_starts(twin, spec, exact).items():
+                        rows.append([snap.now, name, jid, t, t, t])
             took = round(time.perf_counter() - t0, 3)
             w.writerows([*row, took] for row in rows)
             fh.flush()
@@ -143,9 +152,13 @@ def run_one(scaled: Any, folder: Path, tag: str, priority: tuple[str, ...]
         env = cluster.env()
         warm_up(env, cluster)
         stop = mp.Event()
+        # Slurm numbers jobs in order: the warm-up job is 1, the replay's follow (checked
+        # after the replay; the exact predictions are dropped if not)
+        tick = int(scaled.meta.get("tick", 1))
+        exact = {2 + j: int(scaled.runtime[j]) * tick for j in range(scaled.n_jobs)}
         proc = mp.Process(target=predict_loop, args=(env, str(cluster.conf),
                                                      str(cluster.jobcomp), str(pred_csv),
-                                                     stop), daemon=True)
+                                                     stop, exact), daemon=True)
         proc.start()
         time.sleep(3)  # the predictor's imports and first read
         sub = submit_replay(scaled, env, PARTITION, hold=False, aligned=True)
@@ -163,14 +176,20 @@ def run_one(scaled: Any, folder: Path, tag: str, priority: tuple[str, ...]
             proc.terminate()
         recs = {r.job_id: r for r in read_jobcomp(cluster.jobcomp)}
         conf_text = cluster.conf.read_text()
+        numbered = all(sub.slurm_id[int(scaled.job_id[j])] == 2 + j
+                       for j in range(scaled.n_jobs))
     finally:
         cluster.stop()
-    tick = int(scaled.meta.get("tick", 1))
-    table = first_predictions(pd.read_csv(pred_csv), recs, ids, tick)
-    summary = {name: summarize(g) for name, g in table.groupby("predictor")}
+    pred = pd.read_csv(pred_csv)
+    if not numbered:
+        pred = pred[~pred["predictor"].str.endswith("-exact")]
+    table = first_predictions(pred, recs, ids, tick)
+    summary = ({} if table.empty else
+               {name: summarize(g) for name, g in table.groupby("predictor")})
     summary["conf"] = [line for line in conf_text.splitlines()
                        if line.startswith(("Scheduler", "Priority", "Select"))]
-    summary["cycle_s_median"] = float(pd.read_csv(pred_csv)["cycle_s"].median())
+    summary["cycle_s_median"] = float(pred["cycle_s"].median())
+    summary["exact_ids_held"] = numbered
     summary["makespan_s"] = max(r.end for r in recs.values() if r.job_id in ids and r.end
                                 ) - sub.t0
     summary["submission_lag_s_max"] = max(sub.lag_s.values())
