@@ -43,11 +43,13 @@ def live_command(
         "--predict", help="Shadow mode: change nothing; write each pending job's "
                           "predicted start to --out, refreshed every cycle.")] = False,
     estimate: Annotated[str, typer.Option(
-        help="--predict: duration estimate of the forward simulation (walltime, "
-             "heuristic, …).")] = "walltime",
+        help="--predict: run times of the forward simulation: walltime (the limits), "
+             "or learned from --history: user-ratio (each user's recent run-time/limit "
+             "ratio × the job's limit), heuristic, ….")] = "walltime",
     history: Annotated[Path | None, typer.Option(
-        help="--predict: a Slurm job completion log (jobcomp/filetxt) to measure the "
-             "estimate's error on (the confidence band).")] = None,
+        help="--predict: finished jobs, a Slurm job completion log (jobcomp/filetxt) or "
+             "a sacct export: run times are learned from them and the estimate's error "
+             "measured on them (the confidence band).")] = None,
     out: Annotated[Path | None, typer.Option(
         help="--predict: CSV of predictions (appended each cycle).")] = None,
     report: Annotated[bool, typer.Option(
@@ -94,19 +96,19 @@ def live_command(
                           field="queue_rules")
     if history is not None and not history.is_file():
         raise ConfigError(f"--history {history}: no such file (a Slurm job completion "
-                          "log, jobcomp/filetxt)", field="history")
+                          "log, jobcomp/filetxt, or a sacct export)", field="history")
     live_dispatcher(dispatcher)
     if report:
         _report(out, history)
         return
     if predict:
-        from dispatchlab.live.predict import live_estimator
+        from dispatchlab.live.predict import check_history, check_partition, live_estimator
 
         live_estimator(estimate)
+        if system == "slurm":
+            check_partition(dispatcher, partition)
         if history is not None:
-            from dispatchlab.workload.slurm_jobcomp import read_jobcomp
-
-            read_jobcomp(history)  # a malformed log: its file and line, now
+            check_history(history)  # a malformed log: its file and line, now
         if out is None:
             raise ConfigError("--predict needs --out (the predictions CSV)", field="out")
     from dispatchlab.live.outage import SlurmUnreachable
@@ -205,5 +207,10 @@ def _report(out: Path | None, history: Path | None) -> None:
     if out is None or history is None:
         raise ConfigError("--report needs --out (predictions) and --history (completion "
                           "log)", field="report")
+    from dispatchlab.live.predict import history_format
+
+    if history_format(history) != "jobcomp":
+        raise ConfigError(f"--report reads the realized starts from a job completion log "
+                          f"(jobcomp/filetxt); {history} is a sacct export", field="history")
     table = prediction_table(out, history)
     typer.echo(json.dumps(prediction_summary(table), indent=2))

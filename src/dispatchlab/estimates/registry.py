@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dispatchlab.errors import ConfigError
 from dispatchlab.estimates.base import DurationEstimator, OracleEstimate, WalltimeEstimate
 from dispatchlab.estimates.heuristic import HeuristicEstimate
+from dispatchlab.estimates.user_ratio import UserRatioEstimate
 
 _ESTIMATORS: dict[str, Callable[[], DurationEstimator]] = {
     "walltime": WalltimeEstimate,
@@ -16,6 +17,7 @@ _ESTIMATORS: dict[str, Callable[[], DurationEstimator]] = {
     "oracle": OracleEstimate,
     "heuristic": HeuristicEstimate,
     "heuristic-request": lambda: HeuristicEstimate(key="request"),
+    "user-ratio": UserRatioEstimate,
 }
 
 
@@ -32,7 +34,8 @@ def estimators() -> list[str]:
 def get_estimator(name: str) -> DurationEstimator:
     """A new estimator by name: ``walltime`` (requested time), ``real``/``oracle`` (actual
     run time), ``heuristic`` (user/executable history, learned online) or
-    ``heuristic-request`` (history per queue, wall-time and request)."""
+    ``heuristic-request`` (history per queue, wall-time and request) or ``user-ratio``
+    (the limit × the run-time/limit ratio of the user's last two jobs)."""
     try:
         return _ESTIMATORS[name]()
     except KeyError:

@@ -2,12 +2,23 @@
 
 Each cycle (on every event, as the adapter) the live state becomes the engine's state with
 every pending job of the partition waiting (:func:`~dispatchlab.live.twin.build_twin`),
-each job's duration is the chosen estimator's (running jobs: at least their elapsed time),
+each job's duration is the chosen estimator's (running jobs: :func:`forward_starts`),
 and the simulator runs forward from now under the chosen dispatcher until every job has
 started: a job's predicted start is its simulated start.
 
-The confidence comes from the estimator's error measured on finished jobs (a Slurm job
-completion log, ``history``): replayed in order, each job is estimated before its run time
+The dispatcher may be Slurm's own scheduler, ``slurm:conf=<the cluster's slurm.conf>``
+(docs/slurm_twin.md): warm-started on the snapshot it plans as slurmctld does, with the
+time limits, while the simulated jobs end at the estimated run times; multifactor ages
+count from each job's real submit time, running jobs free their cores when their
+estimated run ends (one that outlived its estimate: at twice its age, at most its limit).
+
+Run times come from the estimator (``--estimate``): ``walltime`` (the limits, Slurm's own
+plan), or one learned from the finished jobs of ``history`` (a job completion log or a
+``sacct`` export), e.g. ``user-ratio`` (each user's recent run-time/limit ratio ×
+the job's limit, after Tsafrir et al.'s "average of the user's last two jobs").
+
+The confidence comes from the estimator's error measured on the same finished jobs:
+replayed in order, each job is estimated before its run time
 is revealed to the estimator, and the ratio actual / estimated is kept. Two more forward
 simulations scale every duration by the 10th and 90th percentile of that ratio; the
 earliest and latest of the three starts make an 80 % band (``low``, ``high``). Without
@@ -29,7 +40,7 @@ import numpy as np
 from dispatchlab.atomic_output import write_failure
 from dispatchlab.engine.simulator import map_requests
 from dispatchlab.engine.state import SystemView
-from dispatchlab.errors import ConfigError, DispatchlabError
+from dispatchlab.errors import ConfigError, DispatchlabError, WorkloadError
 from dispatchlab.estimates.base import DurationEstimator
 from dispatchlab.estimates.registry import get_estimator
 from dispatchlab.live.adapter import JsonLog, live_dispatcher
@@ -38,7 +49,12 @@ from dispatchlab.live.outage import OUTAGE_LIMIT, Outage
 from dispatchlab.live.slurm_state import Snapshot
 from dispatchlab.live.twin import Twin, build_twin
 from dispatchlab.platform.platform import CORES
-from dispatchlab.workload.slurm_jobcomp import load_jobcomp
+from dispatchlab.workload.accounting import AccountingOptions
+from dispatchlab.workload.load import detect_format
+from dispatchlab.workload.slurm_jobcomp import load_jobcomp, read_jobcomp
+from dispatchlab.workload.slurm_sacct import load_sacct
+from dispatchlab.workload.slurm_sacct_json import load_sacct_json
+from dispatchlab.workload.slurm_spellings import machine_timezone
 from dispatchlab.workload.workload import Workload
 
 #: The quantiles of actual/estimated durations that bound the band (an 80 % band).
@@ -72,6 +88,61 @@ def live_estimator(name: str) -> DurationEstimator:
     return est
 
 
+#: What ``history`` may be: Slurm's job completion log or a ``sacct`` export.
+HISTORY_FORMATS = ("jobcomp", "sacct", "sacct-json")
+
+
+def history_format(path: Path) -> str:
+    """The format of a history file (refused unless one of :data:`HISTORY_FORMATS`; one
+    whose format cannot be told is read as a completion log, whose reader names the bad
+    line)."""
+    try:
+        fmt = detect_format(Path(path))
+    except WorkloadError:
+        return "jobcomp"
+    if fmt not in HISTORY_FORMATS:
+        raise ConfigError(f"--history {path}: a {fmt} file; the history is a Slurm job "
+                          "completion log (jobcomp/filetxt) or a sacct export "
+                          "(--parsable2 or --json)", field="history")
+    return fmt
+
+
+def check_history(path: Path) -> None:
+    """Read ``path`` once (a malformed line: its file and line, before any cycle)."""
+    fmt = history_format(path)
+    if fmt == "jobcomp":
+        read_jobcomp(path)
+    else:
+        load_history(path, None)
+
+
+def load_history(path: Path, partition: str | None) -> Workload:
+    """The finished jobs of ``path`` (of ``partition`` when given), local times read in
+    this machine's time zone."""
+    fmt = history_format(path)
+    if fmt == "jobcomp":
+        return load_jobcomp(path, partition=partition)
+    loader = load_sacct if fmt == "sacct" else load_sacct_json
+    wl = loader(path, AccountingOptions(timezone=machine_timezone()))
+    if partition is None:
+        return wl
+    mine = [k for k, q in enumerate(wl.queues) if q.name == partition]
+    rows = np.flatnonzero(np.isin(wl.queue, mine))
+    if not len(rows):
+        raise WorkloadError(f"no job that ran in partition {partition!r}", source=str(path))
+    return wl.take(rows)
+
+
+def check_partition(spec: str, partition: str) -> None:
+    """A ``slurm`` family spec must know the partition (by name, or a default one)."""
+    disp = live_dispatcher(spec)
+    parts = getattr(disp, "settings", {}).get("partitions") if disp.name == "slurm" else None
+    if parts is None or partition in parts or any(p["default"] for p in parts.values()):
+        return
+    raise ConfigError(f"{spec}: the slurm.conf has no partition '{partition}' and none "
+                      f"with Default=YES (it has {', '.join(parts)})", field="partition")
+
+
 def estimate_durations(name: str, twin: Twin, history: Workload | None) -> Estimates:
     """The estimator ``name`` applied to the twin's jobs after it has seen ``history``
     (finished jobs, in order; each estimated before its run time is observed)."""
@@ -102,8 +173,11 @@ def estimate_durations(name: str, twin: Twin, history: Workload | None) -> Estim
 
 def forward_starts(twin: Twin, spec: str, durations: dict[int, int], scale: float = 1.0,
                    seed: int = 0) -> dict[int, int]:
-    """Simulated start (Unix s) of every waiting job, each duration × ``scale`` (running
-    jobs: at least their elapsed time + 1 s); a job that never starts is left out."""
+    """Simulated start (Unix s) of every waiting job, each duration × ``scale``; a
+    running job that has outlived its duration is expected to run as long again (the
+    median remaining life of a run of that age when run times are heavy-tailed:
+    Harchol-Balter and Downey, ACM TOCS 15(3), 1997), at most to its limit and at least
+    1 s more. A job that never starts is left out."""
     wl = twin.workload
     runtime = wl.runtime.copy()
     now = twin.now
@@ -112,7 +186,9 @@ def forward_starts(twin: Twin, spec: str, durations: dict[int, int], scale: floa
         wall = int(wl.walltime[j])
         d = wall if jid < 0 else max(1, round(durations.get(jid, wall) * scale))  # blockers
         if j in started_at:
-            d = max(d, now - started_at[j] + 1)
+            age = now - started_at[j]
+            if d <= age:
+                d = max(min(2 * age, wall), age + 1)
         runtime[j] = d
     # jobs larger than what stays usable (down and draining nodes out) can never start:
     # asking more than the whole machine makes the engine reject them up front
@@ -174,7 +250,7 @@ class ShadowPredictor:
                  out: Path, history: Path | None = None, seed: int = 0,
                  log: Callable[..., None] | None = None,
                  outage_limit: float | None = OUTAGE_LIMIT):
-        live_dispatcher(spec)
+        check_partition(spec, partition)
         live_estimator(estimate)  # refused now, not when the first job is pending
         self.client, self.partition, self.spec = client, partition, spec
         self.estimator, self.out, self.seed = estimate, Path(out), seed
@@ -188,7 +264,7 @@ class ShadowPredictor:
         if path is None or not path.exists() or path.stat().st_size == 0:
             return None
         try:
-            return load_jobcomp(path, partition=self.partition)
+            return load_history(path, self.partition)
         except DispatchlabError as err:  # none of the partition yet, or a bad line
             self.log("history_unused", reason=str(err))
             return None

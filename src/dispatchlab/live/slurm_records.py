@@ -16,7 +16,9 @@ from dispatchlab.workload.slurm_numbers import slurm_number
 UNUSABLE = frozenset({"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING",
                       "MAINTENANCE", "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN",
                       "REBOOT_REQUESTED", "FUTURE", "UNKNOWN", "RESERVED", "INVALID_REG",
-                      "POWER_DOWN", "POWERING_UP", "REBOOT_ISSUED", "PLANNED"})
+                      "POWER_DOWN", "POWERING_UP", "REBOOT_ISSUED"})
+# (not ``PLANNED``: Slurm 22.05's backfill flags the nodes it plans a pending job on; they
+# still take jobs, and the twin of Slurm's scheduler plans them again itself)
 #: The hold reasons of a job held by its user (``sbatch --hold``, ``scontrol uhold``).
 USER_HOLD = "JobHeldUser"
 _INF = float("inf")

@@ -160,12 +160,18 @@ class SlurmDispatcher(BaseDispatcher):
         self._planned: dict[int, int] = {}  # the previous pass's planned starts
         self._next_sched = self._sched_interval
         self._since_full = False  # a job changed since the last full main pass
-        self._next_calc = self._prio_settings.calc_period
-        self._last_calc = 0
-        self._ran: dict[int, tuple[int, int, int]] = {}  # running job → (user, cpus, start)
-        self._done: list[tuple[int, int, int, int]] = []  # (user, cpus, start, end)
+        # priority passes on the calc-period grid from the state's own time: a warm start
+        # (a live snapshot, hours after its oldest job) runs no pass for the past
+        period = self._prio_settings.calc_period
+        self._next_calc = (view.now // period + 1) * period
+        self._last_calc = view.now
         self._submit = view.jobs.ints("submit")
         self._user = view.jobs.ints("user")
+        # jobs already running (a warm start) are charged from their start like the others
+        self._ran: dict[int, tuple[int, int, int]] = {  # running job → (user, cpus, start)
+            j: (self._user[j], int(view.demand[j, cores]), r.start)
+            for j, r in view.running.items()}
+        self._done: list[tuple[int, int, int, int]] = []  # (user, cpus, start, end)
         self._queue = view.jobs.ints("queue")
         self._units = view.jobs.ints("units")
         self._wall = view.jobs.ints("walltime")
