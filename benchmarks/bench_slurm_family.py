@@ -25,6 +25,7 @@ from pathlib import Path
 from dispatchlab.provenance import versions
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
+from script_args import ready, runner_options
 
 HERE = Path(__file__).resolve().parent
 TRACE = HERE.parent / "src/dispatchlab/data/traces/KTH-SP2-1996-2.1-cln.slice.swf.gz"
@@ -39,7 +40,9 @@ def main() -> None:
     ap.add_argument("--cpus", type=int, default=1)
     ap.add_argument("--conf", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "slurm_family.json")
+    runner_options(ap, out=False)
     args = ap.parse_args()
+    ready(args, args.trace, *([args.conf] if args.conf else []))
     wl = load_workload(args.trace, limit=args.limit)
     with tempfile.TemporaryDirectory(prefix="dispatchlab-bench-") as tmp:
         conf = args.conf or Path(tmp) / "slurm.conf"

@@ -32,7 +32,7 @@ from tests.conftest import REPO, missing_reason, trace_available
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 CAP = 500
 SHELL = {"", "sh", "bash", "console", "shell"}
-PATHLIKE = re.compile(r"\.(toml|csv|parquet|swf|gz|txt|log_crypt|json)$")
+PATHLIKE = re.compile(r"\.(toml|csv|parquet|swf|gz|txt|log_crypt|json|sacct)$")
 PLACEHOLDER = re.compile(r"\.\.\.|…|<|>|^OUT_DIR$|^DIR$")
 
 #: command text fragment → why the example only runs under ``-m slow``

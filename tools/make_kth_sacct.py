@@ -6,7 +6,7 @@ a user's machine has without any cluster: every job of the bundled slice's first
 the Parallel Workloads Archive's KTH SP2 log), one line per job (no steps), times in UTC,
 partition ``batch`` (examples/platforms/kth-slurm.conf's).
 
-  python examples/workloads/make_kth_sacct.py [--jobs 1000]
+  python tools/make_kth_sacct.py [--jobs 1000]
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import gzip
 from datetime import UTC, datetime
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-TRACE = HERE.parents[1] / "src/dispatchlab/data/traces/KTH-SP2-1996-2.1-cln.slice.swf.gz"
-OUT = HERE / "kth-sp2.sacct.txt"
+REPO = Path(__file__).resolve().parents[1]
+TRACE = REPO / "src/dispatchlab/data/traces/KTH-SP2-1996-2.1-cln.slice.swf.gz"
+OUT = REPO / "examples/workloads/kth-sp2.sacct.txt"
 COLUMNS = ("JobID|JobIDRaw|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|Partition|User|"
            "JobName|State")
 #: SWF status → sacct State (SWF: 1 completed, 0 failed, 5 cancelled)
