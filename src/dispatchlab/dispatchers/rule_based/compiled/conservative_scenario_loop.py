@@ -50,7 +50,7 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     sample_point,
     take,
 )
-from dispatchlab.dispatchers.rule_based.compiled.node_rows import (
+from dispatchlab.engine.core.node_rows import (
     COMPLETED,
     KILLED,
     ON,

@@ -50,7 +50,7 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     room_rows,
 )
 from dispatchlab.dispatchers.rule_based.compiled.queue_index import EPS
-from dispatchlab.dispatchers.rule_based.compiled.segment_parts import run_end, seg_room
+from dispatchlab.engine.core.segment_parts import run_end, seg_room
 from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
     NEVER,
     any_free,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from dispatchlab.dispatchers.rule_based.compiled.loop_parts import log_node
-from dispatchlab.dispatchers.rule_based.compiled.node_rows import (
+from dispatchlab.engine.core.node_rows import (
     DOWN,
     ON,
     bank_abort,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
+from dispatchlab.engine.core.parts import (
     give_back,
     log_node,
     release_power,
