@@ -31,7 +31,7 @@ class CoreType(types.StructRef):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
 
-class Core(structref.StructRefProxy):  # type: ignore[misc]
+class Core(structref.StructRefProxy):
     """The core's state record (built in compiled code by :func:`new_core`)."""
 
 

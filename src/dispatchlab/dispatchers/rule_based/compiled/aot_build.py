@@ -1,7 +1,8 @@
 """What the compiled loops' ahead-of-time unit
 (:data:`~dispatchlab.dispatchers.rule_based.compiled.kernel.LOOPS`, built by
-:mod:`dispatchlab.numba_aot`) exports: the strict/EASY, scenario and conservative loops and
-the loop of jobs asking different unit vectors, each with its one signature.
+:mod:`dispatchlab.numba_aot`) exports: the strict/EASY loop, the strict/EASY kernel on the
+engine core (:func:`.slot_book.scenario_slots`), the conservative loops and the loop of
+jobs asking different unit vectors, each with its one signature.
 
 The loops compile in the engine's slot-availability operations (:mod:`.kernel`
 ``loop_helpers``); the engine builds those, for its own callers, in its own unit.

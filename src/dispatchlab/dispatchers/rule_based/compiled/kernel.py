@@ -28,6 +28,7 @@ from dispatchlab.dispatchers.rule_based.compiled import (
 from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
 from dispatchlab.engine.core import loop as core_loop
 from dispatchlab.engine.core import node_rows, segment_parts
+from dispatchlab.engine.core import view as core_view
 from dispatchlab.numba_aot import AotUnit, load
 from dispatchlab.numba_loader import NUMBA, compiled, kind
 
@@ -57,7 +58,17 @@ def inlined() -> list[Callable[..., Any]]:
     deeper than two levels.)"""
     return [*heap_inlined(), loop_parts.room, loop_parts.first_fit, loop_parts.take,
             loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind,
-            loop_parts.shift_in, start_scan.start_scan]
+            loop_parts.shift_in, start_scan.start_scan, *core_inlined()]
+
+
+def core_inlined() -> list[Callable[..., Any]]:
+    """The engine core's phases and the strict/EASY kernel's queue steps, copied into the
+    core's loop (the decision itself is a call)."""
+    from dispatchlab.dispatchers.rule_based.compiled import slot_book
+
+    return [core_loop.next_time, core_loop.end_segments, core_loop.scenario_rows,
+            core_loop.open_segments, core_loop.sample, core_loop.arrivals,
+            slot_book.slot_arrive, slot_book.slot_leave]
 
 
 def loop_helpers() -> list[Callable[..., Any]]:
@@ -91,7 +102,7 @@ def core_helpers() -> list[Callable[..., Any]]:
     from dispatchlab.dispatchers.rule_based.compiled import slot_book
     from dispatchlab.engine.core import record
 
-    return [record.new_core, record._machine_sums, core_loop.next_time,
+    return [record.new_core, record._machine_sums, core_view.view, core_loop.next_time,
             core_loop.end_segments, core_loop.scenario_rows, core_loop.open_segments,
             core_loop.sample, core_loop.arrivals, core_loop.run_core, core_loop.outcome,
             slot_book.new_slot_book, slot_book.slot_arrive, slot_book.slot_leave,
@@ -107,7 +118,7 @@ LOOPS = AotUnit("rule_based_loops", (
                           "book_parts", "conservative_order", "vector_loop", "vector_parts",
                           "vector_shadow", "vector_rows")),
     *("dispatchlab.engine.core." + m for m in ("codes", "parts", "node_rows",
-                                               "segment_parts", "record", "loop")),
+                                               "segment_parts", "record", "view", "loop")),
     "dispatchlab.dispatchers.slot_book_ops",
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),

@@ -2,7 +2,7 @@
 running list and reservation, first-fit placement on unit slots, growing arrays.
 
 Plain Python functions on arrays, written once and compiled into :mod:`.slot_loop`,
-:mod:`.scenario_loop` and :mod:`.conservative_loop` (Numba compiles a call to them into the
+:mod:`.slot_book` and :mod:`.conservative_loop` (Numba compiles a call to them into the
 caller: :func:`~dispatchlab.dispatchers.rule_based.compiled.kernel.loop_helpers`). The loops keep
 their end
 events in the book of reservations' heap (:func:`~.slot_availability_ops.heap_push`,
@@ -31,7 +31,6 @@ from dispatchlab.engine.core.parts import (  # noqa: F401 (the loops' parts, by 
     room_rows,
     sample_point,
 )
-
 
 # ---- arrays that grow ----
 

@@ -47,7 +47,7 @@ class SlotBookType(types.StructRef):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
 
-class SlotBook(structref.StructRefProxy):  # type: ignore[misc]
+class SlotBook(structref.StructRefProxy):
     """The policy's book: its options, queue, queue index, EASY's running list and
     reservation, ``easy-power``'s work arrays, its count of backfilled starts."""
 

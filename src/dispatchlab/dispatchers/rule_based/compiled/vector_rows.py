@@ -16,6 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 from dispatchlab.dispatchers.rule_based.compiled.loop_parts import log_node
+from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
+    _busy,
+    give_v,
+    node_part,
+    reread,
+)
 from dispatchlab.engine.core.node_rows import (
     DOWN,
     ON,
@@ -23,12 +29,6 @@ from dispatchlab.engine.core.node_rows import (
     leave_running,
     next_victim,
     row_moves,
-)
-from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
-    _busy,
-    give_v,
-    node_part,
-    reread,
 )
 
 
