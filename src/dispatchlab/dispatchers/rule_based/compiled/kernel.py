@@ -28,7 +28,6 @@ from dispatchlab.dispatchers.rule_based.compiled import (
 from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
 from dispatchlab.engine.core import loop as core_loop
 from dispatchlab.engine.core import node_rows, segment_parts
-from dispatchlab.engine.core import view as core_view
 from dispatchlab.numba_aot import AotUnit, load
 from dispatchlab.numba_loader import NUMBA, compiled, kind
 
@@ -102,7 +101,7 @@ def core_helpers() -> list[Callable[..., Any]]:
     from dispatchlab.dispatchers.rule_based.compiled import slot_book
     from dispatchlab.engine.core import record
 
-    return [record.new_core, record._machine_sums, core_view.view, core_loop.next_time,
+    return [record.new_core, record._machine_sums, core_loop.next_time,
             core_loop.end_segments, core_loop.scenario_rows, core_loop.open_segments,
             core_loop.sample, core_loop.arrivals, core_loop.run_core, core_loop.outcome,
             slot_book.new_slot_book, slot_book.slot_arrive, slot_book.slot_leave,
@@ -118,7 +117,7 @@ LOOPS = AotUnit("rule_based_loops", (
                           "book_parts", "conservative_order", "vector_loop", "vector_parts",
                           "vector_shadow", "vector_rows")),
     *("dispatchlab.engine.core." + m for m in ("codes", "parts", "node_rows",
-                                               "segment_parts", "record", "view", "loop")),
+                                               "segment_parts", "record", "loop")),
     "dispatchlab.dispatchers.slot_book_ops",
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
