@@ -1,5 +1,5 @@
 """Nodes leaving and coming back under a power cap — varying with the same scenario, or
-fixed — run compiled (:mod:`dispatchlab.dispatchers.rule_based.compiled.scenario_loop`) and give
+fixed — run compiled (the engine core, :mod:`dispatchlab.engine.core.loop`) and give
 exactly the
 general loop's run: every segment (aborted runs included), node-state row, plan, sample,
 power sample, decision point and summary entry (``assert_same``)."""

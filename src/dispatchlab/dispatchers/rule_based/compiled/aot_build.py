@@ -1,7 +1,8 @@
 """What the compiled loops' ahead-of-time unit
 (:data:`~dispatchlab.dispatchers.rule_based.compiled.kernel.LOOPS`, built by
-:mod:`dispatchlab.numba_aot`) exports: the strict/EASY, scenario and conservative loops and
-the loop of jobs asking different unit vectors, each with its one signature.
+:mod:`dispatchlab.numba_aot`) exports: the strict/EASY loop, the strict/EASY kernel on the
+engine core (:func:`.slot_book.scenario_slots`), the conservative loops and the loop of
+jobs asking different unit vectors, each with its one signature.
 
 The loops compile in the engine's slot-availability operations (:mod:`.kernel`
 ``loop_helpers``); the engine builds those, for its own callers, in its own unit.
@@ -22,7 +23,7 @@ def exports() -> AotExports:
     )
     from dispatchlab.dispatchers.rule_based.compiled.kernel import inlined, loop_helpers
     from dispatchlab.dispatchers.rule_based.compiled.poweroff_loop import poweroff_loop
-    from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import scenario_loop
+    from dispatchlab.dispatchers.rule_based.compiled.slot_book import scenario_slots
     from dispatchlab.dispatchers.rule_based.compiled.slot_loop import slot_loop
 
     i8 = nt.Array(nt.int64, 1, "C")
@@ -42,12 +43,13 @@ def exports() -> AotExports:
     f = nt.float64
     scen_returns = nt.Tuple((i, i8, i8, i8, i8, i8, i8, i4, i4, i, i8, i8_2d, i8_2d, i,
                              i8_2d, i, b1, i, i, f8, f8))
-    scen_sig = scen_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i,
-                            nt.boolean, i8_2d, i8, i8, i8, i8, i8, i8, nt.boolean, i8,
-                            nt.boolean, f, f, nt.Array(f, 2, "C"), f8, f8, f, i8, f8, i, f8,
-                            f8)
-    off_returns = nt.Tuple((*scen_returns.types, i, i))
+    b = nt.boolean
     f8_2d = nt.Array(f, 2, "C")
+    scen_sig = scen_returns(nt.Tuple((i8, i8, i8, i8, i8, b1, b, b)),
+                            nt.Tuple((i8, i8_2d, i8)), nt.Tuple((i8, i8, i8, i8, i8)),
+                            nt.Tuple((b, f, f, f8_2d, f8, f8, i8, f8)),
+                            nt.Tuple((i8, i8, b, i, b, f, i, f8, f8)))
+    off_returns = nt.Tuple((*scen_returns.types, i, i))
     off_sig = off_returns(i8, i8, i8, nt.boolean, i8, i8, i8, b1, i8, nt.boolean, i,
                           nt.boolean, i8_2d, i8, i8, i8, i8, i, i8, i8, i8, i8, i8, nt.boolean,
                           i8, nt.boolean, f, f, f8_2d, f8, f8, f, f8_2d, i8, f8, i, f8, f8)
@@ -70,6 +72,6 @@ def exports() -> AotExports:
                        "conservative_scenario_loop": (conservative_scenario_loop,
                                                       cons_scen_sig),
                        "conservative_loop": (conservative_loop, cons_sig),
-                       "scenario_loop": (scenario_loop, scen_sig)},
+                       "scenario_slots": (scenario_slots, scen_sig)},
                       helpers=loop_helpers(), inline=inlined())
 

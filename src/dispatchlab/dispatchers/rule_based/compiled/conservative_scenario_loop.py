@@ -50,13 +50,6 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     sample_point,
     take,
 )
-from dispatchlab.dispatchers.rule_based.compiled.node_rows import (
-    COMPLETED,
-    KILLED,
-    ON,
-    apply_node_rows,
-    stop_run,
-)
 from dispatchlab.dispatchers.slot_book_ops import TABLES, rebuild_book
 from dispatchlab.engine.compiled.slot_availability_ops import (
     NEVER,
@@ -67,6 +60,13 @@ from dispatchlab.engine.compiled.slot_availability_ops import (
     book_pop_due,
     heap_pop,
     heap_push,
+)
+from dispatchlab.engine.core.node_rows import (
+    COMPLETED,
+    KILLED,
+    ON,
+    apply_node_rows,
+    stop_run,
 )
 
 #: Status codes (``FALLBACK``: the general loop must run to report a stuck queue or an idle

@@ -19,15 +19,15 @@ from dispatchlab.dispatchers.rule_based.compiled import (
     conservative_order,
     dynamic_order,
     loop_parts,
-    node_rows,
     power_shadow,
-    segment_parts,
     start_scan,
     vector_parts,
     vector_rows,
     vector_shadow,
 )
 from dispatchlab.engine.compiled.compiled_ops import availability_helpers, heap_inlined
+from dispatchlab.engine.core import loop as core_loop
+from dispatchlab.engine.core import node_rows, segment_parts
 from dispatchlab.numba_aot import AotUnit, load
 from dispatchlab.numba_loader import NUMBA, compiled, kind
 
@@ -57,7 +57,17 @@ def inlined() -> list[Callable[..., Any]]:
     deeper than two levels.)"""
     return [*heap_inlined(), loop_parts.room, loop_parts.first_fit, loop_parts.take,
             loop_parts.give_back, loop_parts.q_compact, loop_parts.backfill_kind,
-            loop_parts.shift_in, start_scan.start_scan]
+            loop_parts.shift_in, start_scan.start_scan, *core_inlined()]
+
+
+def core_inlined() -> list[Callable[..., Any]]:
+    """The engine core's phases and the strict/EASY kernel's queue steps, copied into the
+    core's loop (the decision itself is a call)."""
+    from dispatchlab.dispatchers.rule_based.compiled import slot_book
+
+    return [core_loop.next_time, core_loop.end_segments, core_loop.scenario_rows,
+            core_loop.open_segments, core_loop.sample, core_loop.arrivals,
+            slot_book.slot_arrive, slot_book.slot_leave]
 
 
 def loop_helpers() -> list[Callable[..., Any]]:
@@ -82,19 +92,33 @@ def loop_helpers() -> list[Callable[..., Any]]:
             *(getattr(dynamic_order, name) for name in DYNAMIC_ORDER),
             *(getattr(vector_parts, name) for name in VECTOR_PARTS),
             vector_shadow.vpower_shadow, vector_rows.apply_vector_rows,
-            segment_parts.seg_room, segment_parts.run_end]
+            segment_parts.seg_room, segment_parts.run_end, *core_helpers()]
+
+
+def core_helpers() -> list[Callable[..., Any]]:
+    """The engine core's loop, phases and record, and the strict/EASY kernel on it
+    (:mod:`.slot_book`); these import Numba."""
+    from dispatchlab.dispatchers.rule_based.compiled import slot_book
+    from dispatchlab.engine.core import record
+
+    return [record.new_core, record._machine_sums, core_loop.next_time,
+            core_loop.end_segments, core_loop.scenario_rows, core_loop.open_segments,
+            core_loop.sample, core_loop.arrivals, core_loop.run_core, core_loop.outcome,
+            slot_book.new_slot_book, slot_book.slot_arrive, slot_book.slot_leave,
+            slot_book.slot_decide]
 
 
 _HERE = "dispatchlab.dispatchers.rule_based.compiled."
 #: The rule-based wing's ahead-of-time unit: its loops and everything compiled into them, one
 #: module per loop (each 40-60 s of CPU to build: they build in parallel, each when needed).
 LOOPS = AotUnit("rule_based_loops", (
-    *(_HERE + m for m in ("slot_loop", "scenario_loop", "conservative_loop", "start_scan",
+    *(_HERE + m for m in ("slot_loop", "slot_book", "conservative_loop", "start_scan",
                           "queue_index", "loop_parts", "power_shadow", "kernel",
-                          "poweroff_loop", "dynamic_order", "node_rows",
-                          "conservative_scenario_loop", "book_parts", "conservative_order",
-                          "vector_loop", "vector_parts", "vector_shadow", "vector_rows",
-                          "segment_parts")),
+                          "poweroff_loop", "dynamic_order", "conservative_scenario_loop",
+                          "book_parts", "conservative_order", "vector_loop", "vector_parts",
+                          "vector_shadow", "vector_rows")),
+    *("dispatchlab.engine.core." + m for m in ("codes", "parts", "node_rows",
+                                               "segment_parts", "record", "loop")),
     "dispatchlab.dispatchers.slot_book_ops",
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
@@ -128,17 +152,18 @@ def slot_loop_kernel() -> Callable[..., Any]:
 
 
 def scenario_loop_kernel() -> Callable[..., Any]:
-    """The compiled loop of a machine whose nodes change, loaded (or built) on first use."""
-    from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import scenario_loop
+    """The strict/EASY kernel on the engine core (:func:`.slot_book.scenario_slots`: a
+    machine whose nodes change, or a fixed one), loaded (or built) on first use."""
+    from dispatchlab.dispatchers.rule_based.compiled.slot_book import scenario_slots
 
     def warm(fn: Callable[..., Any]) -> None:
         one, none = np.ones(1, np.int64), np.zeros(0, np.int64)
-        fn(one - 1, one, one, True, one, one, one - 1, np.zeros(1, np.bool_), one, True, -1,
-           False, np.ones((1, 1), np.int64), one, none, none, none, one - 1, none, True, one - 1,
-           False, 0.0, 0.0, np.zeros((1, 2)), np.zeros(1), np.zeros(1), 0.0, none,
-           np.zeros(0), 0, np.zeros(0), np.zeros(0))
+        fn((one - 1, one, one, one, one - 1, np.zeros(1, np.bool_), True, True),
+           (one, np.ones((1, 1), np.int64), one), (none, none, none, one - 1, none),
+           (False, 0.0, 0.0, np.zeros((1, 2)), np.zeros(1), np.zeros(1), none, np.zeros(0)),
+           (one, one - 1, True, -1, False, 0.0, 0, np.zeros(0), np.zeros(0)))
 
-    return _loop(scenario_loop, warm)
+    return _loop(scenario_slots, warm)
 
 
 def poweroff_loop_kernel() -> Callable[..., Any]:

@@ -59,14 +59,14 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     room,
     sample_point,
 )
-from dispatchlab.dispatchers.rule_based.compiled.node_rows import apply_node_rows
 from dispatchlab.dispatchers.rule_based.compiled.queue_index import EPS, idx_new, idx_put
-
-# (status codes as the scenario loop's: ``FALLBACK``, the general loop must run to raise its
-# own error, a stuck queue or an idle machine waiting too long)
-from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import DONE, FALLBACK, NEVER
 from dispatchlab.dispatchers.rule_based.compiled.start_scan import EXTRA, start_scan
 from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
+
+# (status codes as the engine core's: ``FALLBACK``, the general loop must run to raise its
+# own error, a stuck queue or an idle machine waiting too long)
+from dispatchlab.engine.core.codes import DONE, FALLBACK, NEVER
+from dispatchlab.engine.core.node_rows import apply_node_rows
 from dispatchlab.platform.node_states import BOOTING, OFF, ON, SHUTTING_DOWN
 
 #: Segment outcomes, as :mod:`dispatchlab.engine.recorder`.
@@ -91,9 +91,10 @@ def poweroff_loop(submit: Any, runtime: Any, walltime: Any, kill: bool, units: A
     before a switch-off (s). Scenario row ``k`` at ``s_time[k]`` of kind ``s_kind[k]`` with
     ``s_value[k]`` (``alive_nodes``) or target nodes ``s_nodes[s_off[k]:s_off[k + 1]]``,
     jobs on a leaving node re-queued (``requeue``; from their last ``checkpoint``) or
-    failed, as in :mod:`.scenario_loop`. ``power``: a cap of ``cap_w`` W holds,
-    ``c_value[k]`` from ``c_time[k]`` on (waited for when it falls), the power tabulated as
-    in :mod:`.slot_loop` (``node_w``, ``job_w``, ``unit_w``, ``used_w``; ``down_w[n]``: node
+    failed, as in the engine core (:mod:`dispatchlab.engine.core.loop`). ``power``: a cap
+    of ``cap_w`` W holds, ``c_value[k]`` from ``c_time[k]`` on (waited for when it falls),
+    the power tabulated as in :mod:`.slot_loop` (``node_w``, ``job_w``, ``unit_w``,
+    ``used_w``; ``down_w[n]``: node
     ``n`` down) and ``state_w[n, s]`` what node ``n`` draws in state ``s`` when not on: a
     node is switched on only if its booting power fits on top of what the round's starts
     add (each start costed as the engine's ``start_delta``), off only if its shutting-down

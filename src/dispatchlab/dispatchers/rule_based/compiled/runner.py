@@ -24,10 +24,10 @@ from dispatchlab.dispatchers.rule_based.compiled.kernel import (
     scenario_loop_kernel,
     slot_loop_kernel,
 )
-from dispatchlab.dispatchers.rule_based.compiled.scenario_loop import FALLBACK as SCENARIO_FALLBACK
 from dispatchlab.dispatchers.rule_based.compiled.slot_loop import FALLBACK as SLOT_FALLBACK
 from dispatchlab.dispatchers.rule_based.compiled.slot_loop import STUCK
 from dispatchlab.engine.compiled.eligibility import ScenarioRows, SlotRun
+from dispatchlab.engine.core.codes import FALLBACK as SCENARIO_FALLBACK
 from dispatchlab.engine.recorder import COMPLETED, KILLED, Recorder, Segments
 from dispatchlab.engine.simulator import Simulator
 from dispatchlab.errors import DispatchlabError
@@ -96,8 +96,8 @@ def run_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
 
 def run_scenario_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
     """Simulate ``sim`` (strict or EASY under a node scenario that :func:`slot_run`
-    accepted) in the compiled scenario loop; ``None`` when the general loop must run it to
-    raise its error (a queue stuck for good)."""
+    accepted) on the engine core with the strict/EASY kernel (:mod:`.slot_book`); ``None``
+    when the general loop must run it to raise its error (a queue stuck for good)."""
     wl = sim.workload
     rows = run.scenario
     assert rows is not None
@@ -108,13 +108,14 @@ def run_scenario_slots(sim: Simulator, run: SlotRun) -> Recorder | None:
     power, node_w, down_w, job_w = _power_args(rec, run)
     wall0 = time.perf_counter()
     out = kernel(
-        _own(wl.submit), _own(wl.runtime), _own(wl.walltime), sim.walltime_kill,
-        _own(wl.units), _own(run.estimate), _own(run.rank), skip, _own(run.slots), run.easy,
-        run.depth, run.easy_power, np.ascontiguousarray(sim.platform.capacity, np.int64),
-        _own(sim.req[0]),
-        rows.time, rows.kind, rows.value, rows.offsets, rows.nodes,
-        sim.on_abort == "requeue", _own(wl.checkpoint), power[0], power[1], power[2], node_w,
-        down_w, job_w, power[3], *_cap_rows(run), *_score_args(run))
+        (_own(wl.submit), _own(wl.runtime), _own(wl.walltime), _own(wl.units),
+         _own(wl.checkpoint), skip, bool(sim.walltime_kill), sim.on_abort == "requeue"),
+        (_own(run.slots), np.ascontiguousarray(sim.platform.capacity, np.int64),
+         _own(sim.req[0])),
+        (rows.time, rows.kind, rows.value, rows.offsets, rows.nodes),
+        (power[0], float(power[1]), float(power[2]), node_w, down_w, job_w, *_cap_rows(run)),
+        (_own(run.estimate), _own(run.rank), bool(run.easy), int(run.depth),
+         bool(run.easy_power), float(power[3]), *_score_args(run)))
     loop_seconds = time.perf_counter() - wall0
     if out[0] == SCENARIO_FALLBACK:
         return None

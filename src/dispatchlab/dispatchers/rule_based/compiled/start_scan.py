@@ -1,6 +1,6 @@
 """One decision of the rule-based policy on unit slots: the startable prefix of the queue,
-then (EASY) the head's reservation and the backfill behind it — shared by the fixed-machine
-loop (:mod:`.slot_loop`) and the loop of a machine whose nodes change (:mod:`.scenario_loop`).
+then (EASY) the head's reservation and the backfill behind it — the strict/EASY kernel's
+decision on the engine core (:mod:`.slot_book`), also copied into the ``+poweroff`` loop.
 
 Under a power cap a job also needs its power to fit: its first-fit placement is costed node
 by node from the tabulated node power (what the dispatcher's workspace computes) against

@@ -50,7 +50,6 @@ from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
     room_rows,
 )
 from dispatchlab.dispatchers.rule_based.compiled.queue_index import EPS
-from dispatchlab.dispatchers.rule_based.compiled.segment_parts import run_end, seg_room
 from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
     NEVER,
     any_free,
@@ -66,6 +65,7 @@ from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
 from dispatchlab.dispatchers.rule_based.compiled.vector_rows import apply_vector_rows
 from dispatchlab.dispatchers.rule_based.compiled.vector_shadow import vpower_shadow
 from dispatchlab.engine.compiled.slot_availability_ops import heap_pop, heap_push
+from dispatchlab.engine.core.segment_parts import run_end, seg_room
 
 #: Status codes (``STUCK``: jobs left queued on an idle machine; ``FALLBACK``: an idle
 #: machine waited on cap rows beyond the engine's limit — the general loop reports both).

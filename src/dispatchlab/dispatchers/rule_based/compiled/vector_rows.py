@@ -16,19 +16,19 @@ from __future__ import annotations
 from typing import Any
 
 from dispatchlab.dispatchers.rule_based.compiled.loop_parts import log_node
-from dispatchlab.dispatchers.rule_based.compiled.node_rows import (
+from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
+    _busy,
+    give_v,
+    node_part,
+    reread,
+)
+from dispatchlab.engine.core.node_rows import (
     DOWN,
     ON,
     bank_abort,
     leave_running,
     next_victim,
     row_moves,
-)
-from dispatchlab.dispatchers.rule_based.compiled.vector_parts import (
-    _busy,
-    give_v,
-    node_part,
-    reread,
 )
 
 

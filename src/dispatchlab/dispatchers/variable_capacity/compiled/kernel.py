@@ -19,6 +19,7 @@ _HERE = "dispatchlab.dispatchers.variable_capacity.compiled."
 FIRST_FIT_LOOP = AotUnit("vc_first_fit_loop", (
     _HERE + "first_fit_loop", _HERE + "kernel",
     "dispatchlab.dispatchers.rule_based.compiled.loop_parts",
+    "dispatchlab.engine.core.parts",
     "dispatchlab.engine.compiled.slot_availability_ops",
     "dispatchlab.engine.compiled.compiled_ops"),
     _HERE + "aot_build:exports")

@@ -3,7 +3,8 @@ change (a job may run several times, each run a segment of its own): the segment
 grown on demand and the run's end, exact for a first run and from the work left after an
 abort (``begin_segment`` in :mod:`dispatchlab.engine.execution`).
 
-Used by :mod:`.vector_loop`; the unit-slot scenario loops hold the same steps inline.
+Used by the core (:mod:`.loop`) and the wings' vector loop; the conservative and power-off
+loops of a changing machine hold the same steps inline.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchlab.dispatchers.rule_based.compiled.loop_parts import room
+from dispatchlab.engine.core.parts import room
 
 #: A time that never comes (no wall-time kill).
 NEVER = 1 << 62

@@ -1,6 +1,6 @@
-"""Nodes leaving and coming back, as the engine applies a scenario's node rows: shared by the
-compiled loops of a machine whose nodes change (:mod:`.scenario_loop` for strict and EASY,
-:mod:`.conservative_scenario_loop` for conservative backfilling).
+"""Nodes leaving and coming back, as the engine applies a scenario's node rows: the core's
+scenario phase (:mod:`.loop`), shared with the wings' loops of a machine whose nodes change
+that have not moved onto the core yet (conservative backfilling, ``+poweroff``).
 
 A loop keeps, per job, its open segment (``cur``), the live number of its end event
 (``end_seq``), when its current run's work began (``work_from``), the work left (``left``)
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dispatchlab.dispatchers.rule_based.compiled.loop_parts import (
+from dispatchlab.engine.core.parts import (
     give_back,
     log_node,
     release_power,
