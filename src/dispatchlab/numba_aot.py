@@ -188,10 +188,11 @@ def _build(unit: AotUnit, part: int | None, folder: Path, name: str, path: Path,
             failed.write_text(proc.stderr[-4000:] or f"exit status {proc.returncode}")
             return False
         os.replace(built[0], path)
-    stem = _stem(unit, part)
-    for old in folder.glob(f"{stem}_aot_*"):  # builds for an earlier source or version
-        if not old.name.startswith(name):
-            old.unlink(missing_ok=True)
+    key = name.rpartition("_aot_")[2]
+    for pattern in (f"{unit.name}_aot_*", f"{unit.name}__p*_aot_*"):
+        for old in folder.glob(pattern):  # builds for an earlier source, version or parts
+            if old.name.partition(".")[0].rpartition("_aot_")[2] != key:
+                old.unlink(missing_ok=True)
     return True
 
 

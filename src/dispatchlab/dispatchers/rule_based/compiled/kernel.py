@@ -124,7 +124,7 @@ LOOPS = AotUnit("rule_based_loops", (
     "dispatchlab.engine.compiled.compiled_ops"),
     _HERE + "aot_build:exports",
     parts=(("poweroff_loop",), ("vector_loop",), ("conservative_scenario_loop",),
-           ("scenario_loop",), ("slot_loop",), ("conservative_loop",)))
+           ("scenario_slots",), ("slot_loop",), ("conservative_loop",)))
 
 
 def _aot_module() -> ModuleType | None:
