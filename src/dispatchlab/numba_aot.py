@@ -239,7 +239,7 @@ def exports_of(where: str) -> AotExports:
 
 def _unit(reference: str) -> AotUnit:
     module, _, attribute = reference.partition(":")
-    unit = getattr(importlib.import_module(module), attribute)
+    unit = getattr(importlib.import_module(module), attribute, None)
     if not isinstance(unit, AotUnit):
         raise SystemExit(f"{reference} is not an AotUnit")
     return unit
@@ -249,9 +249,16 @@ def _stop(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # so temporary build folders are removed
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["--prebuild"]:
+def main(argv: Sequence[str]) -> None:
+    """The command line (module docstring): a build, or ``--prebuild`` of named units."""
+    if argv[:1] == ["--prebuild"]:
         signal.signal(signal.SIGTERM, _stop)
-        failed = prebuild([_unit(ref) for ref in sys.argv[2:]])
+        failed = prebuild([_unit(ref) for ref in argv[1:]])
         sys.exit(f"ahead-of-time builds failed: {', '.join(failed)}" if failed else 0)
-    build(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:])
+    build(argv[0], argv[1], argv[2], argv[3:])
+
+
+if __name__ == "__main__":
+    # run as a script this file is ``__main__``: work with the package's module, whose
+    # AotUnit class the units were declared with
+    importlib.import_module("dispatchlab.numba_aot").main(sys.argv[1:])

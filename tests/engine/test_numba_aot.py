@@ -201,3 +201,20 @@ def test_prebuild_refuses_a_reference_that_is_not_a_unit() -> None:
                            "dispatchlab.numba_aot:load"], capture_output=True, text=True,
                           check=False)
     assert proc.returncode != 0 and "is not an AotUnit" in proc.stderr
+
+
+def test_prebuild_from_the_command_line_takes_a_declared_unit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run as ``python -m``, the module is ``__main__``: a unit declared with the package's
+    AotUnit is still one. Both parts' builds are marked failed, so nothing compiles."""
+    import subprocess
+
+    unit = _parted(tmp_path, monkeypatch, "duo_unit_cli")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for part in (0, 1):
+        (cache / (numba_aot.module_name(unit, part) + ".failed")).write_text("no compiler")
+    proc = subprocess.run([sys.executable, "-m", "dispatchlab.numba_aot", "--prebuild",
+                           "duo_unit_cli:UNIT"], capture_output=True, text=True, check=False)
+    assert "is not an AotUnit" not in proc.stderr
+    assert proc.returncode == 1 and "builds failed: duo__p0_aot_" in proc.stderr
