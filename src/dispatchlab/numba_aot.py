@@ -184,6 +184,8 @@ def _build(unit: AotUnit, part: int | None, folder: Path, name: str, path: Path,
         proc = subprocess.run([sys.executable, "-m", __name__, tmp, name, unit.exports, *only],
                               capture_output=True, text=True, check=False)
         built = list(Path(tmp).glob(name + ".*"))
+        if proc.returncode < 0:  # stopped by a signal (a stopped prebuild): not a failure
+            return False
         if proc.returncode != 0 or not built:
             failed.write_text(proc.stderr[-4000:] or f"exit status {proc.returncode}")
             return False

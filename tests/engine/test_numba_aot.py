@@ -218,3 +218,21 @@ def test_prebuild_from_the_command_line_takes_a_declared_unit(
                            "duo_unit_cli:UNIT"], capture_output=True, text=True, check=False)
     assert "is not an AotUnit" not in proc.stderr
     assert proc.returncode == 1 and "builds failed: duo__p0_aot_" in proc.stderr
+
+
+def test_a_build_stopped_by_a_signal_is_not_remembered_as_failed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prebuild stopped at the end of a partial test run kills its builds: the next load
+    must build again, not fall back to the JIT for good."""
+    import subprocess
+
+    unit = _unit(tmp_path, monkeypatch, "tiny_unit_killed")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+
+    def killed(*args: object, **kwargs: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(["pycc"], -15, "", "")
+
+    monkeypatch.setattr(numba_aot.subprocess, "run", killed)
+    assert numba_aot.load(unit) is None
+    assert not list(cache.glob("*.failed"))
