@@ -41,8 +41,10 @@ def register(helpers: Iterable[Callable[..., Any]],
             _registered.add(fn)
 
 
-def compiled(source: Callable[..., Any], *, helpers: Iterable[Callable[..., Any]] = (),
-             inline: Iterable[Callable[..., Any]] = (),
+Helpers = Iterable[Callable[..., Any]] | Callable[[], Iterable[Callable[..., Any]]]
+
+
+def compiled(source: Callable[..., Any], *, helpers: Helpers = (), inline: Helpers = (),
              aot_module: Callable[[], Any] | None = None, aot_name: str = "",
              warm: Callable[[Callable[..., Any]], object] | None = None,
              fallback: Callable[..., Any] | None = None, what: str = "") -> Callable[..., Any]:
@@ -51,14 +53,14 @@ def compiled(source: Callable[..., Any], *, helpers: Iterable[Callable[..., Any]
     ``aot_module()`` (when given) returns the ahead-of-time module or ``None``; its
     attribute ``aot_name`` (default: the source's name) is taken when present. Else Numba's
     JIT compiles ``source`` with ``helpers`` (and ``inline``) registered (:func:`register`)
-    and ``warm`` is
-    called with the result so compilation (or loading from the disk cache) happens now.
+    and ``warm`` is called with the result so compilation (or loading from the disk cache)
+    happens now. ``helpers`` and ``inline`` may be functions returning them, called only
+    then (their modules may import Numba).
     Without Numba: ``fallback`` (a plain twin), else :class:`RuntimeError` naming ``what``.
     """
     found = _loaded.get(source)
     if found is None:
-        found = _load(source, tuple(helpers), tuple(inline), aot_module, aot_name, warm,
-                      fallback, what)
+        found = _load(source, helpers, inline, aot_module, aot_name, warm, fallback, what)
         _loaded[source] = found
     return found[0]
 
@@ -69,8 +71,8 @@ def kind(source: Callable[..., Any]) -> str:
     return "" if found is None else found[1]
 
 
-def _load(source: Callable[..., Any], helpers: tuple[Callable[..., Any], ...],
-          inline: tuple[Callable[..., Any], ...], aot_module: Callable[[], Any] | None,
+def _load(source: Callable[..., Any], helpers: Helpers, inline: Helpers,
+          aot_module: Callable[[], Any] | None,
           aot_name: str,
           warm: Callable[[Callable[..., Any]], object] | None,
           fallback: Callable[..., Any] | None, what: str) -> tuple[Callable[..., Any], str]:
@@ -86,8 +88,12 @@ def _load(source: Callable[..., Any], helpers: tuple[Callable[..., Any], ...],
             return fn, "aot"
     import numba
 
-    register(helpers, inline)
+    register(_listed(helpers), _listed(inline))
     jitted: Callable[..., Any] = numba.njit(cache=True, nogil=True)(source)
     if warm is not None:
         warm(jitted)
     return jitted, "jit"
+
+
+def _listed(functions: Helpers) -> tuple[Callable[..., Any], ...]:
+    return tuple(functions() if callable(functions) else functions)

@@ -134,7 +134,7 @@ def _aot_module() -> ModuleType | None:
 def _loop(source: Callable[..., Any], warm: Callable[[Callable[..., Any]], None]
           ) -> Callable[..., Any]:
     """A compiled loop: ahead of time, else Numba's JIT (compiled now by ``warm``)."""
-    return compiled(source, helpers=loop_helpers(), inline=inlined(), aot_module=_aot_module,
+    return compiled(source, helpers=loop_helpers, inline=inlined, aot_module=_aot_module,
                     warm=warm, what="the compiled loops")
 
 

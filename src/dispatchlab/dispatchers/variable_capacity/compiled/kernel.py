@@ -56,5 +56,5 @@ def first_fit_loop_kernel() -> Callable[..., Any]:
            np.ones((1, 1), np.int64), none, np.zeros(0, np.bool_), one - 1, none, True,
            one - 1)
 
-    return compiled(first_fit_loop, helpers=loop_helpers(), inline=loop_inlined(),
+    return compiled(first_fit_loop, helpers=loop_helpers, inline=loop_inlined,
                     aot_module=_aot_module, warm=warm, what="the first-fit loop")
