@@ -33,10 +33,12 @@ UNIT = AotUnit("tiny", (), f"{{__name__}}:exports")
 
 
 def _unit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
-          body: str = "pass") -> numba_aot.AotUnit:
-    """A unit in module ``name`` under ``tmp_path``, importable here and in the build process,
-    with its own cache folder and no module loaded yet."""
-    (tmp_path / f"{name}.py").write_text(SOURCE.format(body=body))
+          body: str = "pass", source: str | None = None) -> numba_aot.AotUnit:
+    """A unit in module ``name`` under ``tmp_path`` (:data:`SOURCE` with ``body``, or
+    ``source``), importable here and in the build process, with its own cache folder and no
+    module loaded yet."""
+    text = SOURCE.format(body=body) if source is None else source
+    (tmp_path / f"{name}.py").write_text(text)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path) + ":" + ":".join(sys.path))
     monkeypatch.setenv("DISPATCHLAB_CACHE_DIR", str(tmp_path / "cache"))
@@ -134,15 +136,7 @@ UNIT = AotUnit("duo", (), f"{__name__}:exports", parts=(("twice",), ("thrice",))
 
 
 def _parted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> numba_aot.AotUnit:
-    (tmp_path / f"{name}.py").write_text(PARTED)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path) + ":" + ":".join(sys.path))
-    monkeypatch.setenv("DISPATCHLAB_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("DISPATCHLAB_NO_AOT", raising=False)
-    monkeypatch.setattr(numba_aot, "_modules", {})
-    sys.modules.pop(name, None)
-    unit: numba_aot.AotUnit = importlib.import_module(name).UNIT
-    return unit
+    return _unit(tmp_path, monkeypatch, name, source=PARTED)
 
 
 def test_a_parted_unit_builds_only_the_part_a_caller_asks_for(
