@@ -130,11 +130,13 @@ def test_pbs_target_needs_its_configuration(tmp_path: Path) -> None:
         PbsTarget({"PATH": str(tmp_path)}, "workq")
 
 
-@pytest.mark.parametrize("offset", [0.1, 0.9, 2.6])
+@pytest.mark.parametrize("offset", [0.1, 0.9, 1.6])
 def test_aligned_script_sleeps_to_the_tick_grid_of_the_pbs_recorded_start(
         tmp_path: Path, offset: float) -> None:
     """The job script, run by sh with a stand-in qstat giving ``stime`` and a stand-in
-    sleep echoing its argument: it sleeps to ``runtime`` ticks after its start's tick."""
+    sleep echoing its argument: it sleeps to ``runtime`` ticks after its start's tick.
+    (The start is recorded in whole seconds, up to ``offset`` + 1 s ago; the job's end is
+    3.05 s after it, so ``offset`` stays below 2 for the sleep to be still ahead.)"""
     now = time.time()
     stime = int(now - offset)  # recorded in whole seconds, ``offset`` s ago
     t0 = stime - 3  # the start is 3 s (tick 1 of 2 s) into the replay
