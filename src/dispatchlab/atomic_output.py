@@ -25,6 +25,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from dispatchlab.errors import ConfigError, OutputError
+from dispatchlab.processes import pid_alive
 
 #: Reasons in words for the errors a write meets (others: the system's text, lowercased).
 _REASONS = {
@@ -151,7 +152,7 @@ def clean_stale(folder: Path) -> list[str]:
     for p in entries:
         mine = _OURS.match(p.name)
         if mine is not None:
-            stale = mine["host"] == _HOST and not _alive(int(mine["pid"]))
+            stale = mine["host"] == _HOST and not pid_alive(int(mine["pid"]))
         else:
             legacy = _LEGACY.match(p.name)
             try:
@@ -195,16 +196,6 @@ def holds_results_only(path: Path) -> bool:
 
 def _temp_name(kind: str, name: str) -> str:
     return f".{kind}-{_HOST}-{os.getpid()}-{uuid.uuid4().hex[:6]}-{name[-200:]}"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process
-        return True
-    return True
 
 
 def _remove(path: Path) -> None:

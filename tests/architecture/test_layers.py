@@ -17,7 +17,7 @@ PACKAGE = SRC / "dispatchlab"
 #: Bottom to top: the top-level modules and packages of each layer.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "arrays", "provenance", "keyvalue", "lazy", "params", "numba_loader",
-               "numba_aot", "atomic_output", "seeds", "input_files"}),
+               "numba_aot", "atomic_output", "seeds", "input_files", "processes"}),
     frozenset({"traces", "stats"}),
     frozenset({"platform"}),
     frozenset({"workload"}),

@@ -20,6 +20,7 @@ import pytest
 from dispatchlab.live.local_cluster import LocalCluster
 from dispatchlab.live.slurm_accounting import missing_accounting_programs
 from dispatchlab.platform.slurm_conf import load_slurm_platform
+from dispatchlab.processes import pid_alive
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
 from dispatchlab.workload.workload import Workload
@@ -228,15 +229,8 @@ def test_a_second_cluster_with_accounting_runs_beside(cluster: LocalCluster,
         names = {k: Path(f"/proc/{p}/comm").read_text().strip() for k, p in pids.items()}
         assert names["mariadbd"] == "mariadbd" and names["slurmdbd"] == "slurmdbd"
     deadline = time.monotonic() + 10
-    while any(_alive(p) for p in pids.values()) and time.monotonic() < deadline:
+    while any(pid_alive(p) for p in pids.values()) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_alive(p) for p in pids.values())
+    assert not any(pid_alive(p) for p in pids.values())
     assert _sacct_completed(cluster, sorted(ran))  # the first one is untouched
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True

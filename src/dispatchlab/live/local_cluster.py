@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dispatchlab.errors import DispatchlabError
+from dispatchlab.processes import pid_alive
 
 if TYPE_CHECKING:
     from dispatchlab.live.slurm_accounting import SlurmAccounting
@@ -255,7 +256,7 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
     def start_controller(self) -> None:
         """Start slurmctld again from its saved state (jobs and nodes as it left them),
         unless it runs."""
-        if "slurmctld" in self.pids and _alive(self.pids["slurmctld"]):
+        if "slurmctld" in self.pids and pid_alive(self.pids["slurmctld"]):
             return
         pid_file = self._root / "slurmctld.pid"
         pid_file.unlink(missing_ok=True)
@@ -295,24 +296,16 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
         self.stop()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def _terminate(pids: list[int], timeout: float = 10.0) -> None:
     """SIGTERM ``pids``; SIGKILL those still there after ``timeout`` seconds."""
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    left = [p for p in pids if _alive(p)]
+    left = [p for p in pids if pid_alive(p)]
     while left and time.monotonic() < deadline:
         time.sleep(0.05)
-        left = [p for p in left if _alive(p)]
+        left = [p for p in left if pid_alive(p)]
     for pid in left:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)

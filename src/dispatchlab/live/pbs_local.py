@@ -24,7 +24,8 @@ from pathlib import Path
 
 from dispatchlab.errors import DispatchlabError
 from dispatchlab.live import pbs_build
-from dispatchlab.live.local_cluster import _alive, _terminate
+from dispatchlab.live.local_cluster import _terminate
+from dispatchlab.processes import pid_alive
 
 #: The server's host name inside the namespace, and its address there.
 SERVER = "pbshost"
@@ -250,7 +251,7 @@ class LocalPbs:
             postmaster = self.home / "datastore" / "postmaster.pid"
             with contextlib.suppress(OSError, ValueError, IndexError):
                 pid = int(postmaster.read_text().split()[0])
-                if _alive(pid) and "postgres" in Path(f"/proc/{pid}/comm").read_text():
+                if pid_alive(pid) and "postgres" in Path(f"/proc/{pid}/comm").read_text():
                     _terminate([pid], timeout=20)
             subprocess.run(["ip", "netns", "del", self.netns], capture_output=True)
             shutil.rmtree(Path("/etc/netns") / self.netns, ignore_errors=True)
