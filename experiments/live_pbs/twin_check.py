@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from dispatchlab.live.adapter import JsonLog, LiveAdapter
@@ -37,7 +36,13 @@ from dispatchlab.live.pbs_client import PbsClient
 from dispatchlab.live.pbs_events import PbsEvents
 from dispatchlab.live.pbs_local import LocalPbs
 from dispatchlab.live.pbs_submit import PbsTarget
-from dispatchlab.live.replay import Realized, Submitted, scaled_workload, submit_replay
+from dispatchlab.live.replay import (
+    Realized,
+    Submitted,
+    difference_stats,
+    scaled_workload,
+    submit_replay,
+)
 from dispatchlab.provenance import versions
 from dispatchlab.simulation import simulate
 from dispatchlab.workload.load import load_workload
@@ -47,13 +52,6 @@ HERE = Path(__file__).resolve().parent
 TRACE = HERE.parents[1] / "src/dispatchlab/data/traces/KTH-SP2-1996-2.1-cln.slice.swf.gz"
 VNODES, CPUS = 4, 25
 PLATFORM = f"nodes={VNODES},cores={CPUS}"
-
-
-def _stats(values: np.ndarray) -> dict[str, float]:
-    a = np.abs(values)
-    return {"median": float(np.median(a)), "p95": float(np.quantile(a, 0.95)),
-            "max": float(a.max()), "within_2s": float((a <= 2).mean()),
-            "within_1s": float((a <= 1).mean()), "mean_signed": float(values.mean())}
 
 
 def _wait_done(target: PbsTarget, ids: set[int], timeout: float) -> dict[int, Realized]:
@@ -159,9 +157,9 @@ def _compare(scaled: Workload, sim_jobs: pd.DataFrame, sub: Submitted,
 
 def summarize(df: pd.DataFrame) -> dict[str, Any]:
     return {"jobs": len(df),
-            "start_diff": _stats(df["start_diff"].to_numpy(float)),
-            "start_diff_ticks": _stats(df["start_diff_ticks"].to_numpy(float)),
-            "end_diff": _stats(df["end_diff"].to_numpy(float)),
+            "start_diff": difference_stats(df["start_diff"].to_numpy(float)),
+            "start_diff_ticks": difference_stats(df["start_diff_ticks"].to_numpy(float)),
+            "end_diff": difference_stats(df["end_diff"].to_numpy(float)),
             "sim_waiting_jobs": int((df["sim_start"] > df["submit"]).sum())}
 
 

@@ -29,12 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from dispatchlab.live.adapter import JsonLog, SlurmAdapter
 from dispatchlab.live.local_cluster import LocalCluster
-from dispatchlab.live.replay import scaled_workload, submit_replay
+from dispatchlab.live.replay import difference_stats, scaled_workload, submit_replay
 from dispatchlab.live.slurm_client import SlurmClient
 from dispatchlab.provenance import versions
 from dispatchlab.simulation import simulate
@@ -45,13 +44,6 @@ HERE = Path(__file__).resolve().parent
 TRACE = HERE.parents[1] / "src/dispatchlab/data/traces/KTH-SP2-1996-2.1-cln.slice.swf.gz"
 PLATFORM = "nodes=4,cores=25"
 POLL_S = 0.1
-
-
-def _stats(values: np.ndarray) -> dict[str, float]:
-    a = np.abs(values)
-    return {"median": float(np.median(a)), "p95": float(np.quantile(a, 0.95)),
-            "max": float(a.max()), "within_2s": float((a <= 2).mean()),
-            "within_1s": float((a <= 1).mean()), "mean_signed": float(values.mean())}
 
 
 def warm_up(env: dict[str, str], cluster: LocalCluster) -> None:
@@ -148,10 +140,10 @@ def run_one(mode: str, scaled: Any, sim_jobs: pd.DataFrame, dispatcher: str,
     df["start_diff_ticks"] = df["real_start"] // tick - df["sim_start"] // tick
     df["end_diff"] = df["real_end"] - df["sim_end"]
     df["run_diff"] = (df["real_end"] - df["real_start"]) - (df["sim_end"] - df["sim_start"])
-    summary = {"start_diff": _stats(df["start_diff"].to_numpy(float)),
-               "start_diff_ticks": _stats(df["start_diff_ticks"].to_numpy(float)),
-               "end_diff": _stats(df["end_diff"].to_numpy(float)),
-               "run_diff": _stats(df["run_diff"].to_numpy(float)),
+    summary = {"start_diff": difference_stats(df["start_diff"].to_numpy(float)),
+               "start_diff_ticks": difference_stats(df["start_diff_ticks"].to_numpy(float)),
+               "end_diff": difference_stats(df["end_diff"].to_numpy(float)),
+               "run_diff": difference_stats(df["run_diff"].to_numpy(float)),
                "sim_waiting_jobs": int((df["sim_start"] > df["submit"]).sum()), **extra}
     return df, summary
 

@@ -12,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dispatchlab.errors import ConfigError, DispatchlabError
@@ -185,3 +186,11 @@ def test_accounting_runs_keep_the_first_start_of_a_restarted_server(tmp_path: Pa
         2: Realized(101, 102, 140, "(vnode2:ncpus=2)", "exit 0", 1)}
     _program(tmp_path, "qstat", "exit 0\n")
     assert PbsTarget(_env(tmp_path), accounting=folder).realized() == runs
+
+
+def test_difference_stats_of_a_replay() -> None:
+    from dispatchlab.live.replay import difference_stats
+
+    got = difference_stats(np.array([0.0, -1.0, 2.0, 3.0]))
+    assert got["median"] == 1.5 and got["max"] == 3.0 and got["mean_signed"] == 1.0
+    assert got["within_1s"] == 0.5 and got["within_2s"] == 0.75

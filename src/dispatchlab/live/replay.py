@@ -27,9 +27,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from dispatchlab.errors import ConfigError, DispatchlabError
 from dispatchlab.workload.workload import Workload
@@ -355,3 +356,13 @@ def _release(due: float, ids: list[int], env: Mapping[str, str] | None) -> None:
     if res.returncode != 0:
         raise DispatchlabError(f"scontrol release {text} failed: "
                                f"{(res.stderr or res.stdout).strip()}")
+
+
+def difference_stats(values: npt.NDArray[np.floating[Any]]) -> dict[str, float]:
+    """How close a replay came to its simulation: the median, p95 and largest absolute
+    difference (realized − simulated, in wall seconds), the shares within 1 and 2 s, and the
+    mean signed difference."""
+    a = np.abs(values)
+    return {"median": float(np.median(a)), "p95": float(np.quantile(a, 0.95)),
+            "max": float(a.max()), "within_2s": float((a <= 2).mean()),
+            "within_1s": float((a <= 1).mean()), "mean_signed": float(values.mean())}
